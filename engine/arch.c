@@ -1,0 +1,96 @@
+/* arch.c — per-architecture throughput and limits. Figures are from NVIDIA's CUDA C Programming
+ * Guide (arithmetic instruction throughput; compute capability tables). */
+#include "arch.h"
+
+#include <nvrtc.h>
+#include <stdio.h>
+#include <string.h>
+
+static const arch_info k_arch[] = {
+    /* sm  fp32 fp64 dmma  smem-opt-in  threads/SM */
+    {70, 64, 32, 0, 98304, 2048},
+    {75, 64, 2, 0, 65536, 1024},
+    {80, 64, 32, 64, 166912, 2048},
+    {86, 128, 2, 2, 101376, 1536},
+    {87, 128, 2, 2, 166912, 1536},
+    {89, 128, 2, 2, 101376, 1536},
+    {90, 128, 64, 128, 232448, 2048},
+    {100, 128, 64, 128, 232448, 2048},
+    {103, 128, 64, 128, 232448, 2048},
+    {110, 128, 64, 128, 232448, 2048},
+    {120, 128, 2, 2, 101376, 1536},
+    {121, 128, 2, 2, 101376, 1536},
+};
+
+const arch_info *arch_lookup(int sm)
+{
+    /* Table is sorted: keep the last entry not above sm, preferring the same major version. */
+    const size_t n = sizeof k_arch / sizeof k_arch[0];
+    const arch_info *same = NULL, *lower = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (k_arch[i].sm > sm)
+            continue;
+        lower = &k_arch[i];
+        if (k_arch[i].sm / 10 == sm / 10)
+            same = &k_arch[i];
+    }
+    return same ? same : lower ? lower : &k_arch[0];
+}
+
+int arch_nvrtc_supports(int sm)
+{
+    int n = 0;
+    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 128)
+        return 0;
+    int archs[128];
+    if (nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (archs[i] == sm)
+            return 1;
+    return 0;
+}
+
+void arch_nvrtc_list(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    int n = 0;
+    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 128)
+        return;
+    int archs[128];
+    if (nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
+        return;
+    size_t used = 0;
+    for (int i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%ssm_%d", i ? ", " : "", archs[i]);
+}
+
+int arch_parse(const char *text, int *sm, err_t *err)
+{
+    const char *digits = text;
+    if (strncmp(text, "sm_", 3) == 0)
+        digits = text + 3;
+    int v = 0, nd = 0;
+    for (const char *p = digits; *p; p++, nd++) {
+        if (*p < '0' || *p > '9' || nd > 3) {
+            nd = -1;
+            break;
+        }
+        v = v * 10 + (*p - '0');
+    }
+    if (nd < 2)
+        return err_set(err, EXIT_INPUT, "--arch", 0, 0,
+                       "\"%s\" is not an architecture: expected sm_XX, e.g. sm_86 or sm_90", text);
+    if (!arch_nvrtc_supports(v)) {
+        char list[512];
+        arch_nvrtc_list(list, sizeof list);
+        int major = 0, minor = 0;
+        nvrtcVersion(&major, &minor);
+        return err_set(err, EXIT_INPUT, "--arch", 0, 0,
+                       "sm_%d is not supported by NVRTC %d.%d (it targets %s)", v, major, minor, list);
+    }
+    *sm = v;
+    return 0;
+}
+
+double arch_peak_flops(int lanes, int sms, double clock_hz) { return 2.0 * lanes * sms * clock_hz; }

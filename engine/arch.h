@@ -1,0 +1,33 @@
+/* arch.h — what the engine needs to know about each GPU architecture it can compile for, for the
+ * cases where no GPU is there to ask (compile-only runs), and the throughput figures that turn a
+ * clock and an SM count into peak FLOP rates. */
+#ifndef ENGINE_ARCH_H
+#define ENGINE_ARCH_H
+
+#include "err.h"
+
+typedef struct {
+    int sm;             /* compute capability x10: 80, 86, 90 */
+    int fp32_lanes;     /* FP32 FMA results per clock per SM */
+    int fp64_lanes;     /* FP64 FMA results per clock per SM on the CUDA cores */
+    int fp64_tc_lanes;  /* FP64 FMA results per clock per SM on the tensor cores (DMMA) */
+    int smem_optin;     /* bytes of shared memory one block may opt in to */
+    int max_threads_sm; /* resident threads per SM */
+} arch_info;
+
+/* Figures for sm (the closest known lower architecture of the same major version when sm itself is
+ * not in the table). Never NULL for sm >= 70. */
+const arch_info *arch_lookup(int sm);
+
+/* Parse "sm_90" (or "90", "compute_90" is refused) into 90. Checks it against the architectures
+ * this NVRTC can target. Returns 0 or sets err (EXIT_INPUT). */
+int arch_parse(const char *text, int *sm, err_t *err);
+
+/* Whether NVRTC can target sm, and the list it can target ("sm_75 sm_80 ..."). */
+int arch_nvrtc_supports(int sm);
+void arch_nvrtc_list(char *buf, size_t len);
+
+/* Peak rate in FLOP/s: lanes x SMs x 2 (an FMA is two flops) x clock. */
+double arch_peak_flops(int lanes, int sms, double clock_hz);
+
+#endif

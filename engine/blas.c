@@ -1,0 +1,54 @@
+/* blas.c — see blas.h. */
+#include "blas.h"
+
+#include <cublas_v2.h>
+#include <string.h>
+
+static int cublas_check(cublasStatus_t rc, const char *call, const char *file, int line, err_t *err)
+{
+    if (rc == CUBLAS_STATUS_SUCCESS)
+        return 0;
+    return err_set(err, EXIT_SYSTEM, file, line, 0, "%s failed: %s (%s)", call, cublasGetStatusName(rc),
+                   cublasGetStatusString(rc));
+}
+#define CUBLAS_CHECK(call, err) cublas_check((call), #call, __FILE__, __LINE__, (err))
+
+int blas_open(blas_t *b, gpu_t *g, err_t *err)
+{
+    memset(b, 0, sizeof *b);
+    cublasHandle_t h;
+    if (CUBLAS_CHECK(cublasCreate(&h), err))
+        return -1;
+    /* CUstream and cudaStream_t are the same type: both name struct CUstream_st. */
+    if (CUBLAS_CHECK(cublasSetStream(h, (cudaStream_t)g->stream), err) ||
+        CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), err) ||
+        CUBLAS_CHECK(cublasGetVersion(h, &b->version), err)) {
+        cublasDestroy(h);
+        return -1;
+    }
+    b->handle = h;
+    return 0;
+}
+
+void blas_close(blas_t *b)
+{
+    if (b->handle)
+        cublasDestroy((cublasHandle_t)b->handle);
+    b->handle = NULL;
+}
+
+int blas_gemm(blas_t *b, dtype_t dtype, int M, int N, int K, const void *alpha, CUdeviceptr A, CUdeviceptr B,
+              const void *beta, CUdeviceptr C, err_t *err)
+{
+    cublasHandle_t h = b->handle;
+    /* cuBLAS is column-major. A row-major M x N matrix is its column-major N x M transpose, and
+     * C^T = B^T A^T, so the row-major product is the column-major one with A and B swapped. */
+    if (dtype == DTYPE_F64)
+        return CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, (const double *)alpha,
+                                        (const double *)B, N, (const double *)A, K, (const double *)beta,
+                                        (double *)C, N),
+                            err);
+    return CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, (const float *)alpha, (const float *)B,
+                                    N, (const float *)A, K, (const float *)beta, (float *)C, N),
+                        err);
+}

@@ -1,0 +1,24 @@
+/* blas.h — cuBLAS as the reference and the yardstick: row-major C = alpha*A*B + beta*C in strict
+ * FP32 (CUBLAS_PEDANTIC_MATH: no TF32, no reduced-precision shortcuts) or FP64, on the engine's
+ * stream in the device's primary context. */
+#ifndef ENGINE_BLAS_H
+#define ENGINE_BLAS_H
+
+#include "err.h"
+#include "gpu.h"
+#include "template.h"
+
+typedef struct {
+    void *handle; /* cublasHandle_t */
+    int version;  /* e.g. 130100 */
+} blas_t;
+
+int blas_open(blas_t *b, gpu_t *g, err_t *err);
+void blas_close(blas_t *b);
+
+/* Row-major GEMM: A is M x K, B is K x N, C is M x N, all contiguous. alpha and beta point at a
+ * float or a double, as dtype says. */
+int blas_gemm(blas_t *b, dtype_t dtype, int M, int N, int K, const void *alpha, CUdeviceptr A, CUdeviceptr B,
+              const void *beta, CUdeviceptr C, err_t *err);
+
+#endif

@@ -1,0 +1,441 @@
+/* config.c — strict loading and validation of tile configs. */
+#include "config.h"
+
+#include "expr.h"
+#include "jsonloc.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const k_keys[] = {"name", "template", "dtype", "params", "description", NULL};
+
+int param_set_parse(const char *text, param_set *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text)
+        return err_set(err, EXIT_INPUT, "--set", 0, 0, "\"%s\" must look like KEY=VALUE, e.g. BM=128", text);
+    for (const char *p = text; p < eq; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return err_set(err, EXIT_INPUT, "--set", 0, 0,
+                           "\"%s\": KEY must be a parameter name (letters, digits, _)", text);
+    int64_t v;
+    if (parse_i64(eq + 1, &v))
+        return err_set(err, EXIT_INPUT, "--set", 0, 0, "\"%s\": VALUE must be a whole number", text);
+    out->text = xstrdup(text);
+    out->key = xstrndup(text, (size_t)(eq - text));
+    out->value = v;
+    return 0;
+}
+
+void param_set_free(param_set *s)
+{
+    free(s->text);
+    free(s->key);
+    memset(s, 0, sizeof *s);
+}
+
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number with a fraction";
+    case JSON_TRUE: return "true";
+    case JSON_FALSE: return "false";
+    default: return "null";
+    }
+}
+
+/* Error at the member path (key or value), falling back to the start of the file. */
+static int fail_at(const config_t *cfg, err_t *err, const char *const *path, size_t depth, bool key,
+                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int fail_at(const config_t *cfg, err_t *err, const char *const *path, size_t depth, bool key,
+                   const char *fmt, ...)
+{
+    int line = 0, col = 0;
+    if (depth && jsonloc_find(cfg->text, path, depth, key, &line, &col) != 0)
+        line = col = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    err_vset(err, EXIT_INPUT, cfg->path, line, col, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int get_string(const config_t *cfg, json_t *root, const char *key, bool required, char **out, err_t *err)
+{
+    const char *path[] = {key};
+    json_t *v = json_object_get(root, key);
+    if (!v) {
+        if (required)
+            return fail_at(cfg, err, NULL, 0, false, "missing key \"%s\"", key);
+        return 0;
+    }
+    if (!json_is_string(v))
+        return fail_at(cfg, err, path, 1, false, "\"%s\" must be a string, got %s", key, json_kind(v));
+    if (required && json_string_length(v) == 0)
+        return fail_at(cfg, err, path, 1, false, "\"%s\" must not be empty", key);
+    *out = xstrdup(json_string_value(v));
+    return 0;
+}
+
+static void list_params(const template_t *t, strbuf *sb)
+{
+    for (size_t i = 0; i < t->nparams; i++)
+        sb_addf(sb, "%s%s", i ? ", " : "", t->params[i].name);
+}
+
+/* Where a message about param i should point: its value in the file, or where it was overridden. */
+typedef struct {
+    const config_t *cfg;
+    err_t *err;
+    const param_set *sets;
+    size_t nsets;
+} ctx_t;
+
+static int fail_param(ctx_t *c, int idx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_param(ctx_t *c, int idx, const char *fmt, ...)
+{
+    const config_t *cfg = c->cfg;
+    char text[ERR_TEXT_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (idx >= 0 && cfg->origin[idx] == FROM_SET) {
+        const param_set *s = NULL;
+        for (size_t i = 0; i < c->nsets; i++)
+            if (strcmp(c->sets[i].key, cfg->tpl.params[idx].name) == 0)
+                s = &c->sets[i];
+        char src[ERR_SOURCE_LEN];
+        snprintf(src, sizeof src, "%s (--set %s)", cfg->path, s ? s->text : "?");
+        return err_set(c->err, EXIT_INPUT, src, 0, 0, "%s", text), -1;
+    }
+    if (idx >= 0 && cfg->origin[idx] == FROM_FILE) {
+        const char *path[] = {"params", cfg->tpl.params[idx].name};
+        return fail_at(cfg, c->err, path, 2, false, "%s", text);
+    }
+    const char *path[] = {"params"};
+    return fail_at(cfg, c->err, path, 1, true, "%s", text);
+}
+
+static void values_list(const int64_t *v, size_t n, strbuf *sb)
+{
+    for (size_t i = 0; i < n; i++)
+        sb_addf(sb, "%s%lld", i ? (i + 1 == n ? " or " : ", ") : "", (long long)v[i]);
+}
+
+static int check_ranges(ctx_t *c)
+{
+    const template_t *t = &c->cfg->tpl;
+    for (size_t i = 0; i < t->nparams; i++) {
+        const tpl_param *p = &t->params[i];
+        int64_t v = c->cfg->values[i];
+        if (p->nvalues) {
+            bool ok = false;
+            for (size_t j = 0; j < p->nvalues; j++)
+                ok = ok || p->values[j] == v;
+            if (!ok) {
+                strbuf sb;
+                sb_init(&sb);
+                values_list(p->values, p->nvalues, &sb);
+                fail_param(c, (int)i, "params.%s = %lld must be %s (%s)", p->name, (long long)v, sb.buf, p->doc);
+                sb_free(&sb);
+                return -1;
+            }
+        }
+        if (p->has_min && v < p->min)
+            return fail_param(c, (int)i, "params.%s = %lld must be at least %lld (%s)", p->name, (long long)v,
+                              (long long)p->min, p->doc);
+        if (p->has_max && v > p->max)
+            return fail_param(c, (int)i, "params.%s = %lld must be at most %lld (%s)", p->name, (long long)v,
+                              (long long)p->max, p->doc);
+    }
+    return 0;
+}
+
+/* Collects the params a rule mentions, in order, without duplicates. */
+typedef struct {
+    const template_t *t;
+    int idx[16];
+    int n;
+} mention;
+
+static void on_ident(void *ctx, const char *name, size_t len)
+{
+    mention *m = ctx;
+    for (size_t i = 0; i < m->t->nparams; i++) {
+        if (strlen(m->t->params[i].name) != len || strncmp(m->t->params[i].name, name, len) != 0)
+            continue;
+        for (int j = 0; j < m->n; j++)
+            if (m->idx[j] == (int)i)
+                return;
+        if (m->n < 16)
+            m->idx[m->n++] = (int)i;
+    }
+}
+
+/* "A % B == 0" with A and B plain names: the one rule common enough to deserve its own wording. */
+static bool divides_form(const char *rule, char *a, char *b, size_t len)
+{
+    char x[64], y[64], tail[8];
+    int n = 0;
+    if (sscanf(rule, " %63[A-Za-z0-9_] %% %63[A-Za-z0-9_] == 0 %n%7s", x, y, &n, tail) < 2)
+        return false;
+    if (rule[n] != '\0' || isdigit((unsigned char)x[0]) || isdigit((unsigned char)y[0]))
+        return false;
+    snprintf(a, len, "%s", x);
+    snprintf(b, len, "%s", y);
+    return true;
+}
+
+static int check_constraints(ctx_t *c, int arch)
+{
+    const config_t *cfg = c->cfg;
+    const template_t *t = &cfg->tpl;
+    tpl_scope s;
+    scope_init(&s);
+    scope_add_params(&s, t, cfg->values, cfg->dtype, arch);
+    if (scope_add_derived(&s, t, c->err))
+        return -1;
+    for (size_t i = 0; i < t->nconstraints; i++) {
+        const tpl_rule *r = &t->constraints[i];
+        int64_t ok;
+        char msg[512];
+        if (scope_eval(&s, r->rule, &ok, msg, sizeof msg))
+            return err_set(c->err, EXIT_INPUT, t->path, 0, 0, "constraint: %s", msg), -1;
+        if (ok)
+            continue;
+        mention m = {t, {0}, 0};
+        expr_idents(r->rule, on_ident, &m);
+        /* Point at the first mentioned param the user set, else the first mentioned at all. */
+        int at = m.n ? m.idx[0] : -1;
+        for (int j = m.n - 1; j >= 0; j--)
+            if (cfg->origin[m.idx[j]] != FROM_DEFAULT)
+                at = m.idx[j];
+        char a[64], b[64];
+        int ia, ib;
+        if (divides_form(r->rule, a, b, sizeof a) && (ia = template_param_index(t, a)) >= 0 &&
+            (ib = template_param_index(t, b)) >= 0) {
+            int where = cfg->origin[ib] != FROM_DEFAULT ? ib : cfg->origin[ia] != FROM_DEFAULT ? ia : ib;
+            return fail_param(c, where, "params.%s = %lld does not divide params.%s = %lld: %s", b,
+                              (long long)cfg->values[ib], a, (long long)cfg->values[ia], r->why);
+        }
+        strbuf sb;
+        sb_init(&sb);
+        for (int j = 0; j < m.n; j++)
+            sb_addf(&sb, "%s%s = %lld", j ? ", " : "", t->params[m.idx[j]].name, (long long)cfg->values[m.idx[j]]);
+        /* When the target architecture is part of the rule, say which one: the fix may be --arch. */
+        if (strstr(r->rule, "ARCH"))
+            sb_addf(&sb, "%starget sm_%d", m.n ? ", " : "", arch);
+        fail_param(c, at, "params break \"%s\" (%s): %s", r->rule, sb.buf, r->why);
+        sb_free(&sb);
+        return -1;
+    }
+    return 0;
+}
+
+int config_load(const char *path, const param_set *sets, size_t nsets, const char *dtype_override,
+                int arch, config_t *cfg, err_t *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->path = xstrdup(path);
+    size_t len = 0;
+    cfg->text = read_file(path, &len);
+    if (!cfg->text) {
+        err_set(err, EXIT_INPUT, path, 0, 0, "cannot read config: %s", strerror(errno));
+        config_free(cfg);
+        return -1;
+    }
+    json_error_t jerr;
+    json_t *root = json_loadb(cfg->text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        err_set(err, EXIT_INPUT, path, jerr.line > 0 ? jerr.line : 0, jerr.column > 0 ? jerr.column : 0,
+                "invalid JSON: %s", jerr.text);
+        config_free(cfg);
+        return -1;
+    }
+    int rc = -1;
+    ctx_t c = {cfg, err, sets, nsets};
+    if (!json_is_object(root)) {
+        fail_at(cfg, err, NULL, 0, false, "a config must be a JSON object, got %s", json_kind(root));
+        goto out;
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v)
+    {
+        bool known = false;
+        for (const char *const *k = k_keys; *k; k++)
+            known = known || strcmp(*k, key) == 0;
+        if (!known) {
+            const char *p[] = {key};
+            fail_at(cfg, err, p, 1, true,
+                    "unknown key \"%s\" (a config has name, template, dtype, params, description)", key);
+            goto out;
+        }
+    }
+    char *tname = NULL, *dtype = NULL;
+    if (get_string(cfg, root, "name", true, &cfg->name, err) ||
+        get_string(cfg, root, "template", true, &tname, err) ||
+        get_string(cfg, root, "dtype", false, &dtype, err) ||
+        get_string(cfg, root, "description", false, &cfg->description, err)) {
+        free(tname);
+        free(dtype);
+        goto out;
+    }
+    if (!cfg->description)
+        cfg->description = xstrdup("");
+    const char *dsel = dtype_override ? dtype_override : dtype ? dtype : "f32";
+    if (strcmp(dsel, "f32") == 0 || strcmp(dsel, "f64") == 0) {
+        cfg->dtype = strcmp(dsel, "f64") == 0 ? DTYPE_F64 : DTYPE_F32;
+    } else {
+        const char *p[] = {"dtype"};
+        if (dtype_override)
+            err_set(err, EXIT_INPUT, "--dtype", 0, 0, "\"%s\" must be f32 or f64", dsel);
+        else
+            fail_at(cfg, err, p, 1, false, "\"dtype\" must be \"f32\" or \"f64\", got \"%s\"", dsel);
+        free(tname);
+        free(dtype);
+        goto out;
+    }
+    free(dtype);
+    {
+        err_t terr;
+        err_clear(&terr);
+        int trc = template_load(tname, &cfg->tpl, &terr);
+        if (trc) {
+            if (terr.source[0]) {
+                *err = err_isset(err) ? *err : terr; /* the template file itself is broken */
+            } else {
+                const char *p[] = {"template"};
+                fail_at(cfg, err, p, 1, false, "%s", terr.text);
+            }
+            free(tname);
+            goto out;
+        }
+    }
+    free(tname);
+    const template_t *t = &cfg->tpl;
+    if (!t->dtypes[cfg->dtype]) {
+        const char *p[] = {"dtype"};
+        if (dtype_override)
+            err_set(err, EXIT_INPUT, cfg->path, 0, 0, "--dtype %s: template %s does not support %s",
+                    dtype_name(cfg->dtype), t->name, dtype_name(cfg->dtype));
+        else
+            fail_at(cfg, err, p, json_object_get(root, "dtype") ? 1 : 0, false,
+                    "template %s does not support dtype %s", t->name, dtype_name(cfg->dtype));
+        goto out;
+    }
+
+    cfg->values = xcalloc(t->nparams, sizeof *cfg->values);
+    cfg->origin = xcalloc(t->nparams, sizeof *cfg->origin);
+    for (size_t i = 0; i < t->nparams; i++)
+        cfg->values[i] = t->params[i].def;
+
+    json_t *params = json_object_get(root, "params");
+    if (params && !json_is_object(params)) {
+        const char *p[] = {"params"};
+        fail_at(cfg, err, p, 1, false, "\"params\" must be an object, got %s", json_kind(params));
+        goto out;
+    }
+    json_object_foreach(params, key, v)
+    {
+        int idx = template_param_index(t, key);
+        const char *p[] = {"params", key};
+        if (idx < 0) {
+            strbuf sb;
+            sb_init(&sb);
+            list_params(t, &sb);
+            fail_at(cfg, err, p, 2, true, "params.%s: template %s has no parameter \"%s\" (it takes %s)", key,
+                    t->name, key, sb.buf);
+            sb_free(&sb);
+            goto out;
+        }
+        if (!json_is_integer(v)) {
+            fail_at(cfg, err, p, 2, false, "params.%s must be an integer, got %s", key, json_kind(v));
+            goto out;
+        }
+        cfg->values[idx] = json_integer_value(v);
+        cfg->origin[idx] = FROM_FILE;
+    }
+    strbuf ov;
+    sb_init(&ov);
+    for (size_t i = 0; i < nsets; i++) {
+        int idx = template_param_index(t, sets[i].key);
+        if (idx < 0) {
+            strbuf sb;
+            sb_init(&sb);
+            list_params(t, &sb);
+            char src[ERR_SOURCE_LEN];
+            snprintf(src, sizeof src, "%s (--set %s)", cfg->path, sets[i].text);
+            err_set(err, EXIT_INPUT, src, 0, 0, "template %s has no parameter \"%s\" (it takes %s)", t->name,
+                    sets[i].key, sb.buf);
+            sb_free(&sb);
+            sb_free(&ov);
+            goto out;
+        }
+        cfg->values[idx] = sets[i].value;
+        cfg->origin[idx] = FROM_SET;
+        sb_addf(&ov, "%s--set %s", ov.len ? " " : "", sets[i].text);
+    }
+    cfg->overrides = sb_steal(&ov);
+    if (nsets) {
+        /* Rows of a sweep must tell the variants apart: name[KEY=VALUE,...]. */
+        strbuf lb;
+        sb_init(&lb);
+        sb_addf(&lb, "%s[", cfg->name);
+        for (size_t i = 0; i < nsets; i++)
+            sb_addf(&lb, "%s%s", i ? "," : "", sets[i].text);
+        sb_add(&lb, "]");
+        cfg->label = sb_steal(&lb);
+    } else {
+        cfg->label = xstrdup(cfg->name);
+    }
+    for (size_t i = 0; i < t->nparams; i++) {
+        if (cfg->origin[i] == FROM_DEFAULT && !t->params[i].has_default) {
+            const char *p[] = {"params"};
+            fail_at(cfg, err, p, params ? 1 : 0, true, "params.%s is missing: template %s needs it (%s)",
+                    t->params[i].name, t->name, t->params[i].doc);
+            goto out;
+        }
+    }
+    if (check_ranges(&c) || check_constraints(&c, arch))
+        goto out;
+    rc = 0;
+out:
+    json_decref(root);
+    if (rc)
+        config_free(cfg);
+    return rc;
+}
+
+void config_free(config_t *cfg)
+{
+    free(cfg->path);
+    free(cfg->text);
+    free(cfg->name);
+    free(cfg->description);
+    free(cfg->values);
+    free(cfg->origin);
+    free(cfg->overrides);
+    free(cfg->label);
+    template_free(&cfg->tpl);
+    memset(cfg, 0, sizeof *cfg);
+}
+
+char *config_params_string(const config_t *cfg)
+{
+    strbuf sb;
+    sb_init(&sb);
+    for (size_t i = 0; i < cfg->tpl.nparams; i++)
+        sb_addf(&sb, "%s%s=%lld", i ? " " : "", cfg->tpl.params[i].name, (long long)cfg->values[i]);
+    return sb_steal(&sb);
+}

@@ -1,0 +1,54 @@
+/* config.h — a JSON tile config, read strictly and validated against its template before anything
+ * is compiled or any GPU work starts.
+ *
+ *   {"name": "bank_pad_vec", "template": "blocktile", "dtype": "f32",
+ *    "params": {"BM": 64, ...}, "description": "..."}
+ *
+ * name and template are required; dtype defaults to "f32", params to {}, description to "". */
+#ifndef ENGINE_CONFIG_H
+#define ENGINE_CONFIG_H
+
+#include "err.h"
+#include "template.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One `--set KEY=VALUE` override. */
+typedef struct {
+    char *text; /* as given: "BM=128" */
+    char *key;
+    int64_t value;
+} param_set;
+
+/* Parse "KEY=VALUE" (VALUE a whole integer). Sets err (EXIT_INPUT) on a malformed override. */
+int param_set_parse(const char *text, param_set *out, err_t *err);
+void param_set_free(param_set *s);
+
+typedef enum { FROM_DEFAULT = 0, FROM_FILE, FROM_SET } param_origin;
+
+typedef struct {
+    char *path;        /* as given on the command line */
+    char *text;        /* the file, kept to locate members for error messages */
+    char *name;
+    char *description;
+    dtype_t dtype;
+    template_t tpl;
+    int64_t *values;     /* final value of each template param, aligned with tpl.params */
+    param_origin *origin;
+    char *overrides;     /* "--set BM=128 --set TM=4" as applied (for reruns), or "" */
+    char *label;         /* name, or name[BM=128,TM=4] when overridden: what rows show */
+} config_t;
+
+/* Load path, apply the overrides that name this template's params (every override must name one),
+ * apply dtype_override when not NULL, and check every rule of the template. arch is the target,
+ * visible to constraints as ARCH. On failure err names the file and the line/column of the member
+ * at fault and the rule it breaks; cfg is left empty. */
+int config_load(const char *path, const param_set *sets, size_t nsets, const char *dtype_override,
+                int arch, config_t *cfg, err_t *err);
+void config_free(config_t *cfg);
+
+/* The params as "BM=64 BN=64 ..." (every param, in template order), newly allocated. */
+char *config_params_string(const config_t *cfg);
+
+#endif

@@ -1,0 +1,303 @@
+/* gpu.c — the CUDA driver API through dlopen. */
+#define _GNU_SOURCE
+#include "gpu.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+/* cuda.h maps many names to versioned symbols (cuMemAlloc -> cuMemAlloc_v2). Expanding the name
+ * before stringifying it asks dlsym for exactly the symbol the header would have linked. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+#define CU_FUNCS(X)                                                                                \
+    X(cuGetErrorName)                                                                              \
+    X(cuGetErrorString)                                                                            \
+    X(cuInit)                                                                                      \
+    X(cuDriverGetVersion)                                                                          \
+    X(cuDeviceGetCount)                                                                            \
+    X(cuDeviceGet)                                                                                 \
+    X(cuDeviceGetName)                                                                             \
+    X(cuDeviceGetAttribute)                                                                        \
+    X(cuDeviceTotalMem)                                                                            \
+    X(cuDevicePrimaryCtxRetain)                                                                    \
+    X(cuDevicePrimaryCtxRelease)                                                                   \
+    X(cuCtxSetCurrent)                                                                             \
+    X(cuStreamCreate)                                                                              \
+    X(cuStreamDestroy)                                                                             \
+    X(cuStreamSynchronize)                                                                         \
+    X(cuModuleLoadData)                                                                            \
+    X(cuModuleUnload)                                                                              \
+    X(cuModuleGetFunction)                                                                         \
+    X(cuFuncGetAttribute)                                                                          \
+    X(cuFuncSetAttribute)                                                                          \
+    X(cuLaunchKernel)                                                                              \
+    X(cuMemAlloc)                                                                                  \
+    X(cuMemFree)                                                                                   \
+    X(cuMemGetInfo)                                                                                \
+    X(cuMemcpyHtoD)                                                                                \
+    X(cuMemcpyDtoH)                                                                                \
+    X(cuMemcpyDtoDAsync)                                                                           \
+    X(cuMemsetD32Async)                                                                            \
+    X(cuEventCreate)                                                                               \
+    X(cuEventDestroy)                                                                              \
+    X(cuEventRecord)                                                                               \
+    X(cuEventSynchronize)                                                                          \
+    X(cuEventElapsedTime)                                                                          \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+
+static struct {
+#define X(f) __typeof__(&f) f;
+    CU_FUNCS(X)
+#undef X
+} cu;
+
+static void *g_lib;
+static char g_dlerror[512];
+
+static int load_driver(void)
+{
+    if (g_lib)
+        return 0;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *e = dlerror();
+        snprintf(g_dlerror, sizeof g_dlerror, "%s", e ? e : "unknown dlopen error");
+        return -1;
+    }
+#define X(f)                                                                                       \
+    {                                                                                              \
+        void *sym = dlsym(lib, STR(f));                                                            \
+        if (!sym) {                                                                                \
+            snprintf(g_dlerror, sizeof g_dlerror, "libcuda.so.1 has no symbol %s (driver too old)", STR(f)); \
+            dlclose(lib);                                                                          \
+            return -1;                                                                             \
+        }                                                                                          \
+        memcpy(&cu.f, &sym, sizeof sym);                                                           \
+    }
+    CU_FUNCS(X)
+#undef X
+    g_lib = lib;
+    return 0;
+}
+
+bool gpu_driver_present(void) { return load_driver() == 0; }
+
+/* Errors after which the context is unusable: every later call fails with the same code. */
+static bool sticky(CUresult rc)
+{
+    return rc == CUDA_ERROR_ILLEGAL_ADDRESS || rc == CUDA_ERROR_LAUNCH_FAILED ||
+           rc == CUDA_ERROR_ILLEGAL_INSTRUCTION || rc == CUDA_ERROR_MISALIGNED_ADDRESS ||
+           rc == CUDA_ERROR_INVALID_ADDRESS_SPACE || rc == CUDA_ERROR_INVALID_PC ||
+           rc == CUDA_ERROR_HARDWARE_STACK_ERROR || rc == CUDA_ERROR_ASSERT ||
+           rc == CUDA_ERROR_LAUNCH_TIMEOUT || rc == CUDA_ERROR_ECC_UNCORRECTABLE;
+}
+
+static gpu_t *g_current; /* for marking the context broken from cu_check */
+
+static int cu_check(CUresult rc, const char *call, const char *file, int line, err_t *err)
+{
+    if (rc == CUDA_SUCCESS)
+        return 0;
+    const char *name = NULL, *text = NULL;
+    if (cu.cuGetErrorName)
+        cu.cuGetErrorName(rc, &name);
+    if (cu.cuGetErrorString)
+        cu.cuGetErrorString(rc, &text);
+    if (sticky(rc) && g_current)
+        g_current->broken = true;
+    return err_set(err, EXIT_SYSTEM, file, line, 0, "%s failed: %s (%s)", call, name ? name : "CUDA error",
+                   text ? text : "no description");
+}
+#define CU_CHECK(call, err) cu_check((call), #call, __FILE__, __LINE__, (err))
+
+static int attr(gpu_t *g, CUdevice_attribute a, int *v, err_t *err)
+{
+    return CU_CHECK(cu.cuDeviceGetAttribute(v, a, g->dev), err);
+}
+
+int gpu_open(gpu_t *g, int ordinal, err_t *err)
+{
+    memset(g, 0, sizeof *g);
+    g->ordinal = ordinal;
+    if (load_driver())
+        return err_set(err, EXIT_SYSTEM, "engine", 0, 0,
+                       "no CUDA driver: %s (this command needs an NVIDIA GPU; `engine compile` does not)",
+                       g_dlerror);
+    if (CU_CHECK(cu.cuInit(0), err))
+        return -1;
+    int count = 0;
+    if (CU_CHECK(cu.cuDeviceGetCount(&count), err))
+        return -1;
+    if (ordinal < 0 || ordinal >= count)
+        return err_set(err, EXIT_SYSTEM, "--device", 0, 0, "there is no GPU %d (this machine has %d)", ordinal,
+                       count);
+    int major = 0, minor = 0;
+    if (CU_CHECK(cu.cuDeviceGet(&g->dev, ordinal), err) ||
+        CU_CHECK(cu.cuDeviceGetName(g->name, sizeof g->name, g->dev), err) ||
+        attr(g, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major, err) ||
+        attr(g, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor, err) ||
+        attr(g, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &g->sms, err) ||
+        attr(g, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &g->clock_khz, err) ||
+        attr(g, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &g->mem_clock_khz, err) ||
+        attr(g, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, &g->bus_bits, err) ||
+        attr(g, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &g->l2_bytes, err) ||
+        attr(g, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &g->smem_optin, err) ||
+        attr(g, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &g->max_threads_sm, err) ||
+        CU_CHECK(cu.cuDeviceTotalMem(&g->total_mem, g->dev), err) ||
+        CU_CHECK(cu.cuDriverGetVersion(&g->driver_version), err))
+        return -1;
+    g->sm = major * 10 + minor;
+    if (CU_CHECK(cu.cuDevicePrimaryCtxRetain(&g->ctx, g->dev), err))
+        return -1;
+    if (CU_CHECK(cu.cuCtxSetCurrent(g->ctx), err) ||
+        CU_CHECK(cu.cuStreamCreate(&g->stream, CU_STREAM_DEFAULT), err)) {
+        cu.cuDevicePrimaryCtxRelease(g->dev);
+        g->ctx = NULL;
+        return -1;
+    }
+    g_current = g;
+    return 0;
+}
+
+void gpu_close(gpu_t *g)
+{
+    if (!g->ctx)
+        return;
+    if (g->stream)
+        cu.cuStreamDestroy(g->stream);
+    cu.cuDevicePrimaryCtxRelease(g->dev);
+    if (g_current == g)
+        g_current = NULL;
+    g->ctx = NULL;
+    g->stream = NULL;
+}
+
+int gpu_alloc(gpu_t *g, size_t bytes, CUdeviceptr *p, err_t *err)
+{
+    (void)g;
+    *p = 0;
+    return CU_CHECK(cu.cuMemAlloc(p, bytes ? bytes : 16), err);
+}
+
+void gpu_free(gpu_t *g, CUdeviceptr p)
+{
+    (void)g;
+    if (p)
+        cu.cuMemFree(p);
+}
+
+int gpu_upload(gpu_t *g, CUdeviceptr dst, const void *src, size_t bytes, err_t *err)
+{
+    /* The stream is a blocking one, so this synchronous copy (legacy stream) is ordered after the
+     * work queued on it and before the work queued after it. */
+    if (gpu_sync(g, err))
+        return -1;
+    return CU_CHECK(cu.cuMemcpyHtoD(dst, src, bytes), err);
+}
+
+int gpu_download(gpu_t *g, void *dst, CUdeviceptr src, size_t bytes, err_t *err)
+{
+    if (gpu_sync(g, err))
+        return -1;
+    return CU_CHECK(cu.cuMemcpyDtoH(dst, src, bytes), err);
+}
+
+int gpu_copy(gpu_t *g, CUdeviceptr dst, CUdeviceptr src, size_t bytes, err_t *err)
+{
+    return CU_CHECK(cu.cuMemcpyDtoDAsync(dst, src, bytes, g->stream), err);
+}
+
+int gpu_fill32(gpu_t *g, CUdeviceptr dst, uint32_t value, size_t n, err_t *err)
+{
+    return CU_CHECK(cu.cuMemsetD32Async(dst, value, n, g->stream), err);
+}
+
+int gpu_sync(gpu_t *g, err_t *err) { return CU_CHECK(cu.cuStreamSynchronize(g->stream), err); }
+
+int gpu_mem_info(gpu_t *g, size_t *free_bytes, size_t *total_bytes, err_t *err)
+{
+    (void)g;
+    return CU_CHECK(cu.cuMemGetInfo(free_bytes, total_bytes), err);
+}
+
+int gpu_module_load(gpu_t *g, const void *cubin, const char *label, gpu_module *m, err_t *err)
+{
+    (void)g;
+    m->mod = NULL;
+    CUresult rc = cu.cuModuleLoadData(&m->mod, cubin);
+    if (rc == CUDA_ERROR_NO_BINARY_FOR_GPU || rc == CUDA_ERROR_INVALID_IMAGE ||
+        rc == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
+        return err_set(err, EXIT_INPUT, label, 0, 0,
+                       "the CUBIN cannot run on this sm_%d GPU (compile for its architecture: drop --arch)",
+                       g->sm);
+    return CU_CHECK(rc, err);
+}
+
+void gpu_module_unload(gpu_t *g, gpu_module *m)
+{
+    (void)g;
+    if (m->mod)
+        cu.cuModuleUnload(m->mod);
+    m->mod = NULL;
+}
+
+int gpu_function(gpu_t *g, gpu_module *m, const char *name, CUfunction *f, err_t *err)
+{
+    (void)g;
+    return CU_CHECK(cu.cuModuleGetFunction(f, m->mod, name), err);
+}
+
+int gpu_set_smem(gpu_t *g, CUfunction f, int bytes, err_t *err)
+{
+    (void)g;
+    /* 48 KB is what every block gets without asking; more needs the opt-in attribute. */
+    if (bytes <= 48 * 1024)
+        return 0;
+    return CU_CHECK(cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), err);
+}
+
+int gpu_launch(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t block[3], int smem, void **args,
+               err_t *err)
+{
+    return CU_CHECK(cu.cuLaunchKernel(f, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
+                                      (unsigned)block[0], (unsigned)block[1], (unsigned)block[2],
+                                      (unsigned)smem, g->stream, args, NULL),
+                    err);
+}
+
+int gpu_occupancy(gpu_t *g, CUfunction f, int threads, int smem, int *blocks, err_t *err)
+{
+    (void)g;
+    return CU_CHECK(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, f, threads, (size_t)smem), err);
+}
+
+int gpu_func_attr(gpu_t *g, CUfunction f, CUfunction_attribute a, int *v, err_t *err)
+{
+    (void)g;
+    return CU_CHECK(cu.cuFuncGetAttribute(v, a, f), err);
+}
+
+int gpu_event_create(gpu_t *g, CUevent *e, err_t *err)
+{
+    (void)g;
+    return CU_CHECK(cu.cuEventCreate(e, CU_EVENT_DEFAULT), err);
+}
+
+void gpu_event_destroy(gpu_t *g, CUevent e)
+{
+    (void)g;
+    if (e)
+        cu.cuEventDestroy(e);
+}
+
+int gpu_event_record(gpu_t *g, CUevent e, err_t *err) { return CU_CHECK(cu.cuEventRecord(e, g->stream), err); }
+
+int gpu_event_elapsed(gpu_t *g, CUevent a, CUevent b, float *ms, err_t *err)
+{
+    (void)g;
+    if (CU_CHECK(cu.cuEventSynchronize(b), err))
+        return -1;
+    return CU_CHECK(cu.cuEventElapsedTime(ms, a, b), err);
+}

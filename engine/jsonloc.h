@@ -1,0 +1,21 @@
+/* jsonloc.h — where in a JSON text a member lives.
+ *
+ * jansson reports line and column only for syntax errors; once a document is parsed its values
+ * carry no position. Config errors must still point at the offending member
+ * ("configs/x.json:4:9: ..."), so we scan the original text again, which jansson has already
+ * validated, and find the member by its path of object keys. */
+#ifndef ENGINE_JSONLOC_H
+#define ENGINE_JSONLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Find the member reached by the object keys path[0..depth) and store the 1-based line and column
+ * of its key (want_key) or of its value. Returns 0 when found, -1 otherwise (line/col untouched). */
+int jsonloc_find(const char *text, const char *const *path, size_t depth, bool want_key, int *line,
+                 int *col);
+
+/* Line and column (1-based, counting UTF-8 characters) of byte offset off in text. */
+void jsonloc_position(const char *text, size_t off, int *line, int *col);
+
+#endif

@@ -1,0 +1,108 @@
+/* paths.c — see paths.h. */
+#define _DEFAULT_SOURCE
+#include "paths.h"
+
+#include "util.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *g_dirs[16];
+static size_t g_ndirs;
+static char *g_configs;
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *path_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return xstrdup(".");
+    if (slash == path)
+        return xstrdup("/");
+    return xstrndup(path, (size_t)(slash - path));
+}
+
+char *path_join(const char *dir, const char *name)
+{
+    if (name[0] == '/' || !dir || !*dir || strcmp(dir, ".") == 0)
+        return xstrdup(name);
+    return xasprintf("%s/%s", dir, name);
+}
+
+static char *canonical(const char *dir, const char *rel)
+{
+    char *joined = xasprintf("%s/%s", dir, rel), resolved[PATH_MAX];
+    if (realpath(joined, resolved)) {
+        free(joined);
+        return xstrdup(resolved);
+    }
+    return joined;
+}
+
+static void add_dir(char *d)
+{
+    if (g_ndirs < sizeof g_dirs / sizeof g_dirs[0] && is_dir(d))
+        g_dirs[g_ndirs++] = d;
+    else
+        free(d);
+}
+
+void paths_init(const char *argv0)
+{
+    paths_free();
+    const char *env = getenv("ENGINE_TEMPLATES");
+    if (env && *env) {
+        char *copy = xstrdup(env), *save = NULL;
+        for (char *tok = strtok_r(copy, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
+            add_dir(xstrdup(tok));
+        free(copy);
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *exe_dir;
+    if (n > 0) {
+        exe[n] = '\0';
+        exe_dir = path_dirname(exe);
+    } else {
+        exe_dir = path_dirname(argv0 ? argv0 : ".");
+    }
+    /* Canonical paths: messages that list them should not read build/../kernels_src. */
+    const char *rel[] = {"../kernels_src", "../share/engine/kernels_src"};
+    for (size_t i = 0; i < 2; i++)
+        add_dir(canonical(exe_dir, rel[i]));
+    char *c = canonical(exe_dir, "../configs");
+    if (!is_dir(c)) {
+        free(c);
+        c = canonical(exe_dir, "../share/engine/configs");
+    }
+    if (is_dir(c))
+        g_configs = c;
+    else
+        free(c);
+    free(exe_dir);
+}
+
+void paths_free(void)
+{
+    for (size_t i = 0; i < g_ndirs; i++)
+        free(g_dirs[i]);
+    g_ndirs = 0;
+    free(g_configs);
+    g_configs = NULL;
+}
+
+size_t paths_template_dirs(const char *const **dirs)
+{
+    *dirs = (const char *const *)g_dirs;
+    return g_ndirs;
+}
+
+const char *paths_configs_dir(void) { return g_configs; }

@@ -1,0 +1,27 @@
+/* paths.h — where templates and shipped configs live at run time.
+ *
+ * Templates are read when a config is run, never compiled into the binary, so editing one needs no
+ * rebuild. The same binary works from the source tree (build/engine next to kernels_src/) and when
+ * installed (PREFIX/bin/engine next to PREFIX/share/engine/). */
+#ifndef ENGINE_PATHS_H
+#define ENGINE_PATHS_H
+
+#include <stddef.h>
+
+/* Work out the directories once, from /proc/self/exe (argv0 as a fallback). */
+void paths_init(const char *argv0);
+void paths_free(void);
+
+/* Template directories, searched in order: each entry of $ENGINE_TEMPLATES (colon-separated), then
+ * <exe>/../kernels_src, then <exe>/../share/engine/kernels_src. */
+size_t paths_template_dirs(const char *const **dirs);
+
+/* Directory of the shipped configs (<exe>/../configs, or <exe>/../share/engine/configs), or NULL. */
+const char *paths_configs_dir(void);
+
+/* Directory part of path ("." when there is none), newly allocated. */
+char *path_dirname(const char *path);
+/* Join dir and name unless name is absolute, newly allocated. */
+char *path_join(const char *dir, const char *name);
+
+#endif

@@ -1,0 +1,264 @@
+/* session.c — see session.h. */
+#include "session.h"
+
+#include "paths.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int session_open(session_t *s, int device, err_t *err)
+{
+    memset(s, 0, sizeof *s);
+    if (gpu_open(&s->gpu, device, err))
+        return -1;
+    s->gpu_open = true;
+    if (blas_open(&s->blas, &s->gpu, err) || bench_flush_init(&s->gpu, &s->flush, err)) {
+        session_close(s);
+        return -1;
+    }
+    return 0;
+}
+
+static void problem_release(session_t *s)
+{
+    problem_t *p = &s->prob;
+    free(p->hA);
+    free(p->hB);
+    free(p->hC0);
+    free(p->hRef);
+    free(p->hBound);
+    free(p->hGot);
+    if (s->gpu_open) {
+        gpu_free(&s->gpu, p->A);
+        gpu_free(&s->gpu, p->B);
+        gpu_free(&s->gpu, p->C);
+        gpu_free(&s->gpu, p->C0);
+        gpu_free(&s->gpu, p->Ref);
+    }
+    memset(p, 0, sizeof *p);
+}
+
+void session_close(session_t *s)
+{
+    problem_release(s);
+    if (s->gpu_open) {
+        gpu_free(&s->gpu, s->W);
+        bench_flush_free(&s->gpu, &s->flush);
+        blas_close(&s->blas);
+        gpu_close(&s->gpu);
+    }
+    s->gpu_open = false;
+}
+
+static void scalar(dtype_t d, double v, void *out)
+{
+    if (d == DTYPE_F64)
+        *(double *)out = v;
+    else
+        *(float *)out = (float)v;
+}
+
+int problem_cublas(session_t *s, CUdeviceptr C, err_t *err)
+{
+    problem_t *p = &s->prob;
+    double a[1], b[1];
+    scalar(p->dtype, p->alpha, a);
+    scalar(p->dtype, p->beta, b);
+    return blas_gemm(&s->blas, p->dtype, (int)p->M, (int)p->N, (int)p->K, a, p->A, p->B, b, C, err);
+}
+
+static void abs_array(void *dst, const void *src, dtype_t d, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (d == DTYPE_F64)
+            ((double *)dst)[i] = fabs(((const double *)src)[i]);
+        else
+            ((float *)dst)[i] = fabsf(((const float *)src)[i]);
+    }
+}
+
+int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, double alpha, double beta,
+                  uint64_t seed, err_t *err)
+{
+    problem_t *p = &s->prob;
+    if (p->ready && p->dtype == dtype && p->M == M && p->N == N && p->K == K && p->alpha == alpha &&
+        p->beta == beta && p->seed == seed)
+        return 0;
+    problem_release(s);
+    gpu_t *g = &s->gpu;
+    size_t es = dtype_size(dtype);
+    size_t nA = (size_t)(M * K), nB = (size_t)(K * N), nC = (size_t)(M * N);
+    size_t need = (nA + nB + 3 * nC) * es;
+    size_t free_b = 0, total_b = 0;
+    if (gpu_mem_info(g, &free_b, &total_b, err))
+        return -1;
+    if (need + (64u << 20) > free_b)
+        return err_set(err, EXIT_SYSTEM, "engine", 0, 0,
+                       "out of device memory: %lldx%lldx%lld %s needs %.2f GB, %.2f GB free", (long long)M,
+                       (long long)N, (long long)K, dtype_name(dtype), need / 1e9, free_b / 1e9);
+    p->dtype = dtype;
+    p->M = M;
+    p->N = N;
+    p->K = K;
+    p->alpha = alpha;
+    p->beta = beta;
+    p->seed = seed;
+    p->hA = xmalloc(nA * es);
+    p->hB = xmalloc(nB * es);
+    p->hC0 = xmalloc(nC * es);
+    p->hRef = xmalloc(nC * es);
+    p->hBound = xmalloc(nC * es);
+    p->hGot = xmalloc(nC * es);
+    rng_fill(p->hA, dtype, nA, seed, 1);
+    rng_fill(p->hB, dtype, nB, seed, 2);
+    rng_fill(p->hC0, dtype, nC, seed, 3);
+    if (gpu_alloc(g, nA * es, &p->A, err) || gpu_alloc(g, nB * es, &p->B, err) ||
+        gpu_alloc(g, nC * es, &p->C, err) || gpu_alloc(g, nC * es, &p->C0, err) ||
+        gpu_alloc(g, nC * es, &p->Ref, err))
+        goto fail;
+    /* The bound S needs |A| |B| + |C0|: run cuBLAS on absolute values, in the buffers that will
+     * hold the real inputs a moment later. */
+    abs_array(p->hGot, p->hC0, dtype, nC);
+    {
+        void *absA = xmalloc(nA * es), *absB = xmalloc(nB * es);
+        abs_array(absA, p->hA, dtype, nA);
+        abs_array(absB, p->hB, dtype, nB);
+        int rc = gpu_upload(g, p->A, absA, nA * es, err) || gpu_upload(g, p->B, absB, nB * es, err) ||
+                 gpu_upload(g, p->Ref, p->hGot, nC * es, err);
+        free(absA);
+        free(absB);
+        if (rc)
+            goto fail;
+    }
+    {
+        double a[1], b[1];
+        scalar(dtype, fabs(alpha), a);
+        scalar(dtype, fabs(beta), b);
+        if (blas_gemm(&s->blas, dtype, (int)M, (int)N, (int)K, a, p->A, p->B, b, p->Ref, err) ||
+            gpu_download(g, p->hBound, p->Ref, nC * es, err))
+            goto fail;
+    }
+    if (gpu_upload(g, p->A, p->hA, nA * es, err) || gpu_upload(g, p->B, p->hB, nB * es, err) ||
+        gpu_upload(g, p->C0, p->hC0, nC * es, err) || gpu_copy(g, p->Ref, p->C0, nC * es, err) ||
+        problem_cublas(s, p->Ref, err) || gpu_download(g, p->hRef, p->Ref, nC * es, err))
+        goto fail;
+    p->ready = true;
+    return 0;
+fail:
+    problem_release(s);
+    return -1;
+}
+
+int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K, kernel_t *k,
+                 err_t *err)
+{
+    memset(k, 0, sizeof *k);
+    k->cfg = cfg;
+    if (template_plan(&cfg->tpl, cfg->path, cfg->name, cfg->values, cfg->dtype, arch, M, N, K, smem_limit,
+                      &k->plan, err))
+        return -1;
+    char prog[160];
+    snprintf(prog, sizeof prog, "%s.cu", cfg->name);
+    /* The template's own directory first, then the template path, where gemm_common.cuh lives. */
+    const char *const *dirs;
+    size_t ndirs = paths_template_dirs(&dirs);
+    const char *inc[JIT_MAX_INCLUDES];
+    size_t ninc = 0;
+    inc[ninc++] = cfg->tpl.dir;
+    for (size_t i = 0; i < ndirs && ninc < JIT_MAX_INCLUDES; i++)
+        inc[ninc++] = dirs[i];
+    if (jit_compile(prog, k->plan.source, inc, ninc, arch, cfg->path, &k->jit, err))
+        return -1;
+    k->info = jit_func(k->jit, "gemm");
+    return 0;
+}
+
+int kernel_load(session_t *s, kernel_t *k, err_t *err)
+{
+    if (gpu_module_load(&s->gpu, k->jit->cubin, k->cfg->path, &k->mod, err))
+        return -1;
+    for (size_t i = 0; i < k->plan.nlaunches; i++) {
+        const plan_launch *l = &k->plan.launches[i];
+        if (gpu_function(&s->gpu, &k->mod, l->kernel, &k->fn[i], err) ||
+            gpu_set_smem(&s->gpu, k->fn[i], (int)l->smem, err))
+            return -1;
+    }
+    k->loaded = true;
+    return 0;
+}
+
+void kernel_free(session_t *s, kernel_t *k)
+{
+    if (k->mod.mod && s && s->gpu_open)
+        gpu_module_unload(&s->gpu, &k->mod);
+    plan_free(&k->plan);
+    memset(k, 0, sizeof *k);
+}
+
+int kernel_enqueue(session_t *s, kernel_t *k, err_t *err)
+{
+    problem_t *p = &s->prob;
+    size_t wbytes = (size_t)k->plan.workspace * dtype_size(p->dtype);
+    if (wbytes > s->W_bytes) {
+        gpu_free(&s->gpu, s->W);
+        s->W = 0;
+        s->W_bytes = 0;
+        if (gpu_alloc(&s->gpu, wbytes, &s->W, err))
+            return -1;
+        s->W_bytes = wbytes;
+    }
+    int M = (int)p->M, N = (int)p->N, K = (int)p->K;
+    double a[1], b[1];
+    scalar(p->dtype, p->alpha, a);
+    scalar(p->dtype, p->beta, b);
+    /* Every template kernel takes the same arguments (kernels_src/gemm_common.cuh, GEMM_ARGS). */
+    void *args[] = {&M, &N, &K, a, &p->A, &p->B, b, &p->C, &s->W};
+    for (size_t i = 0; i < k->plan.nlaunches; i++) {
+        const plan_launch *l = &k->plan.launches[i];
+        if (gpu_launch(&s->gpu, k->fn[i], l->grid, l->block, (int)l->smem, args, err))
+            return -1;
+    }
+    return 0;
+}
+
+int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, err_t *err)
+{
+    problem_t *p = &s->prob;
+    size_t nC = (size_t)(p->M * p->N), es = dtype_size(p->dtype);
+    /* All-ones bits are a NaN in both float and double. */
+    if (p->beta == 0.0) {
+        if (gpu_fill32(&s->gpu, p->C, 0xFFFFFFFFu, nC * es / 4, err))
+            return -1;
+    } else if (gpu_copy(&s->gpu, p->C, p->C0, nC * es, err)) {
+        return -1;
+    }
+    if (kernel_enqueue(s, k, err) || gpu_sync(&s->gpu, err) || gpu_download(&s->gpu, p->hGot, p->C, nC * es, err))
+        return -1;
+    if (verify_compare(p->hGot, p->hRef, p->hBound, p->dtype, p->M, p->N, p->K, rep) == 0)
+        return 0;
+    return err_set(err, EXIT_VERIFY, k->cfg->path, 0, 0,
+                   "verification failed at %lldx%lldx%lld beta=%g: %zu of %zu elements wrong (%zu NaN/Inf)",
+                   (long long)p->M, (long long)p->N, (long long)p->K, p->beta, rep->bad, rep->checked,
+                   rep->nonfinite);
+}
+
+int kernel_occupancy(session_t *s, kernel_t *k, int *blocks, int *threads, err_t *err)
+{
+    const plan_launch *l = &k->plan.launches[k->plan.main_launch];
+    *threads = (int)(l->block[0] * l->block[1] * l->block[2]);
+    return gpu_occupancy(&s->gpu, k->fn[k->plan.main_launch], *threads, (int)l->smem, blocks, err);
+}
+
+int kernel_resources(session_t *s, kernel_t *k, int *regs, int *spill_bytes, int *smem_bytes, err_t *err)
+{
+    CUfunction f = k->fn[k->plan.main_launch];
+    int static_smem = 0;
+    if (gpu_func_attr(&s->gpu, f, CU_FUNC_ATTRIBUTE_NUM_REGS, regs, err) ||
+        gpu_func_attr(&s->gpu, f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &static_smem, err))
+        return -1;
+    *spill_bytes = k->info ? k->info->spill_stores + k->info->spill_loads : -1;
+    *smem_bytes = static_smem + (int)k->plan.launches[k->plan.main_launch].smem;
+    return 0;
+}

@@ -1,0 +1,145 @@
+/* template.h — kernel templates: `kernels_src/<name>.cu` files that declare their own parameters,
+ * constraints, shape switches and launches in a JSON block, and the plan that turns a validated
+ * config plus a problem shape into pasted CUDA source and launch geometry.
+ *
+ * The block sits in a comment that opens with `engine:template`:
+ *
+ *   /+ engine:template
+ *   { "summary": "...", "dtypes": ["f32", "f64"], "peak": "fma",
+ *     "params":      {"BM": {"doc": "rows of C per block", "min": 1}, "PAD": {"default": 0}},
+ *     "derived":     {"WARPS": "THREADS / 32"},                  names computed from the params
+ *     "constraints": [{"rule": "BM % TM == 0", "why": "each thread owns TM rows"}],
+ *     "requires":    [{"rule": "K % 4 == 0", "why": "..."}],       shapes the kernel refuses
+ *     "switches":    {"FULL": "M % BM == 0 && N % BN == 0"},      per-shape #defines
+ *     "let":         {"GX": "cdiv(N, BN)"},                        names for the launches
+ *     "workspace":   "0",                                          scratch elements
+ *     "traffic":     "M*K*cdiv(N,BN) + K*N*cdiv(M,BM)",            elements loaded, for the roofline
+ *     "launches":    [{"kernel": "gemm", "grid": ["GX", "cdiv(M,BM)", 1], "block": ["THREADS", 1, 1],
+ *                      "smem": "BM*BK*ELEM", "if": "1"}] }
+ *   +/
+ *
+ * Expressions (expr.h) see the params, ELEM (bytes per element), F64 (0/1), ARCH (e.g. 90) and
+ * the derived names; requires, switches, let, workspace, traffic and launches also see M, N, K,
+ * and the switches and lets declared before them. Every param, derived name and switch reaches
+ * the kernel as a #define, along with T (float or double). The engine has no per-template code: one launcher runs them all. */
+#ifndef ENGINE_TEMPLATE_H
+#define ENGINE_TEMPLATE_H
+
+#include "err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { DTYPE_F32 = 0, DTYPE_F64 = 1 } dtype_t;
+const char *dtype_name(dtype_t d);
+size_t dtype_size(dtype_t d);
+
+typedef struct {
+    char *name;
+    char *doc;        /* one line, shown in errors and `engine compile --help-template` */
+    bool has_default; /* false: every config must set it */
+    int64_t def;
+    bool has_min, has_max;
+    int64_t min, max;
+    int64_t *values; /* allowed values, when the set is small (vector widths) */
+    size_t nvalues;
+} tpl_param;
+
+typedef struct {
+    char *rule; /* expression that must be non-zero */
+    char *why;  /* the reason, appended to the error */
+} tpl_rule;
+
+typedef struct {
+    char *name;
+    char *expr;
+} tpl_named;
+
+#define TPL_MAX_LAUNCHES 4
+typedef struct {
+    char *kernel;   /* extern "C" function name in the template */
+    char *cond;     /* launched only when non-zero; NULL = always */
+    char *grid[3];  /* blocks */
+    char *block[3]; /* threads */
+    char *smem;     /* dynamic shared memory, bytes */
+} tpl_launch;
+
+typedef struct {
+    char *name;    /* file stem, what configs refer to */
+    char *path;    /* file it was read from */
+    char *dir;     /* its directory: the include path for NVRTC */
+    char *text;    /* whole file */
+    char *summary; /* one line */
+    bool dtypes[2];
+    bool tensor; /* "peak": "tensor": % of peak is taken against the tensor-core rate */
+    tpl_param *params;
+    size_t nparams;
+    tpl_named *derived; /* shape-independent names computed from the params and ARCH */
+    size_t nderived;
+    tpl_rule *constraints;
+    size_t nconstraints;
+    tpl_rule *requires;
+    size_t nrequires;
+    tpl_named *switches;
+    size_t nswitches;
+    tpl_named *lets;
+    size_t nlets;
+    char *workspace; /* elements of type T, may be NULL */
+    char *traffic;   /* elements moved between L2 and the SMs, may be NULL */
+    tpl_launch launches[TPL_MAX_LAUNCHES];
+    size_t nlaunches;
+} template_t;
+
+/* Find `name` on the template path (paths.h) and parse its parameter block. Errors carry the
+ * template's file and the line/column inside the block. */
+int template_load(const char *name, template_t *t, err_t *err);
+void template_free(template_t *t);
+int template_param_index(const template_t *t, const char *name);
+
+/* Names and values an expression can see. */
+#define SCOPE_MAX 128
+typedef struct {
+    const char *names[SCOPE_MAX];
+    int64_t values[SCOPE_MAX];
+    size_t n;
+} tpl_scope;
+void scope_init(tpl_scope *s);
+void scope_set(tpl_scope *s, const char *name, int64_t v);
+/* params (values aligned with t->params), ELEM, F64, ARCH. */
+void scope_add_params(tpl_scope *s, const template_t *t, const int64_t *values, dtype_t dtype, int arch);
+int scope_eval(const tpl_scope *s, const char *expr, int64_t *out, char *errbuf, size_t errlen);
+/* Evaluate the template's derived names into s (after scope_add_params). Errors are the
+ * template's: err names its file. */
+int scope_add_derived(tpl_scope *s, const template_t *t, err_t *err);
+
+/* A config made concrete for one shape and architecture. */
+typedef struct {
+    const char *kernel;
+    int64_t grid[3];
+    int64_t block[3];
+    int64_t smem;
+} plan_launch;
+
+typedef struct {
+    int64_t M, N, K;
+    int arch;
+    dtype_t dtype;
+    plan_launch launches[TPL_MAX_LAUNCHES];
+    size_t nlaunches;
+    int main_launch;   /* index of the launch of kernel "gemm": its resources are the ones reported */
+    int64_t workspace; /* elements */
+    int64_t traffic;   /* elements loaded from L2 by all blocks; -1 when the template gives none */
+    char *switches;    /* "FULL=1 EVEC_A=4", for reports */
+    char *source;      /* pasted CUDA source */
+} plan_t;
+
+/* Evaluate requires/switches/let/launches for (M, N, K) and paste the source. `label` names the
+ * config in errors; smem_limit is the per-block opt-in limit of the target. Returns 0, or non-zero
+ * with err set; call plan_free either way. The plan points into t: free it first. */
+int template_plan(const template_t *t, const char *label, const char *config_name, const int64_t *values,
+                  dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit,
+                  plan_t *plan, err_t *err);
+void plan_free(plan_t *plan);
+
+#endif

@@ -1,0 +1,186 @@
+/* util.c — see util.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "engine: out of host memory allocating %zu bytes\n", n);
+    exit(3);
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        oom(n * size);
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+
+char *xstrndup(const char *s, size_t n)
+{
+    char *d = xmalloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+    va_list ap, aq;
+    va_start(ap, fmt);
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = xmalloc((size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, aq);
+    va_end(aq);
+    return s;
+}
+
+char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    strbuf sb;
+    sb_init(&sb);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sb_addn(&sb, chunk, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        sb_free(&sb);
+        errno = EIO;
+        return NULL;
+    }
+    if (len)
+        *len = sb.len;
+    return sb_steal(&sb);
+}
+
+void sb_init(strbuf *sb)
+{
+    sb->cap = 256;
+    sb->len = 0;
+    sb->buf = xmalloc(sb->cap);
+    sb->buf[0] = '\0';
+}
+
+void sb_free(strbuf *sb)
+{
+    free(sb->buf);
+    sb->buf = NULL;
+    sb->len = sb->cap = 0;
+}
+
+void sb_addn(strbuf *sb, const char *s, size_t n)
+{
+    if (sb->len + n + 1 > sb->cap) {
+        while (sb->len + n + 1 > sb->cap)
+            sb->cap *= 2;
+        sb->buf = xrealloc(sb->buf, sb->cap);
+    }
+    memcpy(sb->buf + sb->len, s, n);
+    sb->len += n;
+    sb->buf[sb->len] = '\0';
+}
+
+void sb_add(strbuf *sb, const char *s) { sb_addn(sb, s, strlen(s)); }
+
+void sb_addf(strbuf *sb, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s;
+    {
+        va_list aq;
+        va_copy(aq, ap);
+        int n = vsnprintf(NULL, 0, fmt, aq);
+        va_end(aq);
+        s = xmalloc((size_t)n + 1);
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+    }
+    va_end(ap);
+    sb_add(sb, s);
+    free(s);
+}
+
+char *sb_steal(strbuf *sb)
+{
+    char *s = sb->buf;
+    sb->buf = NULL;
+    sb->len = sb->cap = 0;
+    return s;
+}
+
+int parse_i64(const char *s, int64_t *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end != '\0' || end == s)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+int parse_double(const char *s, double *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end != '\0' || end == s || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+uint64_t hash64(const void *data, size_t len, uint64_t seed)
+{
+    const unsigned char *p = data;
+    uint64_t h = 1469598103934665603ULL ^ seed;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}

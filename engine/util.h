@@ -1,0 +1,46 @@
+/* util.h — small helpers shared by every module: allocation that cannot return NULL, file reading,
+ * string building. Allocation failure is fatal: the engine cannot do anything useful without memory
+ * for a few kilobytes of metadata, and checking every strdup would bury the logic. */
+#ifndef ENGINE_UTIL_H
+#define ENGINE_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Read a whole file into a NUL-terminated buffer. Returns NULL and sets errno on failure. */
+char *read_file(const char *path, size_t *len);
+
+/* A growable string. sb_init/sb_free pair; sb.buf is always NUL-terminated. */
+typedef struct {
+    char *buf;
+    size_t len;
+    size_t cap;
+} strbuf;
+void sb_init(strbuf *sb);
+void sb_free(strbuf *sb);
+void sb_add(strbuf *sb, const char *s);
+void sb_addn(strbuf *sb, const char *s, size_t n);
+void sb_addf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Hand over the buffer; sb becomes empty. */
+char *sb_steal(strbuf *sb);
+
+/* Parse a whole decimal integer (optional sign); 0 on success. */
+int parse_i64(const char *s, int64_t *out);
+/* Parse a whole floating-point number; 0 on success. */
+int parse_double(const char *s, double *out);
+
+/* FNV-1a, for cache keys. */
+uint64_t hash64(const void *data, size_t len, uint64_t seed);
+
+/* Monotonic wall clock in milliseconds. */
+double now_ms(void);
+
+#endif

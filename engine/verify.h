@@ -1,0 +1,64 @@
+/* verify.h — inputs, references and the element-wise check.
+ *
+ * Tolerance. Both the kernel and the reference round every product and partial sum; their
+ * difference for C[i][j] is bounded by a multiple of the unit roundoff u times
+ *     S[i][j] = |alpha| * sum_k |A[i][k]| |B[k][j]| + |beta| |C0[i][j]|
+ * (Higham, Accuracy and Stability of Numerical Algorithms, sec. 3.1). The worst case grows like K,
+ * but rounding errors of independent terms behave like a random walk (Higham & Mary's
+ * probabilistic bound), so we allow
+ *     tol[i][j] = u * (16 + 8 * sqrt(K)) * S[i][j] + tiny
+ * with u = 2^-24 (f32) or 2^-53 (f64): 16u covers the epilogue (alpha*acc + beta*c, rounded in
+ * either order, by both sides) and 8 sqrt(K) u is many standard deviations of the accumulated
+ * error, whatever order a kernel sums in (split-K included). A missing or doubled product term
+ * moves an element by |A[i][k] B[k][j]|, S/K on average: for K = 2048 that is 4.9e-4 S against
+ * a tolerance of 2.3e-5 S. NaN and Inf never pass, whatever the tolerance. */
+#ifndef ENGINE_VERIFY_H
+#define ENGINE_VERIFY_H
+
+#include "template.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Fill n elements with values uniform in [-1, 1) from (seed, stream): element i depends only on
+ * (seed, stream, i), so A, B and C0 never share values and a shape change keeps the generator. */
+void rng_fill(void *buf, dtype_t dtype, size_t n, uint64_t seed, uint64_t stream);
+
+/* Unit roundoff of the type and the tolerance factor above (u * (16 + 8 sqrt(K))). */
+double verify_unit_roundoff(dtype_t dtype);
+double verify_tol_factor(dtype_t dtype, int64_t K);
+
+#define VERIFY_MAX_SHOWN 10
+typedef struct {
+    int64_t row, col;
+    double got, want, tol;
+} mismatch;
+
+typedef struct {
+    size_t checked;
+    size_t bad;          /* elements outside tolerance, NaN/Inf included */
+    size_t nonfinite;    /* of which NaN or Inf in the kernel's output */
+    double max_err;      /* largest |got - want| over finite elements */
+    double max_ratio;    /* largest |got - want| / tol: below 1 passes */
+    mismatch shown[VERIFY_MAX_SHOWN];
+    size_t nshown;
+} verify_report;
+
+/* Compare got with want element-wise; bound holds S (see above). All three are M x N row-major
+ * arrays of dtype. Returns 0 when every element passes. */
+int verify_compare(const void *got, const void *want, const void *bound, dtype_t dtype, int64_t M, int64_t N,
+                   int64_t K, verify_report *rep);
+
+/* Reference GEMM on the CPU in double precision with Kahan-compensated sums, for checking cuBLAS
+ * itself (--cross-check). Inputs are dtype arrays; out and out_bound are double M x N
+ * (out_bound gets S). */
+void ref_gemm_kahan(dtype_t dtype, int64_t M, int64_t N, int64_t K, double alpha, const void *A, const void *B,
+                    double beta, const void *C0, double *out, double *out_bound);
+
+/* Element i of a dtype array as a double. */
+static inline double elem_get(const void *p, dtype_t d, size_t i)
+{
+    return d == DTYPE_F64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+#endif

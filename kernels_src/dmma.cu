@@ -1,0 +1,195 @@
+/* dmma.cu — FP64 GEMM on the tensor cores: mma.sync (DMMA) fed from a cp.async pipeline, the
+ * technique of NVIDIA's pipelined DGEMM tutorial (which builds it from cuBLASDx; this is our own
+ * template of the same shape).
+ *
+ * Each warp owns a WM x WN warp tile made of (WM/IM) x (WN/8) accumulator tiles of IM x 8, where
+ * the instruction is m8n8k4 (MMA = 884, sm_80+, IM = 8) or one of Hopper's m16n8k4, m16n8k8,
+ * m16n8k16 (MMA = 1684, 1688, 16816, sm_90+, IM = 16); MMA = 0 picks m16n8k8 where the target has
+ * it and m8n8k4 elsewhere (on the H100 m8n8k4 reaches only about half of the FP64 tensor-core
+ * rate: docs/RESULTS.md). Per k-step of IK it loads the A and B
+ * fragments of every tile from shared memory and issues one mma per accumulator tile. Fragment
+ * layout (PTX ISA, .f64 shapes), with g = lane/4 and t = lane%4: A register r holds
+ * A[g + 8(r % (IM/8))][t + 4(r / (IM/8))], B register r holds B[t + 4r][g], and C register r holds
+ * C[g + 8(r/2)][2t + r%2]. Tiles reach shared memory through tile_pipeline.cuh (A as As[m][k]); a
+ * padding of 4 doubles per row keeps the fragment reads conflict-free. Any shape.
+ * Example: configs/dgemm_pipelined.json.
+ *
+ * engine:template
+{
+  "summary": "FP64 tensor-core GEMM (mma.sync m8n8k4) with a cp.async pipeline",
+  "dtypes": ["f64"],
+  "peak": "tensor",
+  "params": {
+    "BM": {"doc": "rows of C per block tile", "min": 8},
+    "BN": {"doc": "columns of C per block tile", "min": 8},
+    "BK": {"doc": "depth of the slices staged per step", "min": 4},
+    "MMA": {"default": 0, "values": [0, 884, 1684, 1688, 16816], "doc": "instruction shape: m8n8k4, or Hopper's m16n8k4, m16n8k8, m16n8k16; 0: the best the target has"},
+    "WM": {"doc": "rows of C per warp tile", "min": 8},
+    "WN": {"doc": "columns of C per warp tile", "min": 8},
+    "THREADS": {"doc": "threads per block: 32 per warp tile", "min": 32, "max": 1024},
+    "PAD_A": {"default": 4, "min": 0, "max": 32, "doc": "doubles added to each stored row of A"},
+    "PAD_B": {"default": 4, "min": 0, "max": 32, "doc": "doubles added to each stored row of B"},
+    "VEC_A": {"default": 2, "values": [1, 2], "doc": "doubles per global load or cp.async of A"},
+    "VEC_B": {"default": 2, "values": [1, 2], "doc": "doubles per global load or cp.async of B"},
+    "STAGES": {"default": 2, "min": 1, "max": 4, "doc": "shared-memory buffers"},
+    "ASYNC": {"default": 1, "values": [0, 1], "doc": "1: cp.async copies (needs STAGES >= 2)"},
+    "KUNROLL": {"default": 8, "min": 1, "max": 64, "doc": "unroll factor of the k loop, in steps of 4"},
+    "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
+    "MINB": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM (0: none)"}
+  },
+  "derived": {
+    "SHAPE": "MMA != 0 ? MMA : ARCH >= 90 ? 1688 : 884",
+    "IM": "SHAPE == 884 ? 8 : 16",
+    "IK": "SHAPE % 100 == 84 ? 4 : SHAPE == 1688 ? 8 : 16"
+  },
+  "constraints": [
+    {"rule": "ARCH >= 80", "why": "mma.sync with f64 operands (DMMA) needs sm_80 or newer"},
+    {"rule": "BM % WM == 0", "why": "warp tiles cover the block tile's rows"},
+    {"rule": "BN % WN == 0", "why": "warp tiles cover the block tile's columns"},
+    {"rule": "THREADS == 32 * (BM / WM) * (BN / WN)", "why": "one warp per warp tile"},
+    {"rule": "SHAPE == 884 || ARCH >= 90", "why": "the m16n8kX shapes with f64 operands need sm_90 or newer"},
+    {"rule": "WM % IM == 0", "why": "a warp tile is made of whole instruction tiles (IM = 8 rows for m8n8k4, 16 otherwise)"},
+    {"rule": "WN % 8 == 0", "why": "a warp tile is made of whole instruction tiles (8 columns)"},
+    {"rule": "BK % IK == 0", "why": "each mma consumes K in steps of its k (IK = 4, 8 or 16)"},
+    {"rule": "BK % VEC_A == 0", "why": "A is loaded VEC_A elements along K at a time"},
+    {"rule": "BN % VEC_B == 0", "why": "B is loaded VEC_B elements along N at a time"},
+    {"rule": "ASYNC == 0 || STAGES >= 2", "why": "an asynchronous pipeline needs at least two buffers"},
+    {"rule": "ASYNC == 1 || STAGES <= 2", "why": "without cp.async there is one buffer, or two with register staging"},
+    {"rule": "ASYNC == 0 || ((BK + PAD_A) % VEC_A == 0 && (BN + PAD_B) % VEC_B == 0)", "why": "each cp.async into a stored row must stay aligned"}
+  ],
+  "switches": {
+    "FULL_M": "M % BM == 0",
+    "FULL_N": "N % BN == 0",
+    "FULL_K": "K % BK == 0",
+    "EVEC_A": "K % VEC_A == 0 ? VEC_A : 1",
+    "EVEC_B": "N % VEC_B == 0 ? VEC_B : 1",
+    "EVEC_C": "N % 2 == 0 ? 2 : 1"
+  },
+  "let": {
+    "GX": "cdiv(N, BN)",
+    "GY": "cdiv(M, BM)",
+    "SW": "SUPER > 1 ? SUPER : 1"
+  },
+  "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
+  "launches": [
+    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", 1],
+     "block": ["THREADS", 1, 1],
+     "smem": "STAGES * (rup(BM * (BK + PAD_A), 2) + rup(BK * (BN + PAD_B), 2)) * ELEM"}
+  ]
+}
+*/
+#include "gemm_common.cuh"
+
+#define A_KMAJOR 0
+#define PIPE_ASYNC ASYNC
+#define PIPE_STAGES STAGES
+#include "tile_pipeline.cuh"
+
+/* SHAPE (the instruction), IM (its rows) and IK (its k) come derived from MMA and ARCH. */
+constexpr int AR = IM * IK / 32;                              /* A registers per lane */
+constexpr int BR = IK / 4;                                    /* B registers per lane */
+constexpr int CR = IM / 4;                                    /* C registers per lane */
+constexpr int MTILES = WM / IM;                               /* instruction tiles per warp tile */
+constexpr int NTILES = WN / 8;
+
+/* One instruction: c += a * b. asm, not asm volatile, so the compiler may schedule it among the
+ * shared-memory loads. */
+__device__ __forceinline__ void mma(double (&c)[CR], const double (&a)[AR], const double (&b)[BR])
+{
+#if SHAPE == 884
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+        : "+d"(c[0]), "+d"(c[1])
+        : "d"(a[0]), "d"(b[0]));
+#elif SHAPE == 1684
+    asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+        : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+#elif SHAPE == 1688
+    asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#else
+    asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, "
+        "{%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+          "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#endif
+}
+
+struct Frag {
+    double acc[MTILES][NTILES][CR];
+    int m0, n0; /* warp tile origin inside the block tile */
+    int g, t;   /* lane / 4 and lane % 4: the fragment coordinates */
+
+    __device__ __forceinline__ void compute(const T *As, const T *Bs)
+    {
+#pragma unroll KUNROLL
+        for (int kk = 0; kk < BK; kk += IK) {
+            double a[MTILES][AR], b[NTILES][BR];
+#pragma unroll
+            for (int i = 0; i < MTILES; ++i)
+#pragma unroll
+                for (int r = 0; r < AR; ++r)
+                    a[i][r] = As[(m0 + i * IM + g + 8 * (r % (IM / 8))) * tile::A_LD + kk + t + 4 * (r / (IM / 8))];
+#pragma unroll
+            for (int j = 0; j < NTILES; ++j)
+#pragma unroll
+                for (int r = 0; r < BR; ++r)
+                    b[j][r] = Bs[(kk + t + 4 * r) * tile::B_LD + n0 + j * 8 + g];
+#pragma unroll
+            for (int i = 0; i < MTILES; ++i)
+#pragma unroll
+                for (int j = 0; j < NTILES; ++j)
+                    mma(acc[i][j], a[i], b[j]);
+        }
+    }
+};
+
+extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
+{
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *As = reinterpret_cast<T *>(smem_raw);
+    T *Bs = As + STAGES * tile::A_STAGE;
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    int bx, by;
+    if (!block_coords<SUPER>(cdiv(N, BN), cdiv(M, BM), bx, by))
+        return;
+    const int row0 = by * BM, col0 = bx * BN;
+    Frag f;
+    f.m0 = (warp / (BN / WN)) * WM;
+    f.n0 = (warp % (BN / WN)) * WN;
+    f.g = lane / 4;
+    f.t = lane % 4;
+#pragma unroll
+    for (int i = 0; i < MTILES; ++i)
+#pragma unroll
+        for (int j = 0; j < NTILES; ++j)
+#pragma unroll
+            for (int r = 0; r < CR; ++r)
+                f.acc[i][j][r] = 0.0;
+    tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, 0, cdiv(K, BK), tid);
+#pragma unroll
+    for (int i = 0; i < MTILES; ++i) {
+#pragma unroll
+        for (int h = 0; h < CR / 2; ++h) { /* the 8-row halves of an instruction tile */
+            const int gr = row0 + f.m0 + i * IM + 8 * h + f.g;
+            if (!FULL_M && gr >= M)
+                continue;
+#pragma unroll
+            for (int j = 0; j < NTILES; ++j) {
+                const int gc = col0 + f.n0 + j * 8 + 2 * f.t;
+                const double *v = &f.acc[i][j][2 * h];
+                if (EVEC_C == 2 && (FULL_N || gc < N)) {
+                    store_c<EVEC_C>(&C[gr * N + gc], v, alpha, beta);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        if (FULL_N || gc + e < N)
+                            store_c<1>(&C[gr * N + gc + e], &v[e], alpha, beta);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+/* gemm_common.cuh — what every template shares.
+ *
+ * The engine pastes, before the template, one #define per template parameter and per shape switch,
+ * plus T (float or double), ELEM (sizeof(T)), F64 (0/1) and ARCH (e.g. 90). Every kernel of every
+ * template takes the same arguments, GEMM_ARGS, so one launcher runs them all:
+ *   C = alpha * A * B + beta * C, row-major, A is M x K, B is K x N, C is M x N, no padding
+ *   between rows; W is scratch the template asked for ("workspace"), or null.
+ * beta == 0 means C is not read: a NaN already in C must not reach the result. */
+#pragma once
+
+#define GEMM_ARGS                                                                                  \
+    int M, int N, int K, T alpha, const T *__restrict__ A, const T *__restrict__ B, T beta,       \
+        T *__restrict__ C, T *__restrict__ W
+
+#ifndef MINB
+#define MINB 0
+#endif
+/* Register budget: MINB blocks of `threads` must fit on an SM (0: let the compiler choose). */
+#if MINB > 0
+#define LAUNCH_BOUNDS(threads) __launch_bounds__(threads, MINB)
+#else
+#define LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
+#endif
+
+__host__ __device__ constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
+__host__ __device__ constexpr int rup(int a, int m) { return cdiv(a, m) * m; }
+__host__ __device__ constexpr bool pow2(int a) { return a > 0 && (a & (a - 1)) == 0; }
+
+/* The native vector type of N elements of U, for N * sizeof(U) <= 16 bytes. */
+template <typename U, int N> struct VecType;
+template <> struct VecType<float, 1> { typedef float type; };
+template <> struct VecType<float, 2> { typedef float2 type; };
+template <> struct VecType<float, 4> { typedef float4 type; };
+template <> struct VecType<double, 1> { typedef double type; };
+template <> struct VecType<double, 2> { typedef double2 type; };
+
+/* Copy N elements as the widest accesses that fit (16 bytes at most: LDG.128, LDS.128, STG.128).
+ * Both pointers must be aligned to the access: callers guarantee it through the templates'
+ * constraints and the EVEC_* shape switches. */
+template <int N> __device__ __forceinline__ void vcopy(T *dst, const T *src)
+{
+    static_assert(pow2(N), "vector widths are powers of two");
+    if constexpr (N * sizeof(T) > 16) {
+        vcopy<N / 2>(dst, src);
+        vcopy<N / 2>(dst + N / 2, src + N / 2);
+    } else {
+        typedef typename VecType<T, N>::type V;
+        *reinterpret_cast<V *>(dst) = *reinterpret_cast<const V *>(src);
+    }
+}
+
+template <int N> __device__ __forceinline__ void vzero(T *dst)
+{
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+        dst[i] = T(0);
+}
+
+/* cp.async (sm_80+): copy BYTES from global to shared memory without a register round trip. When
+ * valid is false nothing is read and the destination is zero-filled, which is how partial tiles
+ * at the matrix edges get their zeros. */
+template <int BYTES> __device__ __forceinline__ void cp_async(T *smem, const T *gmem, bool valid)
+{
+#if ARCH >= 80
+    if constexpr (BYTES > 16) {
+        cp_async<16>(smem, gmem, valid);
+        cp_async<BYTES - 16>(smem + 16 / sizeof(T), gmem + 16 / sizeof(T), valid);
+    } else {
+        const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+        const int src_bytes = valid ? BYTES : 0;
+        if constexpr (BYTES == 16)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes));
+        else
+            asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(gmem), "n"(BYTES),
+                         "r"(src_bytes));
+    }
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit()
+{
+#if ARCH >= 80
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+/* Wait until at most PENDING committed groups are still in flight. */
+template <int PENDING> __device__ __forceinline__ void cp_async_wait()
+{
+#if ARCH >= 80
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING));
+#endif
+}
+
+/* Which output tile (group) this block computes. With a supertile width S > 1 the grid is 1-D and
+ * consecutive blocks cover an S x S square of tiles, so blocks running at the same time share rows
+ * of A and columns of B in L2. The grid is padded to whole squares; blocks of the padding return
+ * false. gx, gy: tile groups along N and M. */
+template <int S> __device__ __forceinline__ bool block_coords(int gx, int gy, int &bx, int &by)
+{
+    if constexpr (S > 1) {
+        const int id = blockIdx.x;
+        const int sid = id / (S * S), sub = id % (S * S);
+        const int nsx = cdiv(gx, S);
+        bx = (sid % nsx) * S + sub % S;
+        by = (sid / nsx) * S + sub / S;
+        return bx < gx && by < gy;
+    } else {
+        bx = blockIdx.x;
+        by = blockIdx.y;
+        return true;
+    }
+}
+
+/* C[idx] = alpha * acc + beta * C[idx] for N consecutive elements (one vector access when N > 1). */
+template <int N> __device__ __forceinline__ void store_c(T *c, const T *acc, T alpha, T beta)
+{
+    T v[N];
+    if (beta == T(0)) {
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+            v[i] = alpha * acc[i];
+    } else {
+        vcopy<N>(v, c);
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+            v[i] = alpha * acc[i] + beta * v[i];
+    }
+    vcopy<N>(c, v);
+}

@@ -1,0 +1,45 @@
+/* naive.cu — one thread per element of C, reading A and B straight from global memory: the first
+ * rung of every GEMM ladder (the walk's `naive`, siboehm's kernels 1 and 2, NVIDIA's naive DGEMM).
+ *
+ * The block is BX x BY threads. MAP chooses which way threadIdx.x runs: MAP = 0 walks down a
+ * column of C, so the 32 lanes of a warp read 32 different rows of A and store 32 elements N
+ * apart (siboehm's kernel 1, uncoalesced on purpose); MAP = 1 walks along a row, so a warp reads
+ * 32 consecutive elements of B and stores 32 consecutive elements of C (kernel 2). Any shape.
+ * Example: configs/naive.json.
+ *
+ * engine:template
+{
+  "summary": "one thread per output element, no shared memory",
+  "dtypes": ["f32", "f64"],
+  "peak": "fma",
+  "params": {
+    "BX": {"doc": "threads per block along threadIdx.x", "min": 1, "max": 1024},
+    "BY": {"doc": "threads per block along threadIdx.y", "min": 1, "max": 1024},
+    "MAP": {"default": 1, "values": [0, 1], "doc": "0: threadIdx.x runs down a column (uncoalesced); 1: along a row"}
+  },
+  "constraints": [
+    {"rule": "BX * BY <= 1024", "why": "a block holds at most 1024 threads"}
+  ],
+  "traffic": "M * K * cdiv(N, MAP ? BX : BY) + K * N * cdiv(M, MAP ? BY : BX) + M * N",
+  "launches": [
+    {"kernel": "gemm", "grid": ["MAP ? cdiv(N, BX) : cdiv(M, BX)", "MAP ? cdiv(M, BY) : cdiv(N, BY)", 1],
+     "block": ["BX", "BY", 1]}
+  ]
+}
+*/
+#include "gemm_common.cuh"
+
+extern "C" __global__ void __launch_bounds__(BX * BY) gemm(GEMM_ARGS)
+{
+#if MAP == 0
+    const int row = blockIdx.x * BX + threadIdx.x, col = blockIdx.y * BY + threadIdx.y;
+#else
+    const int col = blockIdx.x * BX + threadIdx.x, row = blockIdx.y * BY + threadIdx.y;
+#endif
+    if (row >= M || col >= N)
+        return;
+    T acc = T(0);
+    for (int k = 0; k < K; ++k)
+        acc += A[row * K + k] * B[k * N + col];
+    store_c<1>(&C[row * N + col], &acc, alpha, beta);
+}

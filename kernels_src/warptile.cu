@@ -1,0 +1,207 @@
+/* warptile.cu — siboehm's warp tiling (kernel 10) and its double-buffering variants (11, 12), and
+ * the register-prefetching kernel we tune past cuBLAS.
+ *
+ * The BM x BN block tile is split among THREADS/32 warps, each owning a WM x WN warp tile; a warp
+ * covers its tile in WMITER x WNITER steps of (WM/WMITER) x (WN/WNITER), with every lane holding a
+ * TM x TN piece of each step. So a thread owns WMITER*TM rows and WNITER*TN columns, and the
+ * lanes of a warp read A and B fragments that are contiguous and shared: a k-step costs
+ * WMITER*TM/4 + WNITER*TN/4 LDS.128 for WMITER*WNITER*TM*TN FFMAs. A is stored k-major
+ * (As[k][m], transposed on the way in), B row-major.
+ *
+ * DB picks how tiles reach shared memory:
+ *   0  one buffer: load, barrier, compute, barrier (kernel 10);
+ *   1  kernel 11: two buffers; the two halves of the block take turns loading the next tile while
+ *      the other half computes, with three block-wide barriers per pair of k-tiles (the published
+ *      kernel put its barriers inside divergent branches; ours are all at the top level);
+ *   2  kernel 12: STAGES buffers filled by cp.async (A one element per copy, transposing; B 16 bytes);
+ *   3  two buffers, register-staged: the next tile's global loads are in flight during compute.
+ * Any shape (guards compile away when the FULL_* switches hold). Example: configs/sb10_warptiling.json.
+ *
+ * engine:template
+{
+  "summary": "warp-tiled GEMM (siboehm kernels 10-12) with register-prefetch double buffering",
+  "dtypes": ["f32", "f64"],
+  "peak": "fma",
+  "params": {
+    "BM": {"doc": "rows of C per block tile", "min": 1},
+    "BN": {"doc": "columns of C per block tile", "min": 1},
+    "BK": {"doc": "depth of the slices staged in shared memory per step", "min": 1},
+    "WM": {"doc": "rows of C per warp tile", "min": 1},
+    "WN": {"doc": "columns of C per warp tile", "min": 1},
+    "WNITER": {"doc": "steps a warp takes across its tile along N", "min": 1},
+    "TM": {"doc": "rows per thread per step (a power of two)", "min": 1},
+    "TN": {"doc": "columns per thread per step (a power of two)", "min": 1},
+    "THREADS": {"doc": "threads per block: 32 per warp tile", "min": 32, "max": 1024},
+    "PAD_A": {"default": 0, "min": 0, "max": 32, "doc": "elements added to each stored (k-major) row of A"},
+    "PAD_B": {"default": 0, "min": 0, "max": 32, "doc": "elements added to each stored row of B"},
+    "VEC_A": {"default": 4, "values": [1, 2, 4], "doc": "elements per global load of A"},
+    "VEC_B": {"default": 4, "values": [1, 2, 4], "doc": "elements per global load (or cp.async) of B"},
+    "VEC_C": {"default": 4, "values": [1, 2, 4], "doc": "elements per load/store of C"},
+    "DB": {"default": 0, "values": [0, 1, 2, 3], "doc": "0 single buffer, 1 staggered halves, 2 cp.async, 3 register-staged double buffer"},
+    "STAGES": {"default": 2, "min": 2, "max": 4, "doc": "cp.async buffers (DB 2)"},
+    "KUNROLL": {"default": 16, "min": 1, "max": 64, "doc": "unroll factor of the k loop over a stage"},
+    "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
+    "MINB": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM (0: none)"}
+  },
+  "constraints": [
+    {"rule": "BM % WM == 0", "why": "warp tiles cover the block tile's rows"},
+    {"rule": "BN % WN == 0", "why": "warp tiles cover the block tile's columns"},
+    {"rule": "THREADS == 32 * (BM / WM) * (BN / WN)", "why": "one warp per warp tile"},
+    {"rule": "WN % WNITER == 0", "why": "a warp takes WNITER equal steps along N"},
+    {"rule": "(WM * WN) % (32 * TM * TN * WNITER) == 0", "why": "a warp tile splits into WMITER x WNITER steps of 32 lanes x TM x TN"},
+    {"rule": "WM % ((WM * WN) / (32 * TM * TN * WNITER)) == 0", "why": "a warp takes WMITER equal steps along M"},
+    {"rule": "(WN / WNITER) % TN == 0", "why": "a step's columns split into TN-wide lane pieces"},
+    {"rule": "(WM / ((WM * WN) / (32 * TM * TN * WNITER))) % TM == 0", "why": "a step's rows split into TM-high lane pieces"},
+    {"rule": "((WM / ((WM * WN) / (32 * TM * TN * WNITER))) / TM) * ((WN / WNITER) / TN) == 32", "why": "the lanes of a warp tile one step exactly"},
+    {"rule": "pow2(TM) && pow2(TN)", "why": "fragments are read as power-of-two vectors"},
+    {"rule": "BK % VEC_A == 0", "why": "A is loaded VEC_A elements along K at a time"},
+    {"rule": "BN % VEC_B == 0", "why": "B is loaded VEC_B elements along N at a time"},
+    {"rule": "TN % VEC_C == 0", "why": "a thread's TN columns of C are stored VEC_C at a time"},
+    {"rule": "(BM + PAD_A) % min(TM, 16 / ELEM) == 0", "why": "vector reads of A fragments need aligned stored rows"},
+    {"rule": "(BN + PAD_B) % min(TN, 16 / ELEM) == 0", "why": "vector reads of B fragments need aligned stored rows"},
+    {"rule": "DB != 2 || ARCH >= 80", "why": "cp.async needs sm_80 or newer"},
+    {"rule": "DB != 2 || (BN + PAD_B) % VEC_B == 0", "why": "each cp.async into a stored row of B must stay aligned"},
+    {"rule": "DB != 1 || THREADS % 64 == 0", "why": "the staggered scheme splits the block into two halves of whole warps"}
+  ],
+  "switches": {
+    "FULL_M": "M % BM == 0",
+    "FULL_N": "N % BN == 0",
+    "FULL_K": "K % BK == 0",
+    "EVEC_A": "K % VEC_A == 0 ? VEC_A : 1",
+    "EVEC_B": "N % VEC_B == 0 ? VEC_B : 1",
+    "EVEC_C": "N % VEC_C == 0 ? VEC_C : 1"
+  },
+  "let": {
+    "GX": "cdiv(N, BN)",
+    "GY": "cdiv(M, BM)",
+    "SW": "SUPER > 1 ? SUPER : 1",
+    "NBUF": "DB == 2 ? STAGES : DB == 0 ? 1 : 2"
+  },
+  "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
+  "launches": [
+    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", 1],
+     "block": ["THREADS", 1, 1],
+     "smem": "NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)) * ELEM"}
+  ]
+}
+*/
+#include "gemm_common.cuh"
+
+#define A_KMAJOR 1
+#if DB == 2
+#define PIPE_ASYNC 1
+#define PIPE_STAGES STAGES
+#elif DB == 3
+#define PIPE_ASYNC 0
+#define PIPE_STAGES 2
+#else
+#define PIPE_ASYNC 0
+#define PIPE_STAGES 1
+#endif
+#include "tile_pipeline.cuh"
+
+constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
+constexpr int WSUBM = WM / WMITER; /* rows of one warp step */
+constexpr int WSUBN = WN / WNITER; /* columns of one warp step */
+
+struct Frag {
+    T acc[WMITER * TM][WNITER * TN];
+    int m0, n0; /* this thread's first row and column inside the block tile */
+
+    __device__ __forceinline__ void compute(const T *As, const T *Bs)
+    {
+#pragma unroll KUNROLL
+        for (int k = 0; k < BK; ++k) {
+            T a[WMITER * TM], b[WNITER * TN];
+#pragma unroll
+            for (int wm = 0; wm < WMITER; ++wm)
+                vcopy<TM>(&a[wm * TM], &As[k * tile::A_LD + m0 + wm * WSUBM]);
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn)
+                vcopy<TN>(&b[wn * TN], &Bs[k * tile::B_LD + n0 + wn * WSUBN]);
+#pragma unroll
+            for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+                for (int j = 0; j < WNITER * TN; ++j)
+                    acc[i][j] += a[i] * b[j];
+        }
+    }
+};
+
+/* The staggered double buffer of kernel 11 (DB 1), with every barrier at the top level. */
+__device__ __forceinline__ void staggered(Frag &f, T *As, T *Bs, const T *A, const T *B, int M, int N, int K,
+                                          int row0, int col0, int kt0, int kt1, int tid)
+{
+    constexpr int HALF = THREADS / 2;
+    typedef tile::Staging<HALF> Half;
+    const bool second = tid >= HALF;
+    const int ltid = tid % HALF, kend = min(K, kt1 * BK), nkt = kt1 - kt0;
+    T *As1 = As + tile::A_STAGE, *Bs1 = Bs + tile::B_STAGE;
+    if (!second && nkt > 0)
+        Half::copy(As, Bs, A, B, M, N, K, row0, col0, kt0 * BK, kend, ltid);
+    __syncthreads();
+    for (int t = 0; t < nkt; t += 2) {
+        const bool odd = t + 1 < nkt, next = t + 2 < nkt;
+        if (!second)
+            f.compute(As, Bs); /* tile t */
+        else if (odd)
+            Half::copy(As1, Bs1, A, B, M, N, K, row0, col0, (kt0 + t + 1) * BK, kend, ltid);
+        __syncthreads();
+        if (!second) {
+            if (odd)
+                f.compute(As1, Bs1); /* tile t+1 */
+        } else {
+            f.compute(As, Bs); /* tile t */
+        }
+        __syncthreads();
+        if (!second) {
+            if (next)
+                Half::copy(As, Bs, A, B, M, N, K, row0, col0, (kt0 + t + 2) * BK, kend, ltid);
+        } else if (odd) {
+            f.compute(As1, Bs1); /* tile t+1 */
+        }
+        __syncthreads();
+    }
+}
+
+extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
+{
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *As = reinterpret_cast<T *>(smem_raw);
+    T *Bs = As + (DB == 2 ? STAGES : DB == 0 ? 1 : 2) * tile::A_STAGE;
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    int bx, by;
+    if (!block_coords<SUPER>(cdiv(N, BN), cdiv(M, BM), bx, by))
+        return;
+    const int row0 = by * BM, col0 = bx * BN;
+    Frag f;
+    {
+        const int wrow = warp / (BN / WN), wcol = warp % (BN / WN);
+        constexpr int LANES_N = WSUBN / TN; /* lanes across one warp step */
+        f.m0 = wrow * WM + (lane / LANES_N) * TM;
+        f.n0 = wcol * WN + (lane % LANES_N) * TN;
+    }
+#pragma unroll
+    for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+        for (int j = 0; j < WNITER * TN; ++j)
+            f.acc[i][j] = T(0);
+    const int ktiles = cdiv(K, BK);
+#if DB == 1
+    staggered(f, As, Bs, A, B, M, N, K, row0, col0, 0, ktiles, tid);
+#else
+    tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, 0, ktiles, tid);
+#endif
+#pragma unroll
+    for (int i = 0; i < WMITER * TM; ++i) {
+        const int gr = row0 + f.m0 + (i / TM) * WSUBM + i % TM;
+        if (!FULL_M && gr >= M)
+            continue;
+#pragma unroll
+        for (int j = 0; j < WNITER * TN; j += EVEC_C) {
+            const int gc = col0 + f.n0 + (j / TN) * WSUBN + j % TN;
+            if (FULL_N || gc < N)
+                store_c<EVEC_C>(&C[gr * N + gc], &f.acc[i][j], alpha, beta);
+        }
+    }
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The command line on a machine without a GPU: help texts, exit codes of commands that need a GPU,
+# lists and per-entry overrides, --emit, and `make install` into a scratch prefix.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+E=build/engine
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for cmd in bench verify compile info; do
+  $E $cmd --help >"$tmp/help" 2>&1
+  check_rc "engine $cmd --help" 0 $?
+  grep -q -- '--help' "$tmp/help" && pass "engine $cmd --help lists its flags" || fail "engine $cmd --help lists its flags"
+done
+grep -q -- '--warmup W .*default 3' <($E bench --help) && pass "bench --help gives defaults" || fail "bench --help gives defaults"
+$E >/dev/null 2>&1
+check_rc "engine with no command exits 2" 2 $?
+
+if $E info >/dev/null 2>&1; then
+  echo "  (a GPU is present: the no-GPU checks below are skipped)"
+else
+  $E info >"$tmp/out" 2>&1
+  check_rc "engine info without a GPU exits 3" 3 $?
+  grep -q 'no CUDA driver' "$tmp/out" && pass "the missing driver is named" || fail "the missing driver is named" "$(cat "$tmp/out")"
+  $E bench configs/naive.json --size 64 >"$tmp/out" 2>&1
+  check_rc "bench of a valid config without a GPU exits 3" 3 $?
+  [ "$(grep -c . "$tmp/out")" -le 2 ] && pass "...with a short message" || fail "...with a short message" "$(cat "$tmp/out")"
+fi
+
+$E compile configs/ldg_wider2.json --arch sm_86 --emit "$tmp/emit" >/dev/null 2>&1
+check_rc "compile --emit" 0 $?
+for ext in cu ptx cubin; do
+  [ -s "$tmp/emit/ldg_wider2.$ext" ] && pass "--emit wrote ldg_wider2.$ext" || fail "--emit wrote ldg_wider2.$ext"
+done
+grep -q '^#define BM 256$' "$tmp/emit/ldg_wider2.cu" && pass "pasted source carries the params" || fail "pasted source carries the params"
+grep -q '\.target sm_86' "$tmp/emit/ldg_wider2.ptx" && pass "PTX is for sm_86" || fail "PTX is for sm_86"
+
+printf 'configs/tiled.json BK=16\nconfigs/tiled.json\n# a comment\n' >"$tmp/sweep.list"
+sed -i "s#configs/#$PWD/configs/#" "$tmp/sweep.list"
+$E compile @"$tmp/sweep.list" --arch sm_90 >"$tmp/out" 2>&1
+check_rc "compile @LIST with per-entry overrides" 0 $?
+grep -q '^tiled\[BK=16\] ' "$tmp/out" && grep -q '^tiled ' "$tmp/out" && pass "list rows carry their overrides" || fail "list rows carry their overrides" "$(cat "$tmp/out")"
+$E compile ldg_wider2 --arch sm_90 >"$tmp/out" 2>&1
+check_rc "a shipped config by name" 0 $?
+
+make -s install PREFIX="$tmp/prefix" >/dev/null 2>&1
+check_rc "make install PREFIX=..." 0 $?
+(cd "$tmp" && "$tmp/prefix/bin/engine" compile ldg_wider2 --arch sm_86 >"$tmp/out" 2>&1)
+check_rc "the installed engine finds its templates and configs from another directory" 0 $?
+summary

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# make test: everything that needs no GPU. Ends with one line, "N passed, N failed", over all suites.
+set -u
+cd "$(dirname "$0")/.."
+total_pass=0
+total_fail=0
+failed=()
+tally() { # name, log: adds the suite's "N passed, N failed" line to the totals
+  local line p f
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$2" | tail -n 1)
+  if [ -z "$line" ]; then
+    total_fail=$((total_fail + 1)); failed+=("$1 (no summary line)"); return
+  fi
+  p=${line%% passed*}; f=${line#*, }; f=${f%% failed}
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+  [ "$f" -gt 0 ] && failed+=("$1: $f failed")
+  return 0
+}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+echo "== unit tests (cmocka)"
+for t in build/tests/test_*; do
+  case $t in *.d) continue ;; esac
+  "$t" >"$log" 2>&1
+  rc=$?
+  ok=$(grep -a -c '^\[       OK \]' "$log")
+  bad=$(grep -a -c '^\[  FAILED  \] [a-z]' "$log")
+  [ "$rc" != 0 ] && [ "$bad" = 0 ] && bad=1
+  printf '  %-28s %d passed, %d failed\n' "${t##*/}" "$ok" "$bad"
+  [ "$bad" -gt 0 ] && { grep -a -E 'ERROR|LINE|FAILED' "$log" | sed 's/^/    /'; failed+=("${t##*/}"); }
+  total_pass=$((total_pass + ok)); total_fail=$((total_fail + bad))
+done
+
+for suite in invalid compile_matrix cli; do
+  echo "== $suite"
+  bash "tests/$suite.sh" >"$log" 2>&1
+  if [ "$suite" = compile_matrix ]; then grep -v '^  ok ' "$log"; else grep -v '^  ok ' "$log" | grep -v '^[0-9]* passed' ; fi
+  tally "$suite" "$log"
+  tail -n 1 "$log" | sed 's/^/  /'
+done
+
+echo
+echo "== skipped: GPU tests (this machine is not asked to run them; on a GPU machine run make test-gpu):"
+echo "   every config verified at 1x1x1, 17x33x5, 127x129x131, 1000^3, 2048^3 with beta = 0 (NaN-poisoned C) and"
+echo "   beta != 0; f64 runs of the f32 templates; the cuBLAS cross-check against the CPU; the wrong fixtures"
+echo "   (wrong_k, wrong_edge, wrong_beta) caught; fault and refusal exit codes; --format jsonl and --set on"
+echo "   the GPU; compute-sanitizer memcheck and racecheck on every template"
+echo
+[ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

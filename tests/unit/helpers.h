@@ -1,0 +1,33 @@
+/* helpers.h — shared by the unit tests: temporary config files and the template path. */
+#ifndef TEST_HELPERS_H
+#define TEST_HELPERS_H
+
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "paths.h"
+
+/* Tests run from the repository root (tests/run.sh does that). */
+static inline void use_repo_templates(void)
+{
+    setenv("ENGINE_TEMPLATES", "kernels_src:tests/templates", 1);
+    paths_init(NULL);
+}
+
+/* Write text to a fresh temporary .json file; returns its path (free it). */
+static inline char *temp_config(const char *text)
+{
+    char *path = strdup("/tmp/engine-test-XXXXXX.json");
+    int fd = mkstemps(path, 5);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+#endif

@@ -1,0 +1,76 @@
+/* test_jsonloc.c — finding a member's line and column in a JSON text. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "jsonloc.h"
+
+static const char *k_text = "{\n"
+                            "  \"name\": \"x\",\n"
+                            "  \"nested\": {\"a\": [1, {\"b\": 2}], \"s\": \"}{,\\\"\"},\n"
+                            "  \"params\": {\n"
+                            "    \"BM\": 128,\n"
+                            "    \"TM\":   12\n"
+                            "  }\n"
+                            "}\n";
+
+static void test_values_and_keys(void **state)
+{
+    (void)state;
+    int line = 0, col = 0;
+    const char *tm[] = {"params", "TM"};
+    assert_int_equal(jsonloc_find(k_text, tm, 2, false, &line, &col), 0);
+    assert_int_equal(line, 6);
+    assert_int_equal(col, 13);
+    assert_int_equal(jsonloc_find(k_text, tm, 2, true, &line, &col), 0);
+    assert_int_equal(line, 6);
+    assert_int_equal(col, 5);
+    const char *name[] = {"name"};
+    assert_int_equal(jsonloc_find(k_text, name, 1, false, &line, &col), 0);
+    assert_int_equal(line, 2);
+    assert_int_equal(col, 11);
+}
+
+static void test_skips_strings_and_arrays(void **state)
+{
+    (void)state;
+    int line = 0, col = 0;
+    const char *bm[] = {"params", "BM"};
+    /* The nested object holds braces and commas inside a string: they must not confuse the scan. */
+    assert_int_equal(jsonloc_find(k_text, bm, 2, false, &line, &col), 0);
+    assert_int_equal(line, 5);
+    assert_int_equal(col, 11);
+}
+
+static void test_missing(void **state)
+{
+    (void)state;
+    int line = -1, col = -1;
+    const char *none[] = {"params", "BK"};
+    assert_int_equal(jsonloc_find(k_text, none, 2, false, &line, &col), -1);
+    assert_int_equal(line, -1);
+    const char *deep[] = {"name", "x"};
+    assert_int_equal(jsonloc_find(k_text, deep, 2, false, &line, &col), -1);
+}
+
+static void test_position_counts_characters(void **state)
+{
+    (void)state;
+    int line, col;
+    jsonloc_position("ab\n\xc3\xa9x", 5, &line, &col); /* 'é' is two bytes, one column */
+    assert_int_equal(line, 2);
+    assert_int_equal(col, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_values_and_keys),
+        cmocka_unit_test(test_skips_strings_and_arrays),
+        cmocka_unit_test(test_missing),
+        cmocka_unit_test(test_position_counts_characters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,146 @@
+/* test_template.c — parameter blocks, planning a launch, pasting the source. */
+#include "helpers.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "config.h"
+#include "template.h"
+
+static int setup(void **state)
+{
+    (void)state;
+    use_repo_templates();
+    return 0;
+}
+
+static void test_load_blocktile(void **state)
+{
+    (void)state;
+    template_t t;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(template_load("blocktile", &t, &err), 0);
+    assert_true(t.dtypes[DTYPE_F32] && t.dtypes[DTYPE_F64]);
+    assert_true(t.nparams > 20);
+    assert_true(t.nconstraints > 10);
+    assert_int_equal(template_param_index(&t, "BM"), 0);
+    assert_false(t.params[0].has_default);
+    int vec = template_param_index(&t, "VEC_A");
+    assert_int_equal(t.params[vec].nvalues, 3);
+    template_free(&t);
+    assert_int_equal(template_load("no_such_template", &t, &err), -1);
+    assert_non_null(strstr(err.text, "not found"));
+}
+
+/* The plan points into the config's template: both are freed together by done(). */
+static config_t g_cfg;
+
+static void plan_config(const char *path, int64_t m, int64_t n, int64_t k, plan_t *p, err_t *err)
+{
+    if (config_load(path, NULL, 0, NULL, 90, &g_cfg, err) != 0)
+        fail_msg("%s: %s", path, err->text);
+    if (template_plan(&g_cfg.tpl, g_cfg.path, g_cfg.name, g_cfg.values, g_cfg.dtype, 90, m, n, k, 232448, p, err))
+        fail_msg("%s", err->text);
+}
+
+static void done(plan_t *p)
+{
+    plan_free(p);
+    config_free(&g_cfg);
+}
+
+static void test_plan_walk_steps(void **state)
+{
+    (void)state;
+    err_t err;
+    err_clear(&err);
+    plan_t p;
+    /* bank_pad_vec: 64x64 tiles, 2x2 tiles per block when the grid is large. */
+    plan_config("configs/bank_pad_vec.json", 2048, 2048, 2048, &p, &err);
+    assert_int_equal(p.nlaunches, 1);
+    assert_int_equal(p.launches[0].grid[0], 16);
+    assert_int_equal(p.launches[0].grid[1], 16);
+    assert_int_equal(p.launches[0].block[0], 128);
+    assert_int_equal(p.launches[0].smem, 33024); /* the published 33,024 B */
+    assert_non_null(strstr(p.switches, "TPB_EFF=2"));
+    assert_non_null(strstr(p.source, "#define BM 64\n"));
+    assert_non_null(strstr(p.source, "#define T float\n"));
+    assert_non_null(strstr(p.source, "#line 1 \""));
+    done(&p);
+    /* A small grid keeps one tile per block; odd shapes turn the guards on. */
+    plan_config("configs/bank_pad_vec.json", 127, 129, 131, &p, &err);
+    assert_non_null(strstr(p.switches, "FULL_M=0 FULL_N=0 FULL_K=0"));
+    assert_non_null(strstr(p.switches, "TPB_EFF=1"));
+    assert_int_equal(p.launches[0].grid[0], 3);
+    assert_int_equal(p.launches[0].grid[1], 2);
+    done(&p);
+    /* ldg_wider2: 1-D grid padded to whole 8x8 supertiles, 82,944 B of shared memory. */
+    plan_config("configs/ldg_wider2.json", 2048, 2048, 2048, &p, &err);
+    assert_int_equal(p.launches[0].grid[0], 4 * 1 * 8 * 8); /* 32x8 tiles in 8x8 squares */
+    assert_int_equal(p.launches[0].grid[1], 1);
+    assert_int_equal(p.launches[0].smem, 82944);
+    assert_non_null(strstr(p.switches, "EVEC_A=4"));
+    done(&p);
+    plan_config("configs/ldg_wider2.json", 2048, 2046, 2048, &p, &err);
+    assert_non_null(strstr(p.switches, "EVEC_B=1")); /* N % 4 != 0: scalar loads of B */
+    done(&p);
+}
+
+static void test_plan_splitk_launches(void **state)
+{
+    (void)state;
+    err_t err;
+    err_clear(&err);
+    plan_t p;
+    plan_config("configs/splitk2.json", 1024, 1024, 1024, &p, &err);
+    assert_int_equal(p.nlaunches, 2);
+    assert_string_equal(p.launches[0].kernel, "scale_c");
+    assert_string_equal(p.launches[1].kernel, "gemm");
+    assert_int_equal(p.launches[1].grid[2], 2);
+    assert_int_equal(p.main_launch, 1);
+    assert_int_equal(p.workspace, 0);
+    done(&p);
+    plan_config("configs/splitk4_2pass.json", 1024, 1024, 1024, &p, &err);
+    assert_int_equal(p.nlaunches, 2);
+    assert_string_equal(p.launches[1].kernel, "reduce");
+    assert_int_equal(p.workspace, 4LL * 1024 * 1024);
+    done(&p);
+}
+
+static void test_plan_refusals(void **state)
+{
+    (void)state;
+    err_t err;
+    err_clear(&err);
+    config_t c;
+    plan_t p;
+    assert_int_equal(config_load("tests/configs/gpu/needs_k4.json", NULL, 0, NULL, 90, &c, &err), 0);
+    assert_int_not_equal(template_plan(&c.tpl, c.path, c.name, c.values, c.dtype, 90, 16, 16, 6, 232448, &p, &err), 0);
+    assert_non_null(strstr(err.text, "requires K % 4 == 0"));
+    plan_free(&p);
+    err_clear(&err);
+    assert_int_equal(template_plan(&c.tpl, c.path, c.name, c.values, c.dtype, 90, 16, 16, 8, 232448, &p, &err), 0);
+    plan_free(&p);
+    config_free(&c);
+    /* More shared memory than the target allows is refused before compiling. */
+    assert_int_equal(config_load("configs/ldg_wider2.json", NULL, 0, NULL, 86, &c, &err), 0);
+    assert_int_not_equal(template_plan(&c.tpl, c.path, c.name, c.values, c.dtype, 86, 64, 64, 64, 65536, &p, &err), 0);
+    assert_non_null(strstr(err.text, "82944 bytes of shared memory"));
+    plan_free(&p);
+    config_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_load_blocktile),
+        cmocka_unit_test(test_plan_walk_steps),
+        cmocka_unit_test(test_plan_splitk_launches),
+        cmocka_unit_test(test_plan_refusals),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}

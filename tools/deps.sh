@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Probe every build dependency, one line each. Missing Debian packages are installed when running as
+# root; otherwise the exact command is printed and the build stops. The CUDA toolkit cannot come from
+# apt here, so for it we only say where we looked.
+#   usage: tools/deps.sh CUDA_HOME [--with-tests]
+set -u
+cuda_home=${1:-/usr/local/cuda}
+want_tests=${2:-}
+missing=()
+ok() { printf '  \xe2\x9c\x93 %-10s %s\n' "$1" "$2"; }
+no() { printf '  \xe2\x9c\x97 %-10s %s\n' "$1" "$2"; }
+
+for h in cuda.h nvrtc.h cublas_v2.h; do
+  if [ ! -f "$cuda_home/include/$h" ]; then
+    no cuda "$cuda_home/include/$h not found: install the CUDA toolkit (12.x or 13.x) or set CUDA_HOME"
+    exit 1
+  fi
+done
+libdir=$cuda_home/lib64
+[ -d "$libdir" ] || libdir=$cuda_home/lib
+for l in libnvrtc.so libcublas.so; do
+  if [ ! -e "$libdir/$l" ]; then
+    no cuda "$libdir/$l not found: install the CUDA toolkit's NVRTC and cuBLAS libraries"
+    exit 1
+  fi
+done
+ok cuda "$cuda_home ($("$cuda_home/bin/nvcc" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p' || echo '?'))"
+
+probe() { # name header package
+  if [ -f "/usr/include/$2" ]; then ok "$1" "/usr/include/$2"; else missing+=("$3"); fi
+}
+probe jansson jansson.h libjansson-dev
+[ "$want_tests" = --with-tests ] && probe cmocka cmocka.h libcmocka-dev
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "  installing: ${missing[*]}"
+  if ! { DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+         { apt-get update >/dev/null 2>&1 &&
+           DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }; }; then
+    no deps "could not install ${missing[*]}; run: $cmd"
+    exit 1
+  fi
+  for p in "${missing[@]}"; do ok "$p" installed; done
+  exit 0
+fi
+no deps "missing ${missing[*]}; run as root: sudo $cmd"
+exit 1
