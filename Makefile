@@ -49,7 +49,7 @@ test-gpu:
 bench: build/engine
 	build/engine bench --size 2048
 
-walk:
+walk: build/engine
 	@bash bench/walk.sh
 
 install: build/engine
