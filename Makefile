@@ -4,6 +4,7 @@
 #   make test-gpu   verification, cross-check, error paths and sanitizers on the GPU (prebuilt binaries)
 #   make bench      build, then benchmark the default walk at 2048^3 on the GPU found
 #   make walk       regenerate the three published tables on the GPU found (bench/walk.sh)
+#   make probes     build the FP64 issue-rate probes with nvcc (optional; bench/probes/run.sh runs them)
 #   make install PREFIX=/usr/local
 CUDA_HOME ?= /usr/local/cuda
 PREFIX    ?= /usr/local
@@ -19,7 +20,7 @@ OBJ       := $(SRC:engine/%.c=build/obj/%.o)
 LIB_OBJ   := $(filter-out build/obj/main.o,$(OBJ))
 TESTS     := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all test test-gpu bench walk install clean deps
+.PHONY: all test test-gpu bench walk probes install clean deps
 all: build/engine
 
 # One probe line per dependency; installs what is missing when run as root (tools/deps.sh).
@@ -51,6 +52,13 @@ bench: build/engine
 
 walk: build/engine
 	@bash bench/walk.sh
+
+# Probes are plain CUDA programs (runtime API, nvcc), not engine templates: they measure the machine.
+PROBE_ARCH ?= sm_90
+probes: build/probes/fp64_core
+build/probes/%: bench/probes/%.cu
+	@mkdir -p $(dir $@)
+	$(CUDA_HOME)/bin/nvcc -O3 -std=c++17 -arch=$(PROBE_ARCH) -o $@ $<
 
 install: build/engine
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/engine/kernels_src $(DESTDIR)$(PREFIX)/share/engine/configs

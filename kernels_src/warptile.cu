@@ -15,6 +15,9 @@
  *      kernel put its barriers inside divergent branches; ours are all at the top level);
  *   2  kernel 12: STAGES buffers filled by cp.async (A one element per copy, transposing; B 16 bytes);
  *   3  two buffers, register-staged: the next tile's global loads are in flight during compute.
+ * LANES 1 lays the lanes of a warp step out so that shared memory serves both fragments at its
+ * doubled (paired-lane) rate, and SNAKE 1 orders the outer product so consecutive FMAs share an
+ * operand; both are off in the published kernels' configs and on in warptile_db and dgemm_simt.
  * Any shape (guards compile away when the FULL_* switches hold). Example: configs/sb10_warptiling.json.
  *
  * engine:template
@@ -41,6 +44,8 @@
     "STAGES": {"default": 2, "min": 2, "max": 4, "doc": "cp.async buffers (DB 2)"},
     "KUNROLL": {"default": 16, "min": 1, "max": 64, "doc": "unroll factor of the k loop over a stage"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
+    "SNAKE": {"default": 0, "values": [0, 1], "doc": "1: walk each row of the outer product in alternating directions, so consecutive FMAs share an operand"},
+    "LANES": {"default": 0, "values": [0, 1], "doc": "lane layout of a warp step: 0 row-major, 1 paired (lanes 2i, 2i+1 share A rows, lanes i, i^2 share B columns)"},
     "MINB": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM (0: none)"}
   },
   "constraints": [
@@ -61,7 +66,8 @@
     {"rule": "(BN + PAD_B) % min(TN, 16 / ELEM) == 0", "why": "vector reads of B fragments need aligned stored rows"},
     {"rule": "DB != 2 || ARCH >= 80", "why": "cp.async needs sm_80 or newer"},
     {"rule": "DB != 2 || (BN + PAD_B) % VEC_B == 0", "why": "each cp.async into a stored row of B must stay aligned"},
-    {"rule": "DB != 1 || THREADS % 64 == 0", "why": "the staggered scheme splits the block into two halves of whole warps"}
+    {"rule": "DB != 1 || THREADS % 64 == 0", "why": "the staggered scheme splits the block into two halves of whole warps"},
+    {"rule": "LANES == 0 || ((WN / WNITER) / TN >= 2 && (WN / WNITER) / TN <= 16)", "why": "the paired lane layout needs 2 to 16 lanes across a warp step"}
   ],
   "switches": {
     "FULL_M": "M % BM == 0",
@@ -122,8 +128,13 @@ struct Frag {
 #pragma unroll
             for (int i = 0; i < WMITER * TM; ++i)
 #pragma unroll
-                for (int j = 0; j < WNITER * TN; ++j)
+                for (int jj = 0; jj < WNITER * TN; ++jj) {
+                    /* An FMA whose three operands all come from the register file costs an extra
+                     * issue cycle (measured: DFMA on the H100, docs/NOTES.md); the snake order
+                     * lets the turn between rows keep b[j] in the operand reuse cache. */
+                    const int j = SNAKE && (i & 1) ? WNITER * TN - 1 - jj : jj;
                     acc[i][j] += a[i] * b[j];
+                }
         }
     }
 };
@@ -178,8 +189,18 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
     {
         const int wrow = warp / (BN / WN), wcol = warp % (BN / WN);
         constexpr int LANES_N = WSUBN / TN; /* lanes across one warp step */
-        f.m0 = wrow * WM + (lane / LANES_N) * TM;
-        f.n0 = wcol * WN + (lane % LANES_N) * TN;
+        int lm = lane / LANES_N, ln = lane % LANES_N;
+        if constexpr (LANES != 0) {
+            /* Shared memory returns 128 B (one register per lane) per cycle, twice that when
+             * lanes i and i^1, or i and i^2, read the same address. Row-major lanes pair only
+             * on A; here bit 0 of the lane picks the column and bit 1 the row, so A's reads
+             * pair on i^1 and B's on i^2, and every fragment load takes half the cycles. */
+            const int hi = lane >> 2;
+            ln = (lane & 1) | (hi % (LANES_N / 2)) << 1;
+            lm = (lane >> 1 & 1) | (hi / (LANES_N / 2)) << 1;
+        }
+        f.m0 = wrow * WM + lm * TM;
+        f.n0 = wcol * WN + ln * TN;
     }
 #pragma unroll
     for (int i = 0; i < WMITER * TM; ++i)

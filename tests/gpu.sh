@@ -3,6 +3,7 @@
 # has no jansson headers, so nothing is rebuilt here). Logs go to $GPU_LOG_DIR (default build/gpu-logs).
 #   every shipped config verified at 1x1x1, 17x33x5, 127x129x131, 1000^3 and 2048^3, beta = 0 and != 0
 #   f64 runs of the templates that take both types; the cuBLAS cross-check against the CPU
+#   the warp tile's paired lane layout at every width it allows
 #   deliberately wrong fixtures that verification must catch; exit codes of the error paths
 #   --format jsonl and --set; compute-sanitizer memcheck and racecheck on each template
 set -u
@@ -36,6 +37,17 @@ rc=$?
 grep -E '^(FAIL|error)' "$LOG/verify-f64.txt"
 tail -1 "$LOG/verify-f64.txt"
 check_rc "verify --dtype f64" 0 "$rc" "$(grep -A3 -E '^(FAIL|error)' "$LOG/verify-f64.txt" | head -40)"
+
+echo "== the paired lane layout (LANES 1) at 2, 4, 8 and 16 lanes across a warp step, f32 and f64"
+for geo in "WM=64 WN=32 WNITER=2 TN=8" "WM=32 WN=64 WNITER=2 TN=8" "WM=32 WN=64 WNITER=1 TN=8" "WM=32 WN=64 WNITER=1 TN=4"; do
+  sets=""
+  for kv in $geo LANES=1 SNAKE=1; do sets="$sets --set $kv"; done
+  for dt in f32 f64; do
+    # shellcheck disable=SC2086
+    $E verify configs/warptile_db.json $sets --dtype $dt --shapes 1x1x1,17x33x5,127x129x131,1000x1000x1000 >"$LOG/lanes.txt" 2>&1
+    check_rc "verify warptile LANES=1 $geo ($dt)" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/lanes.txt" | head -20)"
+  done
+done
 
 echo "== wrong kernels must be caught"
 for t in wrong_k wrong_edge wrong_beta; do
@@ -87,7 +99,7 @@ if [ "${GPU_SANITIZE:-1}" = 0 ]; then
   echo "  skipped (GPU_SANITIZE=0)"
 elif [ -x "$CS" ] || CS=$(command -v compute-sanitizer); then
   for c in naive tiled bank_pad_vec ldg_wider2 sb07_linearize multibuf_b3 ldg_async splitk2 splitk4_2pass \
-           sb10_warptiling sb11_double_buffer sb12_double_buffer2 warptile_db dgemm_pipelined dgemm_dmma; do
+           sb10_warptiling sb11_double_buffer sb12_double_buffer2 warptile_db dgemm_simt dgemm_pipelined dgemm_dmma; do
     for tool in memcheck racecheck; do
       "$CS" --tool $tool --error-exitcode 99 $E verify configs/$c.json --shapes 67x45x37 >"$LOG/cs-$tool-$c.txt" 2>&1
       rc=$?

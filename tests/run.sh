@@ -32,7 +32,7 @@ for t in build/tests/test_*; do
   total_pass=$((total_pass + ok)); total_fail=$((total_fail + bad))
 done
 
-for suite in invalid compile_matrix cli; do
+for suite in invalid compile_matrix cli tools; do
   echo "== $suite"
   bash "tests/$suite.sh" >"$log" 2>&1
   if [ "$suite" = compile_matrix ]; then grep -v '^  ok ' "$log"; else grep -v '^  ok ' "$log" | grep -v '^[0-9]* passed' ; fi
@@ -43,9 +43,10 @@ done
 echo
 echo "== skipped: GPU tests (this machine is not asked to run them; on a GPU machine run make test-gpu):"
 echo "   every config verified at 1x1x1, 17x33x5, 127x129x131, 1000^3, 2048^3 with beta = 0 (NaN-poisoned C) and"
-echo "   beta != 0; f64 runs of the f32 templates; the cuBLAS cross-check against the CPU; the wrong fixtures"
-echo "   (wrong_k, wrong_edge, wrong_beta) caught; fault and refusal exit codes; --format jsonl and --set on"
-echo "   the GPU; compute-sanitizer memcheck and racecheck on every template"
+echo "   beta != 0; f64 runs of the f32 templates; the warp tile's paired lanes at every width; the cuBLAS"
+echo "   cross-check against the CPU; the wrong fixtures (wrong_k, wrong_edge, wrong_beta) caught; fault and"
+echo "   refusal exit codes; --format jsonl and --set on the GPU; compute-sanitizer memcheck and racecheck"
+echo "   on every template"
 echo
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
 echo "$total_pass passed, $total_fail failed"
