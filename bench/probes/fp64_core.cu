@@ -1,5 +1,5 @@
 /* fp64_core.cu — how fast the FP64 pipe of one SM runs the SIMT DGEMM's inner loop, without global
- * memory: the probes behind docs/NOTES.md "SIMT DGEMM: the register file, not shared memory".
+ * memory: the probes behind docs/NOTES.md "Round 7: the register file".
  *
  *   dfma_only   independent DFMA chains (a and b the same for every lane: they sit in uniform
  *               registers, so each DFMA reads only its accumulator from the register file);
@@ -8,7 +8,8 @@
  *               1 snake (every other row backwards), 2 in 2x2 blocks.
  *
  * Rate = lane-DFMAs per SM clock, from clock64() spans per SM (%smid), against the 64 the H100 can
- * issue. Built by bench/probes/run.sh with nvcc: a probe, not part of the engine. */
+ * issue. Built with nvcc by `make probes` and run by bench/probes/run.sh: a probe, not part of the
+ * engine. */
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -31,6 +32,13 @@ struct Span {
     long long t0, t1, sm;
 };
 
+__device__ __forceinline__ void start(Span *spans)
+{
+    __syncthreads();
+    if (threadIdx.x == 0)
+        spans[blockIdx.x].t0 = clock64();
+}
+
 __device__ __forceinline__ void record(Span *spans)
 {
     __syncthreads();
@@ -48,9 +56,7 @@ template <int NACC> __global__ void __launch_bounds__(THREADS) dfma_only(double 
 #pragma unroll
     for (int i = 0; i < NACC; ++i)
         acc[i] = threadIdx.x + i;
-    __syncthreads();
-    if (threadIdx.x == 0)
-        spans[blockIdx.x].t0 = clock64();
+    start(spans);
 #pragma unroll 1
     for (int it = 0; it < iters; ++it)
 #pragma unroll
@@ -83,9 +89,7 @@ template <int ORDER> __global__ void __launch_bounds__(THREADS, 1) outer(double 
 #pragma unroll
         for (int j = 0; j < 8; ++j)
             acc[i][j] = 0;
-    __syncthreads();
-    if (threadIdx.x == 0)
-        spans[blockIdx.x].t0 = clock64();
+    start(spans);
 #pragma unroll 1
     for (int it = 0; it < iters; ++it) {
 #pragma unroll
@@ -165,14 +169,11 @@ static void probe(const char *what, Launch launch, int blocks_per_sm, double dfm
 
 int main()
 {
-    int sms, major, minor;
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
-    CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
     cudaDeviceProp prop;
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    printf("%s, sm_%d%d, %d SMs; rates in lane-DFMAs per SM clock (64 is the FP64 peak)\n\n", prop.name, major, minor,
-           sms);
+    const int sms = prop.multiProcessorCount;
+    printf("%s, sm_%d%d, %d SMs; rates in lane-DFMAs per SM clock (64 is the FP64 peak)\n\n", prop.name, prop.major,
+           prop.minor, sms);
     printf("| probe | warps per scheduler | lane-DFMA/clk/SM | of peak |\n|---|---:|---:|---:|\n");
     const int iters = 256;
     const double per_block = double(THREADS) * 64 * iters * BK;
