@@ -13,7 +13,7 @@ CFLAGS    ?= -O2 -g
 CUDA_LIB  := $(firstword $(wildcard $(CUDA_HOME)/lib64) $(CUDA_HOME)/lib)
 override CFLAGS  += -std=c11 -Wall -Wextra -Wpedantic -Werror -I$(CUDA_HOME)/include -MMD -MP
 override LDFLAGS += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB)
-LIBS      := -lnvrtc -lcublas -ljansson -ldl -lm
+LIBS      := -lnvrtc -lcublas -ljansson -ldl -lm -lpthread
 
 SRC       := $(wildcard engine/*.c)
 OBJ       := $(SRC:engine/%.c=build/obj/%.o)

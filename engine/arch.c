@@ -7,19 +7,19 @@
 #include <string.h>
 
 static const arch_info k_arch[] = {
-    /* sm  fp32 fp64 dmma  smem-opt-in  threads/SM */
-    {70, 64, 32, 0, 98304, 2048},
-    {75, 64, 2, 0, 65536, 1024},
-    {80, 64, 32, 64, 166912, 2048},
-    {86, 128, 2, 2, 101376, 1536},
-    {87, 128, 2, 2, 166912, 1536},
-    {89, 128, 2, 2, 101376, 1536},
-    {90, 128, 64, 128, 232448, 2048},
-    {100, 128, 64, 128, 232448, 2048},
-    {103, 128, 64, 128, 232448, 2048},
-    {110, 128, 64, 128, 232448, 2048},
-    {120, 128, 2, 2, 101376, 1536},
-    {121, 128, 2, 2, 101376, 1536},
+    /* sm  fp32 fp64 dmma  smem-opt-in  threads/SM  blocks/SM  smem/SM  reserved/block */
+    {70, 64, 32, 0, 98304, 2048, 32, 98304, 0},
+    {75, 64, 2, 0, 65536, 1024, 16, 65536, 0},
+    {80, 64, 32, 64, 166912, 2048, 32, 167936, 1024},
+    {86, 128, 2, 2, 101376, 1536, 16, 102400, 1024},
+    {87, 128, 2, 2, 166912, 1536, 16, 167936, 1024},
+    {89, 128, 2, 2, 101376, 1536, 24, 102400, 1024},
+    {90, 128, 64, 128, 232448, 2048, 32, 233472, 1024},
+    {100, 128, 64, 128, 232448, 2048, 32, 233472, 1024},
+    {103, 128, 64, 128, 232448, 2048, 32, 233472, 1024},
+    {110, 128, 64, 128, 232448, 2048, 32, 233472, 1024},
+    {120, 128, 2, 2, 101376, 1536, 32, 102400, 1024},
+    {121, 128, 2, 2, 101376, 1536, 32, 102400, 1024},
 };
 
 const arch_info *arch_lookup(int sm)
@@ -91,6 +91,26 @@ int arch_parse(const char *text, int *sm, err_t *err)
     }
     *sm = v;
     return 0;
+}
+
+int arch_occupancy(const arch_info *ai, int threads, int regs, int smem)
+{
+    if (threads < 1 || regs < 0 || smem < 0)
+        return 0;
+    int warps = (threads + 31) / 32;
+    /* Registers are given out per warp in units of 256; the SM has 64K. */
+    int per_warp = (regs * 32 + 255) / 256 * 256;
+    int by_regs = per_warp > 0 ? 65536 / per_warp / warps : ai->max_blocks_sm;
+    int by_threads = ai->max_threads_sm / (warps * 32);
+    int by_smem = smem > 0 ? ai->smem_sm / (smem + ai->smem_reserved) : ai->max_blocks_sm;
+    int b = ai->max_blocks_sm;
+    if (by_regs < b)
+        b = by_regs;
+    if (by_threads < b)
+        b = by_threads;
+    if (by_smem < b)
+        b = by_smem;
+    return b;
 }
 
 double arch_peak_flops(int lanes, int sms, double clock_hz) { return 2.0 * lanes * sms * clock_hz; }

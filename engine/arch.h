@@ -13,6 +13,9 @@ typedef struct {
     int fp64_tc_lanes;  /* FP64 FMA results per clock per SM on the tensor cores (DMMA) */
     int smem_optin;     /* bytes of shared memory one block may opt in to */
     int max_threads_sm; /* resident threads per SM */
+    int max_blocks_sm;  /* resident blocks per SM */
+    int smem_sm;        /* bytes of shared memory per SM */
+    int smem_reserved;  /* bytes of it the system keeps per resident block */
 } arch_info;
 
 /* Figures for sm (the closest known lower architecture of the same major version when sm itself is
@@ -26,6 +29,11 @@ int arch_parse(const char *text, int *sm, err_t *err);
 /* Whether NVRTC can target sm, and the list it can target ("sm_75 sm_80 ..."). */
 int arch_nvrtc_supports(int sm);
 void arch_nvrtc_list(char *buf, size_t len);
+
+/* Resident blocks per SM for a kernel of `threads` threads per block, `regs` registers per thread
+ * and `smem` bytes of shared memory per block (static + dynamic), from the limits above: what the
+ * tuner filters on before a GPU is involved (the driver's own figure is in every bench row). */
+int arch_occupancy(const arch_info *ai, int threads, int regs, int smem);
 
 /* Peak rate in FLOP/s: lanes x SMs x 2 (an FMA is two flops) x clock. */
 double arch_peak_flops(int lanes, int sms, double clock_hz);

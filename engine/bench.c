@@ -32,52 +32,68 @@ double bench_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int bench_time(gpu_t *g, bench_fn fn, void *ctx, const bench_opts *o, const bench_flush *flush, bench_stats *st,
-               err_t *err)
+static void stats_of(double *times, int runs, bench_stats *st)
 {
-    memset(st, 0, sizeof *st);
-    CUevent start = NULL, stop = NULL;
-    double *times = calloc((size_t)(o->runs > 0 ? o->runs : 1), sizeof *times);
-    int rc = -1;
-    if (!times)
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "out of host memory");
-    if (gpu_event_create(g, &start, err) || gpu_event_create(g, &stop, err))
-        goto out;
-    for (int i = 0; i < o->warmup; i++)
-        if (fn(ctx, err))
-            goto out;
-    if (gpu_sync(g, err))
-        goto out;
-    for (int r = 0; r < o->runs; r++) {
-        if (flush && flush->buf && gpu_fill32(g, flush->buf, (uint32_t)r, flush->bytes / 4, err))
-            goto out;
-        if (gpu_event_record(g, start, err))
-            goto out;
-        for (int i = 0; i < o->iters; i++)
-            if (fn(ctx, err))
-                goto out;
-        if (gpu_event_record(g, stop, err))
-            goto out;
-        float ms = 0.f;
-        if (gpu_event_elapsed(g, start, stop, &ms, err))
-            goto out;
-        times[r] = (double)ms / o->iters;
-    }
-    st->runs = o->runs;
+    st->runs = runs;
     st->min_ms = st->max_ms = times[0];
-    for (int r = 1; r < o->runs; r++) {
+    for (int r = 1; r < runs; r++) {
         if (times[r] < st->min_ms)
             st->min_ms = times[r];
         if (times[r] > st->max_ms)
             st->max_ms = times[r];
     }
-    st->median_ms = bench_median(times, o->runs);
+    st->median_ms = bench_median(times, runs);
+}
+
+int bench_time_n(gpu_t *g, size_t n, const bench_fn *fns, void *const *ctxs, const bench_opts *o,
+                 const bench_flush *flush, bench_stats *st, err_t *err)
+{
+    int runs = o->runs > 0 ? o->runs : 1;
+    CUevent start = NULL, stop = NULL;
+    double *times = calloc(n * (size_t)runs, sizeof *times);
+    int rc = -1;
+    if (!times)
+        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "out of host memory");
+    memset(st, 0, n * sizeof *st);
+    if (gpu_event_create(g, &start, err) || gpu_event_create(g, &stop, err))
+        goto out;
+    for (size_t j = 0; j < n; j++)
+        for (int i = 0; i < o->warmup; i++)
+            if (fns[j](ctxs[j], err))
+                goto out;
+    if (gpu_sync(g, err))
+        goto out;
+    for (int r = 0; r < runs; r++) {
+        for (size_t j = 0; j < n; j++) {
+            if (flush && flush->buf && gpu_fill32(g, flush->buf, (uint32_t)r, flush->bytes / 4, err))
+                goto out;
+            if (gpu_event_record(g, start, err))
+                goto out;
+            for (int i = 0; i < o->iters; i++)
+                if (fns[j](ctxs[j], err))
+                    goto out;
+            if (gpu_event_record(g, stop, err))
+                goto out;
+            float ms = 0.f;
+            if (gpu_event_elapsed(g, start, stop, &ms, err))
+                goto out;
+            times[j * (size_t)runs + (size_t)r] = (double)ms / o->iters;
+        }
+    }
+    for (size_t j = 0; j < n; j++)
+        stats_of(times + j * (size_t)runs, runs, &st[j]);
     rc = 0;
 out:
     gpu_event_destroy(g, start);
     gpu_event_destroy(g, stop);
     free(times);
     return rc;
+}
+
+int bench_time(gpu_t *g, bench_fn fn, void *ctx, const bench_opts *o, const bench_flush *flush, bench_stats *st,
+               err_t *err)
+{
+    return bench_time_n(g, 1, &fn, &ctx, o, flush, st, err);
 }
 
 /* Each thread spins until its SM's clock has advanced `cycles`; with one block per SM the kernel
@@ -97,7 +113,7 @@ int bench_clock_mhz(gpu_t *g, double *mhz, err_t *err)
     CUdeviceptr out = 0;
     CUevent a = NULL, b = NULL;
     int rc = -1;
-    if (jit_compile("clock_probe.cu", k_probe_src, NULL, 0, g->sm, "clock probe", &jr, err))
+    if (jit_compile("clock_probe.cu", k_probe_src, NULL, 0, g->sm, "clock probe", &jr, NULL, err))
         return -1;
     if (gpu_module_load(g, jr->cubin, "clock probe", &mod, err) || gpu_function(g, &mod, "spin", &f, err) ||
         gpu_alloc(g, (size_t)g->sms * sizeof(long long), &out, err) || gpu_event_create(g, &a, err) ||
@@ -176,7 +192,7 @@ static int l2_read_rate(gpu_t *g, size_t bytes, double *bps, err_t *err)
     CUdeviceptr buf = 0, out = 0;
     CUevent a = NULL, b = NULL;
     int rc = -1;
-    if (jit_compile("l2_probe.cu", k_l2_src, NULL, 0, g->sm, "L2 probe", &jr, err))
+    if (jit_compile("l2_probe.cu", k_l2_src, NULL, 0, g->sm, "L2 probe", &jr, NULL, err))
         return -1;
     if (gpu_module_load(g, jr->cubin, "L2 probe", &mod, err) || gpu_function(g, &mod, "l2read", &f, err) ||
         gpu_alloc(g, bytes, &buf, err) || gpu_alloc(g, 64, &out, err) || gpu_event_create(g, &a, err) ||

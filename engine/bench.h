@@ -35,6 +35,11 @@ void bench_flush_free(gpu_t *g, bench_flush *f);
 
 int bench_time(gpu_t *g, bench_fn fn, void *ctx, const bench_opts *o, const bench_flush *flush, bench_stats *st,
                err_t *err);
+/* Time n pieces of work the same way with their runs interleaved (run r of each in turn, each
+ * after its own flush), so that a clock that drifts during the measurement moves them alike:
+ * how a kernel is compared with cuBLAS "in the same run". st holds n results. */
+int bench_time_n(gpu_t *g, size_t n, const bench_fn *fns, void *const *ctxs, const bench_opts *o,
+                 const bench_flush *flush, bench_stats *st, err_t *err);
 
 /* Median of n values (sorts v). */
 double bench_median(double *v, int n);

@@ -132,33 +132,29 @@ static void values_list(const int64_t *v, size_t n, strbuf *sb)
         sb_addf(sb, "%s%lld", i ? (i + 1 == n ? " or " : ", ") : "", (long long)v[i]);
 }
 
-static int check_ranges(ctx_t *c)
+/* The message for a parameter outside its allowed values or range. */
+static int value_error(ctx_t *c, int i)
 {
-    const template_t *t = &c->cfg->tpl;
-    for (size_t i = 0; i < t->nparams; i++) {
-        const tpl_param *p = &t->params[i];
-        int64_t v = c->cfg->values[i];
-        if (p->nvalues) {
-            bool ok = false;
-            for (size_t j = 0; j < p->nvalues; j++)
-                ok = ok || p->values[j] == v;
-            if (!ok) {
-                strbuf sb;
-                sb_init(&sb);
-                values_list(p->values, p->nvalues, &sb);
-                fail_param(c, (int)i, "params.%s = %lld must be %s (%s)", p->name, (long long)v, sb.buf, p->doc);
-                sb_free(&sb);
-                return -1;
-            }
+    const tpl_param *p = &c->cfg->tpl.params[i];
+    int64_t v = c->cfg->values[i];
+    if (p->nvalues) {
+        bool ok = false;
+        for (size_t j = 0; j < p->nvalues; j++)
+            ok = ok || p->values[j] == v;
+        if (!ok) {
+            strbuf sb;
+            sb_init(&sb);
+            values_list(p->values, p->nvalues, &sb);
+            fail_param(c, i, "params.%s = %lld must be %s (%s)", p->name, (long long)v, sb.buf, p->doc);
+            sb_free(&sb);
+            return -1;
         }
-        if (p->has_min && v < p->min)
-            return fail_param(c, (int)i, "params.%s = %lld must be at least %lld (%s)", p->name, (long long)v,
-                              (long long)p->min, p->doc);
-        if (p->has_max && v > p->max)
-            return fail_param(c, (int)i, "params.%s = %lld must be at most %lld (%s)", p->name, (long long)v,
-                              (long long)p->max, p->doc);
     }
-    return 0;
+    if (p->has_min && v < p->min)
+        return fail_param(c, i, "params.%s = %lld must be at least %lld (%s)", p->name, (long long)v,
+                          (long long)p->min, p->doc);
+    return fail_param(c, i, "params.%s = %lld must be at most %lld (%s)", p->name, (long long)v, (long long)p->max,
+                      p->doc);
 }
 
 /* Collects the params a rule mentions, in order, without duplicates. */
@@ -196,50 +192,44 @@ static bool divides_form(const char *rule, char *a, char *b, size_t len)
     return true;
 }
 
-static int check_constraints(ctx_t *c, int arch)
+static int check_rules(ctx_t *c, int arch)
 {
     const config_t *cfg = c->cfg;
     const template_t *t = &cfg->tpl;
-    tpl_scope s;
-    scope_init(&s);
-    scope_add_params(&s, t, cfg->values, cfg->dtype, arch);
-    if (scope_add_derived(&s, t, c->err))
-        return -1;
-    for (size_t i = 0; i < t->nconstraints; i++) {
-        const tpl_rule *r = &t->constraints[i];
-        int64_t ok;
-        char msg[512];
-        if (scope_eval(&s, r->rule, &ok, msg, sizeof msg))
-            return err_set(c->err, EXIT_INPUT, t->path, 0, 0, "constraint: %s", msg), -1;
-        if (ok)
-            continue;
-        mention m = {t, {0}, 0};
-        expr_idents(r->rule, on_ident, &m);
-        /* Point at the first mentioned param the user set, else the first mentioned at all. */
-        int at = m.n ? m.idx[0] : -1;
-        for (int j = m.n - 1; j >= 0; j--)
-            if (cfg->origin[m.idx[j]] != FROM_DEFAULT)
-                at = m.idx[j];
-        char a[64], b[64];
-        int ia, ib;
-        if (divides_form(r->rule, a, b, sizeof a) && (ia = template_param_index(t, a)) >= 0 &&
-            (ib = template_param_index(t, b)) >= 0) {
-            int where = cfg->origin[ib] != FROM_DEFAULT ? ib : cfg->origin[ia] != FROM_DEFAULT ? ia : ib;
-            return fail_param(c, where, "params.%s = %lld does not divide params.%s = %lld: %s", b,
-                              (long long)cfg->values[ib], a, (long long)cfg->values[ia], r->why);
-        }
-        strbuf sb;
-        sb_init(&sb);
-        for (int j = 0; j < m.n; j++)
-            sb_addf(&sb, "%s%s = %lld", j ? ", " : "", t->params[m.idx[j]].name, (long long)cfg->values[m.idx[j]]);
-        /* When the target architecture is part of the rule, say which one: the fix may be --arch. */
-        if (strstr(r->rule, "ARCH"))
-            sb_addf(&sb, "%starget sm_%d", m.n ? ", " : "", arch);
-        fail_param(c, at, "params break \"%s\" (%s): %s", r->rule, sb.buf, r->why);
-        sb_free(&sb);
-        return -1;
+    int i = -1;
+    char msg[512];
+    switch (template_check(t, cfg->values, cfg->dtype, arch, &i, msg, sizeof msg)) {
+    case TPL_OK: return 0;
+    case TPL_BAD_VALUE: return value_error(c, i);
+    case TPL_BAD_CONSTRAINT: break;
+    default: return err_set(c->err, EXIT_INPUT, t->path, 0, 0, "constraint: %s", msg), -1;
     }
-    return 0;
+    const tpl_rule *r = &t->constraints[i];
+    mention m = {t, {0}, 0};
+    expr_idents(r->rule, on_ident, &m);
+    /* Point at the first mentioned param the user set, else the first mentioned at all. */
+    int at = m.n ? m.idx[0] : -1;
+    for (int j = m.n - 1; j >= 0; j--)
+        if (cfg->origin[m.idx[j]] != FROM_DEFAULT)
+            at = m.idx[j];
+    char a[64], b[64];
+    int ia, ib;
+    if (divides_form(r->rule, a, b, sizeof a) && (ia = template_param_index(t, a)) >= 0 &&
+        (ib = template_param_index(t, b)) >= 0) {
+        int where = cfg->origin[ib] != FROM_DEFAULT ? ib : cfg->origin[ia] != FROM_DEFAULT ? ia : ib;
+        return fail_param(c, where, "params.%s = %lld does not divide params.%s = %lld: %s", b,
+                          (long long)cfg->values[ib], a, (long long)cfg->values[ia], r->why);
+    }
+    strbuf sb;
+    sb_init(&sb);
+    for (int j = 0; j < m.n; j++)
+        sb_addf(&sb, "%s%s = %lld", j ? ", " : "", t->params[m.idx[j]].name, (long long)cfg->values[m.idx[j]]);
+    /* When the target architecture is part of the rule, say which one: the fix may be --arch. */
+    if (strstr(r->rule, "ARCH"))
+        sb_addf(&sb, "%starget sm_%d", m.n ? ", " : "", arch);
+    fail_param(c, at, "params break \"%s\" (%s): %s", r->rule, sb.buf, r->why);
+    sb_free(&sb);
+    return -1;
 }
 
 int config_load(const char *path, const param_set *sets, size_t nsets, const char *dtype_override,
@@ -407,7 +397,7 @@ int config_load(const char *path, const param_set *sets, size_t nsets, const cha
             goto out;
         }
     }
-    if (check_ranges(&c) || check_constraints(&c, arch))
+    if (check_rules(&c, arch))
         goto out;
     rc = 0;
 out:

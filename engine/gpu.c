@@ -21,6 +21,7 @@
     X(cuDeviceGetName)                                                                             \
     X(cuDeviceGetAttribute)                                                                        \
     X(cuDeviceTotalMem)                                                                            \
+    X(cuDeviceGetPCIBusId)                                                                         \
     X(cuDevicePrimaryCtxRetain)                                                                    \
     X(cuDevicePrimaryCtxRelease)                                                                   \
     X(cuCtxSetCurrent)                                                                             \
@@ -117,18 +118,24 @@ static int attr(gpu_t *g, CUdevice_attribute a, int *v, err_t *err)
     return CU_CHECK(cu.cuDeviceGetAttribute(v, a, g->dev), err);
 }
 
-int gpu_open(gpu_t *g, int ordinal, err_t *err)
+int gpu_count(int *count, err_t *err)
 {
-    memset(g, 0, sizeof *g);
-    g->ordinal = ordinal;
+    *count = 0;
     if (load_driver())
         return err_set(err, EXIT_SYSTEM, "engine", 0, 0,
                        "no CUDA driver: %s (this command needs an NVIDIA GPU; `engine compile` does not)",
                        g_dlerror);
-    if (CU_CHECK(cu.cuInit(0), err))
+    if (CU_CHECK(cu.cuInit(0), err) || CU_CHECK(cu.cuDeviceGetCount(count), err))
         return -1;
+    return 0;
+}
+
+int gpu_probe(gpu_t *g, int ordinal, err_t *err)
+{
+    memset(g, 0, sizeof *g);
+    g->ordinal = ordinal;
     int count = 0;
-    if (CU_CHECK(cu.cuDeviceGetCount(&count), err))
+    if (gpu_count(&count, err))
         return -1;
     if (ordinal < 0 || ordinal >= count)
         return err_set(err, EXIT_SYSTEM, "--device", 0, 0, "there is no GPU %d (this machine has %d)", ordinal,
@@ -136,6 +143,7 @@ int gpu_open(gpu_t *g, int ordinal, err_t *err)
     int major = 0, minor = 0;
     if (CU_CHECK(cu.cuDeviceGet(&g->dev, ordinal), err) ||
         CU_CHECK(cu.cuDeviceGetName(g->name, sizeof g->name, g->dev), err) ||
+        CU_CHECK(cu.cuDeviceGetPCIBusId(g->pci_bus_id, sizeof g->pci_bus_id, g->dev), err) ||
         attr(g, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major, err) ||
         attr(g, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor, err) ||
         attr(g, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &g->sms, err) ||
@@ -149,6 +157,13 @@ int gpu_open(gpu_t *g, int ordinal, err_t *err)
         CU_CHECK(cu.cuDriverGetVersion(&g->driver_version), err))
         return -1;
     g->sm = major * 10 + minor;
+    return 0;
+}
+
+int gpu_open(gpu_t *g, int ordinal, err_t *err)
+{
+    if (gpu_probe(g, ordinal, err))
+        return -1;
     if (CU_CHECK(cu.cuDevicePrimaryCtxRetain(&g->ctx, g->dev), err))
         return -1;
     if (CU_CHECK(cu.cuCtxSetCurrent(g->ctx), err) ||

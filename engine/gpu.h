@@ -32,13 +32,21 @@ typedef struct {
     int max_threads_sm; /* resident threads per SM */
     size_t total_mem;
     int driver_version; /* e.g. 13000 */
+    char pci_bus_id[32]; /* "0000:19:00.0": how NVML finds the same GPU */
 } gpu_t;
 
 /* Whether libcuda.so.1 can be loaded at all (no error is recorded). */
 bool gpu_driver_present(void);
 
-/* Load the driver, pick device `ordinal`, retain its primary context and make it current, create a
- * stream. Fails with EXIT_SYSTEM when there is no driver or no such device. */
+/* Number of GPUs the driver sees. Fails with EXIT_SYSTEM when there is no driver. */
+int gpu_count(int *count, err_t *err);
+
+/* Fill g with device `ordinal`'s properties without creating a context: a process that only
+ * compiles (and hands the GPU work to worker processes) learns the target this way. */
+int gpu_probe(gpu_t *g, int ordinal, err_t *err);
+
+/* gpu_probe, then retain the device's primary context and make it current, create a stream.
+ * Fails with EXIT_SYSTEM when there is no driver or no such device. */
 int gpu_open(gpu_t *g, int ordinal, err_t *err);
 void gpu_close(gpu_t *g);
 

@@ -1,9 +1,12 @@
-/* jit.c — NVRTC compilation, ptxas resource parsing, in-memory cache. */
+/* jit.c — NVRTC compilation, ptxas resource parsing, the in-memory and on-disk caches. */
+#define _GNU_SOURCE
 #include "jit.h"
 
+#include "sha256.h"
 #include "util.h"
 
 #include <nvrtc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,15 +20,25 @@ static int nvrtc_check(nvrtcResult rc, const char *call, const char *file, int l
 }
 #define NVRTC_CHECK(call, err) nvrtc_check((call), #call, __FILE__, __LINE__, (err))
 
-typedef struct cache_entry {
-    uint64_t key;
-    char *source; /* compared in full: the hash only picks the bucket */
-    int arch;
-    jit_result res;
-    struct cache_entry *next;
-} cache_entry;
+/* A request for one key: READY holds the result; PENDING is being compiled by some thread (wait on
+ * g_done); FAILED keeps the error, so every shape of a broken config reports it without
+ * recompiling (and without printing the log again). */
+typedef enum { ENTRY_PENDING, ENTRY_READY, ENTRY_FAILED } entry_state;
 
-static cache_entry *g_cache;
+typedef struct mem_entry {
+    char key[65];
+    entry_state state;
+    jit_result res;
+    err_t err; /* FAILED */
+    struct mem_entry *next;
+} mem_entry;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* guards g_entries, g_stats, states */
+static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER;   /* an entry left PENDING */
+static mem_entry *g_entries;
+static jit_stats g_stats;
+static const cache_t *g_disk;
+static bool g_quiet; /* compile errors: only err, no log and source on stderr */
 
 size_t jit_parse_ptxas(const char *log, jit_func_info *funcs, size_t max)
 {
@@ -113,32 +126,42 @@ void jit_print_numbered(FILE *f, const char *source)
     }
 }
 
-static int do_compile(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc,
-                      int arch, const char *label, jit_result *res, err_t *err)
+/* The options every compile gets; the cache key covers them. */
+static size_t build_opts(int arch, const char *const *include_dirs, size_t ninc, char **owned, const char **opts)
 {
-    nvrtcProgram prog;
-    if (NVRTC_CHECK(nvrtcCreateProgram(&prog, source, prog_name, 0, NULL, NULL), err))
-        return -1;
-    char opt_arch[32];
-    snprintf(opt_arch, sizeof opt_arch, "--gpu-architecture=sm_%d", arch);
+    size_t n = 0;
+    opts[n++] = owned[0] = xasprintf("--gpu-architecture=sm_%d", arch);
     /* -lineinfo: profilers and compute-sanitizer map SASS back to template lines (#line keeps them
      * the template's own). -Xptxas -v: the resource report, without a GPU. */
-    const char *opts[6 + JIT_MAX_INCLUDES] = {opt_arch, "-lineinfo", "--ptxas-options=-v", "--std=c++17"};
-    int nopts = 4;
+    opts[n++] = "-lineinfo";
+    opts[n++] = "--ptxas-options=-v";
+    opts[n++] = "--std=c++17";
     /* Since 12.9 NVRTC reuses CUBINs from the driver's compute cache, and a cache hit comes back
      * without ptxas's resource report (and with a compile time that measures nothing). */
     int major = 0, minor = 0;
     if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS && (major > 12 || (major == 12 && minor >= 9)))
-        opts[nopts++] = "--no-cache";
-    char *inc[JIT_MAX_INCLUDES];
+        opts[n++] = "--no-cache";
     size_t ni = ninc < JIT_MAX_INCLUDES ? ninc : JIT_MAX_INCLUDES;
     for (size_t i = 0; i < ni; i++)
-        opts[nopts++] = inc[i] = xasprintf("--include-path=%s", include_dirs[i]);
+        opts[n++] = owned[1 + i] = xasprintf("--include-path=%s", include_dirs[i]);
+    return n;
+}
+
+static void free_opts(char **owned, size_t ninc)
+{
+    for (size_t i = 0; i < 1 + (ninc < JIT_MAX_INCLUDES ? ninc : JIT_MAX_INCLUDES); i++)
+        free(owned[i]);
+}
+
+static int do_compile(const char *prog_name, const char *source, const char **opts, size_t nopts, int arch,
+                      const char *label, jit_result *res, err_t *err)
+{
+    nvrtcProgram prog;
+    if (NVRTC_CHECK(nvrtcCreateProgram(&prog, source, prog_name, 0, NULL, NULL), err))
+        return -1;
     int rc = -1;
     double t0 = now_ms();
-    nvrtcResult crc = nvrtcCompileProgram(prog, nopts, opts);
-    for (size_t i = 0; i < ni; i++)
-        free(inc[i]);
+    nvrtcResult crc = nvrtcCompileProgram(prog, (int)nopts, opts);
     res->compile_ms = now_ms() - t0;
     size_t log_size = 0;
     if (NVRTC_CHECK(nvrtcGetProgramLogSize(prog, &log_size), err))
@@ -147,12 +170,17 @@ static int do_compile(const char *prog_name, const char *source, const char *con
     res->log[0] = '\0';
     if (NVRTC_CHECK(nvrtcGetProgramLog(prog, res->log), err))
         goto out_destroy_program;
-    if (crc != NVRTC_SUCCESS) {
+    if (crc != NVRTC_SUCCESS && !g_quiet) {
+        /* One banner at a time: compiles run on several threads. */
+        flockfile(stderr);
         fprintf(stderr, "==== compile of config %s (program %s, sm_%d) failed: %s ====\n", label, prog_name,
                 arch, nvrtcGetErrorString(crc));
         fprintf(stderr, "%s\n---- pasted source ----\n", res->log);
         jit_print_numbered(stderr, source);
         fprintf(stderr, "==== end of %s ====\n", prog_name);
+        funlockfile(stderr);
+    }
+    if (crc != NVRTC_SUCCESS) {
         /* First line of the log that says "error" is the most useful one-liner. */
         const char *e = strstr(res->log, "error");
         const char *bol = e;
@@ -191,39 +219,222 @@ static void result_free(jit_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int jit_compile(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc,
-                int arch, const char *label, const jit_result **out, err_t *err)
+/* Feed the headers a source includes ("..." form, found on the include path, recursively) into
+ * the key: editing gemm_common.cuh must not hit CUBINs built from the old one. */
+static void hash_includes(sha256_ctx *h, const char *text, const char *const *dirs, size_t ndirs, char ***seen,
+                          size_t *nseen, int depth)
 {
-    uint64_t key = hash64(source, strlen(source), (uint64_t)arch);
-    for (cache_entry *e = g_cache; e; e = e->next) {
-        if (e->key == key && e->arch == arch && strcmp(e->source, source) == 0) {
-            e->res.from_cache = true;
-            *out = &e->res;
-            return 0;
+    for (const char *p = strstr(text, "#include"); p && depth < 16; p = strstr(p + 8, "#include")) {
+        const char *q = p + 8;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q != '"')
+            continue;
+        const char *end = strchr(q + 1, '"');
+        const char *eol = strchr(q, '\n');
+        if (!end || (eol && end > eol))
+            continue;
+        char *name = xstrndup(q + 1, (size_t)(end - q - 1));
+        bool dup = false;
+        for (size_t i = 0; i < *nseen && !dup; i++)
+            dup = strcmp((*seen)[i], name) == 0;
+        if (dup) {
+            free(name);
+            continue;
+        }
+        *seen = xrealloc(*seen, (*nseen + 1) * sizeof **seen);
+        (*seen)[(*nseen)++] = name;
+        for (size_t i = 0; i < ndirs; i++) {
+            char *path = xasprintf("%s/%s", dirs[i], name);
+            size_t len = 0;
+            char *body = read_file(path, &len);
+            free(path);
+            if (!body)
+                continue;
+            sha256_update(h, name, strlen(name) + 1);
+            sha256_update(h, body, len + 1);
+            hash_includes(h, body, dirs, ndirs, seen, nseen, depth + 1);
+            free(body);
+            break;
         }
     }
-    cache_entry *e = xcalloc(1, sizeof *e);
-    if (do_compile(prog_name, source, include_dirs, ninc, arch, label, &e->res, err)) {
-        result_free(&e->res);
-        free(e);
+}
+
+static void make_key(const char *source, const char **opts, size_t nopts, const char *const *dirs, size_t ndirs,
+                     char out[65])
+{
+    sha256_ctx h;
+    sha256_init(&h);
+    const char magic[] = "engine-jit 1";
+    sha256_update(&h, magic, sizeof magic);
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    char ver[32];
+    int n = snprintf(ver, sizeof ver, "nvrtc %d.%d", major, minor);
+    sha256_update(&h, ver, (size_t)n + 1);
+    for (size_t i = 0; i < nopts; i++)
+        sha256_update(&h, opts[i], strlen(opts[i]) + 1);
+    sha256_update(&h, source, strlen(source) + 1);
+    char **seen = NULL;
+    size_t nseen = 0;
+    hash_includes(&h, source, dirs, ndirs, &seen, &nseen, 0);
+    for (size_t i = 0; i < nseen; i++)
+        free(seen[i]);
+    free(seen);
+    uint8_t d[32];
+    sha256_final(&h, d);
+    sha256_hex(d, out);
+}
+
+/* Serve from the disk cache: 0 on a hit (res filled), -1 otherwise. A damaged entry is reported
+ * once and left for the caller to rebuild. */
+static int from_disk(const char *key, jit_result *res)
+{
+    if (!g_disk)
+        return -1;
+    cache_entry e;
+    err_t warn;
+    err_clear(&warn);
+    int rc = cache_get(g_disk, key, &e, &warn);
+    if (rc == CACHE_CORRUPT || rc == CACHE_ERROR) {
+        err_print(stderr, &warn);
+        pthread_mutex_lock(&g_lock);
+        g_stats.corrupt++;
+        pthread_mutex_unlock(&g_lock);
         return -1;
     }
-    e->key = key;
-    e->arch = arch;
-    e->source = xstrdup(source);
-    e->next = g_cache;
-    g_cache = e;
-    *out = &e->res;
+    if (rc != CACHE_HIT)
+        return -1;
+    /* The entry's buffers become the result's. */
+    res->log = e.log;
+    res->ptx = e.ptx;
+    res->ptx_size = e.ptx_size;
+    res->cubin = e.cubin;
+    res->cubin_size = e.cubin_size;
+    res->compile_ms = e.compile_ms;
+    res->nfuncs = jit_parse_ptxas(res->log, res->funcs, JIT_MAX_FUNCS);
     return 0;
+}
+
+static void to_disk(const char *key, const jit_result *res)
+{
+    if (!g_disk)
+        return;
+    cache_entry e = {.log = res->log, .log_size = strlen(res->log), .ptx = res->ptx, .ptx_size = res->ptx_size,
+                     .cubin = res->cubin, .cubin_size = res->cubin_size, .compile_ms = res->compile_ms};
+    err_t err;
+    err_clear(&err);
+    /* A cache that cannot be written costs time, not correctness: say so once and go on. */
+    static int warned;
+    if (cache_put(g_disk, key, &e, &err) && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        err_print(stderr, &err);
+}
+
+int jit_compile(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc,
+                int arch, const char *label, const jit_result **out, jit_origin *origin, err_t *err)
+{
+    char *owned[1 + JIT_MAX_INCLUDES] = {0};
+    const char *opts[8 + JIT_MAX_INCLUDES];
+    size_t nopts = build_opts(arch, include_dirs, ninc, owned, opts);
+    char key[65];
+    make_key(source, opts, nopts, include_dirs, ninc < JIT_MAX_INCLUDES ? ninc : JIT_MAX_INCLUDES, key);
+
+    pthread_mutex_lock(&g_lock);
+    mem_entry *e = g_entries;
+    while (e && strcmp(e->key, key) != 0)
+        e = e->next;
+    if (e) {
+        while (e->state == ENTRY_PENDING)
+            pthread_cond_wait(&g_done, &g_lock);
+        int rc = 0;
+        if (e->state == ENTRY_FAILED) {
+            if (err && !err_isset(err))
+                *err = e->err;
+            rc = -1;
+        } else {
+            g_stats.mem_hits++;
+            *out = &e->res;
+            if (origin)
+                *origin = JIT_MEMORY;
+        }
+        pthread_mutex_unlock(&g_lock);
+        free_opts(owned, ninc);
+        return rc;
+    }
+    e = xcalloc(1, sizeof *e);
+    memcpy(e->key, key, sizeof key);
+    e->state = ENTRY_PENDING;
+    e->next = g_entries;
+    g_entries = e;
+    pthread_mutex_unlock(&g_lock);
+
+    jit_origin got = JIT_DISK;
+    int rc = from_disk(key, &e->res);
+    if (rc) {
+        got = JIT_COMPILED;
+        pthread_mutex_lock(&g_lock);
+        g_stats.nvrtc++;
+        pthread_mutex_unlock(&g_lock);
+        rc = do_compile(prog_name, source, opts, nopts, arch, label, &e->res, &e->err);
+        if (rc == 0)
+            to_disk(key, &e->res);
+    }
+    free_opts(owned, ninc);
+    memcpy(e->res.key, key, sizeof key);
+    pthread_mutex_lock(&g_lock);
+    if (rc) {
+        result_free(&e->res);
+        e->state = ENTRY_FAILED;
+        if (err && !err_isset(err))
+            *err = e->err;
+    } else {
+        e->state = ENTRY_READY;
+        if (got == JIT_DISK)
+            g_stats.disk_hits++;
+        *out = &e->res;
+        if (origin)
+            *origin = got;
+    }
+    pthread_cond_broadcast(&g_done);
+    pthread_mutex_unlock(&g_lock);
+    return rc ? -1 : 0;
+}
+
+void jit_forget(const jit_result *r)
+{
+    pthread_mutex_lock(&g_lock);
+    for (mem_entry **pe = &g_entries; *pe; pe = &(*pe)->next) {
+        mem_entry *e = *pe;
+        if (&e->res == r && e->state == ENTRY_READY) {
+            *pe = e->next;
+            result_free(&e->res);
+            free(e);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+void jit_set_cache(const cache_t *c) { g_disk = c; }
+
+void jit_set_quiet(bool quiet) { g_quiet = quiet; }
+
+void jit_get_stats(jit_stats *s)
+{
+    pthread_mutex_lock(&g_lock);
+    *s = g_stats;
+    pthread_mutex_unlock(&g_lock);
 }
 
 void jit_cache_free(void)
 {
-    while (g_cache) {
-        cache_entry *e = g_cache;
-        g_cache = e->next;
+    pthread_mutex_lock(&g_lock);
+    while (g_entries) {
+        mem_entry *e = g_entries;
+        g_entries = e->next;
         result_free(&e->res);
-        free(e->source);
         free(e);
     }
+    memset(&g_stats, 0, sizeof g_stats);
+    pthread_mutex_unlock(&g_lock);
 }

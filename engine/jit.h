@@ -1,9 +1,13 @@
 /* jit.h — NVRTC: pasted template source to a CUBIN for one architecture, with the resource usage
- * ptxas reports, cached in memory for the life of the process (a verify sweep compiles each
- * config once per distinct set of shape switches). Needs no GPU. */
+ * ptxas reports. Results are kept in memory for the life of the process (a verify sweep compiles
+ * each config once per distinct set of shape switches) and, when a cache is set, on disk between
+ * runs and between processes (cache.h): the key is the SHA-256 of everything the CUBIN depends
+ * on. Safe to call from several threads at once (the compile pool does); a source being compiled
+ * by one thread is waited for, not compiled twice. Needs no GPU. */
 #ifndef ENGINE_JIT_H
 #define ENGINE_JIT_H
 
+#include "cache.h"
 #include "err.h"
 
 #include <stdbool.h>
@@ -27,20 +31,44 @@ typedef struct {
     char *ptx;
     size_t ptx_size;
     char *log;         /* NVRTC + ptxas output */
-    double compile_ms; /* wall time of nvrtcCompileProgram */
+    double compile_ms; /* wall time of nvrtcCompileProgram when it was compiled (maybe by another run) */
     jit_func_info funcs[JIT_MAX_FUNCS];
     size_t nfuncs;
-    bool from_cache; /* this request was served without compiling */
+    char key[65]; /* the cache key: SHA-256 in hex */
 } jit_result;
+
+/* Where a request was served from. */
+typedef enum { JIT_COMPILED = 0, JIT_MEMORY, JIT_DISK } jit_origin;
+
+/* Counts since the process started (or jit_cache_free). */
+typedef struct {
+    unsigned long nvrtc;      /* NVRTC compiles run */
+    unsigned long disk_hits;  /* served from the on-disk cache */
+    unsigned long mem_hits;   /* served from memory (compiled or loaded earlier by this process) */
+    unsigned long corrupt;    /* damaged disk entries found (and rebuilt) */
+} jit_stats;
 
 #define JIT_MAX_INCLUDES 16
 
 /* Compile source for sm_<arch>. prog_name names the NVRTC program (it shows up in profilers and in
  * messages); include_dirs are searched in order by #include "..."; label is the config. The
- * result belongs to the cache: do not free it. A compile error prints the log and the numbered
- * source to stderr under a banner and sets err to EXIT_INPUT. */
+ * result belongs to the cache: do not free it. origin (may be NULL) says where it came from. A
+ * compile error prints the log and the numbered source to stderr under a banner (once per
+ * source) and sets err to EXIT_INPUT. */
 int jit_compile(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc,
-                int arch, const char *label, const jit_result **out, err_t *err);
+                int arch, const char *label, const jit_result **out, jit_origin *origin, err_t *err);
+
+/* Drop one result from memory (a tune of thousands of points keeps none it is done with; the
+ * disk cache still has it). r must not be used afterwards. */
+void jit_forget(const jit_result *r);
+
+/* Use c (kept by the caller, alive until jit_cache_free) as the on-disk cache; NULL: none. */
+void jit_set_cache(const cache_t *c);
+void jit_get_stats(jit_stats *s);
+
+/* quiet: a failed compile sets err (its first error line) without printing the log and the
+ * numbered source (a tune logs hundreds of points; `engine compile --verbose` shows one in full). */
+void jit_set_quiet(bool quiet);
 
 /* Resource usage of one kernel of a result, or NULL when ptxas did not mention it. */
 const jit_func_info *jit_func(const jit_result *r, const char *name);
@@ -48,7 +76,7 @@ const jit_func_info *jit_func(const jit_result *r, const char *name);
 /* Parse ptxas -v output into funcs (exposed for tests). Returns how many kernels it found. */
 size_t jit_parse_ptxas(const char *log, jit_func_info *funcs, size_t max);
 
-/* Drop every cached result. */
+/* Drop every result kept in memory and reset the counts (the disk cache is left alone). */
 void jit_cache_free(void);
 
 /* Print source with line numbers: lines before the `#line 1` directive are the pasted prelude

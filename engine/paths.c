@@ -13,6 +13,8 @@
 static char *g_dirs[16];
 static size_t g_ndirs;
 static char *g_configs;
+static char *g_exe;
+static char *g_tune;
 
 static int is_dir(const char *p)
 {
@@ -70,6 +72,7 @@ void paths_init(const char *argv0)
     char *exe_dir;
     if (n > 0) {
         exe[n] = '\0';
+        g_exe = xstrdup(exe);
         exe_dir = path_dirname(exe);
     } else {
         exe_dir = path_dirname(argv0 ? argv0 : ".");
@@ -87,6 +90,15 @@ void paths_init(const char *argv0)
         g_configs = c;
     else
         free(c);
+    char *t = canonical(exe_dir, "../tune");
+    if (!is_dir(t)) {
+        free(t);
+        t = canonical(exe_dir, "../share/engine/tune");
+    }
+    if (is_dir(t))
+        g_tune = t;
+    else
+        free(t);
     free(exe_dir);
 }
 
@@ -97,7 +109,15 @@ void paths_free(void)
     g_ndirs = 0;
     free(g_configs);
     g_configs = NULL;
+    free(g_exe);
+    g_exe = NULL;
+    free(g_tune);
+    g_tune = NULL;
 }
+
+const char *paths_tune_dir(void) { return g_tune; }
+
+const char *paths_exe(void) { return g_exe ? g_exe : "/proc/self/exe"; }
 
 size_t paths_template_dirs(const char *const **dirs)
 {

@@ -19,6 +19,12 @@ size_t paths_template_dirs(const char *const **dirs);
 /* Directory of the shipped configs (<exe>/../configs, or <exe>/../share/engine/configs), or NULL. */
 const char *paths_configs_dir(void);
 
+/* Directory of the shipped tuning spaces (<exe>/../tune, or <exe>/../share/engine/tune), or NULL. */
+const char *paths_tune_dir(void);
+
+/* This executable's path (workers are started from it). */
+const char *paths_exe(void);
+
 /* Directory part of path ("." when there is none), newly allocated. */
 char *path_dirname(const char *path);
 /* Join dir and name unless name is absolute, newly allocated. */

@@ -152,7 +152,7 @@ fail:
 }
 
 int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K, kernel_t *k,
-                 err_t *err)
+                 jit_origin *origin, err_t *err)
 {
     memset(k, 0, sizeof *k);
     k->cfg = cfg;
@@ -169,7 +169,7 @@ int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, i
     inc[ninc++] = cfg->tpl.dir;
     for (size_t i = 0; i < ndirs && ninc < JIT_MAX_INCLUDES; i++)
         inc[ninc++] = dirs[i];
-    if (jit_compile(prog, k->plan.source, inc, ninc, arch, cfg->path, &k->jit, err))
+    if (jit_compile(prog, k->plan.source, inc, ninc, arch, cfg->path, &k->jit, origin, err))
         return -1;
     k->info = jit_func(k->jit, "gemm");
     return 0;

@@ -61,9 +61,10 @@ typedef struct {
     bool loaded;
 } kernel_t;
 
-/* Plan cfg for the shape and compile it for sm_<arch>. No GPU needed. */
+/* Plan cfg for the shape and compile it for sm_<arch> (or find it compiled: origin, may be NULL,
+ * says where it came from). No GPU needed. */
 int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K, kernel_t *k,
-                 err_t *err);
+                 jit_origin *origin, err_t *err);
 /* Load the CUBIN into the session's context and look up its kernels. */
 int kernel_load(session_t *s, kernel_t *k, err_t *err);
 void kernel_free(session_t *s, kernel_t *k);

@@ -70,6 +70,41 @@ int scope_add_derived(tpl_scope *s, const template_t *t, err_t *err)
     return 0;
 }
 
+int template_check(const template_t *t, const int64_t *values, dtype_t dtype, int arch, int *index, char *msg,
+                   size_t msglen)
+{
+    for (size_t i = 0; i < t->nparams; i++) {
+        const tpl_param *p = &t->params[i];
+        int64_t v = values[i];
+        bool ok = p->nvalues == 0;
+        for (size_t j = 0; j < p->nvalues && !ok; j++)
+            ok = p->values[j] == v;
+        if (!ok || (p->has_min && v < p->min) || (p->has_max && v > p->max)) {
+            *index = (int)i;
+            return TPL_BAD_VALUE;
+        }
+    }
+    tpl_scope s;
+    scope_init(&s);
+    scope_add_params(&s, t, values, dtype, arch);
+    for (size_t i = 0; i < t->nderived; i++) {
+        int64_t v;
+        if (scope_eval(&s, t->derived[i].expr, &v, msg, msglen))
+            return -1;
+        scope_set(&s, t->derived[i].name, v);
+    }
+    for (size_t i = 0; i < t->nconstraints; i++) {
+        int64_t ok;
+        if (scope_eval(&s, t->constraints[i].rule, &ok, msg, msglen))
+            return -1;
+        if (!ok) {
+            *index = (int)i;
+            return TPL_BAD_CONSTRAINT;
+        }
+    }
+    return TPL_OK;
+}
+
 /* ---- loading -------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -572,8 +607,9 @@ int template_plan(const template_t *t, const char *label, const char *config_nam
 
     strbuf src;
     sb_init(&src);
-    sb_addf(&src, "/* pasted by engine: config %s, template %s, %s, sm_%d, shape %lldx%lldx%lld */\n",
-            config_name, t->name, dtype_name(dtype), arch, (long long)M, (long long)N, (long long)K);
+    /* No shape here: shapes with the same switches share one CUBIN (and one cache entry). */
+    sb_addf(&src, "/* pasted by engine: config %s, template %s, %s, sm_%d */\n", config_name, t->name,
+            dtype_name(dtype), arch);
     sb_addf(&src, "#define T %s\n#define ELEM %zu\n#define F64 %d\n#define ARCH %d\n",
             dtype == DTYPE_F64 ? "double" : "float", dtype_size(dtype), dtype == DTYPE_F64, arch);
     for (size_t i = 0; i < t->nparams; i++)

@@ -113,6 +113,20 @@ int scope_eval(const tpl_scope *s, const char *expr, int64_t *out, char *errbuf,
  * template's: err names its file. */
 int scope_add_derived(tpl_scope *s, const template_t *t, err_t *err);
 
+/* Which rule a set of values breaks first. */
+typedef enum {
+    TPL_OK = 0,
+    TPL_BAD_VALUE,      /* index: a parameter outside its allowed values or min..max */
+    TPL_BAD_CONSTRAINT, /* index: a constraint that evaluates to 0 */
+} tpl_violation;
+
+/* Check values (aligned with t->params) against the parameters' allowed values and ranges, then
+ * the constraints, in the template's order, stopping at the first broken rule: sets *index and
+ * returns what kind it is. A derived name or constraint that cannot be evaluated (division by
+ * zero for these values, say) is -1 with the reason in msg. */
+int template_check(const template_t *t, const int64_t *values, dtype_t dtype, int arch, int *index, char *msg,
+                   size_t msglen);
+
 /* A config made concrete for one shape and architecture. */
 typedef struct {
     const char *kernel;

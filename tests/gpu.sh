@@ -6,6 +6,9 @@
 #   the warp tile's paired lane layout at every width it allows
 #   deliberately wrong fixtures that verification must catch; exit codes of the error paths
 #   --format jsonl and --set; compute-sanitizer memcheck and racecheck on each template
+#   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
+#   space holding a faulting and a hanging kernel; a second tune served from the CUBIN cache; a
+#   tune of 100 warptile points at 4096^3 whose winner verifies
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -77,6 +80,57 @@ $E bench "$LOG/bad.json" configs/tiled.json --size 256 --runs 2 >"$LOG/bad.txt" 
 check_rc "a bad config among good ones: reported, the rest run, exit 2" 2 $? "$(cat "$LOG/bad.txt")"
 grep -q '^tiled ' "$LOG/bad.txt" && pass "the good config still ran" || fail "the good config still ran" "$(cat "$LOG/bad.txt")"
 
+echo "== crash isolation: a faulting kernel second in a list of four"
+LIST="configs/tiled.json tests/configs/gpu/fault.json configs/naive.json configs/bank_pad_vec.json"
+# shellcheck disable=SC2086
+$FIX $E bench $LIST --size 256 --runs 2 >"$LOG/iso-bench.txt" 2>&1
+check_rc "bench: the fault is the worst outcome (exit 3)" 3 $? "$(cat "$LOG/iso-bench.txt")"
+n=$(grep -cE '^(tiled|naive|bank_pad_vec) +ok ' "$LOG/iso-bench.txt")
+grep -qE '^fault +fault ' "$LOG/iso-bench.txt" && [ "$n" = 3 ] && pass "bench: the fault is one row, the three others ran" ||
+  fail "bench: the fault is one row, the three others ran ($n ok)" "$(cat "$LOG/iso-bench.txt")"
+# shellcheck disable=SC2086
+$FIX $E verify $LIST --shapes 64x64x64,127x129x131 >"$LOG/iso-verify.txt" 2>&1
+check_rc "verify: exit 3" 3 $? "$(tail -5 "$LOG/iso-verify.txt")"
+grep -q '^verify: 12 passed, 0 failed, 4 errors' "$LOG/iso-verify.txt" && pass "verify: 12 checks passed around 4 faults" ||
+  fail "verify: 12 checks passed around 4 faults" "$(tail -3 "$LOG/iso-verify.txt")"
+
+echo "== engine tune: a space holding a faulting and a hanging kernel"
+export XDG_CACHE_HOME="$LOG/xdg"
+rm -rf "$XDG_CACHE_HOME" "$LOG"/toy*.jsonl
+$FIX $E tune tests/configs/tune/toy_space.json --log "$LOG/toy.jsonl" --timeout 10 --top 3 >"$LOG/toy.txt" 2>&1
+check_rc "tune finishes despite the fault and the hang" 0 $? "$(cat "$LOG/toy.txt")"
+python3 - "$LOG/toy.jsonl" <<'PY' && pass "exactly the fault and the hang are marked; every other point verified and timed" || fail "toy tune rows" "$(cat "$LOG/toy.txt")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+first = [r for r in rows if r["stage"] in (0, 1) and r["status"] != "pruned"]
+bad = {(r["configuration"]["MODE"], r["status"]) for r in first if r["status"] != "ok"}
+assert bad == {(1, "fault"), (2, "timeout")}, bad
+ok = [r for r in first if r["status"] == "ok"]
+assert len(ok) == 12 and all(r["configuration"]["MODE"] == 0 and r["ms"] > 0 and r["pct_cublas"] > 0 for r in ok), ok
+assert any(r["stage"] == 2 for r in rows)
+PY
+$FIX $E tune tests/configs/tune/toy_space.json --log "$LOG/toy2.jsonl" --timeout 10 --top 3 >"$LOG/toy2.txt" 2>&1
+check_rc "a second tune of the same space" 0 $? "$(cat "$LOG/toy2.txt")"
+grep -q '(0 NVRTC compiles, 14 from the cache; the workers compiled 0)' "$LOG/toy2.txt" &&
+  pass "the second tune compiled nothing: 14 CUBINs from the cache" || fail "second tune served from the cache" "$(head -1 "$LOG/toy2.txt")"
+
+echo "== engine tune: 100 warptile points at 4096^3"
+$E tune tune/warptile.json --strategy random --budget 100 --log "$LOG/warptile.jsonl" --emit-best "$LOG/wt-best.json" \
+  >"$LOG/warptile.txt" 2>&1
+check_rc "tune 100 warptile points" 0 $? "$(tail -5 "$LOG/warptile.txt")"
+head -n 1 "$LOG/warptile.txt"
+python3 - "$LOG/warptile.jsonl" <<'PY' && pass "100 points logged, each verified and timed or with its reason" || fail "warptile tune rows"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+first = [r for r in rows if r["status"] != "pruned" and r["stage"] < 2]
+assert len(first) == 100, len(first)
+assert all(r["status"] == "ok" or r["reason"] for r in first)
+assert sum(r["status"] == "ok" for r in first) >= 90
+PY
+$E verify "$LOG/wt-best.json" --shapes 1x1x1,127x129x131,1000x1000x1000 >"$LOG/wt-best-verify.txt" 2>&1
+check_rc "the emitted winner is a valid config that verifies" 0 $? "$(tail -3 "$LOG/wt-best-verify.txt")"
+unset XDG_CACHE_HOME
+
 echo "== output formats and --set"
 $E bench configs/bank_pad_vec.json --size 1024 --runs 3 --format jsonl >"$LOG/jsonl.txt" 2>"$LOG/jsonl.err"
 rc=$?
@@ -101,9 +155,13 @@ elif [ -x "$CS" ] || CS=$(command -v compute-sanitizer); then
   for c in naive tiled bank_pad_vec ldg_wider2 sb07_linearize multibuf_b3 ldg_async splitk2 splitk4_2pass \
            sb10_warptiling sb11_double_buffer sb12_double_buffer2 warptile_db dgemm_simt dgemm_pipelined dgemm_dmma; do
     for tool in memcheck racecheck; do
-      "$CS" --tool $tool --error-exitcode 99 $E verify configs/$c.json --shapes 67x45x37 >"$LOG/cs-$tool-$c.txt" 2>&1
+      # The kernels run in a worker process: the sanitizer must follow it, and every process's
+      # summary must be clean.
+      "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/$c.json --shapes 67x45x37 \
+        >"$LOG/cs-$tool-$c.txt" 2>&1
       rc=$?
-      if [ $rc = 0 ] && grep -q 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' "$LOG/cs-$tool-$c.txt"; then
+      if [ $rc = 0 ] && grep -q 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' "$LOG/cs-$tool-$c.txt" &&
+         ! grep -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$LOG/cs-$tool-$c.txt" && grep -q '^ok ' "$LOG/cs-$tool-$c.txt"; then
         pass "$tool $c"
       else
         fail "$tool $c (exit $rc)" "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/cs-$tool-$c.txt" | head -8)"

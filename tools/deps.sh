@@ -2,7 +2,7 @@
 # Probe every build dependency, one line each. Missing Debian packages are installed when running as
 # root; otherwise the exact command is printed and the build stops. The CUDA toolkit cannot come from
 # apt here, so for it we only say where we looked.
-#   usage: tools/deps.sh CUDA_HOME [--with-tests]
+#   usage: tools/deps.sh CUDA_HOME [--with-tests]   (tests also need cmocka, gnuplot and GNU parallel)
 set -u
 cuda_home=${1:-/usr/local/cuda}
 want_tests=${2:-}
@@ -29,8 +29,20 @@ ok cuda "$cuda_home ($("$cuda_home/bin/nvcc" --version 2>/dev/null | sed -n 's/.
 probe() { # name header package
   if [ -f "/usr/include/$2" ]; then ok "$1" "/usr/include/$2"; else missing+=("$3"); fi
 }
+probe_cmd() { # name command package [--version text that must appear]
+  local path
+  path=$(command -v "$2") || { missing+=("$3"); return; }
+  if [ -n "${4:-}" ] && ! "$2" --version 2>/dev/null | grep -q "$4"; then
+    no "$1" "$path is not $4 (moreutils ships another parallel)"; missing+=("$3"); return
+  fi
+  ok "$1" "$path"
+}
 probe jansson jansson.h libjansson-dev
-[ "$want_tests" = --with-tests ] && probe cmocka cmocka.h libcmocka-dev
+if [ "$want_tests" = --with-tests ]; then
+  probe cmocka cmocka.h libcmocka-dev
+  probe_cmd gnuplot gnuplot gnuplot-nox       # tools/plot.sh
+  probe_cmd parallel parallel parallel 'GNU parallel'  # the shard test in tests/scripts.sh
+fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 cmd="apt-get install -y --no-install-recommends ${missing[*]}"

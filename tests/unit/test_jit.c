@@ -1,11 +1,17 @@
-/* test_jit.c — NVRTC to CUBIN without a GPU, the resource report, the cache, compile errors. */
+/* test_jit.c — NVRTC to CUBIN without a GPU, the resource report, the memory and disk caches (keys
+ * that follow included headers, one compile for concurrent requests), compile errors. */
+#define _GNU_SOURCE
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "jit.h"
 
 static const char *k_log = "ptxas info    : 0 bytes gmem\n"
@@ -45,22 +51,28 @@ static void test_compile_and_cache(void **state)
 {
     (void)state;
     const jit_result *r1, *r2;
+    jit_origin o1, o2;
     err_t err;
     err_clear(&err);
-    assert_int_equal(jit_compile("t.cu", k_src, NULL, 0, 80, "test", &r1, &err), 0);
+    assert_int_equal(jit_compile("t.cu", k_src, NULL, 0, 80, "test", &r1, &o1, &err), 0);
     assert_true(r1->cubin_size > 0);
     assert_true(r1->ptx_size > 0 && strstr(r1->ptx, ".entry gemm"));
     const jit_func_info *f = jit_func(r1, "gemm");
     assert_non_null(f);
     assert_true(f->regs > 0);
     assert_int_equal(f->smem_static, 256);
-    assert_false(r1->from_cache);
-    assert_int_equal(jit_compile("t.cu", k_src, NULL, 0, 80, "test", &r2, &err), 0);
+    assert_int_equal(o1, JIT_COMPILED);
+    assert_int_equal(jit_compile("t.cu", k_src, NULL, 0, 80, "test", &r2, &o2, &err), 0);
     assert_ptr_equal(r1, r2);
-    assert_true(r2->from_cache);
+    assert_int_equal(o2, JIT_MEMORY);
     /* Another architecture is another entry. */
-    assert_int_equal(jit_compile("t.cu", k_src, NULL, 0, 86, "test", &r2, &err), 0);
+    assert_int_equal(jit_compile("t.cu", k_src, NULL, 0, 86, "test", &r2, &o2, &err), 0);
     assert_ptr_not_equal(r1, r2);
+    assert_int_equal(o2, JIT_COMPILED);
+    jit_stats st;
+    jit_get_stats(&st);
+    assert_int_equal(st.nvrtc, 2);
+    assert_int_equal(st.mem_hits, 1);
     jit_cache_free();
 }
 
@@ -73,13 +85,123 @@ static void test_compile_error(void **state)
     FILE *saved = stderr;
     stderr = fopen("/dev/null", "w"); /* the banner and numbered source are for people */
     int rc = jit_compile("bad.cu", "extern \"C\" __global__ void gemm() { undeclared = 1; }\n", NULL, 0, 80,
-                         "configs/bad.json", &r, &err);
+                         "configs/bad.json", &r, NULL, &err);
+    /* A failure is remembered: asking again gives the same error without compiling again. */
+    err_t err2;
+    err_clear(&err2);
+    int rc2 = jit_compile("bad.cu", "extern \"C\" __global__ void gemm() { undeclared = 1; }\n", NULL, 0, 80,
+                          "configs/bad.json", &r, NULL, &err2);
     fclose(stderr);
     stderr = saved;
     assert_int_equal(rc, -1);
+    assert_int_equal(rc2, -1);
     assert_int_equal(err.code, EXIT_INPUT);
     assert_string_equal(err.source, "configs/bad.json");
     assert_non_null(strstr(err.text, "undeclared"));
+    assert_string_equal(err2.text, err.text);
+    jit_stats st;
+    jit_get_stats(&st);
+    assert_int_equal(st.nvrtc, 1);
+    jit_cache_free();
+}
+
+static char *write_header(const char *dir, const char *body)
+{
+    char *path = NULL;
+    assert_true(asprintf(&path, "%s/part.cuh", dir) > 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(body, f);
+    fclose(f);
+    return path;
+}
+
+/* The disk cache: a second process (here: an emptied memory cache) gets the CUBIN without NVRTC,
+ * and editing an included header changes the key. */
+static void test_disk_cache(void **state)
+{
+    (void)state;
+    char tmpl[] = "/tmp/engine-jit-XXXXXX";
+    assert_non_null(mkdtemp(tmpl));
+    char *cdir = NULL;
+    assert_true(asprintf(&cdir, "%s/cache", tmpl) > 0);
+    cache_t c;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(cache_open(&c, cdir, &err), 0);
+    jit_set_cache(&c);
+    char *hdr = write_header(tmpl, "#define SCALE 2.0f\n");
+    const char *dirs[] = {tmpl};
+    const char *src = "#include \"part.cuh\"\nextern \"C\" __global__ void gemm(float *a) { a[threadIdx.x] *= SCALE; }\n";
+    const jit_result *r;
+    jit_origin o;
+    assert_int_equal(jit_compile("d.cu", src, dirs, 1, 80, "test", &r, &o, &err), 0);
+    assert_int_equal(o, JIT_COMPILED);
+    char key1[65];
+    memcpy(key1, r->key, sizeof key1);
+    size_t size1 = r->cubin_size;
+    jit_cache_free();
+    assert_int_equal(jit_compile("d.cu", src, dirs, 1, 80, "test", &r, &o, &err), 0);
+    assert_int_equal(o, JIT_DISK);
+    assert_string_equal(r->key, key1);
+    assert_int_equal(r->cubin_size, size1);
+    assert_non_null(jit_func(r, "gemm")); /* the resource report survives the cache */
+    jit_stats st;
+    jit_get_stats(&st);
+    assert_int_equal(st.nvrtc, 0);
+    assert_int_equal(st.disk_hits, 1);
+    /* The same source with another header is another kernel. */
+    free(write_header(tmpl, "#define SCALE 3.0f\n"));
+    jit_cache_free();
+    assert_int_equal(jit_compile("d.cu", src, dirs, 1, 80, "test", &r, &o, &err), 0);
+    assert_int_equal(o, JIT_COMPILED);
+    assert_string_not_equal(r->key, key1);
+    jit_cache_free();
+    jit_set_cache(NULL);
+    cache_close(&c);
+    char *cmd = NULL;
+    assert_true(asprintf(&cmd, "rm -rf %s", tmpl) > 0);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(hdr);
+    free(cdir);
+}
+
+typedef struct {
+    const char *src;
+    const jit_result *r;
+    int rc;
+} compile_arg;
+
+static void *compile_thread(void *p)
+{
+    compile_arg *a = p;
+    err_t err;
+    err_clear(&err);
+    a->rc = jit_compile("c.cu", a->src, NULL, 0, 80, "test", &a->r, NULL, &err);
+    return NULL;
+}
+
+/* Threads asking for the same source at once: one NVRTC compile, one result for all. */
+static void test_concurrent_same_source(void **state)
+{
+    (void)state;
+    compile_arg a[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (compile_arg){k_src, NULL, -1};
+        assert_int_equal(pthread_create(&th[i], NULL, compile_thread, &a[i]), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    jit_stats st;
+    jit_get_stats(&st);
+    assert_int_equal(st.nvrtc, 1);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(a[i].rc, 0);
+        assert_ptr_equal(a[i].r, a[0].r);
+    }
+    jit_cache_free();
 }
 
 int main(void)
@@ -88,6 +210,8 @@ int main(void)
         cmocka_unit_test(test_parse_ptxas),
         cmocka_unit_test(test_compile_and_cache),
         cmocka_unit_test(test_compile_error),
+        cmocka_unit_test(test_disk_cache),
+        cmocka_unit_test(test_concurrent_same_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

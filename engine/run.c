@@ -1,0 +1,517 @@
+/* run.c — `engine bench` and `engine verify`.
+ *
+ * The engine loads and checks every config, compiles them all on the compile pool (into the
+ * CUBIN cache), then hands each (config, shape, beta) to a worker process on the GPU (worker.h)
+ * and prints what comes back. A kernel that faults or hangs costs its own row and a fresh worker;
+ * the rest of the list still runs, and the exit code is the worst outcome. */
+#include "run.h"
+
+#include "arch.h"
+#include "jit.h"
+#include "report.h"
+#include "setup.h"
+#include "util.h"
+#include "verify.h"
+#include "worker.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <nvrtc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The yardsticks of a row: peak rates at the maximum SM clock and measured bandwidths. */
+typedef struct {
+    double fp32, fp64, fp64_tc; /* FLOP/s */
+    double dram_bps, l2_bps;
+} machine_t;
+
+typedef struct {
+    const opts_t *o;
+    setup_t su;
+    worker_conf wc;
+    worker_t w;
+    config_t **cfgs;  /* one per entry, NULL when it failed to load */
+    char ***sets;     /* each entry's overrides, as sent to the worker */
+    size_t *nsets;
+    int worst;
+} runner_t;
+
+/* A new problem costs the worker host-side inputs and two cuBLAS calls before the kernel runs. */
+#define SETUP_ALLOWANCE_S 600.0
+
+static const shape_t k_verify_shapes[] = {
+    {1, 1, 1}, {17, 33, 5}, {127, 129, 131}, {1000, 1000, 1000}, {2048, 2048, 2048}};
+
+static double jnum(json_t *o, const char *k, double def)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : def;
+}
+
+static const char *jstr(json_t *o, const char *k, const char *def)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : def;
+}
+
+/* ---- set-up ---------------------------------------------------------------------------------- */
+
+/* Load every entry for the target; bad ones are reported and left NULL. Returns how many loaded. */
+static size_t load_all(runner_t *r)
+{
+    const opts_t *o = r->o;
+    size_t ok = 0;
+    r->cfgs = xcalloc(o->nentries, sizeof *r->cfgs);
+    r->sets = xcalloc(o->nentries, sizeof *r->sets);
+    r->nsets = xcalloc(o->nentries, sizeof *r->nsets);
+    for (size_t i = 0; i < o->nentries; i++) {
+        err_t err;
+        err_clear(&err);
+        r->sets[i] = setup_entry_sets(o, &o->entries[i], &r->nsets[i]);
+        config_t *c = xcalloc(1, sizeof *c);
+        if (setup_load_entry(o, &o->entries[i], r->su.arch, (const char *const *)r->sets[i], r->nsets[i], c, &err)) {
+            err_print(stderr, &err);
+            r->worst = exit_worst(r->worst, err.code);
+            free(c);
+            c = NULL;
+        }
+        r->cfgs[i] = c;
+        ok += c != NULL;
+    }
+    return ok;
+}
+
+static int runner_open(runner_t *r, const opts_t *o, bool bandwidth)
+{
+    memset(r, 0, sizeof *r);
+    r->o = o;
+    worker_init(&r->w, o->device);
+    err_t err;
+    err_clear(&err);
+    signal(SIGPIPE, SIG_IGN);
+    /* Bad configs are refused before any GPU work: load them against --arch (or sm_90) first. */
+    int first_arch = o->arch ? o->arch : 90;
+    r->su.arch = first_arch;
+    if (load_all(r) == 0)
+        return -1;
+    if (setup_target(&r->su, o, o->device, true, &err) || setup_cache(&r->su, o, true, &err) ||
+        setup_pool(&r->su, o, &err)) {
+        err_print(stderr, &err);
+        r->worst = exit_worst(r->worst, err.code);
+        return -1;
+    }
+    if (!o->arch && r->su.arch != first_arch) {
+        /* Constraints may mention ARCH: check again against the GPU's architecture. */
+        for (size_t i = 0; i < o->nentries; i++) {
+            if (r->cfgs[i]) {
+                config_free(r->cfgs[i]);
+                free(r->cfgs[i]);
+            }
+            setup_sets_free(r->sets[i], r->nsets[i]);
+        }
+        free(r->cfgs);
+        free(r->sets);
+        free(r->nsets);
+        if (load_all(r) == 0)
+            return -1;
+    }
+    r->wc = (worker_conf){worker_default_exe(), r->su.cache.dir, bandwidth, 600};
+    if (worker_ensure(&r->w, &r->wc, &err)) {
+        err_print(stderr, &err);
+        r->worst = exit_worst(r->worst, err.code);
+        return -1;
+    }
+    return 0;
+}
+
+static void runner_close(runner_t *r)
+{
+    worker_free(&r->w);
+    for (size_t i = 0; r->cfgs && i < r->o->nentries; i++) {
+        if (r->cfgs[i]) {
+            config_free(r->cfgs[i]);
+            free(r->cfgs[i]);
+        }
+        setup_sets_free(r->sets[i], r->nsets[i]);
+    }
+    free(r->cfgs);
+    free(r->sets);
+    free(r->nsets);
+    setup_free(&r->su);
+}
+
+/* Compile every loaded config for every shape on the pool. jobs[s * nentries + i]. */
+static build_job *build_all(runner_t *r, const shape_t *shapes, size_t nshapes)
+{
+    size_t n = r->o->nentries;
+    build_job *jobs = xcalloc(nshapes * n, sizeof *jobs);
+    void **args = xcalloc(nshapes * n, sizeof *args);
+    size_t na = 0;
+    for (size_t s = 0; s < nshapes; s++)
+        for (size_t i = 0; i < n; i++) {
+            build_job *j = &jobs[s * n + i];
+            if (!r->cfgs[i])
+                continue;
+            build_job_init(j, r->cfgs[i], r->su.arch, r->su.smem_limit, shapes[s].m, shapes[s].n, shapes[s].k);
+            args[na++] = j;
+        }
+    pool_run_all(&r->su.pool, build_job_run, args, na);
+    free(args);
+    return jobs;
+}
+
+static void free_jobs(runner_t *r, build_job *jobs, size_t nshapes)
+{
+    for (size_t i = 0; i < nshapes * r->o->nentries; i++)
+        if (jobs[i].cfg)
+            build_job_free(&jobs[i]);
+    free(jobs);
+}
+
+/* Send a request, (re)starting the worker when needed; a worker that dies or hangs becomes a
+ * reply with status fault or timeout. NULL when no worker can start (reported). */
+static json_t *call(runner_t *r, json_t *req)
+{
+    err_t err;
+    err_clear(&err);
+    if (worker_ensure(&r->w, &r->wc, &err)) {
+        err_print(stderr, &err);
+        r->worst = exit_worst(r->worst, err.code);
+        return NULL;
+    }
+    json_t *reply = NULL;
+    worker_status st = worker_call(&r->w, req, SETUP_ALLOWANCE_S, r->o->timeout_s, &reply);
+    if (st == WORKER_OK) {
+        if (json_is_true(json_object_get(reply, "broken")))
+            worker_stop(&r->w);
+        return reply;
+    }
+    return json_pack("{s:s, s:i, s:s}", "status", st == WORKER_TIMEOUT ? "timeout" : "fault", "code", EXIT_SYSTEM,
+                     "error", r->w.ended);
+}
+
+static json_t *run_request(runner_t *r, size_t entry, const build_job *j, double alpha, double beta, bool time)
+{
+    const opts_t *o = r->o;
+    json_t *sets = json_array();
+    for (size_t i = 0; i < r->nsets[entry]; i++)
+        json_array_append_new(sets, json_string(r->sets[entry][i]));
+    json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:I, s:I, s:I, s:f, s:f, s:I, s:b, s:b, s:i, s:i, s:i, s:b}",
+                            "op", "run", "path", o->entries[entry].path, "sets", sets, "dtype",
+                            o->dtype ? json_string(o->dtype) : json_null(), "arch", j->arch, "M", (json_int_t)j->M,
+                            "N", (json_int_t)j->N, "K", (json_int_t)j->K, "alpha", alpha, "beta", beta, "seed",
+                            (json_int_t)o->seed, "verify", 1, "time", time, "warmup", o->warmup, "runs", o->runs,
+                            "iters", o->iters, "baseline", time);
+    json_t *reply = call(r, req);
+    json_decref(req);
+    return reply;
+}
+
+static void print_mismatches(json_t *reply)
+{
+    json_t *m = json_object_get(reply, "mismatches");
+    size_t i;
+    json_t *e;
+    json_array_foreach(m, i, e)
+    {
+        double got = json_is_number(json_array_get(e, 2)) ? json_number_value(json_array_get(e, 2)) : NAN;
+        double want = json_is_number(json_array_get(e, 3)) ? json_number_value(json_array_get(e, 3)) : NAN;
+        double tol = json_number_value(json_array_get(e, 4));
+        fprintf(stderr, "    C[%lld][%lld]: got %.9g want %.9g (|diff| %.3g, tol %.3g)\n",
+                (long long)json_integer_value(json_array_get(e, 0)), (long long)json_integer_value(json_array_get(e, 1)),
+                got, want, fabs(got - want), tol);
+    }
+    size_t bad = (size_t)jnum(reply, "bad", 0);
+    if (bad > json_array_size(m))
+        fprintf(stderr, "    ... and %zu more\n", bad - json_array_size(m));
+}
+
+/* The reply's failure, if any, printed; returns its exit code. */
+static int report_failure(json_t *reply)
+{
+    int code = (int)jnum(reply, "code", EXIT_SYSTEM);
+    if (code == EXIT_OK)
+        return EXIT_OK;
+    fprintf(stderr, "%s\n", jstr(reply, "error", "the worker gave no reason"));
+    if (strcmp(jstr(reply, "status", ""), "FAIL") == 0)
+        print_mismatches(reply);
+    return code;
+}
+
+static void cross_check(runner_t *r)
+{
+    bool used[2] = {false, false};
+    for (size_t i = 0; i < r->o->nentries; i++)
+        if (r->cfgs[i])
+            used[r->cfgs[i]->dtype] = true;
+    json_t *dts = json_array();
+    for (int d = 0; d < 2; d++)
+        if (used[d])
+            json_array_append_new(dts, json_string(dtype_name((dtype_t)d)));
+    json_t *req = json_pack("{s:s, s:o, s:I}", "op", "cross_check", "dtypes", dts, "seed", (json_int_t)r->o->seed);
+    json_t *reply = call(r, req);
+    json_decref(req);
+    if (!reply)
+        return;
+    size_t i;
+    json_t *l;
+    json_array_foreach(json_object_get(reply, "lines"), i, l)
+    {
+        if (json_is_string(l))
+            printf("%s\n", json_string_value(l));
+        else
+            print_mismatches(l);
+    }
+    int code = (int)jnum(reply, "code", EXIT_SYSTEM);
+    if (code != EXIT_OK && code != EXIT_VERIFY)
+        fprintf(stderr, "%s\n", jstr(reply, "error", "cross-check failed"));
+    r->worst = exit_worst(r->worst, code);
+    json_decref(reply);
+}
+
+/* ---- bench ----------------------------------------------------------------------------------- */
+
+static double peak_for(const machine_t *mc, dtype_t d, bool tensor)
+{
+    if (d == DTYPE_F32)
+        return mc->fp32;
+    return tensor ? mc->fp64_tc : mc->fp64;
+}
+
+static void fill_roofline(report_row *row, const machine_t *mc, const plan_t *plan, dtype_t d, bool tensor,
+                          double beta)
+{
+    double flops = 2.0 * plan->M * plan->N * plan->K, es = (double)dtype_size(d);
+    double t_flop = flops / peak_for(mc, d, tensor);
+    double dram_bytes = es * ((double)plan->M * plan->K + (double)plan->K * plan->N +
+                              (double)plan->M * plan->N * (beta != 0.0 ? 2 : 1));
+    double t_dram = mc->dram_bps > 0 ? dram_bytes / mc->dram_bps : 0;
+    double t_l2 = plan->traffic >= 0 && mc->l2_bps > 0 ? es * (double)plan->traffic / mc->l2_bps : 0;
+    row->floor_ms = 1e3 * t_flop;
+    row->bound = "flop";
+    if (1e3 * t_dram > row->floor_ms) {
+        row->floor_ms = 1e3 * t_dram;
+        row->bound = "dram";
+    }
+    if (1e3 * t_l2 > row->floor_ms) {
+        row->floor_ms = 1e3 * t_l2;
+        row->bound = "l2";
+    }
+}
+
+static char *rerun_args(const opts_t *o, const config_t *c, const shape_t *sh, double alpha, double beta, int arch)
+{
+    return xasprintf("engine bench %s --m %lld --n %lld --k %lld --alpha %g --beta %g --seed %llu --dtype %s --arch sm_%d%s%s",
+                     c->path, (long long)sh->m, (long long)sh->n, (long long)sh->k, alpha, beta,
+                     (unsigned long long)o->seed, dtype_name(c->dtype), arch, c->overrides[0] ? " " : "", c->overrides);
+}
+
+static machine_t machine_of(json_t *hello)
+{
+    int sm = (int)jnum(hello, "sm", 90), sms = (int)jnum(hello, "sms", 1);
+    const arch_info *ai = arch_lookup(sm);
+    double hz = jnum(hello, "clock_khz", 0) * 1e3;
+    return (machine_t){arch_peak_flops(ai->fp32_lanes, sms, hz), arch_peak_flops(ai->fp64_lanes, sms, hz),
+                       arch_peak_flops(ai->fp64_tc_lanes > 0 ? ai->fp64_tc_lanes : ai->fp64_lanes, sms, hz),
+                       jnum(hello, "dram_bps", 0), jnum(hello, "l2_bps", 0)};
+}
+
+static void bench_notes(runner_t *r, report_t *rep, const machine_t *mc)
+{
+    json_t *h = r->w.hello;
+    int nvrtc = (int)jnum(h, "nvrtc", 0), drv = (int)jnum(h, "driver", 0);
+    report_note(rep, "device %d: %s, sm_%d, %d SMs, max clock %d MHz, L2 %d MB; driver %d.%d, NVRTC %d.%d, cuBLAS %d; kernels built for sm_%d",
+                r->o->device, jstr(h, "name", "?"), (int)jnum(h, "sm", 0), (int)jnum(h, "sms", 0),
+                (int)jnum(h, "clock_khz", 0) / 1000, (int)jnum(h, "l2_bytes", 0) >> 20, drv / 1000, (drv % 1000) / 10,
+                nvrtc / 1000, (nvrtc % 1000) / 10, (int)jnum(h, "cublas", 0), r->su.arch);
+    report_note(rep, "peaks: FP32 %.1f TFLOP/s, FP64 %.1f (CUDA cores), FP64 %.1f (tensor cores); measured bandwidth: DRAM %.0f GB/s (copy), L2 %.0f GB/s (reads)",
+                mc->fp32 / 1e12, mc->fp64 / 1e12, mc->fp64_tc / 1e12, mc->dram_bps / 1e9, mc->l2_bps / 1e9);
+}
+
+/* One config's row from its reply. Strings point into reply and job: print before freeing them. */
+static void bench_row(report_row *row, json_t *reply, const build_job *j, const config_t *c,
+                      const machine_t *mc, double beta)
+{
+    row->status = jstr(reply, "status", "error");
+    if (strcmp(row->status, "ok") != 0)
+        return;
+    row->regs = (int)jnum(reply, "regs", -1);
+    row->spill_bytes = (int)jnum(reply, "spill_bytes", -1);
+    row->smem_bytes = (int)jnum(reply, "smem_bytes", -1);
+    row->threads = (int)jnum(reply, "threads", 0);
+    row->occ_blocks = (int)jnum(reply, "occ_blocks", 0);
+    row->occ_pct = jnum(reply, "occ_pct", 0);
+    row->max_ratio = jnum(reply, "max_ratio", 0);
+    row->ms = jnum(reply, "ms", 0);
+    row->ms_min = jnum(reply, "ms_min", 0);
+    row->ms_max = jnum(reply, "ms_max", 0);
+    row->clock_mhz = jnum(reply, "clock_mhz", 0);
+    double flops = 2.0 * j->M * j->N * j->K, cublas = jnum(reply, "cublas_ms", 0);
+    row->tflops = flops / (row->ms * 1e-3) / 1e12;
+    row->pct_ref = cublas > 0 ? 100.0 * cublas / row->ms : 0;
+    row->pct_peak = 100.0 * flops / (row->ms * 1e-3) / peak_for(mc, c->dtype, c->tpl.tensor);
+    fill_roofline(row, mc, &j->k.plan, c->dtype, c->tpl.tensor, beta);
+}
+
+int run_bench(const opts_t *o)
+{
+    runner_t r;
+    if (runner_open(&r, o, true)) {
+        int worst = r.worst;
+        runner_close(&r);
+        return worst;
+    }
+    shape_t one = o->shape;
+    const shape_t *shapes = o->nshapes ? o->shapes : &one;
+    size_t nshapes = o->nshapes ? o->nshapes : 1;
+    build_job *jobs = build_all(&r, shapes, nshapes);
+    machine_t mc = machine_of(r.w.hello);
+    report_t rep;
+    report_init(&rep, (report_format)o->format, stdout);
+    bench_notes(&r, &rep, &mc);
+    if (o->cross_check)
+        cross_check(&r);
+    double alpha = o->alpha, beta = o->beta;
+    for (size_t s = 0; s < nshapes; s++) {
+        const shape_t *sh = &shapes[s];
+        report_note(&rep, "problem: C = alpha*A*B + beta*C, %lldx%lldx%lld, alpha=%g beta=%g, seed %llu; timing: %d warm-up, median of %d runs x %d launches, L2 flushed before each run; cuBLAS in strict FP32/FP64 (pedantic math), timed by the same worker",
+                    (long long)sh->m, (long long)sh->n, (long long)sh->k, alpha, beta, (unsigned long long)o->seed,
+                    o->warmup, o->runs, o->iters);
+        /* One pass per dtype, so each has its cuBLAS row right after its configs. */
+        for (int d = 0; d < 2; d++) {
+            json_t *last = NULL; /* a reply that carries this problem's cuBLAS timing */
+            for (size_t i = 0; i < o->nentries; i++) {
+                config_t *c = r.cfgs[i];
+                if (!c || (int)c->dtype != d)
+                    continue;
+                const build_job *j = &jobs[s * o->nentries + i];
+                char *params = config_params_string(c);
+                char *args = rerun_args(o, c, sh, alpha, beta, r.su.arch);
+                report_row row = {.config = c->label, .tmpl = c->tpl.name, .dtype = dtype_name(c->dtype),
+                                  .M = sh->m, .N = sh->n, .K = sh->k, .alpha = alpha, .beta = beta,
+                                  .status = "error", .regs = -1, .bound = "", .switches = "", .params = params,
+                                  .args = args};
+                json_t *reply = NULL;
+                if (j->rc) {
+                    err_print(stderr, &j->err);
+                    r.worst = exit_worst(r.worst, j->err.code);
+                } else if ((reply = run_request(&r, i, j, alpha, beta, true))) {
+                    row.switches = j->k.plan.switches;
+                    bench_row(&row, reply, j, c, &mc, beta);
+                    r.worst = exit_worst(r.worst, report_failure(reply));
+                } else {
+                    free(params);
+                    free(args);
+                    goto out;
+                }
+                report_row_print(&rep, &row);
+                free(params);
+                free(args);
+                if (reply && jnum(reply, "cublas_ms", 0) > 0) {
+                    json_decref(last);
+                    last = reply;
+                } else {
+                    json_decref(reply);
+                }
+            }
+            if (last) {
+                double flops = 2.0 * sh->m * sh->n * sh->k, ms = jnum(last, "cublas_ms", 0);
+                report_row ref = {.config = "cublas", .tmpl = "cublas", .dtype = dtype_name((dtype_t)d), .M = sh->m,
+                                  .N = sh->n, .K = sh->k, .alpha = alpha, .beta = beta, .status = "ok", .ms = ms,
+                                  .ms_min = jnum(last, "cublas_ms_min", 0), .ms_max = jnum(last, "cublas_ms_max", 0),
+                                  .tflops = flops / (ms * 1e-3) / 1e12, .pct_ref = 100.0, .regs = -1,
+                                  .clock_mhz = jnum(last, "cublas_clock_mhz", 0), .bound = "", .switches = "",
+                                  .params = "",
+                                  .args = d == DTYPE_F64 ? "cublasDgemm" : "cublasSgemm, CUBLAS_PEDANTIC_MATH"};
+                /* cuBLAS DGEMM runs on the FP64 tensor cores where there are any. */
+                ref.pct_peak = 100.0 * flops / (ms * 1e-3) /
+                               (d == DTYPE_F64 && arch_lookup((int)jnum(r.w.hello, "sm", 90))->fp64_tc_lanes > 0
+                                    ? mc.fp64_tc
+                                    : peak_for(&mc, (dtype_t)d, false));
+                report_row_print(&rep, &ref);
+                json_decref(last);
+            }
+        }
+    }
+out:
+    free_jobs(&r, jobs, nshapes);
+    int worst = r.worst;
+    runner_close(&r);
+    return worst;
+}
+
+/* ---- verify ---------------------------------------------------------------------------------- */
+
+int run_verify(const opts_t *o)
+{
+    runner_t r;
+    size_t passed = 0, failed = 0, errors = 0;
+    int rc = runner_open(&r, o, false);
+    for (size_t i = 0; r.cfgs && i < o->nentries; i++)
+        errors += r.cfgs[i] == NULL;
+    if (rc) {
+        printf("verify: %zu passed, %zu failed, %zu errors\n", passed, failed, errors);
+        int worst = r.worst;
+        runner_close(&r);
+        return worst;
+    }
+    const shape_t *shapes = o->nshapes ? o->shapes : k_verify_shapes;
+    size_t nshapes = o->nshapes ? o->nshapes : sizeof k_verify_shapes / sizeof k_verify_shapes[0];
+    build_job *jobs = build_all(&r, shapes, nshapes);
+    if (o->cross_check)
+        cross_check(&r);
+    double alpha = o->alpha, betas[2] = {0.0, o->beta};
+    for (int d = 0; d < 2; d++) {
+        for (size_t si = 0; si < nshapes; si++) {
+            for (int bi = 0; bi < 2; bi++) {
+                for (size_t i = 0; i < o->nentries; i++) {
+                    config_t *c = r.cfgs[i];
+                    if (!c || (int)c->dtype != d)
+                        continue;
+                    const shape_t *sh = &shapes[si];
+                    const build_job *j = &jobs[si * o->nentries + i];
+                    char shape[64];
+                    snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)sh->m, (long long)sh->n, (long long)sh->k);
+                    if (j->rc) {
+                        err_print(stderr, &j->err);
+                        r.worst = exit_worst(r.worst, j->err.code);
+                        printf("error %-22s %s %-16s beta=%-5g\n", c->label, dtype_name(c->dtype), shape, betas[bi]);
+                        errors++;
+                        continue;
+                    }
+                    json_t *reply = run_request(&r, i, j, alpha, betas[bi], false);
+                    if (!reply)
+                        goto out;
+                    const char *status = jstr(reply, "status", "error");
+                    if (strcmp(status, "ok") == 0) {
+                        printf("ok    %-22s %s %-16s beta=%-5g max err/tol %.3g  [%s]\n", c->label,
+                               dtype_name(c->dtype), shape, betas[bi], jnum(reply, "max_ratio", 0), j->k.plan.switches);
+                        passed++;
+                    } else if (strcmp(status, "FAIL") == 0) {
+                        printf("FAIL  %-22s %s %-16s beta=%-5g %lld of %lld wrong (%lld NaN/Inf), max err/tol %.3g\n",
+                               c->label, dtype_name(c->dtype), shape, betas[bi], (long long)jnum(reply, "bad", 0),
+                               (long long)jnum(reply, "checked", 0), (long long)jnum(reply, "nonfinite", 0),
+                               jnum(reply, "max_ratio", 0));
+                        failed++;
+                    } else {
+                        printf("%-5s %-22s %s %-16s beta=%-5g\n", status, c->label, dtype_name(c->dtype), shape,
+                               betas[bi]);
+                        errors++;
+                    }
+                    fflush(stdout);
+                    r.worst = exit_worst(r.worst, report_failure(reply));
+                    json_decref(reply);
+                }
+            }
+        }
+    }
+out:
+    printf("verify: %zu passed, %zu failed, %zu errors\n", passed, failed, errors);
+    free_jobs(&r, jobs, nshapes);
+    int worst = r.worst;
+    runner_close(&r);
+    return worst;
+}

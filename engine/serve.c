@@ -1,0 +1,493 @@
+/* serve.c — `engine __worker`: the process that owns one GPU (worker.h explains why there is one).
+ *
+ * It opens the device, its cuBLAS handle and the L2 flush buffer once, says hello (the device's
+ * properties and, when asked, its measured bandwidth), then answers requests read one per line on
+ * stdin, one reply line each on stdout:
+ *
+ *   {"op": "run", "id": 7, "path": "configs/x.json", "sets": ["BM=128"], "dtype": "f32" | null,
+ *    "arch": 90, "M": .., "N": .., "K": .., "alpha": .., "beta": .., "seed": 1,
+ *    "verify": true, "time": true, "warmup": 3, "runs": 7, "iters": 5 (0: as many as make a run
+ *    last about 2 ms, judged by cuBLAS),
+ *    "baseline": true,      time cuBLAS once per problem and timing settings, and report it
+ *    "interleave": false}   time the kernel and cuBLAS with their runs interleaved (tune finalists)
+ *   {"op": "cross_check", "dtypes": ["f32"], "seed": 1}
+ *
+ * Before the kernel of a "run" first executes, the worker sends {"op": "started", "id": 7}: the
+ * set-up (inputs, the cuBLAS reference and baseline) is done, and the engine's watchdog for the
+ * kernel starts counting there.
+ *
+ * A reply carries "id", "status" (ok | FAIL | error | fault), "code" (an exit code), "error" (one
+ * line) and what was measured: resources, verification counts and the first mismatches, the
+ * median and spread of the kernel and of cuBLAS, the SM clock after timing, power. The CUBIN
+ * normally comes from the cache the engine filled before sending the request. After a fault the
+ * context is gone: the worker replies with "broken": true and exits, and the engine starts a new
+ * one for the next request. */
+#define _GNU_SOURCE
+#include "serve.h"
+
+#include "arch.h"
+#include "bench.h"
+#include "cache.h"
+#include "jit.h"
+#include "nvml.h"
+#include "session.h"
+#include "util.h"
+#include "verify.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/* The length of one timed run that "iters": 0 aims at: long against launch overhead and event
+ * resolution (microseconds), short enough to screen hundreds of points. */
+#define AUTO_RUN_MS 2.0
+
+/* cuBLAS timed once per problem and timing settings, for "baseline" requests. */
+typedef struct {
+    bool valid;
+    dtype_t dtype;
+    int64_t M, N, K;
+    double alpha, beta;
+    uint64_t seed;
+    bench_opts bo;
+    bench_stats st;
+    double clock_mhz, power_w;
+} baseline_t;
+
+typedef struct {
+    session_t s;
+    nvml_t nvml;
+    baseline_t base;
+    int64_t auto_M, auto_N, auto_K; /* the problem auto_iters was chosen for */
+    dtype_t auto_dtype;
+    int auto_iters;
+    FILE *out; /* replies; stdout itself is pointed at stderr so nothing else can reach the engine */
+} server_t;
+
+static void reply_err(json_t *r, const err_t *err)
+{
+    char line[ERR_SOURCE_LEN + ERR_TEXT_LEN + 64];
+    err_format(err, line, sizeof line);
+    json_object_set_new(r, "code", json_integer(err->code ? err->code : EXIT_SYSTEM));
+    json_object_set_new(r, "error", json_string(line));
+}
+
+static double num(json_t *req, const char *key, double def)
+{
+    json_t *v = json_object_get(req, key);
+    return json_is_number(v) ? json_number_value(v) : def;
+}
+
+static bool flag(json_t *req, const char *key) { return json_is_true(json_object_get(req, key)); }
+
+static int bench_kernel_fn(void *ctx, err_t *err)
+{
+    void **c = ctx;
+    return kernel_enqueue(c[0], c[1], err);
+}
+
+static int bench_cublas_fn(void *ctx, err_t *err)
+{
+    session_t *s = ctx;
+    return problem_cublas(s, s->prob.C, err);
+}
+
+static void put_stats(json_t *r, const char *prefix, const bench_stats *st)
+{
+    char k[64];
+    snprintf(k, sizeof k, "%sms", prefix);
+    json_object_set_new(r, k, json_real(st->median_ms));
+    snprintf(k, sizeof k, "%sms_min", prefix);
+    json_object_set_new(r, k, json_real(st->min_ms));
+    snprintf(k, sizeof k, "%sms_max", prefix);
+    json_object_set_new(r, k, json_real(st->max_ms));
+}
+
+/* cuBLAS for the current problem with these timing settings, measured once. */
+static int baseline(server_t *sv, const bench_opts *bo, err_t *err)
+{
+    problem_t *p = &sv->s.prob;
+    baseline_t *b = &sv->base;
+    if (b->valid && b->dtype == p->dtype && b->M == p->M && b->N == p->N && b->K == p->K && b->alpha == p->alpha &&
+        b->beta == p->beta && b->seed == p->seed && b->bo.warmup == bo->warmup && b->bo.runs == bo->runs &&
+        b->bo.iters == bo->iters)
+        return 0;
+    b->valid = false;
+    size_t bytes = (size_t)(p->M * p->N) * dtype_size(p->dtype);
+    nvml_mark m0 = nvml_now(&sv->nvml);
+    if (gpu_copy(&sv->s.gpu, p->C, p->C0, bytes, err) ||
+        bench_time(&sv->s.gpu, bench_cublas_fn, &sv->s, bo, &sv->s.flush, &b->st, err))
+        return -1;
+    b->power_w = nvml_watts(&sv->nvml, m0, nvml_now(&sv->nvml));
+    b->clock_mhz = 0;
+    bench_clock_mhz(&sv->s.gpu, &b->clock_mhz, err);
+    *b = (baseline_t){true, p->dtype, p->M, p->N, p->K, p->alpha, p->beta, p->seed, *bo, b->st, b->clock_mhz,
+                      b->power_w};
+    return 0;
+}
+
+static void put_mismatches(json_t *r, const verify_report *vr)
+{
+    json_object_set_new(r, "checked", json_integer((json_int_t)vr->checked));
+    json_object_set_new(r, "bad", json_integer((json_int_t)vr->bad));
+    json_object_set_new(r, "nonfinite", json_integer((json_int_t)vr->nonfinite));
+    json_object_set_new(r, "max_ratio", json_real(isfinite(vr->max_ratio) ? vr->max_ratio : -1));
+    json_t *a = json_array();
+    for (size_t i = 0; i < vr->nshown; i++) {
+        const mismatch *m = &vr->shown[i];
+        /* NaN is not JSON: a non-finite value travels as null. */
+        json_array_append_new(a, json_pack("[I,I,o,o,o]", (json_int_t)m->row, (json_int_t)m->col,
+                                           isfinite(m->got) ? json_real(m->got) : json_null(),
+                                           isfinite(m->want) ? json_real(m->want) : json_null(),
+                                           json_real(m->tol)));
+    }
+    json_object_set_new(r, "mismatches", a);
+}
+
+static void send_line(server_t *sv, json_t *msg);
+
+/* Tell the engine that the set-up is over and the kernel is about to run: its deadline for this
+ * request starts now (a new problem's inputs and cuBLAS reference may take much longer). */
+static void started(server_t *sv, json_t *req)
+{
+    json_t *m = json_pack("{s:s, s:O}", "op", "started", "id", json_object_get(req, "id") ? json_object_get(req, "id") : json_null());
+    send_line(sv, m);
+    json_decref(m);
+}
+
+static void handle_run(server_t *sv, json_t *req, json_t *r)
+{
+    session_t *s = &sv->s;
+    err_t err;
+    err_clear(&err);
+    const char *path = json_string_value(json_object_get(req, "path"));
+    const char *dtype = json_string_value(json_object_get(req, "dtype"));
+    int arch = (int)num(req, "arch", s->gpu.sm);
+    int64_t M = (int64_t)num(req, "M", 0), N = (int64_t)num(req, "N", 0), K = (int64_t)num(req, "K", 0);
+    double alpha = num(req, "alpha", 1), beta = num(req, "beta", 0);
+    uint64_t seed = (uint64_t)num(req, "seed", 1);
+    bench_opts bo = {(int)num(req, "warmup", 3), (int)num(req, "runs", 7), (int)num(req, "iters", 5)};
+    json_object_set_new(r, "status", json_string("error"));
+    param_set sets[CLI_MAX_SETS];
+    size_t nsets = 0;
+    json_t *jsets = json_object_get(req, "sets");
+    config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    kernel_t k;
+    memset(&k, 0, sizeof k);
+    bool loaded = false;
+    if (!path || M < 1 || N < 1 || K < 1) {
+        err_set(&err, EXIT_SYSTEM, "engine", 0, 0, "a worker request needs path, M, N and K");
+        goto out;
+    }
+    for (size_t i = 0; i < json_array_size(jsets) && nsets < CLI_MAX_SETS; i++) {
+        const char *t = json_string_value(json_array_get(jsets, i));
+        if (!t || param_set_parse(t, &sets[nsets], &err))
+            goto out;
+        nsets++;
+    }
+    double t0 = now_ms();
+    if (config_load(path, sets, nsets, dtype, arch, &cfg, &err))
+        goto out;
+    loaded = true;
+    if (problem_setup(s, cfg.dtype, M, N, K, alpha, beta, seed, &err))
+        goto out;
+    json_object_set_new(r, "t_setup", json_real((now_ms() - t0) * 1e-3));
+    int64_t smem = s->gpu.sm == arch && s->gpu.smem_optin > 0 ? s->gpu.smem_optin : arch_lookup(arch)->smem_optin;
+    jit_origin origin = JIT_COMPILED;
+    double tc = now_ms();
+    if (kernel_build(&cfg, arch, smem, M, N, K, &k, &origin, &err))
+        goto out;
+    json_object_set_new(r, "t_compile", json_real((now_ms() - tc) * 1e-3));
+    json_object_set_new(r, "from_cache", json_boolean(origin != JIT_COMPILED));
+    json_object_set_new(r, "label", json_string(cfg.label));
+    json_object_set_new(r, "template", json_string(cfg.tpl.name));
+    json_object_set_new(r, "dtype", json_string(dtype_name(cfg.dtype)));
+    json_object_set_new(r, "switches", json_string(k.plan.switches));
+    char *params = config_params_string(&cfg);
+    json_object_set_new(r, "params", json_string(params));
+    free(params);
+    int blocks = 0, threads = 0, regs = -1, spill = -1, smem_bytes = -1;
+    if (kernel_load(s, &k, &err) || kernel_occupancy(s, &k, &blocks, &threads, &err) ||
+        kernel_resources(s, &k, &regs, &spill, &smem_bytes, &err))
+        goto out;
+    json_object_set_new(r, "regs", json_integer(regs));
+    json_object_set_new(r, "spill_bytes", json_integer(spill));
+    json_object_set_new(r, "smem_bytes", json_integer(smem_bytes));
+    json_object_set_new(r, "threads", json_integer(threads));
+    json_object_set_new(r, "occ_blocks", json_integer(blocks));
+    json_object_set_new(r, "occ_pct", json_real(100.0 * blocks * threads / s->gpu.max_threads_sm));
+    if (flag(req, "time") && flag(req, "baseline") && !flag(req, "interleave")) {
+        /* iters 0: as many launches per run as make it last about AUTO_RUN_MS, judged by
+         * cuBLAS (timed once with one launch per run), so that tiny shapes are not all launch
+         * overhead and large ones cost no more than they must. */
+        if (bo.iters == 0) {
+            problem_t *p = &s->prob;
+            if (!(sv->auto_M == p->M && sv->auto_N == p->N && sv->auto_K == p->K && sv->auto_dtype == p->dtype)) {
+                bench_opts one = {bo.warmup, bo.runs, 1};
+                if (baseline(sv, &one, &err))
+                    goto out;
+                double per = sv->base.st.median_ms > 0 ? sv->base.st.median_ms : AUTO_RUN_MS;
+                int it = (int)ceil(AUTO_RUN_MS / per);
+                sv->auto_iters = it < 1 ? 1 : it > 1000 ? 1000 : it;
+                sv->auto_M = p->M;
+                sv->auto_N = p->N;
+                sv->auto_K = p->K;
+                sv->auto_dtype = p->dtype;
+            }
+            bo.iters = sv->auto_iters;
+        }
+        if (baseline(sv, &bo, &err))
+            goto out;
+    }
+    json_object_set_new(r, "iters", json_integer(bo.iters));
+    started(sv, req);
+    if (flag(req, "verify")) {
+        verify_report vr;
+        memset(&vr, 0, sizeof vr);
+        double tv = now_ms();
+        int vrc = kernel_verify(s, &k, &vr, &err);
+        json_object_set_new(r, "t_verify", json_real((now_ms() - tv) * 1e-3));
+        if (vrc) {
+            if (err.code == EXIT_VERIFY) {
+                json_object_set_new(r, "status", json_string("FAIL"));
+                put_mismatches(r, &vr);
+            }
+            goto out;
+        }
+        put_mismatches(r, &vr);
+    }
+    if (flag(req, "time")) {
+        double tb = now_ms();
+        void *kctx[2] = {s, &k};
+        bench_stats st[2];
+        if (flag(req, "interleave")) {
+            bench_fn fns[2] = {bench_kernel_fn, bench_cublas_fn};
+            void *ctxs[2] = {kctx, s};
+            if (bench_time_n(&s->gpu, 2, fns, ctxs, &bo, &s->flush, st, &err))
+                goto out;
+            put_stats(r, "cublas_", &st[1]);
+        } else {
+            if (flag(req, "baseline")) {
+                if (baseline(sv, &bo, &err))
+                    goto out;
+                put_stats(r, "cublas_", &sv->base.st);
+                json_object_set_new(r, "cublas_clock_mhz", json_real(sv->base.clock_mhz));
+                json_object_set_new(r, "cublas_power_w", json_real(sv->base.power_w));
+            }
+            nvml_mark m0 = nvml_now(&sv->nvml);
+            if (bench_time(&s->gpu, bench_kernel_fn, kctx, &bo, &s->flush, &st[0], &err))
+                goto out;
+            json_object_set_new(r, "power_w", json_real(nvml_watts(&sv->nvml, m0, nvml_now(&sv->nvml))));
+        }
+        put_stats(r, "", &st[0]);
+        json_object_set_new(r, "runs", json_integer(st[0].runs));
+        double mhz = 0;
+        if (bench_clock_mhz(&s->gpu, &mhz, &err))
+            goto out;
+        json_object_set_new(r, "clock_mhz", json_real(mhz));
+        json_object_set_new(r, "t_bench", json_real((now_ms() - tb) * 1e-3));
+    }
+    json_object_set_new(r, "status", json_string("ok"));
+    json_object_set_new(r, "code", json_integer(0));
+out:
+    if (err_isset(&err)) {
+        reply_err(r, &err);
+        if (s->gpu.broken)
+            json_object_set_new(r, "status", json_string("fault"));
+    }
+    kernel_free(s, &k);
+    if (loaded)
+        config_free(&cfg);
+    for (size_t i = 0; i < nsets; i++)
+        param_set_free(&sets[i]);
+}
+
+/* cuBLAS against an FP64 Kahan CPU product, at two shapes, for each dtype asked. */
+static void handle_cross_check(server_t *sv, json_t *req, json_t *r)
+{
+    static const int64_t shapes[2][3] = {{128, 128, 128}, {77, 65, 129}};
+    session_t *s = &sv->s;
+    json_t *lines = json_array(), *dts = json_object_get(req, "dtypes");
+    uint64_t seed = (uint64_t)num(req, "seed", 1);
+    int worst = EXIT_OK;
+    for (size_t d = 0; d < json_array_size(dts); d++) {
+        dtype_t dt = strcmp(json_string_value(json_array_get(dts, d)) ? json_string_value(json_array_get(dts, d)) : "",
+                            "f64") == 0
+                         ? DTYPE_F64
+                         : DTYPE_F32;
+        for (size_t si = 0; si < 2; si++) {
+            for (int bi = 0; bi < 2; bi++) {
+                double beta = bi ? -0.5 : 0.0, alpha = 1.25;
+                const int64_t *sh = shapes[si];
+                err_t err;
+                err_clear(&err);
+                if (problem_setup(s, dt, sh[0], sh[1], sh[2], alpha, beta, seed, &err)) {
+                    reply_err(r, &err);
+                    worst = exit_worst(worst, err.code);
+                    goto out;
+                }
+                problem_t *p = &s->prob;
+                size_t nC = (size_t)(sh[0] * sh[1]), es = dtype_size(dt);
+                double *ref = xmalloc(nC * sizeof *ref), *bound = xmalloc(nC * sizeof *bound);
+                ref_gemm_kahan(dt, sh[0], sh[1], sh[2], alpha, p->hA, p->hB, beta, p->hC0, ref, bound);
+                /* Compare in the problem's dtype: narrow the CPU reference and bound. */
+                void *ref_t = xmalloc(nC * es), *bound_t = xmalloc(nC * es);
+                for (size_t j = 0; j < nC; j++) {
+                    if (dt == DTYPE_F64) {
+                        ((double *)ref_t)[j] = ref[j];
+                        ((double *)bound_t)[j] = bound[j];
+                    } else {
+                        ((float *)ref_t)[j] = (float)ref[j];
+                        ((float *)bound_t)[j] = (float)bound[j];
+                    }
+                }
+                verify_report rep;
+                int bad = verify_compare(p->hRef, ref_t, bound_t, dt, sh[0], sh[1], sh[2], &rep);
+                char *line = xasprintf(
+                    "cross-check %s cuBLAS vs FP64 Kahan CPU at %lldx%lldx%lld beta=%g: %s (max err %.3g, max err/tol %.3f)",
+                    dtype_name(dt), (long long)sh[0], (long long)sh[1], (long long)sh[2], beta, bad ? "FAIL" : "ok",
+                    rep.max_err, rep.max_ratio);
+                json_array_append_new(lines, json_string(line));
+                free(line);
+                if (bad) {
+                    worst = exit_worst(worst, EXIT_VERIFY);
+                    json_t *m = json_object();
+                    put_mismatches(m, &rep);
+                    json_array_append_new(lines, m);
+                }
+                free(ref);
+                free(bound);
+                free(ref_t);
+                free(bound_t);
+            }
+        }
+    }
+out:
+    json_object_set_new(r, "lines", lines);
+    if (!json_object_get(r, "code"))
+        json_object_set_new(r, "code", json_integer(worst));
+    json_object_set_new(r, "status", json_string(worst == EXIT_OK ? "ok" : worst == EXIT_VERIFY ? "FAIL" : "error"));
+}
+
+static json_t *hello(server_t *sv, bool bandwidth, err_t *err)
+{
+    const gpu_t *g = &sv->s.gpu;
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    json_t *h = json_pack("{s:s, s:i, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:I, s:i, s:i, s:s, s:i, s:b}", "op",
+                          "hello", "device", g->ordinal, "name", g->name, "sm", g->sm, "sms", g->sms, "clock_khz",
+                          g->clock_khz, "l2_bytes", g->l2_bytes, "smem_optin", g->smem_optin, "max_threads_sm",
+                          g->max_threads_sm, "driver", g->driver_version, "total_mem", (json_int_t)g->total_mem,
+                          "cublas", sv->s.blas.version, "nvrtc", major * 1000 + minor * 10, "pci_bus_id",
+                          g->pci_bus_id, "pid", (int)getpid(), "nvml", sv->nvml.lib != NULL);
+    if (bandwidth) {
+        double dram = 0, l2 = 0;
+        if (bench_bandwidth(&sv->s.gpu, &dram, &l2, err)) {
+            json_decref(h);
+            return NULL;
+        }
+        json_object_set_new(h, "dram_bps", json_real(dram));
+        json_object_set_new(h, "l2_bps", json_real(l2));
+    }
+    return h;
+}
+
+static void send_line(server_t *sv, json_t *msg)
+{
+    char *line = json_dumps(msg, JSON_COMPACT);
+    fprintf(sv->out, "%s\n", line);
+    fflush(sv->out);
+    free(line);
+}
+
+int serve_main(const opts_t *o)
+{
+    /* Die with the engine, even when stuck in a kernel that never returns. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    server_t sv;
+    memset(&sv, 0, sizeof sv);
+    int fd = dup(1);
+    sv.out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!sv.out)
+        return EXIT_SYSTEM;
+    dup2(2, 1);
+    cache_t cache;
+    bool have_cache = false;
+    err_t err;
+    err_clear(&err);
+    if (o->cache_dir) {
+        if (cache_open(&cache, o->cache_dir, &err) == 0) {
+            have_cache = true;
+            jit_set_cache(&cache);
+        } else {
+            err_print(stderr, &err); /* compiling again costs time, not correctness */
+            err_clear(&err);
+        }
+    }
+    json_t *h = NULL;
+    if (session_open(&sv.s, o->device, &err) == 0) {
+        nvml_open(&sv.nvml, sv.s.gpu.pci_bus_id);
+        h = hello(&sv, o->bandwidth, &err);
+    }
+    if (!h) {
+        json_t *bad = json_object();
+        json_object_set_new(bad, "op", json_string("hello"));
+        reply_err(bad, &err);
+        send_line(&sv, bad);
+        json_decref(bad);
+        session_close(&sv.s);
+        return err.code ? err.code : EXIT_SYSTEM;
+    }
+    send_line(&sv, h);
+    json_decref(h);
+    char *line = NULL;
+    size_t cap = 0;
+    while (!sv.s.gpu.broken && getline(&line, &cap, stdin) > 0) {
+        json_error_t je;
+        json_t *req = json_loads(line, 0, &je);
+        json_t *r = json_object();
+        json_object_set(r, "id", json_object_get(req, "id") ? json_object_get(req, "id") : json_null());
+        const char *op = json_string_value(json_object_get(req, "op"));
+        jit_stats js0;
+        jit_get_stats(&js0);
+        if (!req || !op) {
+            err_set(&err, EXIT_SYSTEM, "engine", 0, 0, "worker: a request must be a JSON object with \"op\"");
+            reply_err(r, &err);
+        } else if (strcmp(op, "run") == 0) {
+            handle_run(&sv, req, r);
+        } else if (strcmp(op, "cross_check") == 0) {
+            handle_cross_check(&sv, req, r);
+        } else if (strcmp(op, "exit") == 0) {
+            json_decref(req);
+            json_decref(r);
+            break;
+        } else {
+            err_clear(&err);
+            err_set(&err, EXIT_SYSTEM, "engine", 0, 0, "worker: unknown op \"%s\"", op);
+            reply_err(r, &err);
+        }
+        jit_stats js1;
+        jit_get_stats(&js1);
+        json_object_set_new(r, "nvrtc", json_integer((json_int_t)(js1.nvrtc - js0.nvrtc)));
+        if (sv.s.gpu.broken)
+            json_object_set_new(r, "broken", json_true());
+        send_line(&sv, r);
+        json_decref(req);
+        json_decref(r);
+    }
+    free(line);
+    nvml_close(&sv.nvml);
+    session_close(&sv.s);
+    jit_cache_free();
+    if (have_cache)
+        cache_close(&cache);
+    fclose(sv.out);
+    return EXIT_OK;
+}

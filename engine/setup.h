@@ -1,0 +1,68 @@
+/* setup.h — what every command that compiles or runs kernels sets up first: the CUBIN cache, the
+ * target architecture (from the GPU, probed without a context, unless --arch names one), the pool
+ * of compile threads, and the configs named on the command line; and the build job the pool runs
+ * (plan + compile one config for one shape). */
+#ifndef ENGINE_SETUP_H
+#define ENGINE_SETUP_H
+
+#include "cache.h"
+#include "cli.h"
+#include "gpu.h"
+#include "pool.h"
+#include "session.h"
+
+typedef struct {
+    cache_t cache;
+    bool have_cache;
+    pool_t pool;
+    bool have_pool;
+    int arch;           /* target, e.g. 90 */
+    int64_t smem_limit; /* bytes of shared memory a block may opt in to on the target */
+    gpu_t gpu;          /* the GPU's properties (no context), when have_gpu */
+    bool have_gpu;
+} setup_t;
+
+/* The CUBIN cache for this run: --cache DIR, the default directory, or with --no-cache none at
+ * all (workers == false) or a private temporary one (workers == true: the worker processes must
+ * find what the engine compiled). An unusable default directory is reported and replaced by a
+ * temporary one; an unusable --cache DIR is an error. Makes it jit's cache. */
+int setup_cache(setup_t *su, const opts_t *o, bool workers, err_t *err);
+
+/* The target: --arch, else the GPU `device`'s, probed without a context (need_gpu: no GPU is then
+ * an error; otherwise sm_90 and a note on stderr). With --arch no driver is needed here: the
+ * worker processes find out whether there is a GPU. */
+int setup_target(setup_t *su, const opts_t *o, int device, bool need_gpu, err_t *err);
+
+/* The compile pool, --jobs threads (default: one per core). */
+int setup_pool(setup_t *su, const opts_t *o, err_t *err);
+
+void setup_free(setup_t *su);
+
+/* Overrides for one entry: the command line's --set, then the entry's own (which win). */
+char **setup_entry_sets(const opts_t *o, const entry_t *e, size_t *n);
+void setup_sets_free(char **sets, size_t n);
+
+/* Load one entry for arch, applying its overrides. */
+int setup_load_entry(const opts_t *o, const entry_t *e, int arch, const char *const *sets, size_t nsets,
+                     config_t *c, err_t *err);
+
+/* One config for one shape, planned and compiled on a pool thread. */
+typedef struct {
+    const config_t *cfg;
+    int arch;
+    int64_t smem_limit;
+    int64_t M, N, K;
+    kernel_t k;        /* the plan and the compile result */
+    jit_origin origin; /* compiled now, or found in memory or on disk */
+    double ms;         /* wall time of the build in this run */
+    int rc;            /* 0, or err is set */
+    err_t err;
+    void *user;        /* the caller's */
+} build_job;
+
+void build_job_init(build_job *j, const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K);
+/* pool_fn: runs kernel_build. */
+void build_job_run(void *job);
+void build_job_free(build_job *j);
+
+#endif

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# engine tune, merge and cache on a machine without a GPU: NVRTC compiles for real, and a fake
+# worker (tests/fake_worker.py, through ENGINE_WORKER) stands in for the GPU, with points that
+# fault, crash or hang on demand. Checks the space counts, the log and its resumption, crash
+# isolation and worker restarts, several GPUs, the filters after compiling, the winner written
+# as a config, merging shard logs, the CUBIN cache, and that no progress line reaches a pipe.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+E=build/engine
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if ! command -v python3 >/dev/null; then
+  echo "  skipped: python3 not found (the fake worker needs it)"
+  summary
+  exit
+fi
+export ENGINE_WORKER=$PWD/tests/fake_worker.py ENGINE_TEMPLATES=tests/templates:kernels_src XDG_CACHE_HOME=$tmp/xdg
+SPACE=tests/configs/tune/toy_space.json
+T="$E tune $SPACE --arch sm_90 --top 3"
+rows() { # LOG PYTHON-EXPRESSION over the list `rows`: prints its value
+  python3 -c "import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]; print($2)" "$1"
+}
+
+echo "== the space before anything is compiled"
+$T --dry-run >"$tmp/dry.txt" 2>&1
+check_rc "--dry-run" 0 $?
+grep -q 'space of toy (template toy, f32): 54 points = BX\[3\] x BY\[3\] x UNROLL\[2\] x MODE\[3\]' "$tmp/dry.txt" &&
+  grep -q '^ *34 removed by space constraint MODE == 0 ||' "$tmp/dry.txt" && grep -q '^ *6 removed by space constraint UNROLL == 1 || BX == 32' "$tmp/dry.txt" &&
+  grep -q '^ *14 feasible' "$tmp/dry.txt" && pass "dry run: 54 points, 34 + 6 removed by the space's constraints, 14 feasible" ||
+  fail "dry run counts" "$(cat "$tmp/dry.txt")"
+[ ! -d "$tmp/xdg" ] && pass "dry run compiled nothing (no cache was made)" || fail "dry run compiled nothing"
+n=$($T --dry-run --format jsonl | grep -c '"configuration":{"BX":')
+[ "$n" = 14 ] && pass "--dry-run --format jsonl: one line per feasible point" || fail "--dry-run jsonl lines ($n)"
+$E tune configs/warptile_db.json --set BM=64,128,256 --set BN=64:256:*2 --set 'THREADS=32*(BM/WM)*(BN/WN)' --size 4096 \
+  --arch sm_90 --dry-run >"$tmp/dry2.txt" 2>&1
+grep -q 'derived: THREADS = 32\*(BM/WM)\*(BN/WN)' "$tmp/dry2.txt" && grep -q ' 9 points = BM\[3\] x BN\[3\]' "$tmp/dry2.txt" &&
+  pass "--set ranges and a derived parameter from the command line" || fail "--set ranges" "$(cat "$tmp/dry2.txt")"
+
+echo "== a tune with a faulting and a hanging point"
+FAKE_FAULT=MODE=1 FAKE_HANG=MODE=2 $T --log "$tmp/a.jsonl" --timeout 2 --emit-best "$tmp/best.json" >"$tmp/a.txt" 2>"$tmp/a.err"
+check_rc "tune exits 0 although two points failed" 0 $? "$(cat "$tmp/a.txt" "$tmp/a.err")"
+got=$(rows "$tmp/a.jsonl" "sorted((r['status'], r['configuration']['MODE']) for r in rows if r['status'] not in ('ok', 'pruned'))")
+[ "$got" = "[('fault', 1), ('timeout', 2)]" ] && pass "exactly the fault and the hang are marked (fault, timeout)" || fail "failed rows: $got"
+[ "$(rows "$tmp/a.jsonl" "sum(r['stage'] == 1 and r['status'] == 'ok' for r in rows)")" = 12 ] &&
+  pass "every other point verified and timed (12)" || fail "12 points timed"
+[ "$(rows "$tmp/a.jsonl" "sum(r['status'] == 'pruned' for r in rows)")" = 40 ] && pass "each pruned point is a row with its reason (40)" ||
+  fail "40 pruned rows"
+[ "$(rows "$tmp/a.jsonl" "sum(r['stage'] == 2 for r in rows)")" = 3 ] && pass "the top 3 re-timed (stage 2)" || fail "3 finalists"
+rows "$tmp/a.jsonl" "all(r['invalidity'] == {'ok': 'correct', 'pruned': 'constraints', 'fault': 'runtime', 'timeout': 'timeout'}[r['status']] and
+  (r['status'] == 'ok') == (r['reason'] == '') for r in rows)" | grep -q True && pass "Kernel Tuner T4 invalidity and a reason on every failed row" ||
+  fail "invalidity words"
+grep -q $'\r' "$tmp/a.err" && fail "no progress line when stderr is not a terminal" || pass "no progress line when stderr is not a terminal"
+grep -q '^best at 256x256x256: ' "$tmp/a.txt" && [ -s "$tmp/best.json" ] && pass "the winner is printed and written" || fail "winner" "$(cat "$tmp/a.txt")"
+$E compile "$tmp/best.json" --arch sm_90 >"$tmp/best.txt" 2>&1
+check_rc "the written winner is a valid config" 0 $? "$(cat "$tmp/best.txt")"
+$T --emit-best tests/configs/tune/toy.json --log "$tmp/x.jsonl" >"$tmp/x.txt" 2>&1
+check_rc "--emit-best over the source config is refused" 2 $? "$(tail -2 "$tmp/x.txt")"
+if command -v script >/dev/null; then
+  script -q -c "FAKE_DELAY=0.1 $T" /dev/null >"$tmp/tty.txt" 2>&1
+  grep -a -q $'\rtune 256x256x256 stage 1: [0-9]*/14 points' "$tmp/tty.txt" && pass "a live progress line on a terminal" ||
+    fail "progress line on a terminal" "$(head -c 400 "$tmp/tty.txt")"
+fi
+
+echo "== the log: resume, interruption, a cut-off last line, a corrupt line"
+t0=$(date +%s%N)
+$T --log "$tmp/a.jsonl" --resume >"$tmp/r.txt" 2>&1
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check_rc "--resume of a finished tune" 0 $rc "$(cat "$tmp/r.txt")"
+grep -q ' 0 evaluated now (14 were in the log)' "$tmp/r.txt" && pass "nothing is run again (${ms} ms)" || fail "resume re-ran points" "$(head -1 "$tmp/r.txt")"
+$T --log "$tmp/a.jsonl" >"$tmp/r2.txt" 2>&1
+check_rc "a log that holds results is not overwritten without --resume" 2 $? "$(cat "$tmp/r2.txt")"
+grep -q 'already holds 57 results; pass --resume' "$tmp/r2.txt" && pass "...and the message says how to continue it" || fail "message" "$(cat "$tmp/r2.txt")"
+FAKE_DELAY=0.3 $T --log "$tmp/b.jsonl" >"$tmp/b.txt" 2>&1 &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid
+rc=$?
+check_rc "Ctrl-C: exit 130" 130 $rc "$(cat "$tmp/b.txt")"
+n1=$(rows "$tmp/b.jsonl" "len(rows)")
+$T --log "$tmp/b.jsonl" --resume >"$tmp/b2.txt" 2>&1
+check_rc "the interrupted tune resumes" 0 $? "$(cat "$tmp/b2.txt")"
+got=$(rows "$tmp/b.jsonl" "(len(rows), len({(r['key'], r['stage']) for r in rows}), sum(r['stage'] == 1 for r in rows))")
+[ "$got" = "(57, 57, 14)" ] && [ "$n1" -ge 40 ] && [ "$n1" -lt 57 ] &&
+  pass "interrupted after $n1 rows, resumed to 57 rows, no point twice" || fail "interrupt and resume: $n1 then $got"
+head -c -200 "$tmp/a.jsonl" >"$tmp/c.jsonl"
+$T --log "$tmp/c.jsonl" --resume >"$tmp/c.txt" 2>"$tmp/c.err"
+check_rc "a log whose last line was cut off resumes" 0 $? "$(cat "$tmp/c.err")"
+grep -q 'the last line was cut off by an interrupted write' "$tmp/c.err" && [ "$(rows "$tmp/c.jsonl" "len(rows)")" = 57 ] &&
+  pass "the cut-off line is removed and that point runs again" || fail "truncated tail" "$(cat "$tmp/c.err")"
+sed '3s/"status":"pruned"/"status":"banana"/' "$tmp/a.jsonl" >"$tmp/d.jsonl"
+$T --log "$tmp/d.jsonl" --resume >"$tmp/d.txt" 2>&1
+check_rc "a corrupt line inside the log is refused" 2 $? "$(cat "$tmp/d.txt")"
+grep -q "^$tmp/d.jsonl:3:[0-9]*: \"status\" must be ok, pruned" "$tmp/d.txt" && pass "...naming the file, line and field" || fail "corrupt line message" "$(cat "$tmp/d.txt")"
+
+echo "== workers: a crash, a GPU that is missing, two GPUs"
+FAKE_CRASH=BX=8,BY=8 $T --log "$tmp/e.jsonl" >"$tmp/e.txt" 2>&1
+check_rc "a worker that aborts mid-point" 0 $? "$(cat "$tmp/e.txt")"
+got=$(rows "$tmp/e.jsonl" "[(r['configuration']['BX'], r['configuration']['BY'], r['reason']) for r in rows if r['status'] == 'fault']")
+case $got in *"(8, 8, 'the worker was killed by signal 6 (Aborted)')"*) pass "its point is a fault row naming the signal; a new worker took the rest" ;;
+  *) fail "crash row: $got" ;; esac
+[ "$(rows "$tmp/e.jsonl" "sum(r['stage'] == 1 and r['status'] == 'ok' for r in rows)")" = 13 ] && pass "the 13 other points were timed" ||
+  fail "points after the crash"
+FAKE_NOGPU=1 $T >"$tmp/f.txt" 2>&1
+check_rc "no GPU: exit 3" 3 $? "$(cat "$tmp/f.txt")"
+grep -q 'GPU 0: engine: no CUDA driver' "$tmp/f.txt" && pass "...with the worker's reason" || fail "no-GPU message" "$(cat "$tmp/f.txt")"
+FAKE_DELAY=0.05 $T --devices 0,1 --log "$tmp/g.jsonl" >"$tmp/g.txt" 2>&1
+check_rc "--devices 0,1" 0 $? "$(cat "$tmp/g.txt")"
+got=$(rows "$tmp/g.jsonl" "sorted({r['device'] for r in rows if r['stage'] == 1})")
+[ "$got" = "['Fake GPU 0', 'Fake GPU 1']" ] && pass "points were timed on both GPUs" || fail "devices: $got"
+[ "$(rows "$tmp/g.jsonl" "{r['device'] for r in rows if r['stage'] == 2}")" = "{'Fake GPU 0'}" ] &&
+  pass "the finalists were re-timed on one GPU" || fail "finalists on one GPU"
+
+echo "== filters on what ptxas reports"
+FAKE_LOG=$tmp/h.req $T --min-occupancy 100 --log "$tmp/h.jsonl" >"$tmp/h.txt" 2>&1
+check_rc "--min-occupancy 100" 0 $? "$(cat "$tmp/h.txt")"
+nf=$(rows "$tmp/h.jsonl" "sum(r['status'] == 'filtered' for r in rows)")
+got=$(rows "$tmp/h.jsonl" "all('below --min-occupancy 100%' in r['reason'] and r['invalidity'] == 'constraints' and r['regs'] > 0
+  for r in rows if r['status'] == 'filtered')")
+nreq=$(grep -c '"op":"run"' "$tmp/h.req")
+[ "$nf" -gt 0 ] && [ "$got" = True ] && [ "$nreq" = $((14 - nf + 3)) ] &&
+  pass "$nf points below 100% occupancy are filtered rows with their figures, and never reach a worker" ||
+  fail "filtered rows: $nf, $got, $nreq requests"
+
+echo "== shards and merge"
+for i in 0 1; do $T --shard $i/2 --log "$tmp/s$i.jsonl" >/dev/null 2>&1; done
+$E merge "$tmp/s0.jsonl" "$tmp/s1.jsonl" --log "$tmp/m.jsonl" --emit-best "$tmp/mbest.json" >"$tmp/m.txt" 2>&1
+check_rc "merge two shard logs" 0 $? "$(cat "$tmp/m.txt")"
+w1=$(grep -m1 '^ *1 ' "$tmp/m.txt" | awk '{print $NF}')
+w2=$(grep -m1 '^ *1 ' "$tmp/a.txt" | awk '{print $NF}')
+[ -n "$w1" ] && [ "$w1" = "$w2" ] && pass "the merged winner is the unsharded tune's ($w1)" || fail "merged winner '$w1' vs '$w2'" "$(cat "$tmp/m.txt")"
+[ "$(rows "$tmp/m.jsonl" "len(rows)")" = "$(($(rows "$tmp/s0.jsonl" "len(rows)") + $(rows "$tmp/s1.jsonl" "len(rows)")))" ] &&
+  pass "the merged log holds every row of both" || fail "merged rows"
+$E tune $SPACE --arch sm_90 --top 3 --size 128 --log "$tmp/other.jsonl" >/dev/null 2>&1
+$E merge "$tmp/s0.jsonl" "$tmp/other.jsonl" >"$tmp/m2.txt" 2>&1
+check_rc "merging logs of different shapes is refused" 2 $? "$(cat "$tmp/m2.txt")"
+$E merge "$tmp/s0.jsonl" "$tmp/other.jsonl" --force >/dev/null 2>&1
+check_rc "...unless --force" 0 $?
+
+echo "== the CUBIN cache"
+export XDG_CACHE_HOME=$tmp/xdg2
+$E compile configs/tiled.json configs/naive.json --arch sm_86 >"$tmp/k1.txt" 2>&1
+$E compile configs/tiled.json configs/naive.json --arch sm_86 >"$tmp/k2.txt" 2>&1
+grep -q ': 2 NVRTC compiles, 0 from the cache' "$tmp/k1.txt" && grep -q ': 0 NVRTC compiles, 2 from the cache' "$tmp/k2.txt" &&
+  grep -q '^tiled .* cache ' "$tmp/k2.txt" && pass "a second compile comes from the cache, and each row says so" || fail "cache" "$(cat "$tmp/k1.txt" "$tmp/k2.txt")"
+$E cache info >"$tmp/ci.txt" 2>&1
+grep -q "^cache $tmp/xdg2/engine: 2 entries" "$tmp/ci.txt" && pass "engine cache info" || fail "cache info" "$(cat "$tmp/ci.txt")"
+entry=$(find "$tmp/xdg2/engine" -type f | head -1)
+printf 'X' | dd of="$entry" bs=1 seek=300 conv=notrunc 2>/dev/null
+$E compile configs/tiled.json configs/naive.json --arch sm_86 >"$tmp/k3.txt" 2>&1
+check_rc "a damaged cache entry does not fail the compile" 0 $? "$(cat "$tmp/k3.txt")"
+grep -q 'corrupt cache entry' "$tmp/k3.txt" && grep -q ': 1 NVRTC compiles, 1 from the cache' "$tmp/k3.txt" &&
+  pass "...it is reported in one line and rebuilt" || fail "corrupt entry" "$(cat "$tmp/k3.txt")"
+$E compile configs/tiled.json --arch sm_86 --no-cache >"$tmp/k4.txt" 2>&1
+grep -q ': 1 NVRTC compiles, 0 from the cache (--no-cache)' "$tmp/k4.txt" && pass "--no-cache compiles" || fail "--no-cache" "$(cat "$tmp/k4.txt")"
+$E cache clear >"$tmp/cc.txt" 2>&1
+grep -q 'removed 2 entries' "$tmp/cc.txt" && [ -z "$(find "$tmp/xdg2/engine" -type f)" ] && pass "engine cache clear" || fail "cache clear" "$(cat "$tmp/cc.txt")"
+
+echo "== bench and verify go through the worker too"
+export XDG_CACHE_HOME=$tmp/xdg
+printf '%s BY=8\n%s\n%s\n' "$PWD/tests/configs/tune/toy.json" "$PWD/tests/configs/tune/toy.json" "$PWD/configs/naive.json" >"$tmp/list"
+FAKE_FAULT=BY=8 $E bench @"$tmp/list" --arch sm_90 --size 128 --runs 2 >"$tmp/bench.txt" 2>&1
+check_rc "bench: a faulting config is the worst outcome (exit 3)" 3 $? "$(cat "$tmp/bench.txt")"
+grep -qE '^toy\[BY=8\] +fault ' "$tmp/bench.txt" && grep -qE '^toy +ok ' "$tmp/bench.txt" && grep -qE '^naive +ok ' "$tmp/bench.txt" &&
+  grep -q 'CUDA_ERROR_ILLEGAL_ADDRESS' "$tmp/bench.txt" && pass "bench: the fault is one row naming the error, and the next configs still ran" ||
+  fail "bench isolation" "$(cat "$tmp/bench.txt")"
+FAKE_WRONG=BX=8 $E verify tests/configs/tune/toy.json --arch sm_90 --set BX=8 --set BY=4 --shapes 5x5x5 >"$tmp/verify.txt" 2>&1
+check_rc "verify: a wrong result exits 1" 1 $? "$(cat "$tmp/verify.txt")"
+grep -q '^verify: 0 passed, 2 failed, 0 errors' "$tmp/verify.txt" && grep -q 'C\[0\]\[1\]: got 1.5 want 1' "$tmp/verify.txt" &&
+  pass "verify: each failure counted, with its first mismatches" || fail "verify FAIL lines" "$(cat "$tmp/verify.txt")"
+summary
