@@ -1,7 +1,8 @@
 # engine — JSON tile configs to verified GPU GEMM kernels at run time.
 #   make            build build/engine
 #   make test       everything that needs no GPU (unit tests, invalid configs, compile matrix)
-#   make test-gpu   verification, cross-check, error paths and sanitizers on the GPU (prebuilt binaries)
+#   make test-gpu   verification, cross-check, error paths, crash isolation, tune and sanitizers on the GPU
+#                   (prebuilt binaries)
 #   make bench      build, then benchmark the default walk at 2048^3 on the GPU found
 #   make walk       regenerate the three published tables on the GPU found (bench/walk.sh)
 #   make probes     build the FP64 issue-rate probes with nvcc (optional; bench/probes/run.sh runs them)
@@ -61,10 +62,12 @@ build/probes/%: bench/probes/%.cu
 	$(CUDA_HOME)/bin/nvcc -O3 -std=c++17 -arch=$(PROBE_ARCH) -o $@ $<
 
 install: build/engine
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/engine/kernels_src $(DESTDIR)$(PREFIX)/share/engine/configs
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/engine/kernels_src $(DESTDIR)$(PREFIX)/share/engine/configs \
+		$(DESTDIR)$(PREFIX)/share/engine/tune
 	install -m 755 build/engine $(DESTDIR)$(PREFIX)/bin/engine
 	install -m 644 kernels_src/*.cu kernels_src/*.cuh $(DESTDIR)$(PREFIX)/share/engine/kernels_src/
 	install -m 644 configs/*.json configs/*.list $(DESTDIR)$(PREFIX)/share/engine/configs/
+	install -m 644 tune/*.json $(DESTDIR)$(PREFIX)/share/engine/tune/
 
 clean:
 	rm -rf build

@@ -57,25 +57,25 @@ static int p_flag(const cli_opt *d, const char *arg, opts_t *o)
     return 0;
 }
 
+/* A whole number in d->min..d->max, stored as an int (p_int) or an int64_t (p_i64). */
+static int whole(const cli_opt *d, const char *arg, int64_t *v)
+{
+    if (parse_i64(arg, v) || *v < d->min || *v > d->max)
+        return usage_error("--%s %s: expected a whole number from %lld to %lld", d->name, arg, (long long)d->min,
+                           (long long)d->max);
+    return 0;
+}
+
 static int p_int(const cli_opt *d, const char *arg, opts_t *o)
 {
     int64_t v;
-    if (parse_i64(arg, &v) || v < d->min || v > d->max)
-        return usage_error("--%s %s: expected a whole number from %lld to %lld", d->name, arg, (long long)d->min,
-                           (long long)d->max);
+    if (whole(d, arg, &v))
+        return EXIT_INPUT;
     *FIELD(o, d, int) = (int)v;
     return 0;
 }
 
-static int p_i64(const cli_opt *d, const char *arg, opts_t *o)
-{
-    int64_t v;
-    if (parse_i64(arg, &v) || v < d->min || v > d->max)
-        return usage_error("--%s %s: expected a whole number from %lld to %lld", d->name, arg, (long long)d->min,
-                           (long long)d->max);
-    *FIELD(o, d, int64_t) = v;
-    return 0;
-}
+static int p_i64(const cli_opt *d, const char *arg, opts_t *o) { return whole(d, arg, FIELD(o, d, int64_t)); }
 
 static int p_seed(const cli_opt *d, const char *arg, opts_t *o)
 {

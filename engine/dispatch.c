@@ -155,172 +155,197 @@ static void lost(dispatch_slot *sl, bool starting, err_t *fatal)
     }
 }
 
+/* One batch on its way through: the compiled points waiting for a GPU, and the counts. */
+typedef struct {
+    dispatch_point **ready; /* FIFO; taken entries are NULL */
+    size_t nready, head;
+    size_t compiling;       /* submitted to the pool, not yet taken back */
+    size_t ndone;
+    err_t fatal;            /* why no worker can start, when none can */
+} batch_t;
+
+/* Hand ready points to idle workers (finalists to the first GPU only); start workers that are
+ * needed and down. */
+static void assign(dispatch_t *s, batch_t *b)
+{
+    for (size_t i = 0; i < s->nslots; i++) {
+        dispatch_slot *sl = &s->slots[i];
+        if (sl->state != SLOT_IDLE && sl->state != SLOT_DOWN)
+            continue;
+        size_t pick = b->nready;
+        for (size_t j = b->head; j < b->nready && pick == b->nready; j++)
+            if (b->ready[j] && (!b->ready[j]->pin_first || i == 0))
+                pick = j;
+        if (pick == b->nready)
+            continue;
+        if (sl->state == SLOT_DOWN) {
+            start_slot(s, sl, &b->fatal);
+            continue;
+        }
+        dispatch_point *p = b->ready[pick];
+        b->ready[pick] = NULL;
+        while (b->head < b->nready && !b->ready[b->head])
+            b->head++;
+        json_t *req = request(s, p);
+        int sent = worker_send(&sl->w, req);
+        json_decref(req);
+        if (sent) {
+            lost(sl, false, &b->fatal);
+            finish(s, p, failure("fault", sl->w.ended), (int)i, &b->ndone);
+            continue;
+        }
+        sl->cur = p;
+        sl->state = SLOT_BUSY;
+        sl->deadline = now_ms() + s->c.timeout_s * 1e3 + SETUP_ALLOWANCE_MS;
+    }
+}
+
+/* Sleep until a compile finishes, a worker writes, or the nearest deadline (at most 100 ms, for
+ * the progress line and Ctrl-C). */
+static void wait_for_events(dispatch_t *s, const batch_t *b, struct pollfd *pfd)
+{
+    size_t np = 0;
+    int wait = 100;
+    double now = now_ms();
+    if (b->compiling)
+        pfd[np++] = (struct pollfd){pool_fd(s->pool), POLLIN, 0};
+    for (size_t i = 0; i < s->nslots; i++) {
+        dispatch_slot *sl = &s->slots[i];
+        if (sl->state != SLOT_STARTING && sl->state != SLOT_BUSY)
+            continue;
+        pfd[np++] = (struct pollfd){sl->w.out_fd, POLLIN, 0};
+        int left = (int)(sl->deadline - now) + 1;
+        if (left < wait)
+            wait = left < 0 ? 0 : left;
+        if (worker_has_line(&sl->w))
+            wait = 0;
+    }
+    poll(pfd, np, wait);
+}
+
+/* Compiles that finished: failures and filtered points end here, the rest wait for a GPU. */
+static void take_compiles(dispatch_t *s, batch_t *b)
+{
+    while (b->compiling) {
+        build_job *j = pool_take(s->pool, false);
+        if (!j)
+            break;
+        b->compiling--;
+        dispatch_point *p = j->user;
+        p->compiled = j->rc == 0;
+        if (s->c.on_compiled)
+            s->c.on_compiled(s->c.ctx, p);
+        if (j->rc) {
+            char line[ERR_SOURCE_LEN + ERR_TEXT_LEN + 64];
+            err_format(&j->err, line, sizeof line);
+            json_t *f = failure(j->err.code == EXIT_INPUT ? "compile" : "error", line);
+            json_object_set_new(f, "code", json_integer(j->err.code));
+            finish(s, p, f, -1, &b->ndone);
+        } else {
+            json_t *f = filter(s, p);
+            if (f)
+                finish(s, p, f, -1, &b->ndone);
+            else
+                b->ready[b->nready++] = p;
+        }
+    }
+}
+
+/* Workers: hellos, "started" notices, replies, deaths, missed deadlines. */
+static void take_replies(dispatch_t *s, batch_t *b)
+{
+    double now = now_ms();
+    for (size_t i = 0; i < s->nslots; i++) {
+        dispatch_slot *sl = &s->slots[i];
+        if (sl->state != SLOT_STARTING && sl->state != SLOT_BUSY)
+            continue;
+        struct pollfd one = {sl->w.out_fd, POLLIN, 0};
+        json_t *msg = NULL;
+        worker_status st = WORKER_AGAIN;
+        if (worker_has_line(&sl->w) || poll(&one, 1, 0) > 0)
+            st = worker_read(&sl->w, &msg);
+        bool starting = sl->state == SLOT_STARTING;
+        if (st == WORKER_OK && !starting && worker_is_started(msg)) {
+            /* Set-up done: from here the kernel has --timeout. */
+            json_decref(msg);
+            sl->deadline = now + s->c.timeout_s * 1e3;
+        } else if (st == WORKER_OK && starting) {
+            on_hello(sl, msg, &b->fatal);
+        } else if (st == WORKER_OK) {
+            dispatch_point *p = sl->cur;
+            sl->cur = NULL;
+            sl->state = SLOT_IDLE;
+            json_t *nv = json_object_get(msg, "nvrtc");
+            s->nvrtc += json_is_integer(nv) ? (unsigned long)json_integer_value(nv) : 0;
+            if (json_is_true(json_object_get(msg, "broken"))) {
+                worker_stop(&sl->w);
+                sl->state = SLOT_DOWN;
+            }
+            finish(s, p, msg, (int)i, &b->ndone);
+        } else if (st == WORKER_DIED) {
+            dispatch_point *p = sl->cur;
+            lost(sl, starting, &b->fatal);
+            if (p)
+                finish(s, p, failure("fault", sl->w.ended), (int)i, &b->ndone);
+        } else if (now > sl->deadline) {
+            dispatch_point *p = sl->cur;
+            worker_kill(&sl->w);
+            char why[160];
+            snprintf(why, sizeof why, "%s %.0f s: the worker was killed", starting ? "no hello within" : "still running after",
+                     starting ? s->wc.start_timeout_s : s->c.timeout_s);
+            snprintf(sl->w.ended, sizeof sl->w.ended, "%s", why);
+            lost(sl, starting, &b->fatal);
+            if (p)
+                finish(s, p, failure("timeout", why), (int)i, &b->ndone);
+        }
+    }
+}
+
 int dispatch_run(dispatch_t *s, dispatch_point *const *pts, size_t n, err_t *err)
 {
-    size_t ndone = 0, next_compile = 0, nready = 0, ready_head = 0;
-    dispatch_point **ready = xcalloc(n ? n : 1, sizeof *ready);
-    err_t fatal;
-    err_clear(&fatal);
-    /* Finalists are compiled already (the worker finds them in the cache): straight to the GPU. */
+    batch_t b = {.ready = xcalloc(n ? n : 1, sizeof *b.ready)};
+    err_clear(&b.fatal);
     for (size_t i = 0; i < n; i++) {
-        pts[i]->done = false;
-        pts[i]->slot = -1;
-        if (pts[i]->stage == 2)
-            ready[nready++] = pts[i];
-    }
-    size_t compiling = 0;
-    for (; next_compile < n; next_compile++) {
-        dispatch_point *p = pts[next_compile];
-        if (p->stage == 2)
+        dispatch_point *p = pts[i];
+        p->done = false;
+        p->slot = -1;
+        if (p->stage == 2) {
+            /* Finalists are compiled already (the worker finds them in the cache). */
+            b.ready[b.nready++] = p;
             continue;
+        }
         build_job_init(&p->job, &p->cfg, s->c.arch, s->c.smem_limit, s->c.M, s->c.N, s->c.K);
         p->job.user = p;
         pool_submit(s->pool, build_job_run, &p->job);
-        compiling++;
+        b.compiling++;
     }
     struct pollfd *pfd = xcalloc(s->nslots + 1, sizeof *pfd);
-    while (ndone < n && !dispatch_stop) {
-        /* Hand ready points to idle workers; start workers that are needed and down. */
-        for (size_t i = 0; i < s->nslots; i++) {
-            dispatch_slot *sl = &s->slots[i];
-            if (sl->state != SLOT_IDLE && sl->state != SLOT_DOWN)
-                continue;
-            size_t pick = nready;
-            for (size_t j = ready_head; j < nready && pick == nready; j++)
-                if (ready[j] && (!ready[j]->pin_first || i == 0))
-                    pick = j;
-            if (pick == nready)
-                continue;
-            if (sl->state == SLOT_DOWN) {
-                start_slot(s, sl, &fatal);
-                continue;
-            }
-            dispatch_point *p = ready[pick];
-            ready[pick] = NULL;
-            while (ready_head < nready && !ready[ready_head])
-                ready_head++;
-            json_t *req = request(s, p);
-            int sent = worker_send(&sl->w, req);
-            json_decref(req);
-            if (sent) {
-                lost(sl, false, &fatal);
-                finish(s, p, failure("fault", sl->w.ended), (int)i, &ndone);
-                continue;
-            }
-            sl->cur = p;
-            sl->state = SLOT_BUSY;
-            sl->deadline = now_ms() + s->c.timeout_s * 1e3 + SETUP_ALLOWANCE_MS;
-        }
+    while (b.ndone < n && !dispatch_stop) {
+        assign(s, &b);
         bool alive = false;
         for (size_t i = 0; i < s->nslots; i++)
             alive = alive || s->slots[i].state != SLOT_DEAD;
         if (!alive)
             break;
-        /* Wait for a compile, a reply, a hello or a deadline. */
-        size_t np = 0;
-        int wait = 100;
-        double now = now_ms();
-        if (compiling)
-            pfd[np++] = (struct pollfd){pool_fd(s->pool), POLLIN, 0};
-        for (size_t i = 0; i < s->nslots; i++) {
-            dispatch_slot *sl = &s->slots[i];
-            if (sl->state == SLOT_STARTING || sl->state == SLOT_BUSY) {
-                pfd[np++] = (struct pollfd){sl->w.out_fd, POLLIN, 0};
-                int left = (int)(sl->deadline - now) + 1;
-                if (left < wait)
-                    wait = left < 0 ? 0 : left;
-                if (worker_has_line(&sl->w))
-                    wait = 0;
-            }
-        }
-        if (poll(pfd, np, wait) < 0 && errno != EINTR)
-            break;
+        wait_for_events(s, &b, pfd);
         if (s->c.on_tick)
             s->c.on_tick(s->c.ctx);
-        /* Compiles that finished. */
-        while (compiling) {
-            build_job *j = pool_take(s->pool, false);
-            if (!j)
-                break;
-            compiling--;
-            dispatch_point *p = j->user;
-            p->compiled = j->rc == 0;
-            if (s->c.on_compiled)
-                s->c.on_compiled(s->c.ctx, p);
-            if (j->rc) {
-                char line[ERR_SOURCE_LEN + ERR_TEXT_LEN + 64];
-                err_format(&j->err, line, sizeof line);
-                json_t *f = failure(j->err.code == EXIT_INPUT ? "compile" : "error", line);
-                json_object_set_new(f, "code", json_integer(j->err.code));
-                finish(s, p, f, -1, &ndone);
-            } else {
-                json_t *f = filter(s, p);
-                if (f)
-                    finish(s, p, f, -1, &ndone);
-                else
-                    ready[nready++] = p;
-            }
-        }
-        /* Workers: replies, hellos, deaths, deadlines. */
-        now = now_ms();
-        for (size_t i = 0; i < s->nslots; i++) {
-            dispatch_slot *sl = &s->slots[i];
-            if (sl->state != SLOT_STARTING && sl->state != SLOT_BUSY)
-                continue;
-            struct pollfd one = {sl->w.out_fd, POLLIN, 0};
-            json_t *msg = NULL;
-            worker_status st = WORKER_AGAIN;
-            if (worker_has_line(&sl->w) || poll(&one, 1, 0) > 0)
-                st = worker_read(&sl->w, &msg);
-            bool starting = sl->state == SLOT_STARTING;
-            if (st == WORKER_OK && !starting && worker_is_started(msg)) {
-                /* Set-up done: from here the kernel has --timeout. */
-                json_decref(msg);
-                sl->deadline = now + s->c.timeout_s * 1e3;
-            } else if (st == WORKER_OK && starting) {
-                on_hello(sl, msg, &fatal);
-            } else if (st == WORKER_OK) {
-                dispatch_point *p = sl->cur;
-                sl->cur = NULL;
-                sl->state = SLOT_IDLE;
-                json_t *nv = json_object_get(msg, "nvrtc");
-                s->nvrtc += json_is_integer(nv) ? (unsigned long)json_integer_value(nv) : 0;
-                if (json_is_true(json_object_get(msg, "broken"))) {
-                    worker_stop(&sl->w);
-                    sl->state = SLOT_DOWN;
-                }
-                finish(s, p, msg, (int)i, &ndone);
-            } else if (st == WORKER_DIED) {
-                dispatch_point *p = sl->cur;
-                lost(sl, starting, &fatal);
-                if (p)
-                    finish(s, p, failure("fault", sl->w.ended), (int)i, &ndone);
-            } else if (now > sl->deadline) {
-                dispatch_point *p = sl->cur;
-                worker_kill(&sl->w);
-                char why[160];
-                snprintf(why, sizeof why, "%s %.0f s: the worker was killed", starting ? "no hello within" : "still running after",
-                         starting ? s->wc.start_timeout_s : s->c.timeout_s);
-                snprintf(sl->w.ended, sizeof sl->w.ended, "%s", why);
-                lost(sl, starting, &fatal);
-                if (p)
-                    finish(s, p, failure("timeout", why), (int)i, &ndone);
-            }
-        }
+        take_compiles(s, &b);
+        take_replies(s, &b);
     }
-    free(ready);
+    free(b.ready);
     free(pfd);
-    if (ndone == n)
+    if (b.ndone == n)
         return 0;
     /* Stopped early: compiles not started are dropped, running ones finish (they write into the
      * points, which the caller frees next), and nothing they produce is used. */
-    compiling -= pool_cancel(s->pool);
-    while (compiling && pool_take(s->pool, true))
-        compiling--;
+    b.compiling -= pool_cancel(s->pool);
+    while (b.compiling && pool_take(s->pool, true))
+        b.compiling--;
     if (dispatch_stop)
         return err_set(err, 130, "", 0, 0, "interrupted"), -1;
-    if (!err_isset(&fatal))
-        err_set(&fatal, EXIT_SYSTEM, "", 0, 0, "the dispatcher stopped with %zu of %zu points unfinished", n - ndone, n);
-    *err = fatal;
+    if (!err_isset(&b.fatal))
+        err_set(&b.fatal, EXIT_SYSTEM, "", 0, 0, "the dispatcher stopped with %zu of %zu points unfinished", n - b.ndone, n);
+    *err = b.fatal;
     return -1;
 }

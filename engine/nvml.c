@@ -69,9 +69,12 @@ nvml_mark nvml_now(nvml_t *n)
 
 double nvml_watts(nvml_t *n, nvml_mark a, nvml_mark b)
 {
-    if (!n->lib)
+    /* The counter moves in steps (on the H100 a 50 ms window read anything from 128 to 784 W):
+     * shorter windows say nothing. The instantaneous reading is itself a trailing average of
+     * about a second, so it is used only where there is no counter, under the same rule. */
+    if (!n->lib || b.ms - a.ms < NVML_MIN_WINDOW_MS)
         return -1;
-    if (a.ok && b.ok && b.mj > a.mj && b.ms > a.ms)
+    if (a.ok && b.ok && b.mj > a.mj)
         return (double)(b.mj - a.mj) / (b.ms - a.ms); /* mJ per ms is W */
     unsigned int mw = 0;
     return f.power(n->dev, &mw) == 0 ? mw / 1000.0 : -1;

@@ -1,7 +1,8 @@
 /* nvml.h — board power from NVML, loaded at run time like the driver (libnvidia-ml.so.1 exists
  * only where there is an NVIDIA driver). Read-only: the engine never changes a GPU's settings.
  * Power over a timed region is the energy counter's difference over the region's wall time
- * (Volta and newer); where that counter is missing, the instantaneous power reading. */
+ * (Volta and newer), for regions of half a second or more; where that counter is missing, the
+ * driver's own power reading. */
 #ifndef ENGINE_NVML_H
 #define ENGINE_NVML_H
 
@@ -25,7 +26,11 @@ typedef struct {
     bool ok;
 } nvml_mark;
 nvml_mark nvml_now(nvml_t *n);
-/* Average power in watts between two marks; -1 when unknown. */
+/* The shortest timed region whose power is reported (ms). */
+#define NVML_MIN_WINDOW_MS 500.0
+
+/* Average power in watts between two marks; -1 when unknown or the region was shorter than
+ * NVML_MIN_WINDOW_MS (time more --runs or --iters to see it). */
 double nvml_watts(nvml_t *n, nvml_mark a, nvml_mark b);
 
 #endif

@@ -62,7 +62,7 @@ static void csv_str(FILE *f, const char *v, bool comma)
 
 static const char *k_csv_header =
     "config,template,dtype,M,N,K,alpha,beta,status,ms,ms_min,ms_max,tflops,pct_cublas,pct_peak,regs,"
-    "spill_bytes,smem_bytes,threads,occ_blocks,occ_pct,clock_mhz,floor_ms,bound,max_err_ratio,switches,params,args";
+    "spill_bytes,smem_bytes,threads,occ_blocks,occ_pct,clock_mhz,floor_ms,bound,max_err_ratio,cubin,switches,params,args";
 
 void report_row_print(report_t *r, const report_row *w)
 {
@@ -71,9 +71,9 @@ void report_row_print(report_t *r, const report_row *w)
     switch (r->fmt) {
     case FORMAT_TABLE:
         if (!r->header_done) {
-            fprintf(f, "%-18s %-6s %9s %7s %8s %7s %6s %5s %5s %7s %10s %14s %6s\n", "config", "status", "ms",
+            fprintf(f, "%-18s %-6s %9s %7s %8s %7s %6s %5s %5s %7s %10s %14s %6s %s\n", "config", "status", "ms",
                     "spread", "TFLOP/s", "%cuBLAS", "%peak", "regs", "spill", "smem", "occupancy", "floor ms",
-                    "MHz");
+                    "MHz", "cubin");
             r->header_done = true;
         }
         {
@@ -96,8 +96,8 @@ void report_row_print(report_t *r, const report_row *w)
             }
             if (w->floor_ms > 0)
                 snprintf(floor_s, sizeof floor_s, "%.4f %s", w->floor_ms, w->bound ? w->bound : "");
-            fprintf(f, "%-18s %-6s %9s %7s %8s %7s %6s %5s %5s %7s %10s %14s %6s\n", w->config, w->status, ms,
-                    spread, tf, pr, pp, regs, spill, smem, occ, floor_s, mhz);
+            fprintf(f, "%-18s %-6s %9s %7s %8s %7s %6s %5s %5s %7s %10s %14s %6s %s\n", w->config, w->status, ms,
+                    spread, tf, pr, pp, regs, spill, smem, occ, floor_s, mhz, w->cubin && *w->cubin ? w->cubin : "-");
         }
         break;
     case FORMAT_CSV:
@@ -115,6 +115,7 @@ void report_row_print(report_t *r, const report_row *w)
                 w->occ_blocks, w->occ_pct, w->clock_mhz, w->floor_ms);
         csv_str(f, w->bound, true);
         fprintf(f, "%.4g,", w->max_ratio);
+        csv_str(f, w->cubin, true);
         csv_str(f, w->switches, true);
         csv_str(f, w->params, true);
         csv_str(f, w->args, false);
@@ -136,6 +137,7 @@ void report_row_print(report_t *r, const report_row *w)
                 w->smem_bytes, w->threads, w->occ_blocks, w->occ_pct, w->clock_mhz, w->floor_ms);
         json_str(f, "bound", w->bound, true);
         fprintf(f, "\"max_err_ratio\":%.4g,", w->max_ratio);
+        json_str(f, "cubin", w->cubin, true);
         json_str(f, "switches", w->switches, true);
         json_str(f, "params", w->params, true);
         json_str(f, "args", w->args, false);

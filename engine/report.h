@@ -33,6 +33,7 @@ typedef struct {
     double floor_ms;       /* roofline floor, 0 when unknown */
     const char *bound;     /* which term sets the floor: "flop", "dram", "l2" */
     double max_ratio;      /* largest error / tolerance seen in verification */
+    const char *cubin;     /* "nvrtc" (compiled by this run), "cache" (found compiled), "" (cuBLAS) */
     const char *switches;  /* shape switches the kernel was compiled with */
     const char *params;    /* every param value */
     const char *args;      /* command that reruns this row */

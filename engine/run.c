@@ -59,6 +59,24 @@ static const char *jstr(json_t *o, const char *k, const char *def)
 
 /* ---- set-up ---------------------------------------------------------------------------------- */
 
+/* Free what load_all made. */
+static void free_all(runner_t *r)
+{
+    for (size_t i = 0; r->cfgs && i < r->o->nentries; i++) {
+        if (r->cfgs[i]) {
+            config_free(r->cfgs[i]);
+            free(r->cfgs[i]);
+        }
+        setup_sets_free(r->sets[i], r->nsets[i]);
+    }
+    free(r->cfgs);
+    free(r->sets);
+    free(r->nsets);
+    r->cfgs = NULL;
+    r->sets = NULL;
+    r->nsets = NULL;
+}
+
 /* Load every entry for the target; bad ones are reported and left NULL. Returns how many loaded. */
 static size_t load_all(runner_t *r)
 {
@@ -105,16 +123,7 @@ static int runner_open(runner_t *r, const opts_t *o, bool bandwidth)
     }
     if (!o->arch && r->su.arch != first_arch) {
         /* Constraints may mention ARCH: check again against the GPU's architecture. */
-        for (size_t i = 0; i < o->nentries; i++) {
-            if (r->cfgs[i]) {
-                config_free(r->cfgs[i]);
-                free(r->cfgs[i]);
-            }
-            setup_sets_free(r->sets[i], r->nsets[i]);
-        }
-        free(r->cfgs);
-        free(r->sets);
-        free(r->nsets);
+        free_all(r);
         if (load_all(r) == 0)
             return -1;
     }
@@ -130,16 +139,7 @@ static int runner_open(runner_t *r, const opts_t *o, bool bandwidth)
 static void runner_close(runner_t *r)
 {
     worker_free(&r->w);
-    for (size_t i = 0; r->cfgs && i < r->o->nentries; i++) {
-        if (r->cfgs[i]) {
-            config_free(r->cfgs[i]);
-            free(r->cfgs[i]);
-        }
-        setup_sets_free(r->sets[i], r->nsets[i]);
-    }
-    free(r->cfgs);
-    free(r->sets);
-    free(r->nsets);
+    free_all(r);
     setup_free(&r->su);
 }
 
@@ -400,6 +400,7 @@ int run_bench(const opts_t *o)
                     r.worst = exit_worst(r.worst, j->err.code);
                 } else if ((reply = run_request(&r, i, j, alpha, beta, true))) {
                     row.switches = j->k.plan.switches;
+                    row.cubin = j->origin == JIT_COMPILED ? "nvrtc" : "cache";
                     bench_row(&row, reply, j, c, &mc, beta);
                     r.worst = exit_worst(r.worst, report_failure(reply));
                 } else {

@@ -161,89 +161,137 @@ static void started(server_t *sv, json_t *req)
     json_decref(m);
 }
 
-static void handle_run(server_t *sv, json_t *req, json_t *r)
+/* The kernel of a request: its config loaded with the request's overrides, the problem set up,
+ * the CUBIN built (from the cache, normally) and loaded; what it uses goes into the reply. */
+static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *loaded, kernel_t *k, err_t *err)
 {
     session_t *s = &sv->s;
-    err_t err;
-    err_clear(&err);
     const char *path = json_string_value(json_object_get(req, "path"));
-    const char *dtype = json_string_value(json_object_get(req, "dtype"));
     int arch = (int)num(req, "arch", s->gpu.sm);
     int64_t M = (int64_t)num(req, "M", 0), N = (int64_t)num(req, "N", 0), K = (int64_t)num(req, "K", 0);
-    double alpha = num(req, "alpha", 1), beta = num(req, "beta", 0);
-    uint64_t seed = (uint64_t)num(req, "seed", 1);
-    bench_opts bo = {(int)num(req, "warmup", 3), (int)num(req, "runs", 7), (int)num(req, "iters", 5)};
-    json_object_set_new(r, "status", json_string("error"));
+    if (!path || M < 1 || N < 1 || K < 1)
+        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "a worker request needs path, M, N and K");
     param_set sets[CLI_MAX_SETS];
     size_t nsets = 0;
     json_t *jsets = json_object_get(req, "sets");
-    config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    kernel_t k;
-    memset(&k, 0, sizeof k);
-    bool loaded = false;
-    if (!path || M < 1 || N < 1 || K < 1) {
-        err_set(&err, EXIT_SYSTEM, "engine", 0, 0, "a worker request needs path, M, N and K");
-        goto out;
-    }
-    for (size_t i = 0; i < json_array_size(jsets) && nsets < CLI_MAX_SETS; i++) {
+    int rc = 0;
+    for (size_t i = 0; i < json_array_size(jsets) && nsets < CLI_MAX_SETS && !rc; i++) {
         const char *t = json_string_value(json_array_get(jsets, i));
-        if (!t || param_set_parse(t, &sets[nsets], &err))
-            goto out;
-        nsets++;
+        if (!t || param_set_parse(t, &sets[nsets], err))
+            rc = err_set(err, EXIT_SYSTEM, "engine", 0, 0, "a worker request's sets must be KEY=VALUE strings");
+        else
+            nsets++;
     }
     double t0 = now_ms();
-    if (config_load(path, sets, nsets, dtype, arch, &cfg, &err))
-        goto out;
-    loaded = true;
-    if (problem_setup(s, cfg.dtype, M, N, K, alpha, beta, seed, &err))
-        goto out;
+    rc = rc ? rc : config_load(path, sets, nsets, json_string_value(json_object_get(req, "dtype")), arch, cfg, err);
+    for (size_t i = 0; i < nsets; i++)
+        param_set_free(&sets[i]);
+    if (rc)
+        return -1;
+    *loaded = true;
+    if (problem_setup(s, cfg->dtype, M, N, K, num(req, "alpha", 1), num(req, "beta", 0), (uint64_t)num(req, "seed", 1),
+                      err))
+        return -1;
     json_object_set_new(r, "t_setup", json_real((now_ms() - t0) * 1e-3));
     int64_t smem = s->gpu.sm == arch && s->gpu.smem_optin > 0 ? s->gpu.smem_optin : arch_lookup(arch)->smem_optin;
     jit_origin origin = JIT_COMPILED;
     double tc = now_ms();
-    if (kernel_build(&cfg, arch, smem, M, N, K, &k, &origin, &err))
-        goto out;
+    if (kernel_build(cfg, arch, smem, M, N, K, k, &origin, err))
+        return -1;
+    char *params = config_params_string(cfg);
     json_object_set_new(r, "t_compile", json_real((now_ms() - tc) * 1e-3));
     json_object_set_new(r, "from_cache", json_boolean(origin != JIT_COMPILED));
-    json_object_set_new(r, "label", json_string(cfg.label));
-    json_object_set_new(r, "template", json_string(cfg.tpl.name));
-    json_object_set_new(r, "dtype", json_string(dtype_name(cfg.dtype)));
-    json_object_set_new(r, "switches", json_string(k.plan.switches));
-    char *params = config_params_string(&cfg);
+    json_object_set_new(r, "label", json_string(cfg->label));
+    json_object_set_new(r, "template", json_string(cfg->tpl.name));
+    json_object_set_new(r, "dtype", json_string(dtype_name(cfg->dtype)));
+    json_object_set_new(r, "switches", json_string(k->plan.switches));
     json_object_set_new(r, "params", json_string(params));
     free(params);
     int blocks = 0, threads = 0, regs = -1, spill = -1, smem_bytes = -1;
-    if (kernel_load(s, &k, &err) || kernel_occupancy(s, &k, &blocks, &threads, &err) ||
-        kernel_resources(s, &k, &regs, &spill, &smem_bytes, &err))
-        goto out;
+    if (kernel_load(s, k, err) || kernel_occupancy(s, k, &blocks, &threads, err) ||
+        kernel_resources(s, k, &regs, &spill, &smem_bytes, err))
+        return -1;
     json_object_set_new(r, "regs", json_integer(regs));
     json_object_set_new(r, "spill_bytes", json_integer(spill));
     json_object_set_new(r, "smem_bytes", json_integer(smem_bytes));
     json_object_set_new(r, "threads", json_integer(threads));
     json_object_set_new(r, "occ_blocks", json_integer(blocks));
     json_object_set_new(r, "occ_pct", json_real(100.0 * blocks * threads / s->gpu.max_threads_sm));
-    if (flag(req, "time") && flag(req, "baseline") && !flag(req, "interleave")) {
-        /* iters 0: as many launches per run as make it last about AUTO_RUN_MS, judged by
-         * cuBLAS (timed once with one launch per run), so that tiny shapes are not all launch
-         * overhead and large ones cost no more than they must. */
-        if (bo.iters == 0) {
-            problem_t *p = &s->prob;
-            if (!(sv->auto_M == p->M && sv->auto_N == p->N && sv->auto_K == p->K && sv->auto_dtype == p->dtype)) {
-                bench_opts one = {bo.warmup, bo.runs, 1};
-                if (baseline(sv, &one, &err))
-                    goto out;
-                double per = sv->base.st.median_ms > 0 ? sv->base.st.median_ms : AUTO_RUN_MS;
-                int it = (int)ceil(AUTO_RUN_MS / per);
-                sv->auto_iters = it < 1 ? 1 : it > 1000 ? 1000 : it;
-                sv->auto_M = p->M;
-                sv->auto_N = p->N;
-                sv->auto_K = p->K;
-                sv->auto_dtype = p->dtype;
-            }
-            bo.iters = sv->auto_iters;
+    return 0;
+}
+
+/* iters 0: as many launches per run as make it last about AUTO_RUN_MS, judged by cuBLAS (timed
+ * once per problem with one launch per run), so that tiny shapes are not all launch overhead and
+ * large ones cost no more than they must. */
+static int auto_iters(server_t *sv, bench_opts *bo, err_t *err)
+{
+    problem_t *p = &sv->s.prob;
+    if (!(sv->auto_M == p->M && sv->auto_N == p->N && sv->auto_K == p->K && sv->auto_dtype == p->dtype)) {
+        bench_opts one = {bo->warmup, bo->runs, 1};
+        if (baseline(sv, &one, err))
+            return -1;
+        double per = sv->base.st.median_ms > 0 ? sv->base.st.median_ms : AUTO_RUN_MS;
+        int it = (int)ceil(AUTO_RUN_MS / per);
+        sv->auto_iters = it < 1 ? 1 : it > 1000 ? 1000 : it;
+        sv->auto_M = p->M;
+        sv->auto_N = p->N;
+        sv->auto_K = p->K;
+        sv->auto_dtype = p->dtype;
+    }
+    bo->iters = sv->auto_iters;
+    return 0;
+}
+
+/* Time the kernel: alone after the cuBLAS baseline, or interleaved with cuBLAS run by run. */
+static int time_kernel(server_t *sv, json_t *req, json_t *r, kernel_t *k, const bench_opts *bo, err_t *err)
+{
+    session_t *s = &sv->s;
+    double tb = now_ms();
+    void *kctx[2] = {s, k};
+    bench_stats st[2];
+    if (flag(req, "interleave")) {
+        bench_fn fns[2] = {bench_kernel_fn, bench_cublas_fn};
+        void *ctxs[2] = {kctx, s};
+        if (bench_time_n(&s->gpu, 2, fns, ctxs, bo, &s->flush, st, err))
+            return -1;
+        put_stats(r, "cublas_", &st[1]);
+    } else {
+        if (flag(req, "baseline")) {
+            put_stats(r, "cublas_", &sv->base.st);
+            json_object_set_new(r, "cublas_clock_mhz", json_real(sv->base.clock_mhz));
+            json_object_set_new(r, "cublas_power_w", json_real(sv->base.power_w));
         }
-        if (baseline(sv, &bo, &err))
+        nvml_mark m0 = nvml_now(&sv->nvml);
+        if (bench_time(&s->gpu, bench_kernel_fn, kctx, bo, &s->flush, &st[0], err))
+            return -1;
+        json_object_set_new(r, "power_w", json_real(nvml_watts(&sv->nvml, m0, nvml_now(&sv->nvml))));
+    }
+    put_stats(r, "", &st[0]);
+    json_object_set_new(r, "runs", json_integer(st[0].runs));
+    double mhz = 0;
+    if (bench_clock_mhz(&s->gpu, &mhz, err))
+        return -1;
+    json_object_set_new(r, "clock_mhz", json_real(mhz));
+    json_object_set_new(r, "t_bench", json_real((now_ms() - tb) * 1e-3));
+    return 0;
+}
+
+static void handle_run(server_t *sv, json_t *req, json_t *r)
+{
+    session_t *s = &sv->s;
+    err_t err;
+    err_clear(&err);
+    config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    kernel_t k;
+    memset(&k, 0, sizeof k);
+    bool loaded = false;
+    bench_opts bo = {(int)num(req, "warmup", 3), (int)num(req, "runs", 7), (int)num(req, "iters", 5)};
+    json_object_set_new(r, "status", json_string("error"));
+    if (prepare(sv, req, r, &cfg, &loaded, &k, &err))
+        goto out;
+    if (flag(req, "time") && flag(req, "baseline") && !flag(req, "interleave")) {
+        if ((bo.iters == 0 && auto_iters(sv, &bo, &err)) || baseline(sv, &bo, &err))
             goto out;
     }
     json_object_set_new(r, "iters", json_integer(bo.iters));
@@ -254,46 +302,15 @@ static void handle_run(server_t *sv, json_t *req, json_t *r)
         double tv = now_ms();
         int vrc = kernel_verify(s, &k, &vr, &err);
         json_object_set_new(r, "t_verify", json_real((now_ms() - tv) * 1e-3));
-        if (vrc) {
-            if (err.code == EXIT_VERIFY) {
-                json_object_set_new(r, "status", json_string("FAIL"));
-                put_mismatches(r, &vr);
-            }
+        if (vrc && err.code == EXIT_VERIFY)
+            json_object_set_new(r, "status", json_string("FAIL"));
+        if (!vrc || err.code == EXIT_VERIFY)
+            put_mismatches(r, &vr);
+        if (vrc)
             goto out;
-        }
-        put_mismatches(r, &vr);
     }
-    if (flag(req, "time")) {
-        double tb = now_ms();
-        void *kctx[2] = {s, &k};
-        bench_stats st[2];
-        if (flag(req, "interleave")) {
-            bench_fn fns[2] = {bench_kernel_fn, bench_cublas_fn};
-            void *ctxs[2] = {kctx, s};
-            if (bench_time_n(&s->gpu, 2, fns, ctxs, &bo, &s->flush, st, &err))
-                goto out;
-            put_stats(r, "cublas_", &st[1]);
-        } else {
-            if (flag(req, "baseline")) {
-                if (baseline(sv, &bo, &err))
-                    goto out;
-                put_stats(r, "cublas_", &sv->base.st);
-                json_object_set_new(r, "cublas_clock_mhz", json_real(sv->base.clock_mhz));
-                json_object_set_new(r, "cublas_power_w", json_real(sv->base.power_w));
-            }
-            nvml_mark m0 = nvml_now(&sv->nvml);
-            if (bench_time(&s->gpu, bench_kernel_fn, kctx, &bo, &s->flush, &st[0], &err))
-                goto out;
-            json_object_set_new(r, "power_w", json_real(nvml_watts(&sv->nvml, m0, nvml_now(&sv->nvml))));
-        }
-        put_stats(r, "", &st[0]);
-        json_object_set_new(r, "runs", json_integer(st[0].runs));
-        double mhz = 0;
-        if (bench_clock_mhz(&s->gpu, &mhz, &err))
-            goto out;
-        json_object_set_new(r, "clock_mhz", json_real(mhz));
-        json_object_set_new(r, "t_bench", json_real((now_ms() - tb) * 1e-3));
-    }
+    if (flag(req, "time") && time_kernel(sv, req, r, &k, &bo, &err))
+        goto out;
     json_object_set_new(r, "status", json_string("ok"));
     json_object_set_new(r, "code", json_integer(0));
 out:
@@ -305,8 +322,6 @@ out:
     kernel_free(s, &k);
     if (loaded)
         config_free(&cfg);
-    for (size_t i = 0; i < nsets; i++)
-        param_set_free(&sets[i]);
 }
 
 /* cuBLAS against an FP64 Kahan CPU product, at two shapes, for each dtype asked. */

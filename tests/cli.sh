@@ -8,7 +8,7 @@ E=build/engine
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for cmd in bench verify compile info; do
+for cmd in bench verify compile tune merge cache info; do
   $E $cmd --help >"$tmp/help" 2>&1
   check_rc "engine $cmd --help" 0 $?
   grep -q -- '--help' "$tmp/help" && pass "engine $cmd --help lists its flags" || fail "engine $cmd --help lists its flags"
@@ -48,4 +48,6 @@ make -s install PREFIX="$tmp/prefix" >/dev/null 2>&1
 check_rc "make install PREFIX=..." 0 $?
 (cd "$tmp" && "$tmp/prefix/bin/engine" compile ldg_wider2 --arch sm_86 >"$tmp/out" 2>&1)
 check_rc "the installed engine finds its templates and configs from another directory" 0 $?
+(cd "$tmp" && "$tmp/prefix/bin/engine" tune warptile --arch sm_90 --dry-run >"$tmp/out" 2>&1)
+check_rc "...and its shipped tuning spaces (engine tune warptile)" 0 $? "$(cat "$tmp/out")"
 summary
