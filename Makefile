@@ -1,6 +1,8 @@
 # engine — JSON tile configs to verified GPU GEMM kernels at run time.
 #   make            build build/engine
 #   make test       everything that needs no GPU (unit tests, invalid configs, compile matrix)
+#   make sanitize   the same with ASan (leaks too) and UBSan, built in build-san
+#   make fuzz       each libFuzzer harness of tests/fuzz for FUZZ_SECONDS (default 60), built in build-fuzz
 #   make test-gpu   verification, cross-check, error paths, crash isolation, tune and sanitizers on the GPU
 #                   (prebuilt binaries)
 #   make bench      build, then benchmark the default walk at 2048^3 on the GPU found
@@ -16,42 +18,68 @@ override CFLAGS  += -std=c11 -Wall -Wextra -Wpedantic -Werror -I$(CUDA_HOME)/inc
 override LDFLAGS += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB)
 LIBS      := -lnvrtc -lcublas -ljansson -ldl -lm -lpthread
 
+# B is the build directory: `make sanitize` builds the same tree into build-san with ASan and UBSan.
+B         ?= build
 SRC       := $(wildcard engine/*.c)
-OBJ       := $(SRC:engine/%.c=build/obj/%.o)
-LIB_OBJ   := $(filter-out build/obj/main.o,$(OBJ))
-TESTS     := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c))
+OBJ       := $(SRC:engine/%.c=$(B)/obj/%.o)
+LIB_OBJ   := $(filter-out $(B)/obj/main.o,$(OBJ))
+TESTS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# Fuzzers (libFuzzer, clang) over the parsers: every engine module but main, in build-fuzz.
+FUZZ_CC   ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -g -O1 -std=c11 -Wall -Wextra -Werror -I$(CUDA_HOME)/include -fno-sanitize-recover=all
+FUZZ_OBJ  := $(filter-out build-fuzz/obj/main.o,$(SRC:engine/%.c=build-fuzz/obj/%.o))
+FUZZERS   := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all test test-gpu bench walk probes install clean deps
-all: build/engine
+.PHONY: all test test-gpu bench walk probes install clean deps sanitize fuzz
+all: $(B)/engine
 
 # One probe line per dependency; installs what is missing when run as root (tools/deps.sh).
-build/.deps:
-	@mkdir -p build && echo "dependencies:" && bash tools/deps.sh $(CUDA_HOME) && touch $@
-build/.deps-test: build/.deps
+$(B)/.deps:
+	@mkdir -p $(B) && echo "dependencies:" && bash tools/deps.sh $(CUDA_HOME) && touch $@
+$(B)/.deps-test: $(B)/.deps
 	@bash tools/deps.sh $(CUDA_HOME) --with-tests && touch $@
 
-build/obj/%.o: engine/%.c | build/.deps
+$(B)/obj/%.o: engine/%.c | $(B)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-build/engine: $(OBJ)
+$(B)/engine: $(OBJ)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LIBS)
 
-build/tests/%: tests/unit/%.c $(LIB_OBJ) | build/.deps-test
+$(B)/tests/%: tests/unit/%.c $(LIB_OBJ) | $(B)/.deps-test
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Iengine $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(LIBS) -lcmocka
 
-test: build/engine $(TESTS)
-	@bash tests/run.sh
+test: $(B)/engine $(TESTS)
+	@BUILD=$(B) bash tests/run.sh
+
+# Everything make test runs, on binaries built with AddressSanitizer (leaks included) and
+# UndefinedBehaviorSanitizer; the first report fails the run.
+sanitize:
+	@$(MAKE) --no-print-directory B=build-san CFLAGS="-O1 -g $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" test
+
+# Each fuzzer for FUZZ_SECONDS, corpora seeded from the repository (tests/fuzz/run.sh).
+fuzz: $(FUZZERS) $(B)/engine
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
+.SECONDARY: $(FUZZ_OBJ)
+build-fuzz/.deps:
+	@mkdir -p build-fuzz && bash tools/deps.sh $(CUDA_HOME) --with-fuzz && touch $@
+build-fuzz/obj/%.o: engine/%.c | build-fuzz/.deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -Iengine $< $(FUZZ_OBJ) -o $@ $(LDFLAGS) $(LIBS)
 
 # No rebuild here: on the GPU machine the binaries come prebuilt (it has no jansson headers).
 test-gpu:
 	@bash tests/gpu.sh
 
-bench: build/engine
-	build/engine bench --size 2048
+bench: $(B)/engine
+	$(B)/engine bench --size 2048
 
-walk: build/engine
+walk: $(B)/engine
 	@bash bench/walk.sh
 
 # Probes are plain CUDA programs (runtime API, nvcc), not engine templates: they measure the machine.
@@ -61,15 +89,15 @@ build/probes/%: bench/probes/%.cu
 	@mkdir -p $(dir $@)
 	$(CUDA_HOME)/bin/nvcc -O3 -std=c++17 -arch=$(PROBE_ARCH) -o $@ $<
 
-install: build/engine
+install: $(B)/engine
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/engine/kernels_src $(DESTDIR)$(PREFIX)/share/engine/configs \
 		$(DESTDIR)$(PREFIX)/share/engine/tune
-	install -m 755 build/engine $(DESTDIR)$(PREFIX)/bin/engine
+	install -m 755 $(B)/engine $(DESTDIR)$(PREFIX)/bin/engine
 	install -m 644 kernels_src/*.cu kernels_src/*.cuh $(DESTDIR)$(PREFIX)/share/engine/kernels_src/
 	install -m 644 configs/*.json configs/*.list $(DESTDIR)$(PREFIX)/share/engine/configs/
 	install -m 644 tune/*.json $(DESTDIR)$(PREFIX)/share/engine/tune/
 
 clean:
-	rm -rf build
+	rm -rf build build-san build-fuzz
 
 -include $(OBJ:.o=.d)

@@ -22,8 +22,15 @@ static const arch_info k_arch[] = {
     {121, 128, 2, 2, 101376, 1536, 32, 102400, 1024},
 };
 
+const char *arch_name(int target, char *buf, size_t len)
+{
+    snprintf(buf, len, "sm_%d%s", arch_sm(target), arch_specific(target) ? "a" : "");
+    return buf;
+}
+
 const arch_info *arch_lookup(int sm)
 {
+    sm = arch_sm(sm);
     /* Table is sorted: keep the last entry not above sm, preferring the same major version. */
     const size_t n = sizeof k_arch / sizeof k_arch[0];
     const arch_info *same = NULL, *lower = NULL;
@@ -71,7 +78,12 @@ int arch_parse(const char *text, int *sm, err_t *err)
     if (strncmp(text, "sm_", 3) == 0)
         digits = text + 3;
     int v = 0, nd = 0;
+    bool specific = false;
     for (const char *p = digits; *p; p++, nd++) {
+        if (*p == 'a' && p[1] == '\0' && nd >= 2) {
+            specific = true;
+            break;
+        }
         if (*p < '0' || *p > '9' || nd > 3) {
             nd = -1;
             break;
@@ -80,7 +92,7 @@ int arch_parse(const char *text, int *sm, err_t *err)
     }
     if (nd < 2)
         return err_set(err, EXIT_INPUT, "--arch", 0, 0,
-                       "\"%s\" is not an architecture: expected sm_XX, e.g. sm_86 or sm_90", text);
+                       "\"%s\" is not an architecture: expected sm_XX or sm_XXa, e.g. sm_86, sm_90 or sm_90a", text);
     if (!arch_nvrtc_supports(v)) {
         char list[512];
         arch_nvrtc_list(list, sizeof list);
@@ -89,7 +101,10 @@ int arch_parse(const char *text, int *sm, err_t *err)
         return err_set(err, EXIT_INPUT, "--arch", 0, 0,
                        "sm_%d is not supported by NVRTC %d.%d (it targets %s)", v, major, minor, list);
     }
-    *sm = v;
+    if (specific && v < 90)
+        return err_set(err, EXIT_INPUT, "--arch", 0, 0,
+                       "%s: architecture-specific targets (the \"a\" suffix) begin with sm_90a", text);
+    *sm = v + (specific ? ARCH_SPECIFIC : 0);
     return 0;
 }
 

@@ -6,6 +6,19 @@
 
 #include "err.h"
 
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A target is the compute capability x10 (90 for sm_90), plus ARCH_SPECIFIC when the
+ * architecture-specific variant is asked for ("sm_90a": it may use instructions such as wgmma
+ * that only that architecture has, and its CUBIN runs on that architecture alone). Templates see
+ * ARCH (90) and ARCH_SPECIFIC (0 or 1), and can require the latter. */
+#define ARCH_SPECIFIC 1000
+static inline int arch_sm(int target) { return target % ARCH_SPECIFIC; }
+static inline bool arch_specific(int target) { return target >= ARCH_SPECIFIC; }
+/* "sm_90" or "sm_90a", in buf (16 bytes are enough); returns buf. */
+const char *arch_name(int target, char *buf, size_t len);
+
 typedef struct {
     int sm;             /* compute capability x10: 80, 86, 90 */
     int fp32_lanes;     /* FP32 FMA results per clock per SM */
@@ -18,12 +31,13 @@ typedef struct {
     int smem_reserved;  /* bytes of it the system keeps per resident block */
 } arch_info;
 
-/* Figures for sm (the closest known lower architecture of the same major version when sm itself is
- * not in the table). Never NULL for sm >= 70. */
+/* Figures for sm, a target (the closest known lower architecture of the same major version when
+ * sm itself is not in the table). Never NULL for sm >= 70. */
 const arch_info *arch_lookup(int sm);
 
-/* Parse "sm_90" (or "90", "compute_90" is refused) into 90. Checks it against the architectures
- * this NVRTC can target. Returns 0 or sets err (EXIT_INPUT). */
+/* Parse "sm_90" (or "90"; "compute_90" is refused) into 90, and "sm_90a" into 90 + ARCH_SPECIFIC
+ * (from sm_90 on). Checks it against the architectures this NVRTC can target. Returns 0 or sets
+ * err (EXIT_INPUT). */
 int arch_parse(const char *text, int *sm, err_t *err);
 
 /* Whether NVRTC can target sm, and the list it can target ("sm_75 sm_80 ..."). */

@@ -42,13 +42,23 @@ int blas_gemm(blas_t *b, dtype_t dtype, int M, int N, int K, const void *alpha, 
 {
     cublasHandle_t h = b->handle;
     /* cuBLAS is column-major. A row-major M x N matrix is its column-major N x M transpose, and
-     * C^T = B^T A^T, so the row-major product is the column-major one with A and B swapped. */
+     * C^T = B^T A^T, so the row-major product is the column-major one with A and B swapped. A
+     * leading dimension must be at least 1 even when K = 0 (then C = beta*C). */
+    int lda = K > 0 ? K : 1;
     if (dtype == DTYPE_F64)
         return CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, (const double *)alpha,
-                                        (const double *)B, N, (const double *)A, K, (const double *)beta,
+                                        (const double *)B, N, (const double *)A, lda, (const double *)beta,
                                         (double *)C, N),
                             err);
     return CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, (const float *)alpha, (const float *)B,
-                                    N, (const float *)A, K, (const float *)beta, (float *)C, N),
+                                    N, (const float *)A, lda, (const float *)beta, (float *)C, N),
                         err);
+}
+
+int blas_scal(blas_t *b, dtype_t dtype, int n, const void *alpha, CUdeviceptr x, err_t *err)
+{
+    cublasHandle_t h = b->handle;
+    if (dtype == DTYPE_F64)
+        return CUBLAS_CHECK(cublasDscal(h, n, (const double *)alpha, (double *)x, 1), err);
+    return CUBLAS_CHECK(cublasSscal(h, n, (const float *)alpha, (float *)x, 1), err);
 }

@@ -21,4 +21,7 @@ void blas_close(blas_t *b);
 int blas_gemm(blas_t *b, dtype_t dtype, int M, int N, int K, const void *alpha, CUdeviceptr A, CUdeviceptr B,
               const void *beta, CUdeviceptr C, err_t *err);
 
+/* x = alpha * x for n contiguous elements (K = 0: C = beta*C). */
+int blas_scal(blas_t *b, dtype_t dtype, int n, const void *alpha, CUdeviceptr x, err_t *err);
+
 #endif

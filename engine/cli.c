@@ -124,13 +124,15 @@ static int p_scalar(const cli_opt *d, const char *arg, opts_t *o)
     return 0;
 }
 
-static int check_dim(const char *flag, const char *text, int64_t *out)
+/* A size from 1 (0 for K: BLAS defines K = 0 as C = beta*C) to CLI_MAX_DIM. */
+static int check_dim(const char *flag, const char *text, int64_t *out, int64_t min)
 {
     int64_t v;
     if (parse_i64(text, &v))
         return usage_error("%s %s: expected a whole number", flag, text);
-    if (v < 1 || v > CLI_MAX_DIM)
-        return usage_error("%s %s: sizes must be between 1 and %d", flag, text, CLI_MAX_DIM);
+    if (v < min || v > CLI_MAX_DIM)
+        return usage_error("%s %s: %s must be between %lld and %d", flag, text, min ? "sizes" : "K",
+                           (long long)min, CLI_MAX_DIM);
     *out = v;
     return 0;
 }
@@ -152,14 +154,14 @@ static int p_dim(const cli_opt *d, const char *arg, opts_t *o)
     snprintf(flag, sizeof flag, "--%s", d->name);
     int64_t *dst = d->name[0] == 'm' ? &o->shape.m : d->name[0] == 'n' ? &o->shape.n : &o->shape.k;
     o->shape_given = true;
-    return check_dim(flag, arg, dst);
+    return check_dim(flag, arg, dst, d->name[0] == 'k' ? 0 : 1);
 }
 
 static int p_size(const cli_opt *d, const char *arg, opts_t *o)
 {
     (void)d;
     o->shape_given = true;
-    if (check_dim("--size", arg, &o->shape.m))
+    if (check_dim("--size", arg, &o->shape.m, 1))
         return EXIT_INPUT;
     o->shape.n = o->shape.k = o->shape.m;
     return 0;
@@ -174,8 +176,8 @@ static int parse_shape(const char *text, shape_t *s)
     if (!x1 || !x2)
         return usage_error("--shapes %s: each shape must look like MxNxK, e.g. 127x129x131", text);
     *x1 = *x2 = '\0';
-    if (check_dim("--shapes", buf, &s->m) || check_dim("--shapes", x1 + 1, &s->n) ||
-        check_dim("--shapes", x2 + 1, &s->k))
+    if (check_dim("--shapes", buf, &s->m, 1) || check_dim("--shapes", x1 + 1, &s->n, 1) ||
+        check_dim("--shapes", x2 + 1, &s->k, 0))
         return EXIT_INPUT;
     return cli_check_shape(s);
 }
@@ -217,7 +219,7 @@ static int p_sizes(const cli_opt *d, const char *arg, opts_t *o)
     for (size_t i = 0; i < n && !rc; i++) {
         char text[32];
         snprintf(text, sizeof text, "%lld", (long long)v[i]);
-        rc = check_dim(flag, text, &o->shapes[i].m);
+        rc = check_dim(flag, text, &o->shapes[i].m, 1);
         o->shapes[i].n = o->shapes[i].k = o->shapes[i].m;
         rc = rc ? rc : cli_check_shape(&o->shapes[i]);
     }

@@ -1,6 +1,7 @@
 /* compile.c — see compile.h. */
 #include "compile.h"
 
+#include "arch.h"
 #include "jit.h"
 #include "setup.h"
 #include "util.h"
@@ -83,8 +84,9 @@ int compile_main(const opts_t *o)
         kernel_t *k = &j->k;
         const plan_launch *l = &k->plan.launches[k->plan.main_launch];
         const jit_func_info *fi = k->info;
-        printf("%-20s %-10s sm_%-3d %-4s %7lld %5d %6d %6d %6d %8d %8lld %8.1f %-6s %s\n", c->label, c->tpl.name,
-               su.arch, dtype_name(c->dtype), (long long)(l->block[0] * l->block[1] * l->block[2]),
+        char an[16];
+        printf("%-20s %-10s %-6s %-4s %7lld %5d %6d %6d %6d %8d %8lld %8.1f %-6s %s\n", c->label, c->tpl.name,
+               arch_name(su.arch, an, sizeof an), dtype_name(c->dtype), (long long)(l->block[0] * l->block[1] * l->block[2]),
                fi ? fi->regs : -1, fi ? fi->stack : -1, fi ? fi->spill_stores : -1, fi ? fi->spill_loads : -1,
                fi ? fi->smem_static : -1, (long long)l->smem, k->jit->compile_ms,
                j->origin == JIT_COMPILED ? "nvrtc" : "cache", k->plan.switches);
@@ -102,8 +104,10 @@ int compile_main(const opts_t *o)
     }
     jit_stats js;
     jit_get_stats(&js);
-    printf("compile: %zu of %zu configs for sm_%d in %.2f s on %d threads: %lu NVRTC compiles, %lu from the cache%s%s\n",
-           built, o->nentries, su.arch, (now_ms() - t0) * 1e-3, su.pool.nthreads, js.nvrtc, js.disk_hits + js.mem_hits,
+    char aname[16];
+    arch_name(su.arch, aname, sizeof aname);
+    printf("compile: %zu of %zu configs for %s in %.2f s on %d threads: %lu NVRTC compiles, %lu from the cache%s%s\n",
+           built, o->nentries, aname, (now_ms() - t0) * 1e-3, su.pool.nthreads, js.nvrtc, js.disk_hits + js.mem_hits,
            su.have_cache ? " " : " (--no-cache)", su.have_cache ? su.cache.dir : "");
 out:
     for (size_t i = 0; jobs && i < o->nentries; i++)

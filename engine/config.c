@@ -1,6 +1,7 @@
 /* config.c — strict loading and validation of tile configs. */
 #include "config.h"
 
+#include "arch.h"
 #include "expr.h"
 #include "jsonloc.h"
 #include "util.h"
@@ -207,16 +208,19 @@ static int check_rules(ctx_t *c, int arch)
     const tpl_rule *r = &t->constraints[i];
     mention m = {t, {0}, 0};
     expr_idents(r->rule, on_ident, &m);
-    /* Point at the first mentioned param the user set, else the first mentioned at all. */
+    /* Point at what the user changed last: the first mentioned param given by --set, else the
+     * first the file sets, else the first mentioned at all. */
     int at = m.n ? m.idx[0] : -1;
-    for (int j = m.n - 1; j >= 0; j--)
-        if (cfg->origin[m.idx[j]] != FROM_DEFAULT)
-            at = m.idx[j];
+    for (param_origin want = FROM_FILE; want <= FROM_SET; want++)
+        for (int j = m.n - 1; j >= 0; j--)
+            if (cfg->origin[m.idx[j]] == want)
+                at = m.idx[j];
     char a[64], b[64];
     int ia, ib;
     if (divides_form(r->rule, a, b, sizeof a) && (ia = template_param_index(t, a)) >= 0 &&
         (ib = template_param_index(t, b)) >= 0) {
-        int where = cfg->origin[ib] != FROM_DEFAULT ? ib : cfg->origin[ia] != FROM_DEFAULT ? ia : ib;
+        int where = cfg->origin[ib] == FROM_SET ? ib : cfg->origin[ia] == FROM_SET ? ia
+                    : cfg->origin[ib] != FROM_DEFAULT ? ib : cfg->origin[ia] != FROM_DEFAULT ? ia : ib;
         return fail_param(c, where, "params.%s = %lld does not divide params.%s = %lld: %s", b,
                           (long long)cfg->values[ib], a, (long long)cfg->values[ia], r->why);
     }
@@ -226,7 +230,7 @@ static int check_rules(ctx_t *c, int arch)
         sb_addf(&sb, "%s%s = %lld", j ? ", " : "", t->params[m.idx[j]].name, (long long)cfg->values[m.idx[j]]);
     /* When the target architecture is part of the rule, say which one: the fix may be --arch. */
     if (strstr(r->rule, "ARCH"))
-        sb_addf(&sb, "%starget sm_%d", m.n ? ", " : "", arch);
+        sb_addf(&sb, "%starget %s", m.n ? ", " : "", arch_name(arch, (char[16]){0}, 16));
     fail_param(c, at, "params break \"%s\" (%s): %s", r->rule, sb.buf, r->why);
     sb_free(&sb);
     return -1;
@@ -235,15 +239,26 @@ static int check_rules(ctx_t *c, int arch)
 int config_load(const char *path, const param_set *sets, size_t nsets, const char *dtype_override,
                 int arch, config_t *cfg, err_t *err)
 {
+    size_t len = 0;
+    char *text = read_file(path, &len);
+    if (!text) {
+        memset(cfg, 0, sizeof *cfg);
+        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot read config: %s", strerror(errno)), -1;
+    }
+    int rc = config_parse(path, text, len, sets, nsets, dtype_override, arch, cfg, err);
+    free(text);
+    return rc;
+}
+
+int config_parse(const char *path, const char *text, size_t len, const param_set *sets, size_t nsets,
+                 const char *dtype_override, int arch, config_t *cfg, err_t *err)
+{
     memset(cfg, 0, sizeof *cfg);
     cfg->path = xstrdup(path);
-    size_t len = 0;
-    cfg->text = read_file(path, &len);
-    if (!cfg->text) {
-        err_set(err, EXIT_INPUT, path, 0, 0, "cannot read config: %s", strerror(errno));
-        config_free(cfg);
-        return -1;
-    }
+    /* Exactly len bytes: a NUL inside is for the JSON parser to refuse, not to cut the text. */
+    cfg->text = xmalloc(len + 1);
+    memcpy(cfg->text, text, len);
+    cfg->text[len] = '\0';
     json_error_t jerr;
     json_t *root = json_loadb(cfg->text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {

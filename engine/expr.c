@@ -13,7 +13,11 @@ typedef struct {
     char *err;
     size_t errlen;
     bool failed;
+    int depth; /* of nested parentheses, conditionals and unary operators, against MAX_DEPTH */
 } parser;
+
+/* Deeper nesting than this is refused rather than left to exhaust the stack. */
+#define MAX_DEPTH 200
 
 static int64_t parse_cond(parser *ps, bool live);
 
@@ -27,6 +31,15 @@ static void fail(parser *ps, const char *fmt, const char *arg, size_t arglen)
     char msg[256];
     snprintf(msg, sizeof msg, fmt, what);
     snprintf(ps->err, ps->errlen, "%s at offset %d of `%s`", msg, (int)(ps->p - ps->src), ps->src);
+}
+
+/* An operation whose result does not fit in 64 bits. Only a branch that is taken fails: "S > 0 ?
+ * X / S : 0" must not fail for S = 0, and an untaken branch's values mean nothing. */
+static int64_t overflow(parser *ps, bool live)
+{
+    if (live)
+        fail(ps, "%s: the result does not fit in a 64-bit integer", "overflow", 8);
+    return 0;
 }
 
 static void skip_ws(parser *ps)
@@ -84,8 +97,14 @@ static int64_t parse_primary(parser *ps, bool live)
     }
     if (isdigit((unsigned char)*ps->p)) {
         int64_t v = 0;
+        const char *start = ps->p;
         while (isdigit((unsigned char)*ps->p)) {
-            v = v * 10 + (*ps->p - '0');
+            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *ps->p - '0', &v)) {
+                while (isdigit((unsigned char)*ps->p))
+                    ps->p++;
+                fail(ps, "the number %s is too large for a 64-bit integer", start, (size_t)(ps->p - start));
+                return 0;
+            }
             ps->p++;
         }
         return v;
@@ -118,14 +137,17 @@ static int64_t parse_primary(parser *ps, bool live)
                 return 0;
             switch (fi) {
             case 0:
-            case 1:
+            case 1: {
                 if (b <= 0) {
                     fail(ps, "%s by a value <= 0", name, len);
                     return 0;
                 }
+                /* C division truncates toward zero, which is the ceiling for a < 0. */
+                int64_t q = a / b + (a % b > 0), r;
                 if (fi == 0)
-                    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-                return (a >= 0 ? (a + b - 1) / b : -((-a) / b)) * b;
+                    return q;
+                return __builtin_mul_overflow(q, b, &r) ? overflow(ps, live) : r;
+            }
             case 2: return a < b ? a : b;
             case 3: return a > b ? a : b;
             case 4: return ilog2(ps, a, live);
@@ -148,13 +170,23 @@ static int64_t parse_primary(parser *ps, bool live)
 
 static int64_t parse_unary(parser *ps, bool live)
 {
-    if (accept(ps, "-"))
-        return -parse_unary(ps, live);
-    if (accept(ps, "+"))
-        return parse_unary(ps, live);
-    if (accept(ps, "!"))
-        return !parse_unary(ps, live);
-    return parse_primary(ps, live);
+    if (++ps->depth > MAX_DEPTH) {
+        fail(ps, "the expression nests deeper than %s levels", "200", 3);
+        return 0;
+    }
+    int64_t v;
+    if (accept(ps, "-")) {
+        v = parse_unary(ps, live);
+        v = v == INT64_MIN ? overflow(ps, live) : -v;
+    } else if (accept(ps, "+")) {
+        v = parse_unary(ps, live);
+    } else if (accept(ps, "!")) {
+        v = !parse_unary(ps, live);
+    } else {
+        v = parse_primary(ps, live);
+    }
+    ps->depth--;
+    return v;
 }
 
 static int64_t parse_mul(parser *ps, bool live)
@@ -162,7 +194,9 @@ static int64_t parse_mul(parser *ps, bool live)
     int64_t v = parse_unary(ps, live);
     for (;;) {
         if (accept(ps, "*")) {
-            v = v * parse_unary(ps, live);
+            int64_t r = parse_unary(ps, live);
+            if (__builtin_mul_overflow(v, r, &v))
+                v = overflow(ps, live);
         } else if (accept(ps, "/") || accept(ps, "%")) {
             char op = ps->p[-1];
             int64_t r = parse_unary(ps, live);
@@ -171,6 +205,8 @@ static int64_t parse_mul(parser *ps, bool live)
             } else if (r == 0) {
                 fail(ps, "%s by zero", op == '/' ? "division" : "remainder", op == '/' ? 8 : 9);
                 return 0;
+            } else if (v == INT64_MIN && r == -1) {
+                v = overflow(ps, live);
             } else {
                 v = op == '/' ? v / r : v % r;
             }
@@ -184,12 +220,15 @@ static int64_t parse_add(parser *ps, bool live)
 {
     int64_t v = parse_mul(ps, live);
     for (;;) {
-        if (accept(ps, "+"))
-            v += parse_mul(ps, live);
-        else if (accept(ps, "-"))
-            v -= parse_mul(ps, live);
-        else
+        if (accept(ps, "+")) {
+            if (__builtin_add_overflow(v, parse_mul(ps, live), &v))
+                v = overflow(ps, live);
+        } else if (accept(ps, "-")) {
+            if (__builtin_sub_overflow(v, parse_mul(ps, live), &v))
+                v = overflow(ps, live);
+        } else {
             return v;
+        }
     }
 }
 
@@ -247,20 +286,26 @@ static int64_t parse_or(parser *ps, bool live)
 
 static int64_t parse_cond(parser *ps, bool live)
 {
-    int64_t c = parse_or(ps, live);
-    if (!accept(ps, "?"))
-        return c;
-    int64_t a = parse_cond(ps, live && c);
-    expect(ps, ":");
-    int64_t b = parse_cond(ps, live && !c);
-    return c ? a : b;
+    if (++ps->depth > MAX_DEPTH) {
+        fail(ps, "the expression nests deeper than %s levels", "200", 3);
+        return 0;
+    }
+    int64_t c = parse_or(ps, live), v = c;
+    if (accept(ps, "?")) {
+        int64_t a = parse_cond(ps, live && c);
+        expect(ps, ":");
+        int64_t b = parse_cond(ps, live && !c);
+        v = c ? a : b;
+    }
+    ps->depth--;
+    return v;
 }
 
 int expr_eval(const char *src, expr_lookup_fn lookup, void *ctx, int64_t *out, char *errbuf,
               size_t errlen)
 {
     char dummy[8];
-    parser ps = {src, src, lookup, ctx, errbuf ? errbuf : dummy, errbuf ? errlen : sizeof dummy, false};
+    parser ps = {src, src, lookup, ctx, errbuf ? errbuf : dummy, errbuf ? errlen : sizeof dummy, false, 0};
     int64_t v = parse_cond(&ps, true);
     skip_ws(&ps);
     if (!ps.failed && *ps.p != '\0')

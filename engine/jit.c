@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "jit.h"
 
+#include "arch.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -130,7 +131,8 @@ void jit_print_numbered(FILE *f, const char *source)
 static size_t build_opts(int arch, const char *const *include_dirs, size_t ninc, char **owned, const char **opts)
 {
     size_t n = 0;
-    opts[n++] = owned[0] = xasprintf("--gpu-architecture=sm_%d", arch);
+    char name[16];
+    opts[n++] = owned[0] = xasprintf("--gpu-architecture=%s", arch_name(arch, name, sizeof name));
     /* -lineinfo: profilers and compute-sanitizer map SASS back to template lines (#line keeps them
      * the template's own). -Xptxas -v: the resource report, without a GPU. */
     opts[n++] = "-lineinfo";
@@ -173,8 +175,9 @@ static int do_compile(const char *prog_name, const char *source, const char **op
     if (crc != NVRTC_SUCCESS && !g_quiet) {
         /* One banner at a time: compiles run on several threads. */
         flockfile(stderr);
-        fprintf(stderr, "==== compile of config %s (program %s, sm_%d) failed: %s ====\n", label, prog_name,
-                arch, nvrtcGetErrorString(crc));
+        char name[16];
+        fprintf(stderr, "==== compile of config %s (program %s, %s) failed: %s ====\n", label, prog_name,
+                arch_name(arch, name, sizeof name), nvrtcGetErrorString(crc));
         fprintf(stderr, "%s\n---- pasted source ----\n", res->log);
         jit_print_numbered(stderr, source);
         fprintf(stderr, "==== end of %s ====\n", prog_name);
@@ -191,7 +194,9 @@ static int do_compile(const char *prog_name, const char *source, const char **op
             const char *eol = strchr(bol, '\n');
             snprintf(first, sizeof first, "%.*s", (int)(eol ? eol - bol : (long)strlen(bol)), bol);
         }
-        err_set(err, EXIT_INPUT, label, 0, 0, "NVRTC could not compile it for sm_%d: %s", arch, first);
+        char name[16];
+        err_set(err, EXIT_INPUT, label, 0, 0, "NVRTC could not compile it for %s: %s", arch_name(arch, name, sizeof name),
+                first);
         goto out_destroy_program;
     }
     if (NVRTC_CHECK(nvrtcGetCUBINSize(prog, &res->cubin_size), err))

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE /* flock, realpath, mkstemp, gmtime_r */
 #include "results.h"
 
+#include "arch.h"
+
 #include "jsonloc.h"
 #include "paths.h"
 #include "util.h"
@@ -79,8 +81,9 @@ char *results_make_key(const char *tmpl, const char *dtype, int arch, int64_t M,
 {
     strbuf sb;
     sb_init(&sb);
-    sb_addf(&sb, "%s %s sm_%d %lldx%lldx%lld a=%g b=%g", tmpl, dtype, arch, (long long)M, (long long)N, (long long)K,
-            alpha, beta);
+    char name[16];
+    sb_addf(&sb, "%s %s %s %lldx%lldx%lld a=%g b=%g", tmpl, dtype, arch_name(arch, name, sizeof name), (long long)M,
+            (long long)N, (long long)K, alpha, beta);
     for (size_t i = 0; i < n; i++)
         sb_addf(&sb, " %s=%lld", names[i], (long long)values[i]);
     return sb_steal(&sb);

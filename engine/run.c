@@ -304,9 +304,11 @@ static void fill_roofline(report_row *row, const machine_t *mc, const plan_t *pl
 
 static char *rerun_args(const opts_t *o, const config_t *c, const shape_t *sh, double alpha, double beta, int arch)
 {
-    return xasprintf("engine bench %s --m %lld --n %lld --k %lld --alpha %g --beta %g --seed %llu --dtype %s --arch sm_%d%s%s",
+    char name[16];
+    return xasprintf("engine bench %s --m %lld --n %lld --k %lld --alpha %g --beta %g --seed %llu --dtype %s --arch %s%s%s",
                      c->path, (long long)sh->m, (long long)sh->n, (long long)sh->k, alpha, beta,
-                     (unsigned long long)o->seed, dtype_name(c->dtype), arch, c->overrides[0] ? " " : "", c->overrides);
+                     (unsigned long long)o->seed, dtype_name(c->dtype), arch_name(arch, name, sizeof name),
+                     c->overrides[0] ? " " : "", c->overrides);
 }
 
 static machine_t machine_of(json_t *hello)
@@ -323,10 +325,11 @@ static void bench_notes(runner_t *r, report_t *rep, const machine_t *mc)
 {
     json_t *h = r->w.hello;
     int nvrtc = (int)jnum(h, "nvrtc", 0), drv = (int)jnum(h, "driver", 0);
-    report_note(rep, "device %d: %s, sm_%d, %d SMs, max clock %d MHz, L2 %d MB; driver %d.%d, NVRTC %d.%d, cuBLAS %d; kernels built for sm_%d",
+    char name[16];
+    report_note(rep, "device %d: %s, sm_%d, %d SMs, max clock %d MHz, L2 %d MB; driver %d.%d, NVRTC %d.%d, cuBLAS %d; kernels built for %s",
                 r->o->device, jstr(h, "name", "?"), (int)jnum(h, "sm", 0), (int)jnum(h, "sms", 0),
                 (int)jnum(h, "clock_khz", 0) / 1000, (int)jnum(h, "l2_bytes", 0) >> 20, drv / 1000, (drv % 1000) / 10,
-                nvrtc / 1000, (nvrtc % 1000) / 10, (int)jnum(h, "cublas", 0), r->su.arch);
+                nvrtc / 1000, (nvrtc % 1000) / 10, (int)jnum(h, "cublas", 0), arch_name(r->su.arch, name, sizeof name));
     report_note(rep, "peaks: FP32 %.1f TFLOP/s, FP64 %.1f (CUDA cores), FP64 %.1f (tensor cores); measured bandwidth: DRAM %.0f GB/s (copy), L2 %.0f GB/s (reads)",
                 mc->fp32 / 1e12, mc->fp64 / 1e12, mc->fp64_tc / 1e12, mc->dram_bps / 1e9, mc->l2_bps / 1e9);
 }

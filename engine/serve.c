@@ -193,7 +193,7 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
                       err))
         return -1;
     json_object_set_new(r, "t_setup", json_real((now_ms() - t0) * 1e-3));
-    int64_t smem = s->gpu.sm == arch && s->gpu.smem_optin > 0 ? s->gpu.smem_optin : arch_lookup(arch)->smem_optin;
+    int64_t smem = s->gpu.sm == arch_sm(arch) && s->gpu.smem_optin > 0 ? s->gpu.smem_optin : arch_lookup(arch)->smem_optin;
     jit_origin origin = JIT_COMPILED;
     double tc = now_ms();
     if (kernel_build(cfg, arch, smem, M, N, K, k, &origin, err))
@@ -458,6 +458,10 @@ int serve_main(const opts_t *o)
         send_line(&sv, bad);
         json_decref(bad);
         session_close(&sv.s);
+        jit_set_cache(NULL);
+        if (have_cache)
+            cache_close(&cache);
+        fclose(sv.out);
         return err.code ? err.code : EXIT_SYSTEM;
     }
     send_line(&sv, h);

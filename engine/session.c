@@ -200,6 +200,16 @@ void kernel_free(session_t *s, kernel_t *k)
 int kernel_enqueue(session_t *s, kernel_t *k, err_t *err)
 {
     problem_t *p = &s->prob;
+    if (p->K == 0) {
+        /* BLAS: with no inner dimension, C = beta*C. The engine does it (no template needs a K = 0
+         * path); beta = 0 overwrites C, so neither NaN nor anything else already there survives. */
+        double b[1];
+        scalar(p->dtype, p->beta, b);
+        size_t n = (size_t)(p->M * p->N);
+        if (p->beta == 0.0)
+            return gpu_fill32(&s->gpu, p->C, 0, n * dtype_size(p->dtype) / 4, err);
+        return p->beta == 1.0 ? 0 : blas_scal(&s->blas, p->dtype, (int)n, b, p->C, err);
+    }
     size_t wbytes = (size_t)k->plan.workspace * dtype_size(p->dtype);
     if (wbytes > s->W_bytes) {
         gpu_free(&s->gpu, s->W);

@@ -51,7 +51,7 @@ int setup_target(setup_t *su, const opts_t *o, int device, bool need_gpu, err_t 
         su->arch = 90;
         fprintf(stderr, "engine: no GPU found; compiling for sm_90 (use --arch to choose)\n");
     }
-    su->smem_limit = su->have_gpu && su->gpu.sm == su->arch && su->gpu.smem_optin > 0
+    su->smem_limit = su->have_gpu && su->gpu.sm == arch_sm(su->arch) && su->gpu.smem_optin > 0
                          ? su->gpu.smem_optin
                          : arch_lookup(su->arch)->smem_optin;
     return 0;

@@ -51,13 +51,32 @@ static int push_value(int64_t **v, size_t *n, int64_t x, char *why, size_t whyle
 {
     if (*n >= RANGE_MAX_VALUES)
         return snprintf(why, whylen, "more than %d values", RANGE_MAX_VALUES), -1;
-    for (size_t i = 0; i < *n; i++)
-        if ((*v)[i] == x)
-            return snprintf(why, whylen, "%lld is listed twice", (long long)x), -1;
     if (*n % 64 == 0)
         *v = xrealloc(*v, (*n + 64) * sizeof **v);
     (*v)[(*n)++] = x;
     return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A value listed twice, found by sorting a copy (lists can be long: no quadratic scan). */
+static int check_distinct(const int64_t *v, size_t n, char *why, size_t whylen)
+{
+    int64_t *c = xmalloc((n ? n : 1) * sizeof *c);
+    memcpy(c, v, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_i64);
+    int rc = 0;
+    for (size_t i = 1; i < n && !rc; i++)
+        if (c[i] == c[i - 1]) {
+            snprintf(why, whylen, "%lld is listed twice", (long long)c[i]);
+            rc = -1;
+        }
+    free(c);
+    return rc;
 }
 
 int range_parse(const char *text, int64_t **values, size_t *n, char *why, size_t whylen)
@@ -87,6 +106,10 @@ int range_parse(const char *text, int64_t **values, size_t *n, char *why, size_t
             return snprintf(why, whylen, "a geometric range a:b:*f needs a >= 1 and f >= 2"), -1;
         if (!geometric && step < 1)
             return snprintf(why, whylen, "the step must be at least 1"), -1;
+        /* Count first: a:b:step is known to hold (b - a) / step + 1 values (computed without
+         * overflow), a geometric range at most 63. */
+        if (!geometric && (uint64_t)b - (uint64_t)a >= (uint64_t)step * RANGE_MAX_VALUES)
+            return snprintf(why, whylen, "more than %d values", RANGE_MAX_VALUES), -1;
         for (int64_t x = a; x <= b && !rc; x = geometric ? x * step : x + step) {
             rc = push_value(values, n, x, why, whylen);
             if ((geometric && x > INT64_MAX / step) || (!geometric && x > INT64_MAX - step))
@@ -106,6 +129,8 @@ int range_parse(const char *text, int64_t **values, size_t *n, char *why, size_t
             rc = push_value(values, n, x, why, whylen);
             s = e + 1;
         }
+        if (!rc)
+            rc = check_distinct(*values, *n, why, whylen);
     }
     if (rc) {
         free(*values);
@@ -346,6 +371,9 @@ static int load_native(space_t *s, json_t *root, const char *file, const char *t
                     break;
                 }
             }
+            char why[128];
+            if (!rc && check_distinct(vals, n, why, sizeof why))
+                rc = err_set(err, EXIT_INPUT, origin, 0, 0, "space.%s: %s", key, why);
             if (!rc)
                 rc = add_dim(s, key, NULL, vals, n, origin, err);
         } else {
@@ -455,6 +483,9 @@ static int load_t1(space_t *s, json_t *root, const char *file, const char *text,
             if (rc || !json_is_integer(e) || push_value(&v, &n, json_integer_value(e), why, sizeof why))
                 rc = -1;
         }
+        char why[128];
+        if (!rc && check_distinct(v, n, why, sizeof why))
+            rc = -1;
         json_decref(list);
         if (rc)
             err_set(err, EXIT_INPUT, origin, 0, 0, "%s: Values must be a list of distinct integers, e.g. \"[16, 32, 64]\"",

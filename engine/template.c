@@ -1,6 +1,7 @@
 /* template.c — load a template's parameter block; plan a launch for one shape. */
 #include "template.h"
 
+#include "arch.h"
 #include "expr.h"
 #include "jsonloc.h"
 #include "paths.h"
@@ -50,7 +51,8 @@ void scope_add_params(tpl_scope *s, const template_t *t, const int64_t *values, 
         scope_set(s, t->params[i].name, values[i]);
     scope_set(s, "ELEM", (int64_t)dtype_size(dtype));
     scope_set(s, "F64", dtype == DTYPE_F64);
-    scope_set(s, "ARCH", arch);
+    scope_set(s, "ARCH", arch_sm(arch));
+    scope_set(s, "ARCH_SPECIFIC", arch_specific(arch));
 }
 
 int scope_eval(const tpl_scope *s, const char *expr, int64_t *out, char *errbuf, size_t errlen)
@@ -394,6 +396,8 @@ out:
     return rc;
 }
 
+static int template_parse_block(template_t *t, err_t *err);
+
 int template_load(const char *name, template_t *t, err_t *err)
 {
     memset(t, 0, sizeof *t);
@@ -424,6 +428,22 @@ int template_load(const char *name, template_t *t, err_t *err)
         return -1;
     }
     t->name = xstrdup(name);
+    return template_parse_block(t, err);
+}
+
+int template_parse(const char *name, const char *path, const char *text, template_t *t, err_t *err)
+{
+    memset(t, 0, sizeof *t);
+    t->name = xstrdup(name);
+    t->path = xstrdup(path);
+    t->dir = path_dirname(path);
+    t->text = xstrdup(text);
+    return template_parse_block(t, err);
+}
+
+/* The parameter block of t->text, into t; frees t on failure. */
+static int template_parse_block(template_t *t, err_t *err)
+{
     const char *m = strstr(t->text, MARKER);
     if (!m) {
         err_set(err, EXIT_INPUT, t->path, 1, 1, "no \"%s\" parameter block in the template", MARKER);
@@ -592,8 +612,8 @@ int template_plan(const template_t *t, const char *label, const char *config_nam
                            l->kernel, (long long)pl->grid[0], (long long)pl->grid[1], (long long)pl->grid[2]);
         if (pl->smem < 0 || pl->smem > smem_limit)
             return err_set(err, EXIT_INPUT, label, 0, 0,
-                           "kernel %s needs %lld bytes of shared memory per block; sm_%d allows %lld",
-                           l->kernel, (long long)pl->smem, arch, (long long)smem_limit);
+                           "kernel %s needs %lld bytes of shared memory per block; %s allows %lld",
+                           l->kernel, (long long)pl->smem, arch_name(arch, (char[16]){0}, 16), (long long)smem_limit);
         if (strcmp(l->kernel, "gemm") == 0)
             plan->main_launch = (int)plan->nlaunches;
         plan->nlaunches++;
@@ -608,10 +628,11 @@ int template_plan(const template_t *t, const char *label, const char *config_nam
     strbuf src;
     sb_init(&src);
     /* No shape here: shapes with the same switches share one CUBIN (and one cache entry). */
-    sb_addf(&src, "/* pasted by engine: config %s, template %s, %s, sm_%d */\n", config_name, t->name,
-            dtype_name(dtype), arch);
-    sb_addf(&src, "#define T %s\n#define ELEM %zu\n#define F64 %d\n#define ARCH %d\n",
-            dtype == DTYPE_F64 ? "double" : "float", dtype_size(dtype), dtype == DTYPE_F64, arch);
+    sb_addf(&src, "/* pasted by engine: config %s, template %s, %s, %s */\n", config_name, t->name,
+            dtype_name(dtype), arch_name(arch, (char[16]){0}, 16));
+    sb_addf(&src, "#define T %s\n#define ELEM %zu\n#define F64 %d\n#define ARCH %d\n#define ARCH_SPECIFIC %d\n",
+            dtype == DTYPE_F64 ? "double" : "float", dtype_size(dtype), dtype == DTYPE_F64, arch_sm(arch),
+            arch_specific(arch));
     for (size_t i = 0; i < t->nparams; i++)
         sb_addf(&src, "#define %s %lld\n", t->params[i].name, (long long)values[i]);
     for (size_t i = 0; i < t->nderived; i++) {

@@ -95,6 +95,8 @@ typedef struct {
  * template's file and the line/column inside the block. */
 int template_load(const char *name, template_t *t, err_t *err);
 void template_free(template_t *t);
+/* The same from a template's text in memory (path names it in errors; the fuzzers use this). */
+int template_parse(const char *name, const char *path, const char *text, template_t *t, err_t *err);
 int template_param_index(const template_t *t, const char *name);
 
 /* Names and values an expression can see. */

@@ -131,9 +131,11 @@ static char *rerun_args(const tuner_t *t, const tpoint *p)
 {
     strbuf sb;
     sb_init(&sb);
-    sb_addf(&sb, "engine bench %s --m %lld --n %lld --k %lld --alpha %g --beta %g --seed %llu --dtype %s --arch sm_%d",
+    char name[16];
+    sb_addf(&sb, "engine bench %s --m %lld --n %lld --k %lld --alpha %g --beta %g --seed %llu --dtype %s --arch %s",
             t->sp.base.path, (long long)t->shape.m, (long long)t->shape.n, (long long)t->shape.k, t->o->alpha,
-            t->o->beta, (unsigned long long)t->o->seed, dtype_name(t->sp.base.dtype), t->su.arch);
+            t->o->beta, (unsigned long long)t->o->seed, dtype_name(t->sp.base.dtype),
+            arch_name(t->su.arch, name, sizeof name));
     for (size_t i = 0; i < p->nsets; i++)
         sb_addf(&sb, " --set %s", p->sets[i]);
     return sb_steal(&sb);
@@ -148,7 +150,7 @@ static void row_base(const tuner_t *t, const int64_t *values, const char *key, i
     r->config = xstrdup(t->sp.base.name);
     r->tmpl = xstrdup(tp->name);
     r->dtype = xstrdup(dtype_name(t->sp.base.dtype));
-    r->arch = xasprintf("sm_%d", t->su.arch);
+    r->arch = xstrdup(arch_name(t->su.arch, (char[16]){0}, 16));
     r->device = xstrdup("");
     r->M = t->shape.m;
     r->N = t->shape.n;
@@ -691,8 +693,8 @@ static void dry_run(tuner_t *t, size_t nshapes)
         }
         return;
     }
-    printf("shape %lldx%lldx%lld, target sm_%d\n", (long long)t->shape.m, (long long)t->shape.n, (long long)t->shape.k,
-           t->su.arch);
+    printf("shape %lldx%lldx%lld, target %s\n", (long long)t->shape.m, (long long)t->shape.n, (long long)t->shape.k,
+           arch_name(t->su.arch, (char[16]){0}, 16));
     space_print_counts(stdout, &t->sp, &t->counts);
     if (o->shard_n)
         printf("  shard %d/%d: %zu of the %llu feasible points\n", o->shard_i, o->shard_n, t->ntp,

@@ -4,7 +4,7 @@
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
-E=build/engine
+E=${BUILD:-build}/engine
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -23,6 +23,10 @@ else
   $E info >"$tmp/out" 2>&1
   check_rc "engine info without a GPU exits 3" 3 $?
   grep -q 'no CUDA driver' "$tmp/out" && pass "the missing driver is named" || fail "the missing driver is named" "$(cat "$tmp/out")"
+  $E __worker --device 0 --cache "$tmp/wc" </dev/null >"$tmp/out" 2>&1
+  check_rc "a worker without a GPU exits 3" 3 $?
+  grep -q '^{"op":"hello","code":3,"error":"engine: no CUDA driver' "$tmp/out" && pass "...after a hello that says why (one JSON line)" ||
+    fail "the worker's hello without a GPU" "$(cat "$tmp/out")"
   $E bench configs/naive.json --size 64 >"$tmp/out" 2>&1
   check_rc "bench of a valid config without a GPU exits 3" 3 $?
   [ "$(grep -c . "$tmp/out")" -le 2 ] && pass "...with a short message" || fail "...with a short message" "$(cat "$tmp/out")"
@@ -44,7 +48,7 @@ grep -q '^tiled\[BK=16\] ' "$tmp/out" && grep -q '^tiled ' "$tmp/out" && pass "l
 $E compile ldg_wider2 --arch sm_90 >"$tmp/out" 2>&1
 check_rc "a shipped config by name" 0 $?
 
-make -s install PREFIX="$tmp/prefix" >/dev/null 2>&1
+make -s install B="${BUILD:-build}" PREFIX="$tmp/prefix" >/dev/null 2>&1
 check_rc "make install PREFIX=..." 0 $?
 (cd "$tmp" && "$tmp/prefix/bin/engine" compile ldg_wider2 --arch sm_86 >"$tmp/out" 2>&1)
 check_rc "the installed engine finds its templates and configs from another directory" 0 $?

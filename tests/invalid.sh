@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
-E=build/engine
+E=${BUILD:-build}/engine
 repo=$(pwd -P)
 for dir in tests/configs/invalid/*/; do
   case=${dir%/}

@@ -22,7 +22,7 @@ export XDG_CACHE_HOME=$(mktemp -d)
 trap 'rm -rf "$log" "$XDG_CACHE_HOME"' EXIT
 
 echo "== unit tests (cmocka)"
-for t in build/tests/test_*; do
+for t in "${BUILD:-build}"/tests/test_*; do
   case $t in *.d) continue ;; esac
   "$t" >"$log" 2>&1
   rc=$?

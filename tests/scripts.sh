@@ -314,8 +314,8 @@ else
       fail "$name" "$out"
     fi
   done
-  if build/engine tune --help >/dev/null 2>&1; then
-    out=$(check_sharding build/engine "${rest[@]}") &&
+  if "${BUILD:-build}"/engine tune --help >/dev/null 2>&1; then
+    out=$(check_sharding "${BUILD:-build}"/engine "${rest[@]}") &&
       pass "engine tune --dry-run --shard I/4 covers, is disjoint and balanced ($out)" ||
       fail "engine tune --dry-run --shard I/4" "$out"
   else

@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
-E=build/engine
+E=${BUILD:-build}/engine
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if ! command -v python3 >/dev/null; then

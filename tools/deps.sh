@@ -2,7 +2,7 @@
 # Probe every build dependency, one line each. Missing Debian packages are installed when running as
 # root; otherwise the exact command is printed and the build stops. The CUDA toolkit cannot come from
 # apt here, so for it we only say where we looked.
-#   usage: tools/deps.sh CUDA_HOME [--with-tests]   (tests also need cmocka, gnuplot and GNU parallel)
+#   usage: tools/deps.sh CUDA_HOME [--with-tests | --with-fuzz]   (tests also need cmocka, gnuplot and GNU parallel)
 set -u
 cuda_home=${1:-/usr/local/cuda}
 want_tests=${2:-}
@@ -42,6 +42,11 @@ if [ "$want_tests" = --with-tests ]; then
   probe cmocka cmocka.h libcmocka-dev
   probe_cmd gnuplot gnuplot gnuplot-nox       # tools/plot.sh
   probe_cmd parallel parallel parallel 'GNU parallel'  # the shard test in tests/scripts.sh
+fi
+if [ "$want_tests" = --with-fuzz ]; then # make fuzz: clang and its libFuzzer runtime
+  probe_cmd clang clang clang
+  rt=$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)
+  if [ -f "$rt" ]; then ok libfuzzer "$rt"; else missing+=(libclang-rt-dev); fi
 fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -91,6 +91,46 @@ static void collect(void *ctx, const char *name, size_t len)
     strcat(buf, ",");
 }
 
+/* Found by tests/fuzz/fuzz_expr and fuzz_template: every 64-bit overflow is an error in a taken
+ * branch (never undefined behaviour), and nesting is bounded. */
+static void test_overflow_and_depth(void **state)
+{
+    (void)state;
+    int64_t v;
+    char err[256];
+    const char *bad[] = {"99999999999999999999", "1111111111111111111 * 10", "9223372036854775807 + 1",
+                         "0 - 9223372036854775807 - 2", "-(0 - 9223372036854775807 - 1)",
+                         "(0 - 9223372036854775807 - 1) / -1", "(0 - 9223372036854775807 - 1) % -1",
+                         "rup(9223372036854775807, 2)", "3037000500 * 3037000500"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        if (expr_eval(bad[i], lookup, NULL, &v, err, sizeof err) != -1)
+            fail_msg("`%s` should overflow, gave %lld", bad[i], (long long)v);
+        assert_true(strstr(err, "overflow") || strstr(err, "too large"));
+    }
+    /* An untaken branch may hold anything. */
+    assert_int_equal(eval_ok("ZERO ? 9223372036854775807 * 2 : 5"), 5);
+    assert_int_equal(eval_ok("ZERO && (9223372036854775807 + 1)"), 0);
+    assert_int_equal(eval_ok("9223372036854775807"), INT64_MAX);
+    assert_int_equal(eval_ok("cdiv(-5, 2)"), -2);
+    assert_int_equal(eval_ok("rup(-5, 2)"), -4);
+    assert_int_equal(eval_ok("cdiv(9223372036854775807, 2)"), 4611686018427387904LL);
+    char deep[1024];
+    size_t n = 0;
+    for (int i = 0; i < 300; i++)
+        deep[n++] = '(';
+    deep[n++] = '1';
+    for (int i = 0; i < 300; i++)
+        deep[n++] = ')';
+    deep[n] = '\0';
+    assert_int_equal(expr_eval(deep, lookup, NULL, &v, err, sizeof err), -1);
+    assert_non_null(strstr(err, "nests deeper than 200"));
+    memset(deep, '-', 500);
+    strcpy(deep + 500, "1");
+    assert_int_equal(expr_eval(deep, lookup, NULL, &v, err, sizeof err), -1);
+    assert_int_equal(eval_ok("((((((((((1))))))))))"), 1);
+}
+
 static void test_idents(void **state)
 {
     (void)state;
@@ -105,6 +145,7 @@ int main(void)
         cmocka_unit_test(test_arithmetic_and_precedence), cmocka_unit_test(test_functions),
         cmocka_unit_test(test_ternary_is_lazy),           cmocka_unit_test(test_errors),
         cmocka_unit_test(test_idents),
+        cmocka_unit_test(test_overflow_and_depth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# make fuzz: run every harness of build-fuzz for FUZZ_SECONDS each (default 60), each with a corpus
+# seeded from the repository: shipped and invalid configs, templates, spaces, a measured tune log,
+# cache entries made by the engine, and tests/fuzz/seeds. A crash, a leak, undefined behaviour or a
+# broken round trip fails the harness; the input that did it is kept in build-fuzz/crash-*. Corpora
+# persist in build-fuzz/corpus between runs. Ends with "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+F=build-fuzz
+T=${FUZZ_SECONDS:-60}
+E=${BUILD:-build}/engine
+seed() { # harness files...: copy seeds into its corpus
+  local dir=$F/corpus/$1
+  shift
+  mkdir -p "$dir"
+  for f in "$@"; do [ -f "$f" ] && cp "$f" "$dir/$(echo "$f" | tr '/' '_')"; done
+}
+seed config configs/*.json tests/configs/invalid/*/config.json tests/configs/gpu/*.json tests/configs/tune/toy.json
+seed template kernels_src/*.cu tests/templates/*.cu
+seed space tune/*.json tests/configs/tune/*.json tests/fuzz/seeds/space/*
+seed expr tests/fuzz/seeds/expr/*
+seed range tests/fuzz/seeds/range/*
+seed template tests/fuzz/seeds/template/*
+mkdir -p "$F/corpus/results" "$F/corpus/cache"
+head -n 40 bench/data/h100-warptile-4096.jsonl | split -l 1 - "$F/corpus/results/h100-"
+if [ -x "$E" ] && [ -z "$(ls "$F/corpus/cache")" ]; then
+  $E compile configs/tiled.json configs/naive.json --arch sm_90 --cache "$F/seedcache" >/dev/null 2>&1
+  find "$F/seedcache" -type f -name '[0-9a-f]*' -exec cp {} "$F/corpus/cache/" \;
+fi
+for h in "$F"/fuzz_*; do
+  [ -x "$h" ] || continue
+  name=${h##*/fuzz_}
+  dict=""
+  case $name in config | template | space | results) dict=-dict=tests/fuzz/json.dict ;; esac
+  log=$F/$name.log
+  "$h" -max_total_time="$T" -print_final_stats=1 -timeout=10 -rss_limit_mb=4096 -artifact_prefix="$F/crash-$name-" \
+    $dict "$F/corpus/$name" >"$log" 2>&1
+  rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  units=$(find "$F/corpus/$name" -type f | wc -l)
+  if [ $rc = 0 ]; then
+    pass "$name: ${execs:-?} executions in $T s, corpus of $units inputs"
+  else
+    fail "$name: exit $rc after ${execs:-?} executions" "$(grep -E 'ERROR|SUMMARY|Test unit written|runtime error' "$log" | head -6)"
+  fi
+done
+summary
