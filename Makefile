@@ -27,7 +27,10 @@ TESTS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # Fuzzers (libFuzzer, clang) over the parsers: every engine module but main, in build-fuzz.
 FUZZ_CC   ?= clang
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?=
+FUZZ_RUNS ?=
+FUZZ_JOBS ?= 1
+FUZZ_ONLY ?=
 FUZZ_FLAGS := -g -O1 -std=c11 -Wall -Wextra -Werror -I$(CUDA_HOME)/include -fno-sanitize-recover=all
 FUZZ_OBJ  := $(filter-out build-fuzz/obj/main.o,$(SRC:engine/%.c=build-fuzz/obj/%.o))
 FUZZERS   := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -60,9 +63,10 @@ test: $(B)/engine $(TESTS)
 sanitize:
 	@$(MAKE) --no-print-directory B=build-san CFLAGS="-O1 -g $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" test
 
-# Each fuzzer for FUZZ_SECONDS, corpora seeded from the repository (tests/fuzz/run.sh).
+# Each fuzzer for FUZZ_SECONDS (default 60), or FUZZ_RUNS executions over FUZZ_JOBS processes;
+# corpora seeded from the repository (tests/fuzz/run.sh).
 fuzz: $(FUZZERS) $(B)/engine
-	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_ONLY="$(FUZZ_ONLY)" bash tests/fuzz/run.sh
 .SECONDARY: $(FUZZ_OBJ)
 build-fuzz/.deps:
 	@mkdir -p build-fuzz && bash tools/deps.sh $(CUDA_HOME) --with-fuzz && touch $@

@@ -55,10 +55,18 @@ int blas_gemm(blas_t *b, dtype_t dtype, int M, int N, int K, const void *alpha, 
                         err);
 }
 
-int blas_scal(blas_t *b, dtype_t dtype, int n, const void *alpha, CUdeviceptr x, err_t *err)
+int blas_scal(blas_t *b, dtype_t dtype, size_t n, const void *alpha, CUdeviceptr x, err_t *err)
 {
     cublasHandle_t h = b->handle;
-    if (dtype == DTYPE_F64)
-        return CUBLAS_CHECK(cublasDscal(h, n, (const double *)alpha, (double *)x, 1), err);
-    return CUBLAS_CHECK(cublasSscal(h, n, (const float *)alpha, (float *)x, 1), err);
+    size_t es = dtype_size(dtype);
+    /* cuBLAS counts elements in int: scale 2^30 at a time. */
+    for (size_t at = 0; at < n; at += (size_t)1 << 30) {
+        int part = (int)(n - at < ((size_t)1 << 30) ? n - at : (size_t)1 << 30);
+        CUdeviceptr p = x + at * es;
+        int rc = dtype == DTYPE_F64 ? CUBLAS_CHECK(cublasDscal(h, part, (const double *)alpha, (double *)p, 1), err)
+                                    : CUBLAS_CHECK(cublasSscal(h, part, (const float *)alpha, (float *)p, 1), err);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }

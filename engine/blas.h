@@ -22,6 +22,6 @@ int blas_gemm(blas_t *b, dtype_t dtype, int M, int N, int K, const void *alpha, 
               const void *beta, CUdeviceptr C, err_t *err);
 
 /* x = alpha * x for n contiguous elements (K = 0: C = beta*C). */
-int blas_scal(blas_t *b, dtype_t dtype, int n, const void *alpha, CUdeviceptr x, err_t *err);
+int blas_scal(blas_t *b, dtype_t dtype, size_t n, const void *alpha, CUdeviceptr x, err_t *err);
 
 #endif

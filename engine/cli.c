@@ -143,7 +143,7 @@ int cli_check_shape(const shape_t *s)
     const char *names[3] = {"M*K", "K*N", "M*N"};
     for (int i = 0; i < 3; i++)
         if (prods[i] > CLI_MAX_ELEMS)
-            return usage_error("shape %lldx%lldx%lld: %s = %lld elements exceeds 2^31-1 (kernels index with 32-bit integers)",
+            return usage_error("shape %lldx%lldx%lld: %s = %lld elements exceeds 2^40, more than any GPU holds",
                                (long long)s->m, (long long)s->n, (long long)s->k, names[i], (long long)prods[i]);
     return 0;
 }
@@ -351,6 +351,7 @@ static const cli_opt k_opts[] = {
     {"sizes", "RANGE", CMD_BENCH, p_sizes, 0, 0, 0, "run at every size of RANGE (a:b:step, a:b:*2 or v1,v2,...), M = N = K", NULL},
     {"shapes", "LIST", CMD_VERIFY, p_shapes, 0, 0, 0, "MxNxK,...", "1x1x1,17x33x5,127x129x131,1000x1000x1000,2048x2048x2048"},
     {"shapes", "LIST", CMD_TUNE, p_shapes, 0, 0, 0, "tune for each shape MxNxK,... (instead of --size)", NULL},
+    {"shapes", "LIST", CMD_BENCH, p_shapes, 0, 0, 0, "run at each shape MxNxK,... (instead of --size)", NULL},
     {"alpha", "A", CMD_BENCH | CMD_TUNE, p_scalar, 0, 0, 0, "alpha", "1"},
     {"alpha", "A", CMD_VERIFY, p_scalar, 0, 0, 0, "alpha", "1.25"},
     {"beta", "B", CMD_BENCH | CMD_TUNE, p_scalar, 0, 0, 0, "beta", "0"},
@@ -508,7 +509,7 @@ int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
     if (cmd == CMD_VERIFY && o->beta_given && o->beta == 0.0)
         return usage_error("--beta 0: verify always runs beta = 0; --beta sets the other, non-zero, case");
     if (cmd == CMD_BENCH && o->nshapes && o->shape_given)
-        return usage_error("--sizes and --size/--m/--n/--k: give one or the other");
+        return usage_error("--sizes or --shapes, and --size/--m/--n/--k: give one or the other");
     if (cmd == CMD_TUNE && o->nshapes && o->shape_given)
         return usage_error("--shapes and --size/--m/--n/--k: give one or the other");
     if (cmd == CMD_TUNE && o->resume && !o->log)

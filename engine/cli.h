@@ -28,8 +28,11 @@ enum {
 #define CLI_MAX_SETS 64
 #define CLI_MAX_SHAPES 64
 #define CLI_MAX_DEVICES 64
-#define CLI_MAX_DIM 65536
-#define CLI_MAX_ELEMS 2147483647LL /* kernels index with 32-bit ints */
+#define CLI_MAX_DIM (1 << 24)
+/* Matrices past 2^31 elements are fine (templates switch to 64-bit offsets, IDX64); this only
+ * refuses the absurd (4 TiB of f32) before anything is allocated. Whether a shape fits is decided
+ * later against the memory actually free (session.c). */
+#define CLI_MAX_ELEMS (1LL << 40)
 
 typedef struct {
     int64_t m, n, k;
@@ -48,7 +51,7 @@ typedef struct {
     const char *cmd_name; /* "bench", ... */
     shape_t shape;        /* --size / --m --n --k */
     bool shape_given;
-    shape_t shapes[CLI_MAX_SHAPES]; /* verify --shapes, tune --shapes, bench --sizes */
+    shape_t shapes[CLI_MAX_SHAPES]; /* --shapes of verify, tune and bench; bench --sizes */
     size_t nshapes;
     double alpha, beta;
     bool alpha_given, beta_given;

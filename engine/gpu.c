@@ -209,19 +209,19 @@ int gpu_upload(gpu_t *g, CUdeviceptr dst, const void *src, size_t bytes, err_t *
      * work queued on it and before the work queued after it. */
     if (gpu_sync(g, err))
         return -1;
-    return CU_CHECK(cu.cuMemcpyHtoD(dst, src, bytes), err);
+    return bytes ? CU_CHECK(cu.cuMemcpyHtoD(dst, src, bytes), err) : 0; /* K = 0: A and B are empty */
 }
 
 int gpu_download(gpu_t *g, void *dst, CUdeviceptr src, size_t bytes, err_t *err)
 {
     if (gpu_sync(g, err))
         return -1;
-    return CU_CHECK(cu.cuMemcpyDtoH(dst, src, bytes), err);
+    return bytes ? CU_CHECK(cu.cuMemcpyDtoH(dst, src, bytes), err) : 0;
 }
 
 int gpu_copy(gpu_t *g, CUdeviceptr dst, CUdeviceptr src, size_t bytes, err_t *err)
 {
-    return CU_CHECK(cu.cuMemcpyDtoDAsync(dst, src, bytes, g->stream), err);
+    return bytes ? CU_CHECK(cu.cuMemcpyDtoDAsync(dst, src, bytes, g->stream), err) : 0;
 }
 
 int gpu_fill32(gpu_t *g, CUdeviceptr dst, uint32_t value, size_t n, err_t *err)

@@ -168,8 +168,8 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
     session_t *s = &sv->s;
     const char *path = json_string_value(json_object_get(req, "path"));
     int arch = (int)num(req, "arch", s->gpu.sm);
-    int64_t M = (int64_t)num(req, "M", 0), N = (int64_t)num(req, "N", 0), K = (int64_t)num(req, "K", 0);
-    if (!path || M < 1 || N < 1 || K < 1)
+    int64_t M = (int64_t)num(req, "M", 0), N = (int64_t)num(req, "N", 0), K = (int64_t)num(req, "K", -1);
+    if (!path || M < 1 || N < 1 || K < 0) /* K = 0 is BLAS's C = beta*C */
         return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "a worker request needs path, M, N and K");
     param_set sets[CLI_MAX_SETS];
     size_t nsets = 0;

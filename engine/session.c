@@ -69,6 +69,21 @@ int problem_cublas(session_t *s, CUdeviceptr C, err_t *err)
     return blas_gemm(&s->blas, p->dtype, (int)p->M, (int)p->N, (int)p->K, a, p->A, p->B, b, C, err);
 }
 
+/* Bytes of host memory the kernel says are available (MemAvailable), or 0 when it does not say. */
+static size_t host_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return (size_t)kb * 1024;
+}
+
 static void abs_array(void *dst, const void *src, dtype_t d, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -98,6 +113,12 @@ int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, 
         return err_set(err, EXIT_SYSTEM, "engine", 0, 0,
                        "out of device memory: %lldx%lldx%lld %s needs %.2f GB, %.2f GB free", (long long)M,
                        (long long)N, (long long)K, dtype_name(dtype), need / 1e9, free_b / 1e9);
+    /* The host keeps A, B, C0, the reference, the bound and the result, and briefly |A| and |B|. */
+    size_t host_need = (2 * nA + 2 * nB + 4 * nC) * es, host_free = host_mem_available();
+    if (host_free && host_need + (256u << 20) > host_free)
+        return err_set(err, EXIT_SYSTEM, "engine", 0, 0,
+                       "out of host memory: %lldx%lldx%lld %s needs %.2f GB to verify, %.2f GB available",
+                       (long long)M, (long long)N, (long long)K, dtype_name(dtype), host_need / 1e9, host_free / 1e9);
     p->dtype = dtype;
     p->M = M;
     p->N = N;
@@ -208,7 +229,7 @@ int kernel_enqueue(session_t *s, kernel_t *k, err_t *err)
         size_t n = (size_t)(p->M * p->N);
         if (p->beta == 0.0)
             return gpu_fill32(&s->gpu, p->C, 0, n * dtype_size(p->dtype) / 4, err);
-        return p->beta == 1.0 ? 0 : blas_scal(&s->blas, p->dtype, (int)n, b, p->C, err);
+        return p->beta == 1.0 ? 0 : blas_scal(&s->blas, p->dtype, n, b, p->C, err);
     }
     size_t wbytes = (size_t)k->plan.workspace * dtype_size(p->dtype);
     if (wbytes > s->W_bytes) {

@@ -556,6 +556,10 @@ int template_plan(const template_t *t, const char *label, const char *config_nam
     scope_set(&s, "M", M);
     scope_set(&s, "N", N);
     scope_set(&s, "K", K);
+    /* 64-bit element offsets once any matrix reaches 2^31 elements (gemm_common.cuh, idx_t). */
+    const int64_t big = (int64_t)1 << 31;
+    const int idx64 = M * K >= big || K * N >= big || M * N >= big;
+    scope_set(&s, "IDX64", idx64);
     char msg[512];
     int64_t v;
 
@@ -630,9 +634,9 @@ int template_plan(const template_t *t, const char *label, const char *config_nam
     /* No shape here: shapes with the same switches share one CUBIN (and one cache entry). */
     sb_addf(&src, "/* pasted by engine: config %s, template %s, %s, %s */\n", config_name, t->name,
             dtype_name(dtype), arch_name(arch, (char[16]){0}, 16));
-    sb_addf(&src, "#define T %s\n#define ELEM %zu\n#define F64 %d\n#define ARCH %d\n#define ARCH_SPECIFIC %d\n",
+    sb_addf(&src, "#define T %s\n#define ELEM %zu\n#define F64 %d\n#define ARCH %d\n#define ARCH_SPECIFIC %d\n#define IDX64 %d\n",
             dtype == DTYPE_F64 ? "double" : "float", dtype_size(dtype), dtype == DTYPE_F64, arch_sm(arch),
-            arch_specific(arch));
+            arch_specific(arch), idx64);
     for (size_t i = 0; i < t->nparams; i++)
         sb_addf(&src, "#define %s %lld\n", t->params[i].name, (long long)values[i]);
     for (size_t i = 0; i < t->nderived; i++) {

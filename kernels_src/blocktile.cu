@@ -159,11 +159,11 @@ __device__ __forceinline__ void epilogue(const Frag &f, int M, int N, int row0, 
             if (!FULL_N && gc >= N)
                 continue;
 #if SPLITK > 1 && SPLITK_MODE == 0
-            atomicAdd(&C[gr * N + gc], alpha * f.acc[i][j]);
+            atomicAdd(&C[(idx_t)gr * N + gc], alpha * f.acc[i][j]);
 #elif SPLITK > 1
-            W[(long long)blockIdx.z * M * N + gr * N + gc] = f.acc[i][j];
+            W[(long long)blockIdx.z * M * N + (idx_t)gr * N + gc] = f.acc[i][j];
 #else
-            store_c<CV>(&C[gr * N + gc], &f.acc[i][j], alpha, beta);
+            store_c<CV>(&C[(idx_t)gr * N + gc], &f.acc[i][j], alpha, beta);
 #endif
         }
     }
@@ -204,8 +204,8 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 /* Split-K, atomic mode, runs first: C = beta * C (never reading C when beta is 0). */
 extern "C" __global__ void scale_c(GEMM_ARGS)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < M * N)
+    const idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < (idx_t)M * N)
         C[i] = beta == T(0) ? T(0) : beta * C[i];
 }
 
@@ -213,8 +213,8 @@ extern "C" __global__ void scale_c(GEMM_ARGS)
  * a fixed order, so results do not depend on scheduling. */
 extern "C" __global__ void reduce(GEMM_ARGS)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= M * N)
+    const idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (idx_t)M * N)
         return;
     T s = T(0);
     for (int z = 0; z < SPLITK; ++z)

@@ -182,12 +182,12 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
                 const int gc = col0 + f.n0 + j * 8 + 2 * f.t;
                 const double *v = &f.acc[i][j][2 * h];
                 if (EVEC_C == 2 && (FULL_N || gc < N)) {
-                    store_c<EVEC_C>(&C[gr * N + gc], v, alpha, beta);
+                    store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta);
                 } else {
 #pragma unroll
                     for (int e = 0; e < 2; ++e)
                         if (FULL_N || gc + e < N)
-                            store_c<1>(&C[gr * N + gc + e], &v[e], alpha, beta);
+                            store_c<1>(&C[(idx_t)gr * N + gc + e], &v[e], alpha, beta);
                 }
             }
         }

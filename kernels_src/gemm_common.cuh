@@ -22,6 +22,18 @@
 #define LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
 #endif
 
+/* Element offsets into A, B, C: 32-bit integers while every matrix of the problem has fewer than
+ * 2^31 elements, which the engine pastes as IDX64 0; 64-bit past that (IDX64 1). Only the shape
+ * decides, so the common shapes keep the cheaper 32-bit address arithmetic and the same CUBIN. */
+#ifndef IDX64
+#define IDX64 0
+#endif
+#if IDX64
+typedef long long idx_t;
+#else
+typedef int idx_t;
+#endif
+
 __host__ __device__ constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
 __host__ __device__ constexpr int rup(int a, int m) { return cdiv(a, m) * m; }
 __host__ __device__ constexpr bool pow2(int a) { return a > 0 && (a & (a - 1)) == 0; }

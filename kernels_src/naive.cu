@@ -40,6 +40,6 @@ extern "C" __global__ void __launch_bounds__(BX * BY) gemm(GEMM_ARGS)
         return;
     T acc = T(0);
     for (int k = 0; k < K; ++k)
-        acc += A[row * K + k] * B[k * N + col];
-    store_c<1>(&C[row * N + col], &acc, alpha, beta);
+        acc += A[(idx_t)row * K + k] * B[(idx_t)k * N + col];
+    store_c<1>(&C[(idx_t)row * N + col], &acc, alpha, beta);
 }

@@ -55,7 +55,7 @@ template <int NT> struct Staging {
             const int r = v / (BK / EVEC_A), kk = (v % (BK / EVEC_A)) * EVEC_A;
             const int gr = row0 + r, gk = k0 + kk;
             if ((A_VECS % NT == 0 || v < A_VECS) && (FULL_M || gr < M) && (FULL_K || gk < kend))
-                vcopy<EVEC_A>(a[it], A + gr * K + gk);
+                vcopy<EVEC_A>(a[it], A + (idx_t)gr * K + gk);
             else
                 vzero<EVEC_A>(a[it]);
         }
@@ -65,7 +65,7 @@ template <int NT> struct Staging {
             const int kr = v / (BN / EVEC_B), n = (v % (BN / EVEC_B)) * EVEC_B;
             const int gk = k0 + kr, gc = col0 + n;
             if ((B_VECS % NT == 0 || v < B_VECS) && (FULL_K || gk < kend) && (FULL_N || gc < N))
-                vcopy<EVEC_B>(b[it], B + gk * N + gc);
+                vcopy<EVEC_B>(b[it], B + (idx_t)gk * N + gc);
             else
                 vzero<EVEC_B>(b[it]);
         }
@@ -85,7 +85,7 @@ template <int NT> struct Staging {
                 continue;
             T x[EVEC_A];
             if ((FULL_M || gr < M) && (FULL_K || gk < kend))
-                vcopy<EVEC_A>(x, A + gr * K + gk);
+                vcopy<EVEC_A>(x, A + (idx_t)gr * K + gk);
             else
                 vzero<EVEC_A>(x);
             put_a(As, r, kk, x);
@@ -99,7 +99,7 @@ template <int NT> struct Staging {
                 continue;
             T x[EVEC_B];
             if ((FULL_K || gk < kend) && (FULL_N || gc < N))
-                vcopy<EVEC_B>(x, B + gk * N + gc);
+                vcopy<EVEC_B>(x, B + (idx_t)gk * N + gc);
             else
                 vzero<EVEC_B>(x);
             put_b(Bs, kr, n, x);
@@ -161,7 +161,7 @@ __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B
         const int r = v / (BK / AV), kk = (v % (BK / AV)) * AV;
         const int gr = row0 + r, gk = k0 + kk;
         const bool ok = (FULL_M || gr < M) && (FULL_K || gk < kend);
-        cp_async<AV * sizeof(T)>(&As[a_at(r, kk)], ok ? A + gr * K + gk : A, ok);
+        cp_async<AV * sizeof(T)>(&As[a_at(r, kk)], ok ? A + (idx_t)gr * K + gk : A, ok);
     }
 #pragma unroll
     for (int it = 0; it < cdiv(B_VECS, NT); ++it) {
@@ -171,7 +171,7 @@ __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B
         const int kr = v / (BN / BV), n = (v % (BN / BV)) * BV;
         const int gk = k0 + kr, gc = col0 + n;
         const bool ok = (FULL_K || gk < kend) && (FULL_N || gc < N);
-        cp_async<BV * sizeof(T)>(&Bs[b_at(kr, n)], ok ? B + gk * N + gc : B, ok);
+        cp_async<BV * sizeof(T)>(&Bs[b_at(kr, n)], ok ? B + (idx_t)gk * N + gc : B, ok);
     }
 }
 

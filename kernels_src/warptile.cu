@@ -222,7 +222,7 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
         for (int j = 0; j < WNITER * TN; j += EVEC_C) {
             const int gc = col0 + f.n0 + (j / TN) * WSUBN + j % TN;
             if (FULL_N || gc < N)
-                store_c<EVEC_C>(&C[gr * N + gc], &f.acc[i][j], alpha, beta);
+                store_c<EVEC_C>(&C[(idx_t)gr * N + gc], &f.acc[i][j], alpha, beta);
         }
     }
 }

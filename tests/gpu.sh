@@ -5,7 +5,9 @@
 #   f64 runs of the templates that take both types; the cuBLAS cross-check against the CPU
 #   the warp tile's paired lane layout at every width it allows
 #   deliberately wrong fixtures that verification must catch; exit codes of the error paths
-#   --format jsonl and --set; compute-sanitizer memcheck and racecheck on each template
+#   --format jsonl and --set; compute-sanitizer memcheck, racecheck, initcheck and synccheck on
+#   each template; K = 0; 65536x65536x16 (64-bit offsets) and the refusal of what does not fit;
+#   a template that requires sm_90a
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
 #   space holding a faulting and a hanging kernel; a second tune served from the CUBIN cache; a
 #   tune of 100 warptile points at 4096^3 whose winner verifies
@@ -17,11 +19,18 @@ LOG=${GPU_LOG_DIR:-build/gpu-logs}
 mkdir -p "$LOG"
 [ -x "$E" ] || { echo "build/engine is missing: run make first"; exit 2; }
 FIX="env ENGINE_TEMPLATES=tests/templates:kernels_src"
+# GPU_ONLY="edges sanitize" runs only those sections (names below: device verify f64 lanes wrong
+# errors edges sm90a isolation tune-faults tune formats sanitize), so that a device call can
+# stay inside its time limit; default all.
+want() { [ -z "${GPU_ONLY:-}" ] || [[ " $GPU_ONLY " == *" $1 "* ]]; }
 
+if want device; then
 echo "== device"
 $E info --bandwidth | tee "$LOG/info.txt"
 check_rc "engine info" 0 "${PIPESTATUS[0]}"
+fi
 
+if want verify; then
 echo "== verify every shipped config (f32 and f64 as shipped), with the cuBLAS cross-check"
 $E verify --cross-check configs/*.json >"$LOG/verify.txt" 2>&1
 rc=$?
@@ -30,7 +39,9 @@ tail -1 "$LOG/verify.txt"
 check_rc "verify configs/*.json" 0 "$rc" "$(grep -A3 -E '^(FAIL|error)' "$LOG/verify.txt" | head -40)"
 grep -q 'cross-check f32 .* ok' "$LOG/verify.txt" && pass "cross-check f32 cuBLAS vs CPU" || fail "cross-check f32 cuBLAS vs CPU"
 grep -q 'cross-check f64 .* ok' "$LOG/verify.txt" && pass "cross-check f64 cuBLAS vs CPU" || fail "cross-check f64 cuBLAS vs CPU"
+fi
 
+if want f64; then
 echo "== the f32 templates in f64"
 F64="configs/tiled.json configs/regblock.json configs/bank_pad_vec.json configs/ldg_wider2.json configs/sb06_vectorize.json
      configs/sb07_linearize.json configs/sb10_warptiling.json configs/sb11_double_buffer.json configs/sb12_double_buffer2.json
@@ -40,7 +51,9 @@ rc=$?
 grep -E '^(FAIL|error)' "$LOG/verify-f64.txt"
 tail -1 "$LOG/verify-f64.txt"
 check_rc "verify --dtype f64" 0 "$rc" "$(grep -A3 -E '^(FAIL|error)' "$LOG/verify-f64.txt" | head -40)"
+fi
 
+if want lanes; then
 echo "== the paired lane layout (LANES 1) at 2, 4, 8 and 16 lanes across a warp step, f32 and f64"
 for geo in "WM=64 WN=32 WNITER=2 TN=8" "WM=32 WN=64 WNITER=2 TN=8" "WM=32 WN=64 WNITER=1 TN=8" "WM=32 WN=64 WNITER=1 TN=4"; do
   sets=""
@@ -51,7 +64,9 @@ for geo in "WM=64 WN=32 WNITER=2 TN=8" "WM=32 WN=64 WNITER=2 TN=8" "WM=32 WN=64 
     check_rc "verify warptile LANES=1 $geo ($dt)" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/lanes.txt" | head -20)"
   done
 done
+fi
 
+if want wrong; then
 echo "== wrong kernels must be caught"
 for t in wrong_k wrong_edge wrong_beta; do
   $FIX $E verify tests/configs/gpu/$t.json --shapes 1x1x1,127x129x131 >"$LOG/$t.txt" 2>&1
@@ -61,7 +76,9 @@ for t in wrong_k wrong_edge wrong_beta; do
 done
 grep -q 'beta=0 .*NaN' "$LOG/wrong_beta.txt" 2>/dev/null || grep -q 'NaN/Inf' "$LOG/wrong_beta.txt"
 [ $? = 0 ] && pass "wrong_beta: the NaN poison leaks and is reported" || fail "wrong_beta: NaN poison not reported"
+fi
 
+if want errors; then
 echo "== error paths"
 $FIX $E verify tests/configs/gpu/fault.json --shapes 64x64x64 >"$LOG/fault.txt" 2>&1
 check_rc "kernel fault exits 3" 3 $? "$(cat "$LOG/fault.txt")"
@@ -79,7 +96,35 @@ echo '{"name": "x", "template": "blocktile", "params": {"BM": 64,}}' >"$LOG/bad.
 $E bench "$LOG/bad.json" configs/tiled.json --size 256 --runs 2 >"$LOG/bad.txt" 2>&1
 check_rc "a bad config among good ones: reported, the rest run, exit 2" 2 $? "$(cat "$LOG/bad.txt")"
 grep -q '^tiled ' "$LOG/bad.txt" && pass "the good config still ran" || fail "the good config still ran" "$(cat "$LOG/bad.txt")"
+fi
 
+if want edges; then
+echo "== BLAS edges: K = 0 is C = beta*C; matrices of 2^31 elements and more"
+$E verify configs/*.json --shapes 5x5x0,64x33x0 >"$LOG/k0.txt" 2>&1
+check_rc "K = 0: every shipped config, beta = 0 and beta != 0" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/k0.txt" | head -20)"
+$E verify configs/warptile_db.json configs/dgemm_dmma.json --beta 1 --shapes 17x9x0 >"$LOG/k0-beta1.txt" 2>&1
+check_rc "K = 0, beta = 1: C unchanged" 0 $? "$(tail -5 "$LOG/k0-beta1.txt")"
+# 65536 x 65536 x 16: C alone is 2^32 elements (17 GB in f32); the kernels take 64-bit offsets
+# (IDX64). The host fills, checks and bounds every element, so this one takes a minute or two.
+$E verify configs/warptile_db.json --shapes 65536x65536x16 >"$LOG/big-f32.txt" 2>&1
+check_rc "65536x65536x16 f32 verifies (warptile_db)" 0 $? "$(tail -8 "$LOG/big-f32.txt")"
+$E verify configs/dgemm_dmma.json --shapes 65536x65536x16 >"$LOG/big-refused.txt" 2>&1
+check_rc "65536x65536x16 f64 does not fit: exit 3" 3 $? "$(cat "$LOG/big-refused.txt")"
+grep -qE 'needs [0-9.]+ GB, [0-9.]+ GB free' "$LOG/big-refused.txt" && pass "the refusal names the memory needed and free" ||
+  fail "the refusal names the memory needed and free" "$(cat "$LOG/big-refused.txt")"
+fi
+
+if want sm90a; then
+echo "== sm_90a: a template that requires the architecture-specific target"
+$FIX $E verify tests/configs/gpu/needs_sm90a.json --arch sm_90a --shapes 1x1x1,64x64x64,127x129x131 >"$LOG/sm90a.txt" 2>&1
+check_rc "verify --arch sm_90a" 0 $? "$(tail -5 "$LOG/sm90a.txt")"
+$FIX $E verify tests/configs/gpu/needs_sm90a.json --shapes 64x64x64 >"$LOG/sm90a-refused.txt" 2>&1
+check_rc "the same template for sm_90 is refused (exit 2)" 2 $? "$(cat "$LOG/sm90a-refused.txt")"
+$E verify configs/warptile_db.json --arch sm_90a --shapes 127x129x131 >"$LOG/sm90a-any.txt" 2>&1
+check_rc "any template runs as sm_90a" 0 $? "$(tail -5 "$LOG/sm90a-any.txt")"
+fi
+
+if want isolation; then
 echo "== crash isolation: a faulting kernel second in a list of four"
 LIST="configs/tiled.json tests/configs/gpu/fault.json configs/naive.json configs/bank_pad_vec.json"
 # shellcheck disable=SC2086
@@ -93,7 +138,9 @@ $FIX $E verify $LIST --shapes 64x64x64,127x129x131 >"$LOG/iso-verify.txt" 2>&1
 check_rc "verify: exit 3" 3 $? "$(tail -5 "$LOG/iso-verify.txt")"
 grep -q '^verify: 12 passed, 0 failed, 4 errors' "$LOG/iso-verify.txt" && pass "verify: 12 checks passed around 4 faults" ||
   fail "verify: 12 checks passed around 4 faults" "$(tail -3 "$LOG/iso-verify.txt")"
+fi
 
+if want tune-faults; then
 echo "== engine tune: a space holding a faulting and a hanging kernel"
 export XDG_CACHE_HOME="$LOG/xdg"
 rm -rf "$XDG_CACHE_HOME" "$LOG"/toy*.jsonl
@@ -113,7 +160,9 @@ $FIX $E tune tests/configs/tune/toy_space.json --log "$LOG/toy2.jsonl" --timeout
 check_rc "a second tune of the same space" 0 $? "$(cat "$LOG/toy2.txt")"
 grep -q '(0 NVRTC compiles, 14 from the cache; the workers compiled 0)' "$LOG/toy2.txt" &&
   pass "the second tune compiled nothing: 14 CUBINs from the cache" || fail "second tune served from the cache" "$(head -1 "$LOG/toy2.txt")"
+fi
 
+if want tune; then
 echo "== engine tune: 100 warptile points at 4096^3"
 $E tune tune/warptile.json --strategy random --budget 100 --log "$LOG/warptile.jsonl" --emit-best "$LOG/wt-best.json" \
   >"$LOG/warptile.txt" 2>&1
@@ -130,7 +179,9 @@ PY
 $E verify "$LOG/wt-best.json" --shapes 1x1x1,127x129x131,1000x1000x1000 >"$LOG/wt-best-verify.txt" 2>&1
 check_rc "the emitted winner is a valid config that verifies" 0 $? "$(tail -3 "$LOG/wt-best-verify.txt")"
 unset XDG_CACHE_HOME
+fi
 
+if want formats; then
 echo "== output formats and --set"
 $E bench configs/bank_pad_vec.json --size 1024 --runs 3 --format jsonl >"$LOG/jsonl.txt" 2>"$LOG/jsonl.err"
 rc=$?
@@ -146,15 +197,17 @@ check_rc "bench --set BM=128 --set THREADS=256" 0 $? "$(cat "$LOG/set.txt")"
 grep -q 'BM=128' "$LOG/set.txt" && grep -q -- '--set BM=128' "$LOG/set.txt" && pass "--set reaches the kernel and the rerun command" || fail "--set reaches the kernel" "$(cat "$LOG/set.txt")"
 $E bench configs/bank_pad_vec.json --size 1024 --runs 3 --set TM=12 >"$LOG/set-bad.txt" 2>&1
 check_rc "--set TM=12 breaks a constraint: exit 2" 2 $? "$(cat "$LOG/set-bad.txt")"
+fi
 
-echo "== compute-sanitizer (memcheck, racecheck), one odd shape per template and schedule"
+if want sanitize; then
+echo "== compute-sanitizer (memcheck, racecheck, initcheck, synccheck), one odd shape per template and schedule"
 CS=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
 if [ "${GPU_SANITIZE:-1}" = 0 ]; then
   echo "  skipped (GPU_SANITIZE=0)"
 elif [ -x "$CS" ] || CS=$(command -v compute-sanitizer); then
   for c in naive tiled bank_pad_vec ldg_wider2 sb07_linearize multibuf_b3 ldg_async splitk2 splitk4_2pass \
            sb10_warptiling sb11_double_buffer sb12_double_buffer2 warptile_db dgemm_simt dgemm_pipelined dgemm_dmma; do
-    for tool in memcheck racecheck; do
+    for tool in ${GPU_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
       # The kernels run in a worker process: the sanitizer must follow it, and every process's
       # summary must be clean.
       "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/$c.json --shapes 67x45x37 \
@@ -171,4 +224,6 @@ elif [ -x "$CS" ] || CS=$(command -v compute-sanitizer); then
 else
   fail "compute-sanitizer not found"
 fi
+fi
+
 summary

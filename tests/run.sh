@@ -47,8 +47,9 @@ echo "== skipped: GPU tests (this machine is not asked to run them; on a GPU mac
 echo "   every config verified at 1x1x1, 17x33x5, 127x129x131, 1000^3, 2048^3 with beta = 0 (NaN-poisoned C) and"
 echo "   beta != 0; f64 runs of the f32 templates; the warp tile's paired lanes at every width; the cuBLAS"
 echo "   cross-check against the CPU; the wrong fixtures (wrong_k, wrong_edge, wrong_beta) caught; fault and"
-echo "   refusal exit codes; --format jsonl and --set on the GPU; compute-sanitizer memcheck and racecheck"
-echo "   on every template"
+echo "   refusal exit codes; --format jsonl and --set on the GPU; K = 0; 65536x65536x16 (64-bit offsets)"
+echo "   and the refusal of a problem that does not fit; an sm_90a-only template; crash isolation and tune"
+echo "   on the GPU; compute-sanitizer memcheck, racecheck, initcheck and synccheck on every template"
 echo
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
 echo "$total_pass passed, $total_fail failed"

@@ -4,11 +4,17 @@
 # cache entries made by the engine, and tests/fuzz/seeds. A crash, a leak, undefined behaviour or a
 # broken round trip fails the harness; the input that did it is kept in build-fuzz/crash-*. Corpora
 # persist in build-fuzz/corpus between runs. Ends with "N passed, N failed".
+# A long campaign: FUZZ_RUNS=N runs N executions per harness in all (no time limit unless
+# FUZZ_SECONDS is also given), split over FUZZ_JOBS processes sharing the corpus; FUZZ_ONLY="a b"
+# runs only those harnesses. Example: make fuzz FUZZ_RUNS=10000000 FUZZ_JOBS=8
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 F=build-fuzz
 T=${FUZZ_SECONDS:-60}
+RUNS=${FUZZ_RUNS:-}
+JOBS=${FUZZ_JOBS:-1}
+ONLY=${FUZZ_ONLY:-}
 E=${BUILD:-build}/engine
 seed() { # harness files...: copy seeds into its corpus
   local dir=$F/corpus/$1
@@ -31,18 +37,31 @@ fi
 for h in "$F"/fuzz_*; do
   [ -x "$h" ] || continue
   name=${h##*/fuzz_}
+  [ -n "$ONLY" ] && [[ " $ONLY " != *" $name "* ]] && continue
   dict=""
-  case $name in config | template | space | results) dict=-dict=tests/fuzz/json.dict ;; esac
-  log=$F/$name.log
-  "$h" -max_total_time="$T" -print_final_stats=1 -timeout=10 -rss_limit_mb=4096 -artifact_prefix="$F/crash-$name-" \
-    $dict "$F/corpus/$name" >"$log" 2>&1
-  rc=$?
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  case $name in config | template | space | results | wisdom) dict=-dict=tests/fuzz/json.dict ;; esac
+  limit="-max_total_time=$T"
+  if [ -n "$RUNS" ]; then
+    limit="-runs=$(((RUNS + JOBS - 1) / JOBS))"
+    [ -n "${FUZZ_SECONDS:-}" ] && limit="$limit -max_total_time=$T"
+  fi
+  start=$(date +%s)
+  pids=()
+  for j in $(seq 1 "$JOBS"); do
+    # shellcheck disable=SC2086
+    "$h" $limit -print_final_stats=1 -timeout=10 -rss_limit_mb=4096 -artifact_prefix="$F/crash-$name-" \
+      $dict "$F/corpus/$name" >"$F/$name.$j.log" 2>&1 &
+    pids+=($!)
+  done
+  rc=0
+  for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+  secs=$(($(date +%s) - start))
+  execs=$(cat "$F/$name".*.log | sed -n 's/^stat::number_of_executed_units: *//p' | awk '{s += $1} END {print s + 0}')
   units=$(find "$F/corpus/$name" -type f | wc -l)
   if [ $rc = 0 ]; then
-    pass "$name: ${execs:-?} executions in $T s, corpus of $units inputs"
+    pass "$name: $execs executions in $secs s ($JOBS process(es)), corpus of $units inputs"
   else
-    fail "$name: exit $rc after ${execs:-?} executions" "$(grep -E 'ERROR|SUMMARY|Test unit written|runtime error' "$log" | head -6)"
+    fail "$name: exit $rc after $execs executions" "$(cat "$F/$name".*.log | grep -E 'ERROR|SUMMARY|Test unit written|runtime error' | head -6)"
   fi
 done
 summary

@@ -111,6 +111,28 @@ static void test_plan_splitk_launches(void **state)
     done(&p);
 }
 
+/* 64-bit offsets exactly when some matrix reaches 2^31 elements: A (M*K), B (K*N) or C (M*N). */
+static void test_plan_idx64(void **state)
+{
+    (void)state;
+    const struct {
+        int64_t m, n, k;
+        bool big;
+    } cases[] = {{4096, 4096, 4096, false}, {46340, 46340, 16, false}, {65536, 65536, 16, true},
+                 {32768, 65536, 16, true}, {16, 16, 1 << 27, true}, {16, 1 << 27, 16, true}, {1 << 19, 4095, 4095, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plan_t p;
+        err_t err;
+        err_clear(&err);
+        plan_config("configs/naive.json", cases[i].m, cases[i].n, cases[i].k, &p, &err);
+        const char *want = cases[i].big ? "#define IDX64 1\n" : "#define IDX64 0\n";
+        if (!strstr(p.source, want))
+            fail_msg("%lldx%lldx%lld: the source lacks %s", (long long)cases[i].m, (long long)cases[i].n,
+                     (long long)cases[i].k, want);
+        done(&p);
+    }
+}
+
 static void test_plan_refusals(void **state)
 {
     (void)state;
@@ -140,6 +162,7 @@ int main(void)
         cmocka_unit_test(test_load_blocktile),
         cmocka_unit_test(test_plan_walk_steps),
         cmocka_unit_test(test_plan_splitk_launches),
+        cmocka_unit_test(test_plan_idx64),
         cmocka_unit_test(test_plan_refusals),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
