@@ -474,9 +474,10 @@ int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
     set_defaults(cmd, o);
     struct option *lo = build_longopts();
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0, not 1: glibc then forgets the previous parse (a short-option cluster it was in) */
     int c, rc = 0;
-    while (!rc && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    /* The leading ':' makes a missing value ':' (not '?', which would read as an unknown option). */
+    while (!rc && (c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
         if (c == '?' || c == ':') {
             const char *bad = argv[optind - 1];
             if (c == ':' || optopt)

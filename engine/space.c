@@ -542,8 +542,9 @@ static int order_dims(space_t *s, err_t *err)
             s->dims[nf++] = t;
         }
     s->nfree = nf;
-    size_t nd = s->ndims - nf;
-    if (nd < 2)
+    /* Even one derived dimension is checked: it may not mention itself (it would read the base
+     * config's value of its own parameter). */
+    if (s->ndims == nf)
         return 0;
     bool *needs = xcalloc(s->ndims * s->ndims, sizeof *needs);
     for (size_t i = nf; i < s->ndims; i++) {

@@ -193,7 +193,7 @@ static worker_status wait_line(worker_t *w, double setup_s, double timeout_s, js
         double left = deadline - now_ms();
         if (left <= 0) {
             worker_kill(w);
-            snprintf(w->ended, sizeof w->ended, "no reply within %.0f s: the worker was killed", timeout_s);
+            snprintf(w->ended, sizeof w->ended, "no reply within %g s: the worker was killed", timeout_s);
             return WORKER_TIMEOUT;
         }
         struct pollfd pf = {w->out_fd, POLLIN, 0};
