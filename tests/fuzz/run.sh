@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # make fuzz: run every harness of build-fuzz for FUZZ_SECONDS each (default 60), each with a corpus
 # seeded from the repository: shipped and invalid configs, templates, spaces, a measured tune log,
-# cache entries made by the engine, and tests/fuzz/seeds. A crash, a leak, undefined behaviour or a
-# broken round trip fails the harness; the input that did it is kept in build-fuzz/crash-*. Corpora
-# persist in build-fuzz/corpus between runs. Ends with "N passed, N failed".
+# cache entries made by the engine, the shipped wisdom, and tests/fuzz/seeds. A crash, a leak,
+# undefined behaviour or a broken round trip fails the harness; the input that did it is kept in
+# build-fuzz/crash-*. Corpora persist in build-fuzz/corpus between runs. Ends with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -22,6 +22,7 @@ seed space tune/*.json tests/configs/tune/*.json tests/fuzz/seeds/space/*
 seed expr tests/fuzz/seeds/expr/*
 seed range tests/fuzz/seeds/range/*
 seed template tests/fuzz/seeds/template/*
+seed wisdom wisdom/*.json tests/fixtures/wisdom/invalid/*/wisdom.json tests/fuzz/seeds/wisdom/*
 mkdir -p "$F/corpus/results" "$F/corpus/cache"
 head -n 40 bench/data/h100-warptile-4096.jsonl | split -l 1 - "$F/corpus/results/h100-"
 if [ -x "$E" ] && [ -z "$(ls "$F/corpus/cache")" ]; then
@@ -32,7 +33,7 @@ for h in "$F"/fuzz_*; do
   [ -x "$h" ] || continue
   name=${h##*/fuzz_}
   dict=""
-  case $name in config | template | space | results) dict=-dict=tests/fuzz/json.dict ;; esac
+  case $name in config | template | space | results | wisdom) dict=-dict=tests/fuzz/json.dict ;; esac
   log=$F/$name.log
   "$h" -max_total_time="$T" -print_final_stats=1 -timeout=10 -rss_limit_mb=4096 -artifact_prefix="$F/crash-$name-" \
     $dict "$F/corpus/$name" >"$log" 2>&1
