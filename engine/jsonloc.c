@@ -87,10 +87,14 @@ void jsonloc_position(const char *text, size_t off, int *line, int *col)
     *col = c;
 }
 
-int jsonloc_find(const char *text, const char *const *path, size_t depth, bool want_key, int *line,
-                 int *col)
+int jsonloc_offset(const char *text, size_t start, const char *const *path, size_t depth, bool want_key, size_t *off)
 {
-    scan s = {text, text};
+    scan s = {text, text + start};
+    ws(&s);
+    if (depth == 0) {
+        *off = (size_t)(s.p - text);
+        return 0;
+    }
     for (size_t level = 0; level < depth; level++) {
         ws(&s);
         if (*s.p != '{')
@@ -111,7 +115,7 @@ int jsonloc_find(const char *text, const char *const *path, size_t depth, bool w
             ws(&s);
             if (strcmp(key, path[level]) == 0) {
                 if (level + 1 == depth) {
-                    jsonloc_position(text, (size_t)((want_key ? key_at : s.p) - text), line, col);
+                    *off = (size_t)((want_key ? key_at : s.p) - text);
                     return 0;
                 }
                 found = true;
@@ -127,4 +131,37 @@ int jsonloc_find(const char *text, const char *const *path, size_t depth, bool w
             return -1;
     }
     return -1;
+}
+
+int jsonloc_element(const char *text, size_t start, size_t index, size_t *off)
+{
+    scan s = {text, text + start};
+    ws(&s);
+    if (*s.p != '[')
+        return -1;
+    s.p++;
+    for (size_t i = 0;; i++) {
+        ws(&s);
+        if (*s.p == ']' || *s.p == '\0')
+            return -1;
+        if (i == index) {
+            *off = (size_t)(s.p - text);
+            return 0;
+        }
+        skip_value(&s);
+        ws(&s);
+        if (*s.p != ',')
+            return -1;
+        s.p++;
+    }
+}
+
+int jsonloc_find(const char *text, const char *const *path, size_t depth, bool want_key, int *line,
+                 int *col)
+{
+    size_t off;
+    if (depth == 0 || jsonloc_offset(text, 0, path, depth, want_key, &off) != 0)
+        return -1;
+    jsonloc_position(text, off, line, col);
+    return 0;
 }

@@ -15,6 +15,16 @@
 int jsonloc_find(const char *text, const char *const *path, size_t depth, bool want_key, int *line,
                  int *col);
 
+/* The same as a byte offset, starting from the value at byte offset start of text instead of the
+ * top (so members of array elements can be reached: see jsonloc_element). depth 0 gives the
+ * offset of that value itself. Returns 0 when found, -1 otherwise (off untouched). */
+int jsonloc_offset(const char *text, size_t start, const char *const *path, size_t depth, bool want_key,
+                   size_t *off);
+
+/* Byte offset of element index (0-based) of the array that is the value at byte offset start of
+ * text. Returns 0 when the array has that element, -1 otherwise (off untouched). */
+int jsonloc_element(const char *text, size_t start, size_t index, size_t *off);
+
 /* Line and column (1-based, counting UTF-8 characters) of byte offset off in text. */
 void jsonloc_position(const char *text, size_t off, int *line, int *col);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make fuzz: run every harness of build-fuzz for FUZZ_SECONDS each (default 60), each with a corpus
 # seeded from the repository: shipped and invalid configs, templates, spaces, a measured tune log,
-# cache entries made by the engine, and tests/fuzz/seeds. A crash, a leak, undefined behaviour or a
+# cache entries made by the engine, the shipped wisdom, and tests/fuzz/seeds. A crash, a leak, undefined behaviour or a
 # broken round trip fails the harness; the input that did it is kept in build-fuzz/crash-*. Corpora
 # persist in build-fuzz/corpus between runs. Ends with "N passed, N failed".
 # A long campaign: FUZZ_RUNS=N runs N executions per harness in all (no time limit unless
@@ -28,6 +28,7 @@ seed space tune/*.json tests/configs/tune/*.json tests/fuzz/seeds/space/*
 seed expr tests/fuzz/seeds/expr/*
 seed range tests/fuzz/seeds/range/*
 seed template tests/fuzz/seeds/template/*
+seed wisdom wisdom/*.json tests/fixtures/wisdom/invalid/*/wisdom.json tests/fuzz/seeds/wisdom/*
 mkdir -p "$F/corpus/results" "$F/corpus/cache"
 head -n 40 bench/data/h100-warptile-4096.jsonl | split -l 1 - "$F/corpus/results/h100-"
 if [ -x "$E" ] && [ -z "$(ls "$F/corpus/cache")" ]; then

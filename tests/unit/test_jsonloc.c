@@ -64,6 +64,37 @@ static void test_position_counts_characters(void **state)
     assert_int_equal(col, 2);
 }
 
+/* Members of array elements: the offset of "nested", then of its array "a", then of element 1
+ * ({"b": 2}), then of "b" inside it. */
+static void test_offset_and_element(void **state)
+{
+    (void)state;
+    size_t nested, a, el, b;
+    const char *pn[] = {"nested"}, *pa[] = {"a"}, *pb[] = {"b"};
+    assert_int_equal(jsonloc_offset(k_text, 0, pn, 1, false, &nested), 0);
+    assert_int_equal(k_text[nested], '{');
+    assert_int_equal(jsonloc_offset(k_text, nested, pa, 1, false, &a), 0);
+    assert_int_equal(k_text[a], '[');
+    assert_int_equal(jsonloc_element(k_text, a, 0, &el), 0);
+    assert_int_equal(k_text[el], '1');
+    assert_int_equal(jsonloc_element(k_text, a, 1, &el), 0);
+    assert_int_equal(k_text[el], '{');
+    assert_int_equal(jsonloc_offset(k_text, el, pb, 1, true, &b), 0);
+    int line, col;
+    jsonloc_position(k_text, b, &line, &col);
+    assert_int_equal(line, 3);
+    assert_int_equal(col, 24);
+    /* depth 0: the value itself, past white space */
+    assert_int_equal(jsonloc_offset(k_text, 1, NULL, 0, false, &b), 0);
+    assert_int_equal(k_text[b], '"');
+    /* no element 2; not an array; an empty array */
+    size_t keep = 7;
+    assert_int_equal(jsonloc_element(k_text, a, 2, &keep), -1);
+    assert_int_equal(jsonloc_element(k_text, nested, 0, &keep), -1);
+    assert_int_equal(jsonloc_element("[ ]", 0, 0, &keep), -1);
+    assert_int_equal(keep, 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -71,6 +102,7 @@ int main(void)
         cmocka_unit_test(test_skips_strings_and_arrays),
         cmocka_unit_test(test_missing),
         cmocka_unit_test(test_position_counts_characters),
+        cmocka_unit_test(test_offset_and_element),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,929 @@
+/* wisdom.c — the best config per (device, arch, dtype, shape): files read strictly, lookup with
+ * fallback by level and shape distance, and recording a new winner into a device's file. */
+#define _GNU_SOURCE /* flock, mkstemp */
+#include "wisdom.h"
+
+#include "arch.h"
+#include "jsonloc.h"
+#include "paths.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const k_file_keys[] = {"version", "device", "arch", "entries", NULL};
+static const char *const k_entry_keys[] = {"dtype", "shape", "config", "set", "tflops", "vs_cublas", "source", NULL};
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Entries and files                                                                               */
+
+static void entry_free(wisdom_entry *e)
+{
+    free(e->config);
+    for (size_t i = 0; i < e->nsets; i++)
+        param_set_free(&e->sets[i]);
+    free(e->sets);
+    free(e->source);
+    memset(e, 0, sizeof *e);
+}
+
+static void entry_copy(wisdom_entry *dst, const wisdom_entry *src)
+{
+    *dst = *src;
+    dst->config = xstrdup(src->config);
+    dst->source = src->source ? xstrdup(src->source) : NULL;
+    dst->sets = xcalloc(src->nsets ? src->nsets : 1, sizeof *dst->sets);
+    for (size_t i = 0; i < src->nsets; i++) {
+        dst->sets[i].text = xstrdup(src->sets[i].text);
+        dst->sets[i].key = xstrdup(src->sets[i].key);
+        dst->sets[i].value = src->sets[i].value;
+    }
+}
+
+static void file_free(wisdom_file *f)
+{
+    for (size_t i = 0; i < f->nentries; i++)
+        entry_free(&f->entries[i]);
+    free(f->entries);
+    free(f->path);
+    free(f->device);
+    memset(f, 0, sizeof *f);
+}
+
+void wisdom_init(wisdom_t *w)
+{
+    memset(w, 0, sizeof *w);
+}
+
+void wisdom_free(wisdom_t *w)
+{
+    for (size_t i = 0; i < w->nfiles; i++)
+        file_free(&w->files[i]);
+    free(w->files);
+    wisdom_init(w);
+}
+
+/* Move f into w after every file whose path sorts before it or equal: w stays in path order, and a
+ * path loaded twice keeps its load order. */
+static void add_file(wisdom_t *w, wisdom_file *f)
+{
+    size_t at = w->nfiles;
+    while (at > 0 && strcmp(w->files[at - 1].path, f->path) > 0)
+        at--;
+    w->files = xrealloc(w->files, (w->nfiles + 1) * sizeof *w->files);
+    memmove(&w->files[at + 1], &w->files[at], (w->nfiles - at) * sizeof *w->files);
+    w->files[at] = *f;
+    w->nfiles++;
+    memset(f, 0, sizeof *f);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Rules shared by reading a file and recording an entry                                           */
+
+static int parse_dtype(const char *s, dtype_t *d)
+{
+    for (int i = DTYPE_F32; i <= DTYPE_F64; i++)
+        if (strcmp(s, dtype_name((dtype_t)i)) == 0) {
+            *d = (dtype_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* The rule a shape breaks, in why (after the shape's own text), or 0 when it is a shape the kernels
+ * can run: M, N >= 1, K >= 0, each at most CLI_MAX_DIM, no operand above 2^31-1 elements. */
+static int check_shape(const shape_t *s, char *why, size_t len)
+{
+    const char *names[3] = {"M", "N", "K"};
+    const int64_t dims[3] = {s->m, s->n, s->k};
+    for (int i = 0; i < 3; i++) {
+        int64_t lo = i == 2 ? 0 : 1;
+        if (dims[i] < lo || dims[i] > CLI_MAX_DIM) {
+            snprintf(why, len, "%s = %lld must be between %lld and %d", names[i], (long long)dims[i], (long long)lo,
+                     CLI_MAX_DIM);
+            return -1;
+        }
+    }
+    const int64_t prods[3] = {s->m * s->k, s->k * s->n, s->m * s->n};
+    const char *pnames[3] = {"M*K", "K*N", "M*N"};
+    for (int i = 0; i < 3; i++)
+        if (prods[i] > CLI_MAX_ELEMS) {
+            snprintf(why, len, "%s = %lld elements exceeds 2^31-1 (kernels index with 32-bit integers)", pnames[i],
+                     (long long)prods[i]);
+            return -1;
+        }
+    return 0;
+}
+
+/* "MxNxK" with whole decimal numbers: no sign, no space, no leading zero (one spelling per shape,
+ * so a file never holds the same shape twice under two names). 0, or -1 with the reason in why. */
+static int parse_shape(const char *text, shape_t *s, char *why, size_t len)
+{
+    const char *names[3] = {"M", "N", "K"};
+    int64_t v[3] = {0, 0, 0};
+    const char *p = text;
+    for (int i = 0; i < 3; i++) {
+        const char *start = p;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        int digits = (int)(p - start);
+        if (digits == 0 || (digits > 1 && *start == '0') || *p != (i < 2 ? 'x' : '\0')) {
+            snprintf(why, len,
+                     "must look like MxNxK with whole numbers (no signs or leading zeros), e.g. 4096x4096x4096");
+            return -1;
+        }
+        for (const char *q = start; q < p && v[i] <= CLI_MAX_DIM; q++)
+            v[i] = v[i] * 10 + (*q - '0');
+        if (v[i] > CLI_MAX_DIM) { /* said with the digits as written: v stopped growing past the limit */
+            snprintf(why, len, "%s = %.*s must be between %d and %d", names[i], digits > 24 ? 24 : digits, start,
+                     i == 2 ? 0 : 1, CLI_MAX_DIM);
+            return -1;
+        }
+        if (i < 2)
+            p++;
+    }
+    s->m = v[0];
+    s->n = v[1];
+    s->k = v[2];
+    return check_shape(s, why, len);
+}
+
+static void format_shape(const shape_t *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%lldx%lldx%lld", (long long)s->m, (long long)s->n, (long long)s->k);
+}
+
+/* A key of "set": a parameter name, as --set takes it (letters, digits, _). */
+static bool param_name_ok(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return false;
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Reading                                                                                         */
+
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a number with a fraction";
+    case JSON_TRUE:
+        return "true";
+    case JSON_FALSE:
+        return "false";
+    default:
+        return "null";
+    }
+}
+
+static bool in_list(const char *const *list, const char *s)
+{
+    for (; *list; list++)
+        if (strcmp(*list, s) == 0)
+            return true;
+    return false;
+}
+
+/* What the parser needs to point at a member of the file. */
+typedef struct {
+    const char *path; /* for messages */
+    const char *text; /* the file, NUL-terminated */
+    err_t *err;
+} parse_ctx;
+
+/* Error at the member reached by keys[0..depth) from the value at byte offset base (the top object:
+ * 0, an entry: its offset), at its key or its value; at base itself when depth is 0 or the member is
+ * not there. Returns -1. */
+static int fail_at(parse_ctx *c, size_t base, const char *const *keys, size_t depth, bool want_key, const char *fmt,
+                   ...) __attribute__((format(printf, 6, 7)));
+static int fail_at(parse_ctx *c, size_t base, const char *const *keys, size_t depth, bool want_key, const char *fmt,
+                   ...)
+{
+    size_t off = base;
+    if (jsonloc_offset(c->text, base, keys, depth, want_key, &off) != 0)
+        jsonloc_offset(c->text, base, NULL, 0, false, &off);
+    int line, col;
+    jsonloc_position(c->text, off, &line, &col);
+    va_list ap;
+    va_start(ap, fmt);
+    err_vset(c->err, EXIT_INPUT, c->path, line, col, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A tflops or vs_cublas member: a number, finite, >= 0 (-0 is stored as 0). */
+static int get_measure(parse_ctx *c, size_t base, size_t idx, json_t *obj, const char *key, double *out)
+{
+    const char *p[] = {key};
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return fail_at(c, base, NULL, 0, false, "entries[%zu]: missing key \"%s\" (a number >= 0; 0 when not measured)",
+                       idx, key);
+    if (!json_is_number(v))
+        return fail_at(c, base, p, 1, false, "entries[%zu].%s must be a number, got %s", idx, key, json_kind(v));
+    double d = json_number_value(v);
+    if (!isfinite(d) || d < 0)
+        return fail_at(c, base, p, 1, false, "entries[%zu].%s = %g must be finite and >= 0", idx, key, d);
+    *out = d == 0 ? 0 : d;
+    return 0;
+}
+
+/* A required string member of an entry, non-empty. */
+static int get_entry_string(parse_ctx *c, size_t base, size_t idx, json_t *obj, const char *key, const char *what,
+                            const char **out)
+{
+    const char *p[] = {key};
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return fail_at(c, base, NULL, 0, false, "entries[%zu]: missing key \"%s\" (%s)", idx, key, what);
+    if (!json_is_string(v))
+        return fail_at(c, base, p, 1, false, "entries[%zu].%s must be a string, got %s", idx, key, json_kind(v));
+    if (json_string_length(v) == 0)
+        return fail_at(c, base, p, 1, false, "entries[%zu].%s must not be empty", idx, key);
+    *out = json_string_value(v);
+    return 0;
+}
+
+static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t base, json_t *obj, wisdom_entry *e)
+{
+    memset(e, 0, sizeof *e);
+    if (!json_is_object(obj))
+        return fail_at(c, base, NULL, 0, false, "entries[%zu] must be an object, got %s", idx, json_kind(obj));
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v)
+    {
+        if (!in_list(k_entry_keys, key)) {
+            const char *p[] = {key};
+            return fail_at(
+                c, base, p, 1, true,
+                "entries[%zu]: unknown key \"%s\" (an entry has dtype, shape, config, set, tflops, vs_cublas, source)",
+                idx, key);
+        }
+    }
+    int line, col;
+    jsonloc_position(c->text, base, &line, &col);
+    e->line = line;
+
+    const char *s;
+    const char *pd[] = {"dtype"}, *ps[] = {"shape"};
+    if (get_entry_string(c, base, idx, obj, "dtype", "f32 or f64", &s))
+        return -1;
+    if (parse_dtype(s, &e->dtype))
+        return fail_at(c, base, pd, 1, false, "entries[%zu].dtype must be \"f32\" or \"f64\", got \"%.64s\"", idx, s);
+    if (get_entry_string(c, base, idx, obj, "shape", "MxNxK, e.g. 4096x4096x4096", &s))
+        return -1;
+    char why[256];
+    if (parse_shape(s, &e->shape, why, sizeof why))
+        return fail_at(c, base, ps, 1, false, "entries[%zu].shape \"%.64s\": %s", idx, s, why);
+    for (size_t i = 0; i < idx; i++) {
+        const wisdom_entry *o = &f->entries[i];
+        if (o->dtype == e->dtype && o->shape.m == e->shape.m && o->shape.n == e->shape.n && o->shape.k == e->shape.k)
+            return fail_at(c, base, ps, 1, false,
+                           "entries[%zu]: %s %s is already in this file (line %d); keep one entry per dtype and shape",
+                           idx, dtype_name(e->dtype), s, o->line);
+    }
+    if (get_entry_string(c, base, idx, obj, "config", "the config's path, e.g. configs/warptile_db.json", &s))
+        return -1;
+    e->config = xstrdup(s);
+
+    json_t *set = json_object_get(obj, "set");
+    if (set) {
+        const char *p[] = {"set"};
+        if (!json_is_object(set))
+            return fail_at(c, base, p, 1, false, "entries[%zu].set must be an object of parameter values, got %s", idx,
+                           json_kind(set));
+        e->sets = xcalloc(json_object_size(set) ? json_object_size(set) : 1, sizeof *e->sets);
+        json_object_foreach(set, key, v)
+        {
+            const char *pk[] = {"set", key};
+            if (!param_name_ok(key))
+                return fail_at(c, base, pk, 2, true,
+                               "entries[%zu].set: \"%.64s\" is not a parameter name (letters, digits, _)", idx, key);
+            if (!json_is_integer(v))
+                return fail_at(c, base, pk, 2, false, "entries[%zu].set.%s must be an integer, got %s", idx, key,
+                               json_kind(v));
+            param_set *o = &e->sets[e->nsets++];
+            o->key = xstrdup(key);
+            o->value = json_integer_value(v);
+            o->text = xasprintf("%s=%lld", key, (long long)o->value);
+        }
+    }
+    if (get_measure(c, base, idx, obj, "tflops", &e->tflops) ||
+        get_measure(c, base, idx, obj, "vs_cublas", &e->vs_cublas))
+        return -1;
+    json_t *src = json_object_get(obj, "source");
+    if (src) {
+        const char *p[] = {"source"};
+        if (!json_is_string(src))
+            return fail_at(c, base, p, 1, false, "entries[%zu].source must be a string, got %s", idx, json_kind(src));
+        e->source = xstrdup(json_string_value(src));
+    }
+    return 0;
+}
+
+/* Parse text into f (path set by the caller); on failure f holds what was read so far. */
+static int parse_file(parse_ctx *c, json_t *root, wisdom_file *f)
+{
+    if (!json_is_object(root))
+        return fail_at(c, 0, NULL, 0, false, "a wisdom file must be a JSON object, got %s", json_kind(root));
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v)
+    {
+        if (!in_list(k_file_keys, key)) {
+            const char *p[] = {key};
+            return fail_at(c, 0, p, 1, true, "unknown key \"%s\" (a wisdom file has version, device, arch, entries)",
+                           key);
+        }
+    }
+    const char *pv[] = {"version"}, *pdev[] = {"device"}, *parch[] = {"arch"}, *pent[] = {"entries"};
+    json_t *ver = json_object_get(root, "version");
+    if (!ver)
+        return fail_at(c, 0, NULL, 0, false, "missing key \"version\" (%d)", WISDOM_VERSION);
+    if (!json_is_integer(ver) || json_integer_value(ver) != WISDOM_VERSION) {
+        if (json_is_integer(ver))
+            return fail_at(c, 0, pv, 1, false, "\"version\" must be %d, got %lld (a newer engine wrote this file?)",
+                           WISDOM_VERSION, (long long)json_integer_value(ver));
+        return fail_at(c, 0, pv, 1, false, "\"version\" must be %d, got %s", WISDOM_VERSION, json_kind(ver));
+    }
+    json_t *dev = json_object_get(root, "device");
+    if (dev) {
+        if (!json_is_string(dev))
+            return fail_at(c, 0, pdev, 1, false, "\"device\" must be a string, got %s", json_kind(dev));
+        if (json_string_length(dev) == 0)
+            return fail_at(c, 0, pdev, 1, false, "\"device\" must not be empty (leave it out for an arch-level file)");
+        f->device = xstrdup(json_string_value(dev));
+    }
+    json_t *arch = json_object_get(root, "arch");
+    if (arch) {
+        if (!json_is_string(arch))
+            return fail_at(c, 0, parch, 1, false, "\"arch\" must be a string, got %s", json_kind(arch));
+        err_t aerr;
+        err_clear(&aerr);
+        if (arch_parse(json_string_value(arch), &f->arch, &aerr))
+            return fail_at(c, 0, parch, 1, false, "\"arch\": %s", aerr.text);
+    } else if (dev) {
+        return fail_at(c, 0, pdev, 1, true,
+                       "a file with \"device\" must name its \"arch\" too (only the default file has neither)");
+    }
+    json_t *entries = json_object_get(root, "entries");
+    if (!entries)
+        return fail_at(c, 0, NULL, 0, false, "missing key \"entries\" (an array, may be empty)");
+    if (!json_is_array(entries))
+        return fail_at(c, 0, pent, 1, false, "\"entries\" must be an array, got %s", json_kind(entries));
+    size_t arr = 0;
+    jsonloc_offset(c->text, 0, pent, 1, false, &arr);
+    size_t n = json_array_size(entries);
+    f->entries = xcalloc(n ? n : 1, sizeof *f->entries);
+    for (size_t i = 0; i < n; i++) {
+        size_t base = arr;
+        jsonloc_element(c->text, arr, i, &base);
+        int rc = parse_entry(c, f, i, base, json_array_get(entries, i), &f->entries[i]);
+        f->nentries++; /* counted even when it failed: file_free frees what it holds */
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+int wisdom_parse(wisdom_t *w, const char *path, const char *text, size_t len, err_t *err)
+{
+    /* Exactly len bytes: a NUL inside is for the JSON parser to refuse, not to cut the text. */
+    char *copy = xmalloc(len + 1);
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    wisdom_file f;
+    memset(&f, 0, sizeof f);
+    f.path = xstrdup(path);
+    int rc = -1;
+    json_error_t jerr;
+    json_t *root = json_loadb(copy, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        err_set(err, EXIT_INPUT, path, jerr.line > 0 ? jerr.line : 0, jerr.column > 0 ? jerr.column : 0,
+                "invalid JSON: %s", jerr.text);
+        goto out;
+    }
+    parse_ctx c = {path, copy, err};
+    rc = parse_file(&c, root, &f);
+    json_decref(root);
+    if (rc == 0)
+        add_file(w, &f);
+out:
+    file_free(&f);
+    free(copy);
+    return rc;
+}
+
+int wisdom_load_file(wisdom_t *w, const char *path, err_t *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return err_set(err, EXIT_INPUT, path, 0, 0, "is a directory, not a wisdom file"), -1;
+    size_t len = 0;
+    char *text = read_file(path, &len);
+    if (!text)
+        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot read wisdom: %s", strerror(errno)), -1;
+    int rc = wisdom_parse(w, path, text, len, err);
+    free(text);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int wisdom_load_dir(wisdom_t *w, const char *dir, err_t *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT)
+            return 0; /* no wisdom yet: every lookup finds nothing */
+        return err_set(err, EXIT_INPUT, dir, 0, 0, "cannot read the wisdom directory: %s", strerror(errno)), -1;
+    }
+    char **names = NULL;
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        /* Dot files are skipped: wisdom_record's temp files, editors' backups. */
+        if (de->d_name[0] == '.' || l < 6 || strcmp(de->d_name + l - 5, ".json") != 0)
+            continue;
+        names = xrealloc(names, (n + 1) * sizeof *names);
+        names[n++] = xstrdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_str);
+    /* Into a scratch wisdom first, so that a bad file leaves w as it was. */
+    wisdom_t tmp;
+    wisdom_init(&tmp);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char *p = path_join(dir, names[i]);
+        rc = wisdom_load_file(&tmp, p, err);
+        free(p);
+    }
+    for (size_t i = 0; i < tmp.nfiles && rc == 0; i++)
+        add_file(w, &tmp.files[i]);
+    wisdom_free(&tmp);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Lookup                                                                                          */
+
+static double log_ratio(int64_t a, int64_t b)
+{
+    return log((double)a / (double)b);
+}
+
+double wisdom_distance(const shape_t *a, const shape_t *b)
+{
+    /* K may be 0 (C = beta*C): it counts as 1, so K = 0 and K = 1 are the same distance away. */
+    double dm = log_ratio(a->m > 0 ? a->m : 1, b->m > 0 ? b->m : 1);
+    double dn = log_ratio(a->n > 0 ? a->n : 1, b->n > 0 ? b->n : 1);
+    double dk = log_ratio(a->k > 0 ? a->k : 1, b->k > 0 ? b->k : 1);
+    return sqrt(dm * dm + dn * dn + dk * dk);
+}
+
+static bool same_device(const wisdom_file *f, const char *device_name)
+{
+    return device_name && f->device && strcmp(f->device, device_name) == 0;
+}
+
+static bool in_level(const wisdom_file *f, wisdom_level level, const char *device_name, int arch)
+{
+    switch (level) {
+    case WISDOM_DEVICE:
+        return same_device(f, device_name);
+    case WISDOM_ARCH:
+        return arch && f->arch && arch_sm(f->arch) == arch_sm(arch) && !same_device(f, device_name);
+    case WISDOM_DEFAULT:
+        return !f->device && !f->arch;
+    }
+    return false;
+}
+
+int wisdom_lookup(const wisdom_t *w, const char *device_name, int arch, dtype_t dtype, const shape_t *shape,
+                  wisdom_choice *choice)
+{
+    memset(choice, 0, sizeof *choice);
+    for (wisdom_level level = WISDOM_DEVICE; level <= WISDOM_DEFAULT; level++) {
+        const wisdom_entry *best = NULL;
+        const wisdom_file *best_file = NULL;
+        double best_d = INFINITY;
+        bool best_exact = false;
+        for (size_t i = 0; i < w->nfiles; i++) {
+            const wisdom_file *f = &w->files[i];
+            if (!in_level(f, level, device_name, arch))
+                continue;
+            for (size_t j = 0; j < f->nentries; j++) {
+                const wisdom_entry *e = &f->entries[j];
+                if (e->dtype != dtype)
+                    continue;
+                bool exact = e->shape.m == shape->m && e->shape.n == shape->n && e->shape.k == shape->k;
+                double d = exact ? 0 : wisdom_distance(&e->shape, shape);
+                /* Strictly better only: the first in file order keeps a tie. An exact shape beats
+                 * a different one at distance 0 (K = 0 against K = 1). */
+                if (!best || (exact && !best_exact) || (exact == best_exact && d < best_d)) {
+                    best = e;
+                    best_file = f;
+                    best_d = d;
+                    best_exact = exact;
+                }
+            }
+        }
+        if (best) {
+            choice->entry = best;
+            choice->file = best_file;
+            choice->level = level;
+            choice->exact = best_exact;
+            choice->distance = best_d;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static const char *level_name(wisdom_level l)
+{
+    return l == WISDOM_DEVICE ? "device" : l == WISDOM_ARCH ? "arch" : "default";
+}
+
+char *wisdom_choice_format(const wisdom_choice *c)
+{
+    const wisdom_entry *e = c->entry;
+    strbuf sb;
+    sb_init(&sb);
+    const char *base = strrchr(e->config, '/');
+    base = base ? base + 1 : e->config;
+    size_t bl = strlen(base);
+    if (bl > 5 && strcmp(base + bl - 5, ".json") == 0)
+        bl -= 5;
+    sb_addn(&sb, base, bl);
+    for (size_t i = 0; i < e->nsets; i++)
+        sb_addf(&sb, "%s%s", i ? "," : "[", e->sets[i].text);
+    if (e->nsets)
+        sb_add(&sb, "]");
+    char shape[64];
+    format_shape(&e->shape, shape, sizeof shape);
+    sb_addf(&sb, " (%s:%d, %s, ", c->file->path, e->line, level_name(c->level));
+    if (c->exact)
+        sb_addf(&sb, "exact %s)", shape);
+    else
+        sb_addf(&sb, "nearest %s at distance %.2f)", shape, c->distance);
+    return sb_steal(&sb);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Writing                                                                                         */
+
+/* s as a JSON string (jansson escapes it); false when s is not UTF-8. */
+static bool add_json_string(strbuf *sb, const char *s)
+{
+    json_t *j = json_string(s);
+    if (!j)
+        return false;
+    char *d = json_dumps(j, JSON_ENCODE_ANY);
+    json_decref(j);
+    if (!d)
+        return false;
+    sb_add(sb, d);
+    free(d);
+    return true;
+}
+
+/* The shortest of %.15g, %.16g, %.17g that reads back as v, with ".0" added to whole numbers (51.2,
+ * not 51.200000000000003 as jansson writes it). v must be finite. */
+static void add_double(strbuf *sb, double v)
+{
+    char buf[40];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    sb_add(sb, buf);
+    if (!strpbrk(buf, ".eEn"))
+        sb_add(sb, ".0");
+}
+
+char *wisdom_file_to_json(const wisdom_file *f)
+{
+    strbuf sb;
+    sb_init(&sb);
+    bool ok = true;
+    sb_addf(&sb, "{\n  \"version\": %d,\n", WISDOM_VERSION);
+    if (f->device) {
+        sb_add(&sb, "  \"device\": ");
+        ok = ok && add_json_string(&sb, f->device);
+        sb_add(&sb, ",\n");
+    }
+    if (f->arch) {
+        char a[16];
+        sb_addf(&sb, "  \"arch\": \"%s\",\n", arch_name(f->arch, a, sizeof a));
+    }
+    sb_add(&sb, "  \"entries\": [");
+    for (size_t i = 0; i < f->nentries; i++) {
+        const wisdom_entry *e = &f->entries[i];
+        char shape[64];
+        format_shape(&e->shape, shape, sizeof shape);
+        sb_addf(&sb, "%s\n    {\"dtype\": \"%s\", \"shape\": \"%s\", \"config\": ", i ? "," : "", dtype_name(e->dtype),
+                shape);
+        ok = ok && add_json_string(&sb, e->config);
+        if (e->nsets) {
+            sb_add(&sb, ", \"set\": {");
+            for (size_t k = 0; k < e->nsets; k++) {
+                if (k)
+                    sb_add(&sb, ", ");
+                ok = ok && add_json_string(&sb, e->sets[k].key);
+                sb_addf(&sb, ": %lld", (long long)e->sets[k].value);
+            }
+            sb_add(&sb, "}");
+        }
+        sb_add(&sb, ", \"tflops\": ");
+        add_double(&sb, e->tflops);
+        sb_add(&sb, ", \"vs_cublas\": ");
+        add_double(&sb, e->vs_cublas);
+        if (e->source) {
+            sb_add(&sb, ", \"source\": ");
+            ok = ok && add_json_string(&sb, e->source);
+        }
+        sb_add(&sb, "}");
+    }
+    sb_add(&sb, f->nentries ? "\n  ]\n}\n" : "]\n}\n");
+    if (!ok) {
+        sb_free(&sb);
+        return NULL;
+    }
+    return sb_steal(&sb);
+}
+
+/* Order of entries in a written file: dtype, then M, N, K. */
+static int cmp_entry(const void *pa, const void *pb)
+{
+    const wisdom_entry *a = pa, *b = pb;
+    if (a->dtype != b->dtype)
+        return a->dtype < b->dtype ? -1 : 1;
+    const int64_t x[3] = {a->shape.m, a->shape.n, a->shape.k}, y[3] = {b->shape.m, b->shape.n, b->shape.k};
+    for (int i = 0; i < 3; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
+/* The rule e breaks as an entry of a file (what wisdom_parse would refuse), in why; 0 when none. */
+static int check_entry(const wisdom_entry *e, char *why, size_t len)
+{
+    char shape[64], sw[256];
+    format_shape(&e->shape, shape, sizeof shape);
+    if (e->dtype != DTYPE_F32 && e->dtype != DTYPE_F64)
+        return snprintf(why, len, "dtype %d is neither f32 nor f64", (int)e->dtype), -1;
+    if (check_shape(&e->shape, sw, sizeof sw))
+        return snprintf(why, len, "shape %s: %s", shape, sw), -1;
+    if (!e->config || !*e->config)
+        return snprintf(why, len, "the entry names no config"), -1;
+    if (!isfinite(e->tflops) || e->tflops < 0 || !isfinite(e->vs_cublas) || e->vs_cublas < 0)
+        return snprintf(why, len, "tflops = %g and vs_cublas = %g must be finite and >= 0", e->tflops, e->vs_cublas),
+               -1;
+    for (size_t i = 0; i < e->nsets; i++) {
+        if (!e->sets[i].key || !param_name_ok(e->sets[i].key))
+            return snprintf(why, len, "set: \"%.64s\" is not a parameter name (letters, digits, _)",
+                            e->sets[i].key ? e->sets[i].key : ""),
+                   -1;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(e->sets[i].key, e->sets[j].key) == 0)
+                return snprintf(why, len, "set: %s is given twice", e->sets[i].key), -1;
+    }
+    return 0;
+}
+
+/* Write all of text to fd; 0, or -1 with errno. */
+static int write_all(int fd, const char *text, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, text, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            return -1;
+        }
+        text += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Replace path by text atomically: a reader sees the old file or the whole new one. */
+static int write_atomic(const char *path, const char *dir, const char *text, err_t *err)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char *tmp = xasprintf("%s/.%s.XXXXXX", dir, base);
+    int rc = -1;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        err_set(err, EXIT_INPUT, path, 0, 0, "cannot write wisdom: %s", strerror(errno));
+        goto out;
+    }
+    if (fchmod(fd, 0644) != 0 || write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0) {
+        err_set(err, EXIT_SYSTEM, path, 0, 0, "cannot write wisdom: %s", strerror(errno));
+        close(fd);
+        unlink(tmp);
+        goto out;
+    }
+    if (close(fd) != 0 || rename(tmp, path) != 0) {
+        err_set(err, EXIT_SYSTEM, path, 0, 0, "cannot write wisdom: %s", strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(tmp);
+    return rc;
+}
+
+static bool same_owner(const wisdom_file *f, const char *device_name, int arch)
+{
+    bool dev = (!f->device && !device_name) || (f->device && device_name && strcmp(f->device, device_name) == 0);
+    return dev && ((!f->arch && !arch) || (f->arch && arch && arch_sm(f->arch) == arch_sm(arch)));
+}
+
+static void owner_name(const char *device_name, int arch, char *buf, size_t len)
+{
+    char a[16];
+    if (device_name)
+        snprintf(buf, len, "device \"%s\" (%s)", device_name, arch_name(arch, a, sizeof a));
+    else if (arch)
+        snprintf(buf, len, "arch %s", arch_name(arch, a, sizeof a));
+    else
+        snprintf(buf, len, "the default level");
+}
+
+int wisdom_record(const char *path, const char *device_name, int arch, const wisdom_entry *e, wisdom_outcome *outcome,
+                  err_t *err)
+{
+    char why[512];
+    if (outcome)
+        *outcome = 0;
+    if (device_name && (!*device_name || !arch))
+        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot record: a device file needs a device name and an arch"), -1;
+    if (check_entry(e, why, sizeof why))
+        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot record: %s", why), -1;
+
+    char *dir = path_dirname(path);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        err_set(err, EXIT_INPUT, dir, 0, 0, "cannot create the wisdom directory: %s", strerror(errno));
+        free(dir);
+        return -1;
+    }
+    /* The file is replaced by rename, so the lock is taken on its directory, which stays. */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || flock(dfd, LOCK_EX) != 0) {
+        err_set(err, EXIT_INPUT, dir, 0, 0, "cannot lock the wisdom directory: %s", strerror(errno));
+        if (dfd >= 0)
+            close(dfd);
+        free(dir);
+        return -1;
+    }
+
+    int rc = -1;
+    wisdom_t w;
+    wisdom_init(&w);
+    wisdom_file fresh;
+    memset(&fresh, 0, sizeof fresh);
+    wisdom_file *f = &fresh;
+    char *text = NULL;
+    wisdom_outcome what = WISDOM_CREATED;
+    size_t len;
+    char *old = read_file(path, &len);
+    if (old) {
+        int prc = wisdom_parse(&w, path, old, len, err);
+        free(old);
+        if (prc)
+            goto out; /* never overwrite a file we cannot read: its entries would be lost */
+        f = &w.files[0];
+        if (!same_owner(f, device_name, arch)) {
+            char mine[256], theirs[256];
+            owner_name(f->device, f->arch, theirs, sizeof theirs);
+            owner_name(device_name, arch, mine, sizeof mine);
+            err_set(err, EXIT_INPUT, path, 0, 0, "cannot record: the file holds wisdom for %s, not for %s", theirs,
+                    mine);
+            goto out;
+        }
+        what = WISDOM_ADDED;
+    } else if (errno == ENOENT) {
+        fresh.path = xstrdup(path);
+        fresh.device = device_name ? xstrdup(device_name) : NULL;
+        fresh.arch = arch;
+        what = WISDOM_CREATED;
+    } else {
+        err_set(err, EXIT_INPUT, path, 0, 0, "cannot read wisdom: %s", strerror(errno));
+        goto out;
+    }
+
+    wisdom_entry *same = NULL;
+    for (size_t i = 0; i < f->nentries; i++)
+        if (cmp_entry(&f->entries[i], e) == 0)
+            same = &f->entries[i];
+    if (same && !(e->tflops > same->tflops)) {
+        what = WISDOM_KEPT;
+        rc = 0;
+        goto out;
+    }
+    if (same) {
+        entry_free(same);
+        entry_copy(same, e);
+        what = WISDOM_REPLACED;
+    } else {
+        f->entries = xrealloc(f->entries, (f->nentries + 1) * sizeof *f->entries);
+        entry_copy(&f->entries[f->nentries++], e);
+    }
+    qsort(f->entries, f->nentries, sizeof *f->entries, cmp_entry);
+    text = wisdom_file_to_json(f);
+    if (!text) {
+        err_set(err, EXIT_INPUT, path, 0, 0, "cannot record: a string of the entry is not valid UTF-8");
+        goto out;
+    }
+    /* Read it back before writing, as any later reader will: a file we wrote must always load. */
+    wisdom_t check;
+    wisdom_init(&check);
+    int crc = wisdom_parse(&check, path, text, strlen(text), err);
+    wisdom_free(&check);
+    if (crc || write_atomic(path, dir, text, err))
+        goto out;
+    rc = 0;
+out:
+    if (rc == 0 && outcome)
+        *outcome = what;
+    free(text);
+    file_free(&fresh);
+    wisdom_free(&w);
+    flock(dfd, LOCK_UN);
+    close(dfd);
+    free(dir);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Names                                                                                           */
+
+char *wisdom_slug(const char *device_name)
+{
+    strbuf sb;
+    sb_init(&sb);
+    bool dash = false;
+    for (const char *p = device_name; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        /* ASCII only: isalnum would take bytes of UTF-8 sequences as letters in some locales. */
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum) {
+            dash = sb.len > 0;
+            continue;
+        }
+        if (dash)
+            sb_add(&sb, "-");
+        dash = false;
+        char lc = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+        sb_addn(&sb, &lc, 1);
+    }
+    if (sb.len == 0)
+        sb_add(&sb, "device");
+    return sb_steal(&sb);
+}
+
+char *wisdom_device_path(const char *dir, const char *device_name)
+{
+    char *slug = wisdom_slug(device_name);
+    char *p = xasprintf("%s/%s.json", dir, slug);
+    free(slug);
+    return p;
+}

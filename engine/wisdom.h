@@ -1,0 +1,155 @@
+/* wisdom.h — the best known config for each (device, arch, dtype, shape), kept as JSON files and
+ * looked up with fallback, like CLBlast's database: what `engine bench --auto` runs and what
+ * `engine tune --wisdom` records.
+ *
+ * One file per device, wisdom/<slug>.json (wisdom_slug: "NVIDIA H100 80GB HBM3" is
+ * nvidia-h100-80gb-hbm3.json), read strictly (an unknown key is an error naming it):
+ *
+ *   {
+ *     "version": 1,
+ *     "device": "NVIDIA H100 80GB HBM3",
+ *     "arch": "sm_90",
+ *     "entries": [
+ *       {"dtype": "f32", "shape": "4096x4096x4096", "config": "configs/warptile_db.json", "tflops": 51.2, ...}
+ *     ]
+ *   }
+ *
+ * A file without "device" is an arch-level file; a file with neither "device" nor "arch" is a
+ * default-level file (wisdom/default.json); a file with "device" must name its "arch". An entry has
+ * dtype, shape, config, set, tflops, vs_cublas and source, of which "set" (overrides of the
+ * config's params, like --set) and "source" (free text: the command and date that measured it) are
+ * optional. One file holds each (dtype, shape) at most once. wisdom/README.md has the details.
+ *
+ * Lookup for (device D, arch A, dtype T, shape S) tries three levels in order and stops at the
+ * first that holds any entry of dtype T:
+ *   1. device:  files whose "device" is D exactly;
+ *   2. arch:    arch-level files for A, and device files of other devices for A;
+ *   3. default: files with neither device nor arch.
+ * Archs match on the compute capability: sm_90 and sm_90a are the same hardware. Within the level
+ * the entry of shape S wins, else the nearest by log distance
+ *   sqrt(ln(M1/M2)^2 + ln(N1/N2)^2 + ln(max(K1,1)/max(K2,1))^2)
+ * (a shape twice as large in one dimension is as far as one half as large), ties going to the
+ * first entry in file order, files in path order. */
+#ifndef ENGINE_WISDOM_H
+#define ENGINE_WISDOM_H
+
+#include "cli.h" /* shape_t */
+#include "config.h"
+#include "err.h"
+#include "template.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define WISDOM_VERSION 1 /* value of "version"; a reader refuses any other */
+
+/* One measured winner. Strings are owned by the wisdom_file that holds the entry. */
+typedef struct {
+    dtype_t dtype;
+    shape_t shape;   /* M, N >= 1, K >= 0, each at most CLI_MAX_DIM */
+    char *config;    /* path of the config as written in the file: "configs/warptile_db.json" */
+    param_set *sets; /* "set": overrides of the config's params, in file order (config_load takes them) */
+    size_t nsets;
+    double tflops;    /* TFLOP/s measured, finite, >= 0 (0: not measured, e.g. the shipped defaults) */
+    double vs_cublas; /* cuBLAS time / ours (0.91: 91 % of cuBLAS), finite, >= 0 */
+    char *source;     /* how it was measured, free text; NULL when absent */
+    int line;         /* 1-based line of the entry in its file; 0 for an entry not read from a file */
+} wisdom_entry;
+
+/* One file as read. */
+typedef struct {
+    char *path;            /* as given to wisdom_load_file, or dir/name from wisdom_load_dir */
+    char *device;          /* device name; NULL for an arch-level or default-level file */
+    int arch;              /* target as arch_parse gives it (90, 90 + ARCH_SPECIFIC); 0: default level */
+    wisdom_entry *entries; /* in file order */
+    size_t nentries;
+} wisdom_file;
+
+/* Every file loaded, sorted by path (then by load order for the same path). */
+typedef struct {
+    wisdom_file *files;
+    size_t nfiles;
+} wisdom_t;
+
+typedef enum { WISDOM_DEVICE = 1, WISDOM_ARCH, WISDOM_DEFAULT } wisdom_level;
+
+/* What a lookup found. Pointers into the wisdom_t: valid until it is freed or loaded into. */
+typedef struct {
+    const wisdom_entry *entry;
+    const wisdom_file *file;
+    wisdom_level level;
+    bool exact;      /* entry->shape is the shape asked for */
+    double distance; /* log distance from the shape asked for; 0 when exact */
+} wisdom_choice;
+
+/* Empty wisdom; pair with wisdom_free. */
+void wisdom_init(wisdom_t *w);
+/* Free everything w holds and leave it empty. */
+void wisdom_free(wisdom_t *w);
+
+/* Load every *.json of dir (names starting with '.' excepted) in sorted order. A missing dir is
+ * empty wisdom, not an error; a path that is not a directory, an unreadable file and a malformed
+ * file are (EXIT_INPUT): err names file:line:column and the rule broken. On an error w is left as it
+ * was (no file of dir is added). */
+int wisdom_load_dir(wisdom_t *w, const char *dir, err_t *err);
+/* Load one file (it must exist), on the same terms. */
+int wisdom_load_file(wisdom_t *w, const char *path, err_t *err);
+/* The same from a file's text in memory (path names it in errors and in choices; the fuzzer uses
+ * this). Exactly len bytes are read: a NUL inside is the JSON parser's to refuse. Refused:
+ * invalid JSON (jansson's line and column), a member of the wrong type, an unknown key, a
+ * "version" other than 1, a bad "arch", a "device" without "arch" or empty, a missing "entries"
+ * or entry member, an unknown dtype, a shape that is not MxNxK (M, N >= 1, K >= 0, no signs or
+ * leading zeros, each at most CLI_MAX_DIM), an empty "config", a "set" value that is not an integer
+ * or a "set" key that is not a parameter name, a tflops or vs_cublas that is negative, and a
+ * (dtype, shape) that the file already holds. */
+int wisdom_parse(wisdom_t *w, const char *path, const char *text, size_t len, err_t *err);
+
+/* The entry for (device_name, arch, dtype, shape) by the levels and distance above. device_name may
+ * be NULL (no device level), arch 0 (no arch level). Returns 0 and fills *choice, or -1 ("no
+ * choice": no entry of dtype at any level; *choice zeroed). */
+int wisdom_lookup(const wisdom_t *w, const char *device_name, int arch, dtype_t dtype, const shape_t *shape,
+                  wisdom_choice *choice);
+
+/* The log distance between two shapes (see above); symmetric, 0 for equal shapes. */
+double wisdom_distance(const shape_t *a, const shape_t *b);
+
+/* A choice for people, newly allocated:
+ *   warptile_db[BM=128] (wisdom/nvidia-h100-80gb-hbm3.json:12, device, nearest 4096x4096x4096 at distance 0.03)
+ *   dgemm_dmma (wisdom/default.json:5, default, exact 4096x4096x4096)
+ * The name is the config's file name without ".json". */
+char *wisdom_choice_format(const wisdom_choice *c);
+
+/* What wisdom_record did. */
+typedef enum {
+    WISDOM_CREATED = 1, /* the file did not exist: written with this one entry */
+    WISDOM_ADDED,       /* no entry of this (dtype, shape): added */
+    WISDOM_REPLACED,    /* an entry of this (dtype, shape) with lower tflops: replaced */
+    WISDOM_KEPT,        /* an entry of this (dtype, shape) with tflops as high or higher: the file is untouched */
+} wisdom_outcome;
+
+/* Record e in the wisdom file at path for device_name and arch (device_name NULL: an arch-level
+ * file, or with arch 0 too a default-level one; a device needs an arch): read the file (a missing
+ * one is created; its directory is created when missing, one level), add e or replace the entry of
+ * the same (dtype, shape) when e has higher tflops, sort the entries by dtype then M, N, K, and
+ * write the file back atomically (a temp file in the same directory, fsync, rename), one entry per
+ * line so diffs stay readable. e->line is ignored. Read-modify-write happens under an exclusive
+ * flock() of the directory, so concurrent recorders in that directory do not lose entries.
+ * Refused (EXIT_INPUT, nothing written): a corrupt existing file (its own error), a file that
+ * belongs to another device or arch, and an entry that breaks a rule of wisdom_parse or holds a
+ * string that is not UTF-8. An I/O error is EXIT_SYSTEM, and leaves the file as it was. *outcome
+ * (may be NULL) says what happened. */
+int wisdom_record(const char *path, const char *device_name, int arch, const wisdom_entry *e, wisdom_outcome *outcome,
+                  err_t *err);
+
+/* A file as wisdom_record writes it (entries in the order held), newly allocated; NULL when a
+ * string of it is not UTF-8 (jansson could not read the file back). */
+char *wisdom_file_to_json(const wisdom_file *f);
+
+/* "nvidia-h100-80gb-hbm3" for "NVIDIA H100 80GB HBM3": lower case, each run of other characters
+ * than ASCII letters and digits one '-', none at either end; "device" when nothing is left. Newly
+ * allocated. */
+char *wisdom_slug(const char *device_name);
+/* dir/<slug>.json for device_name, newly allocated. */
+char *wisdom_device_path(const char *dir, const char *device_name);
+
+#endif
