@@ -369,6 +369,9 @@ static const cli_opt k_opts[] = {
     {"devices", "LIST", CMD_TUNE, p_devices, 0, 0, 0, "time on these GPUs, one worker each: 0,1,... or all", "0"},
     {"format", "F", CMD_BENCH, p_format, 0, 0, 0, "table, csv, jsonl or md", "table"},
     {"format", "F", CMD_TUNE, p_format, 0, 0, 0, "table or jsonl (with --dry-run: every feasible point, one per line)", "table"},
+    {"auto", NULL, RUNS, p_flag, OFF(auto_pick), 0, 0, "no CONFIG: run, for each shape, the config wisdom chose for this GPU", NULL},
+    {"wisdom", "DIR", RUNS, p_string, OFF(wisdom), 0, 0, "the wisdom read by --auto", "the shipped wisdom/"},
+    {"wisdom", "DIR", CMD_TUNE, p_string, OFF(wisdom), 0, 0, "record each shape's winner in DIR/<device>.json (kept when faster than what is there)", NULL},
     {"cross-check", NULL, RUNS, p_flag, OFF(cross_check), 0, 0, "first check cuBLAS against an FP64 Kahan CPU GEMM (128^3 and 77x65x129)", NULL},
     {"emit", "DIR", CMD_COMPILE, p_string, OFF(emit), 0, 0, "write each config's pasted .cu, .ptx and .cubin to DIR", NULL},
     {"verbose", NULL, CMD_COMPILE, p_flag, OFF(verbose), 0, 0, "print NVRTC's log (with ptxas -v) for each config", NULL},
@@ -526,7 +529,12 @@ int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
             o->args[o->nargs++] = xstrdup(argv[i]);
         }
     }
-    if (cmd == CMD_BENCH && o->nentries == 0) {
+    if ((cmd & RUNS) && o->auto_pick && o->nentries) {
+        /* A config named on the command line always wins over wisdom. */
+        fprintf(stderr, "engine: --auto ignored: the CONFIG named on the command line is run instead\n");
+        o->auto_pick = false;
+    }
+    if (cmd == CMD_BENCH && o->nentries == 0 && !o->auto_pick) {
         if (!paths_configs_dir())
             return usage_error("no CONFIG given and no shipped configs found for the default walk");
         char *list = xasprintf("@%s/walk.list", paths_configs_dir());
@@ -535,7 +543,7 @@ int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
         if (rc)
             return rc;
     }
-    if ((cmd == CMD_VERIFY || cmd == CMD_COMPILE) && o->nentries == 0)
+    if ((cmd == CMD_VERIFY || cmd == CMD_COMPILE) && o->nentries == 0 && !o->auto_pick)
         return usage_error("`engine %s` needs at least one CONFIG (see engine %s --help)", cmd_name, cmd_name);
     if (cmd == CMD_TUNE && o->nargs != 1)
         return usage_error("`engine tune` takes one CONFIG or space file (see engine tune --help)");

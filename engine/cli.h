@@ -67,6 +67,8 @@ typedef struct {
     bool all_devices;
     int format; /* report_format */
     bool cross_check, verbose, bandwidth, dry_run, resume, force, no_cache;
+    bool auto_pick;        /* bench/verify --auto: wisdom chooses the config per shape */
+    const char *wisdom;    /* --wisdom DIR: where wisdom is read (bench/verify) or recorded (tune) */
     const char *dtype;     /* --dtype override, or NULL */
     const char *emit;      /* compile --emit DIR */
     const char *cache_dir; /* --cache DIR, or NULL: the default */

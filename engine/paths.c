@@ -15,6 +15,7 @@ static size_t g_ndirs;
 static char *g_configs;
 static char *g_exe;
 static char *g_tune;
+static char *g_wisdom;
 
 static int is_dir(const char *p)
 {
@@ -99,6 +100,22 @@ void paths_init(const char *argv0)
         g_tune = t;
     else
         free(t);
+    /* Wisdom: $ENGINE_WISDOM, else next to the binary as the configs are (it need not exist). */
+    const char *w = getenv("ENGINE_WISDOM");
+    if (w && *w) {
+        g_wisdom = xstrdup(w);
+    } else {
+        g_wisdom = canonical(exe_dir, "../wisdom");
+        if (!is_dir(g_wisdom)) {
+            char *share = canonical(exe_dir, "../share/engine/wisdom");
+            if (is_dir(share)) {
+                free(g_wisdom);
+                g_wisdom = share;
+            } else {
+                free(share);
+            }
+        }
+    }
     free(exe_dir);
 }
 
@@ -113,9 +130,12 @@ void paths_free(void)
     g_exe = NULL;
     free(g_tune);
     g_tune = NULL;
+    free(g_wisdom);
+    g_wisdom = NULL;
 }
 
 const char *paths_tune_dir(void) { return g_tune; }
+const char *paths_wisdom_dir(void) { return g_wisdom ? g_wisdom : "wisdom"; }
 
 const char *paths_exe(void) { return g_exe ? g_exe : "/proc/self/exe"; }
 

@@ -24,6 +24,9 @@ const char *paths_tune_dir(void);
 
 /* This executable's path (workers are started from it). */
 const char *paths_exe(void);
+/* The wisdom directory: $ENGINE_WISDOM, else ../wisdom or ../share/engine/wisdom next to the
+ * binary (wisdom.h). */
+const char *paths_wisdom_dir(void);
 
 /* Directory part of path ("." when there is none), newly allocated. */
 char *path_dirname(const char *path);

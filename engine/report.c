@@ -140,6 +140,8 @@ void report_row_print(report_t *r, const report_row *w)
         json_str(f, "cubin", w->cubin, true);
         json_str(f, "switches", w->switches, true);
         json_str(f, "params", w->params, true);
+        if (w->chosen)
+            json_str(f, "chosen", w->chosen, true);
         json_str(f, "args", w->args, false);
         fputs("}\n", f);
         break;

@@ -37,6 +37,7 @@ typedef struct {
     const char *switches;  /* shape switches the kernel was compiled with */
     const char *params;    /* every param value */
     const char *args;      /* command that reruns this row */
+    const char *chosen;    /* --auto: which wisdom entry chose the config; NULL otherwise */
 } report_row;
 
 typedef struct {

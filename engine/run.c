@@ -8,6 +8,7 @@
 
 #include "arch.h"
 #include "jit.h"
+#include "pick.h"
 #include "report.h"
 #include "setup.h"
 #include "util.h"
@@ -36,6 +37,7 @@ typedef struct {
     config_t **cfgs;  /* one per entry, NULL when it failed to load */
     char ***sets;     /* each entry's overrides, as sent to the worker */
     size_t *nsets;
+    const pick_t *pick; /* --auto: which entry runs at which shape; NULL: every entry everywhere */
     int worst;
 } runner_t;
 
@@ -153,7 +155,7 @@ static build_job *build_all(runner_t *r, const shape_t *shapes, size_t nshapes)
     for (size_t s = 0; s < nshapes; s++)
         for (size_t i = 0; i < n; i++) {
             build_job *j = &jobs[s * n + i];
-            if (!r->cfgs[i])
+            if (!r->cfgs[i] || !pick_runs(r->pick, s, i))
                 continue;
             build_job_init(j, r->cfgs[i], r->su.arch, r->su.smem_limit, shapes[s].m, shapes[s].n, shapes[s].k);
             args[na++] = j;
@@ -359,17 +361,42 @@ static void bench_row(report_row *row, json_t *reply, const build_job *j, const 
     fill_roofline(row, mc, &j->k.plan, c->dtype, c->tpl.tensor, beta);
 }
 
+/* --auto: wisdom's choice per shape becomes the run's entries (auto_o, a copy of o). */
+static int pick_open(const opts_t **o, opts_t *auto_o, pick_t *pick, const shape_t *shapes, size_t nshapes)
+{
+    if (!(*o)->auto_pick)
+        return 0;
+    err_t err;
+    err_clear(&err);
+    if (pick_init(pick, *o, shapes, nshapes, &err)) {
+        err_print(stderr, &err);
+        return err.code;
+    }
+    *auto_o = **o;
+    auto_o->entries = pick->entries;
+    auto_o->nentries = pick->nentries;
+    *o = auto_o;
+    return 0;
+}
+
 int run_bench(const opts_t *o)
 {
+    shape_t one = o->shape;
+    const shape_t *shapes = o->nshapes ? o->shapes : &one;
+    size_t nshapes = o->nshapes ? o->nshapes : 1;
+    opts_t auto_o;
+    pick_t pick = {0};
+    int prc = pick_open(&o, &auto_o, &pick, shapes, nshapes);
+    if (prc)
+        return prc;
     runner_t r;
     if (runner_open(&r, o, true)) {
         int worst = r.worst;
         runner_close(&r);
+        pick_free(&pick);
         return worst;
     }
-    shape_t one = o->shape;
-    const shape_t *shapes = o->nshapes ? o->shapes : &one;
-    size_t nshapes = o->nshapes ? o->nshapes : 1;
+    r.pick = o->auto_pick ? &pick : NULL;
     build_job *jobs = build_all(&r, shapes, nshapes);
     machine_t mc = machine_of(r.w.hello);
     report_t rep;
@@ -383,12 +410,14 @@ int run_bench(const opts_t *o)
         report_note(&rep, "problem: C = alpha*A*B + beta*C, %lldx%lldx%lld, alpha=%g beta=%g, seed %llu; timing: %d warm-up, median of %d runs x %d launches, L2 flushed before each run; cuBLAS in strict FP32/FP64 (pedantic math), timed by the same worker",
                     (long long)sh->m, (long long)sh->n, (long long)sh->k, alpha, beta, (unsigned long long)o->seed,
                     o->warmup, o->runs, o->iters);
+        if (r.pick)
+            report_note(&rep, "auto: %s", pick.why[s]);
         /* One pass per dtype, so each has its cuBLAS row right after its configs. */
         for (int d = 0; d < 2; d++) {
             json_t *last = NULL; /* a reply that carries this problem's cuBLAS timing */
             for (size_t i = 0; i < o->nentries; i++) {
                 config_t *c = r.cfgs[i];
-                if (!c || (int)c->dtype != d)
+                if (!c || (int)c->dtype != d || !pick_runs(r.pick, s, i))
                     continue;
                 const build_job *j = &jobs[s * o->nentries + i];
                 char *params = config_params_string(c);
@@ -396,7 +425,7 @@ int run_bench(const opts_t *o)
                 report_row row = {.config = c->label, .tmpl = c->tpl.name, .dtype = dtype_name(c->dtype),
                                   .M = sh->m, .N = sh->n, .K = sh->k, .alpha = alpha, .beta = beta,
                                   .status = "error", .regs = -1, .bound = "", .switches = "", .params = params,
-                                  .args = args};
+                                  .args = args, .chosen = r.pick ? pick.why[s] : NULL};
                 json_t *reply = NULL;
                 if (j->rc) {
                     err_print(stderr, &j->err);
@@ -444,6 +473,7 @@ out:
     free_jobs(&r, jobs, nshapes);
     int worst = r.worst;
     runner_close(&r);
+    pick_free(&pick);
     return worst;
 }
 
@@ -451,6 +481,13 @@ out:
 
 int run_verify(const opts_t *o)
 {
+    const shape_t *shapes = o->nshapes ? o->shapes : k_verify_shapes;
+    size_t nshapes = o->nshapes ? o->nshapes : sizeof k_verify_shapes / sizeof k_verify_shapes[0];
+    opts_t auto_o;
+    pick_t pick = {0};
+    int prc = pick_open(&o, &auto_o, &pick, shapes, nshapes);
+    if (prc)
+        return prc;
     runner_t r;
     size_t passed = 0, failed = 0, errors = 0;
     int rc = runner_open(&r, o, false);
@@ -460,10 +497,13 @@ int run_verify(const opts_t *o)
         printf("verify: %zu passed, %zu failed, %zu errors\n", passed, failed, errors);
         int worst = r.worst;
         runner_close(&r);
+        pick_free(&pick);
         return worst;
     }
-    const shape_t *shapes = o->nshapes ? o->shapes : k_verify_shapes;
-    size_t nshapes = o->nshapes ? o->nshapes : sizeof k_verify_shapes / sizeof k_verify_shapes[0];
+    r.pick = o->auto_pick ? &pick : NULL;
+    for (size_t si = 0; r.pick && si < nshapes; si++)
+        printf("auto  %lldx%lldx%lld: %s\n", (long long)shapes[si].m, (long long)shapes[si].n,
+               (long long)shapes[si].k, pick.why[si]);
     build_job *jobs = build_all(&r, shapes, nshapes);
     if (o->cross_check)
         cross_check(&r);
@@ -473,7 +513,7 @@ int run_verify(const opts_t *o)
             for (int bi = 0; bi < 2; bi++) {
                 for (size_t i = 0; i < o->nentries; i++) {
                     config_t *c = r.cfgs[i];
-                    if (!c || (int)c->dtype != d)
+                    if (!c || (int)c->dtype != d || !pick_runs(r.pick, si, i))
                         continue;
                     const shape_t *sh = &shapes[si];
                     const build_job *j = &jobs[si * o->nentries + i];
@@ -517,5 +557,6 @@ out:
     free_jobs(&r, jobs, nshapes);
     int worst = r.worst;
     runner_close(&r);
+    pick_free(&pick);
     return worst;
 }

@@ -22,6 +22,7 @@
 #include "setup.h"
 #include "space.h"
 #include "util.h"
+#include "wisdom.h"
 
 #include <errno.h>
 #include <math.h>
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_POINTS 2000000ULL /* a space larger than this is refused: tune it in shards or narrow it */
 
@@ -579,6 +581,56 @@ static char *emit_path(const tuner_t *t, size_t nshapes)
                      (long long)t->shape.k);
 }
 
+/* --wisdom DIR: keep the winner as DIR/<device>.json's entry for this dtype and shape when it is
+ * faster than the one there. The config is the space's base (written relative to the directory above
+ * DIR when it lies under it, as the shipped wisdom/ and configs/ do), with the parameters the winner
+ * changed as overrides. */
+static int record_wisdom(const tuner_t *t, const result_row *w, err_t *err)
+{
+    int arch = 0;
+    if (arch_parse(w->arch, &arch, err))
+        return -1;
+    const config_t *base = &t->sp.base;
+    wisdom_entry e = {.dtype = strcmp(w->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
+                      .shape = {w->M, w->N, w->K},
+                      .tflops = w->tflops,
+                      .vs_cublas = w->pct_cublas > 0 ? w->pct_cublas / 100 : 0};
+    char root[4096], cfg[4096];
+    const char *config = base->path;
+    if (realpath(t->o->wisdom, root) && realpath(base->path, cfg)) {
+        char *slash = strrchr(root, '/');
+        if (slash && slash != root)
+            *slash = '\0';
+        size_t n = strlen(root);
+        if (strncmp(cfg, root, n) == 0 && cfg[n] == '/')
+            config = cfg + n + 1;
+    }
+    e.config = (char *)config;
+    e.sets = xcalloc(w->nparams + 1, sizeof *e.sets);
+    for (size_t k = 0; k < w->nparams && k < base->tpl.nparams; k++)
+        if (w->param_values[k] != base->values[k])
+            e.sets[e.nsets++] = (param_set){.text = xasprintf("%s=%lld", w->param_names[k], (long long)w->param_values[k]),
+                                            .key = w->param_names[k], .value = w->param_values[k]};
+    time_t now = time(NULL);
+    char day[32];
+    strftime(day, sizeof day, "%Y-%m-%d", gmtime(&now));
+    char *src = xasprintf("engine tune %s, %s", t->sp.base.name, day);
+    e.source = src;
+    char *path = wisdom_device_path(t->o->wisdom, w->device);
+    wisdom_outcome out = 0;
+    int rc = wisdom_record(path, w->device, arch, &e, &out, err);
+    if (rc == 0)
+        printf("  wisdom %s: %s\n", path,
+               out == WISDOM_KEPT ? "kept the faster entry already there" : out == WISDOM_REPLACED ? "replaced a slower entry"
+                                                                          : "added");
+    free(path);
+    free(src);
+    for (size_t k = 0; k < e.nsets; k++)
+        free(e.sets[k].text);
+    free(e.sets);
+    return rc;
+}
+
 static int report(tuner_t *t, size_t nshapes, err_t *err)
 {
     size_t nrows = 0;
@@ -612,6 +664,8 @@ static int report(tuner_t *t, size_t nshapes, err_t *err)
             free(name);
             free(path);
         }
+        if (t->o->wisdom && rc == 0 && record_wisdom(t, w, err))
+            rc = -1;
     }
     free(ranked);
     free(rows);

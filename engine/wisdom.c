@@ -100,7 +100,7 @@ static int parse_dtype(const char *s, dtype_t *d)
 }
 
 /* The rule a shape breaks, in why (after the shape's own text), or 0 when it is a shape the kernels
- * can run: M, N >= 1, K >= 0, each at most CLI_MAX_DIM, no operand above 2^31-1 elements. */
+ * can run: M, N >= 1, K >= 0, each at most CLI_MAX_DIM, no operand above CLI_MAX_ELEMS elements. */
 static int check_shape(const shape_t *s, char *why, size_t len)
 {
     const char *names[3] = {"M", "N", "K"};
@@ -117,7 +117,7 @@ static int check_shape(const shape_t *s, char *why, size_t len)
     const char *pnames[3] = {"M*K", "K*N", "M*N"};
     for (int i = 0; i < 3; i++)
         if (prods[i] > CLI_MAX_ELEMS) {
-            snprintf(why, len, "%s = %lld elements exceeds 2^31-1 (kernels index with 32-bit integers)", pnames[i],
+            snprintf(why, len, "%s = %lld elements exceeds 2^40, more than any GPU holds", pnames[i],
                      (long long)prods[i]);
             return -1;
         }

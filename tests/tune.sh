@@ -170,4 +170,46 @@ FAKE_WRONG=BX=8 $E verify tests/configs/tune/toy.json --arch sm_90 --set BX=8 --
 check_rc "verify: a wrong result exits 1" 1 $? "$(cat "$tmp/verify.txt")"
 grep -q '^verify: 0 passed, 2 failed, 0 errors' "$tmp/verify.txt" && grep -q 'C\[0\]\[1\]: got 1.5 want 1' "$tmp/verify.txt" &&
   pass "verify: each failure counted, with its first mismatches" || fail "verify FAIL lines" "$(cat "$tmp/verify.txt")"
+echo "== wisdom: tune --wisdom records each shape's winner; bench and verify --auto run it"
+W=$tmp/wisdom
+$T --set MODE=0 --shapes 64x64x64,128x96x32 --wisdom "$W" >"$tmp/w1.txt" 2>&1
+check_rc "tune --shapes ... --wisdom" 0 $? "$(tail -5 "$tmp/w1.txt")"
+python3 - "$W/fake-gpu-0.json" <<'PY' && pass "one entry per shape, for this device and arch, with the winner's overrides" || fail "wisdom file" "$(cat "$W"/*.json)"
+import json, sys
+w = json.load(open(sys.argv[1]))
+assert w["device"] == "Fake GPU 0" and w["arch"] == "sm_90", w
+assert [e["shape"] for e in w["entries"]] == ["64x64x64", "128x96x32"], w
+assert all(e["config"].endswith("tests/configs/tune/toy.json") and e["set"] and e["tflops"] > 0 and 0 < e["vs_cublas"] for e in w["entries"])
+PY
+cp "$W/fake-gpu-0.json" "$tmp/w-before.json"
+FAKE_DELAY=0.002 $T --set MODE=0 --shapes 64x64x64 --wisdom "$W" >"$tmp/w2.txt" 2>&1
+grep -q 'kept the faster entry already there' "$tmp/w2.txt" && cmp -s "$W/fake-gpu-0.json" "$tmp/w-before.json" &&
+  pass "a second tune that is not faster leaves the file untouched" || fail "wisdom kept" "$(grep wisdom "$tmp/w2.txt")"
+$E bench --auto --wisdom "$W" --arch sm_90 --shapes 64x64x64,100x100x30 --runs 2 --format jsonl >"$tmp/auto.txt" 2>"$tmp/auto.err"
+check_rc "bench --auto" 0 $? "$(cat "$tmp/auto.err")"
+python3 - "$tmp/auto.txt" <<'PY' && pass "bench --auto: each shape runs the entry wisdom chose, and says which (exact, nearest)" || fail "bench --auto rows" "$(cat "$tmp/auto.txt")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+mine = [r for r in rows if r["config"] != "cublas"]
+assert len(mine) == 2 and all(r["status"] == "ok" and r["config"].startswith("toy[") for r in mine), mine
+assert "fake-gpu-0.json:6, arch, exact 64x64x64" in mine[0]["chosen"], mine[0]["chosen"]
+assert "nearest 128x96x32" in mine[1]["chosen"], mine[1]["chosen"]
+PY
+$E verify --auto --wisdom "$W" --arch sm_90 --shapes 17x9x5 >"$tmp/vauto.txt" 2>&1
+check_rc "verify --auto" 0 $? "$(cat "$tmp/vauto.txt")"
+grep -q '^auto  17x9x5: toy\[' "$tmp/vauto.txt" && grep -q '^verify: 2 passed' "$tmp/vauto.txt" &&
+  pass "verify --auto names its choice and checks it" || fail "verify --auto" "$(cat "$tmp/vauto.txt")"
+$E bench --auto --wisdom "$W" --arch sm_90 --shapes 64x64x64 --dtype f64 --runs 2 --format jsonl >"$tmp/auto64.txt" 2>&1
+check_rc "bench --auto --dtype f64 with only f32 wisdom there" 2 $? "$(cat "$tmp/auto64.txt")"
+grep -q 'no wisdom for f64 at 64x64x64' "$tmp/auto64.txt" && pass "...is refused naming the dtype and shape" || fail "no wisdom" "$(cat "$tmp/auto64.txt")"
+$E bench --auto --arch sm_86 --shapes 64x64x64 --dtype f64 --runs 2 --format jsonl >"$tmp/autodef.txt" 2>&1
+grep -q '"chosen":"dgemm_dmma (.*wisdom/default.json:[0-9]*, default' "$tmp/autodef.txt" &&
+  pass "a GPU with no entry (sm_86, a laptop's) gets the shipped default" || fail "shipped default" "$(cat "$tmp/autodef.txt")"
+$E bench --auto configs/naive.json --wisdom "$W" --arch sm_90 --size 64 --runs 2 >"$tmp/named.txt" 2>&1
+grep -q -- '--auto ignored' "$tmp/named.txt" && grep -qE '^naive +ok' "$tmp/named.txt" &&
+  pass "a config named on the command line wins over wisdom" || fail "named config wins" "$(cat "$tmp/named.txt")"
+printf '{"version": 1, "device": "X", "arch": "sm_90", "entries": [\n  {"dtype": "f32", "shape": "64x64", "config": "c.json", "tflops": 1, "vs_cublas": 1}]}\n' >"$W/broken.json"
+$E bench --auto --wisdom "$W" --arch sm_90 --size 64 >"$tmp/broken.txt" 2>&1
+check_rc "a malformed wisdom file: exit 2 before any GPU work" 2 $? "$(cat "$tmp/broken.txt")"
+grep -qE 'broken.json:2:[0-9]+: .*shape' "$tmp/broken.txt" && pass "...naming file:line:column and the rule" || fail "malformed wisdom message" "$(cat "$tmp/broken.txt")"
 summary

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # make fuzz: run every harness of build-fuzz for FUZZ_SECONDS each (default 60), each with a corpus
 # seeded from the repository: shipped and invalid configs, templates, spaces, a measured tune log,
-# cache entries made by the engine, the shipped wisdom, and tests/fuzz/seeds. A crash, a leak, undefined behaviour or a
-# broken round trip fails the harness; the input that did it is kept in build-fuzz/crash-*. Corpora
-# persist in build-fuzz/corpus between runs. Ends with "N passed, N failed".
+# cache entries made by the engine, the shipped wisdom, and tests/fuzz/seeds. A crash, a leak,
+# undefined behaviour or a broken round trip fails the harness; the input that did it is kept in
+# build-fuzz/crash-*. Corpora persist in build-fuzz/corpus between runs. Ends with "N passed, N failed".
 # A long campaign: FUZZ_RUNS=N runs N executions per harness in all (no time limit unless
 # FUZZ_SECONDS is also given), split over FUZZ_JOBS processes sharing the corpus; FUZZ_ONLY="a b"
 # runs only those harnesses. Example: make fuzz FUZZ_RUNS=10000000 FUZZ_JOBS=8

@@ -178,11 +178,13 @@ static void test_shapes(void **state)
     accepts(CMD_TUNE, "--shapes 65536x32767x1 x.json", &o); /* M*N just below 2^31 */
     assert_int_equal(o.shapes[0].n, 32767);
     release(&o);
-    refuses(CMD_TUNE, "--shapes 65536x32768x1 x.json", "M*N = 2147483648 elements exceeds 2^31-1");
-    refuses(CMD_VERIFY, "--shapes 0x5x5 x.json", "sizes must be between 1 and 65536");
-    refuses(CMD_VERIFY, "--shapes 5x0x5 x.json", "sizes must be between 1 and 65536");
-    refuses(CMD_VERIFY, "--shapes 5x5x-1 x.json", "K must be between 0 and 65536");
-    refuses(CMD_VERIFY, "--shapes 65537x1x1 x.json", "between 1 and 65536");
+    accepts(CMD_TUNE, "--shapes 65536x32768x1 x.json", &o); /* past 2^31: the kernels switch to 64-bit offsets */
+    release(&o);
+    refuses(CMD_TUNE, "--shapes 16777216x16777216x1 x.json", "M*N = 281474976710656 elements exceeds 2^40");
+    refuses(CMD_VERIFY, "--shapes 0x5x5 x.json", "sizes must be between 1 and 16777216");
+    refuses(CMD_VERIFY, "--shapes 5x0x5 x.json", "sizes must be between 1 and 16777216");
+    refuses(CMD_VERIFY, "--shapes 5x5x-1 x.json", "K must be between 0 and 16777216");
+    refuses(CMD_VERIFY, "--shapes 16777217x1x1 x.json", "between 1 and 16777216");
     refuses(CMD_VERIFY, "--shapes 17x33 x.json", "each shape must look like MxNxK");
     refuses(CMD_VERIFY, "--shapes 128 x.json", "each shape must look like MxNxK");
     refuses(CMD_VERIFY, "--shapes axbxc x.json", "expected a whole number");
@@ -190,8 +192,8 @@ static void test_shapes(void **state)
     refuses(CMD_VERIFY, "--shapes 1x1x1,,2x2 x.json", "each shape must look like MxNxK");
     refuses(CMD_VERIFY, "--shapes , x.json", "give at least one MxNxK");
     refuses(CMD_VERIFY, "--shapes \x01 x.json", "give at least one MxNxK");
-    refuses(CMD_VERIFY, "--shapes 65536x65536x1 x.json", "M*N = 4294967296 elements exceeds 2^31-1");
-    refuses(CMD_VERIFY, "--shapes 1x65536x65536 x.json", "K*N");
+    refuses(CMD_VERIFY, "--shapes 16777216x16777216x1 x.json", "M*N = 281474976710656 elements exceeds 2^40");
+    refuses(CMD_VERIFY, "--shapes 1x16777216x16777216 x.json", "K*N");
     /* At most CLI_MAX_SHAPES. */
     strbuf sb;
     sb_init(&sb);
@@ -231,14 +233,14 @@ static void test_size_and_dims(void **state)
     assert_int_equal(o.shape.k, 0);
     assert_int_equal(o.shape.m, 2048);
     release(&o);
-    refuses(CMD_BENCH, "--m 0 x.json", "--m 0: sizes must be between 1 and 65536");
+    refuses(CMD_BENCH, "--m 0 x.json", "--m 0: sizes must be between 1 and 16777216");
     refuses(CMD_BENCH, "--n 0 x.json", "--n 0: sizes");
-    refuses(CMD_BENCH, "--k -1 x.json", "--k -1: K must be between 0 and 65536");
+    refuses(CMD_BENCH, "--k -1 x.json", "--k -1: K must be between 0 and 16777216");
     refuses(CMD_BENCH, "--size 0 x.json", "--size 0");
-    refuses(CMD_BENCH, "--size 65537 x.json", "between 1 and 65536");
+    refuses(CMD_BENCH, "--size 16777217 x.json", "between 1 and 16777216");
     refuses(CMD_BENCH, "--size 12abc x.json", "expected a whole number");
     refuses(CMD_BENCH, "--size 1.5 x.json", "expected a whole number");
-    refuses(CMD_BENCH, "--m 65536 --n 65536 --k 1 x.json", "exceeds 2^31-1");
+    refuses(CMD_BENCH, "--m 16777216 --n 16777216 --k 1 x.json", "exceeds 2^40");
     /* Not for verify (it takes --shapes). */
     refuses(CMD_VERIFY, "--size 64 x.json", "--size: not an option of `engine verify`");
 }
@@ -268,15 +270,15 @@ static void test_sizes(void **state)
     assert_int_equal(o.nshapes, CLI_MAX_SHAPES);
     release(&o);
     refuses(CMD_BENCH, "--sizes 1:65:1 x.json", "65 sizes; at most 64");
-    refuses(CMD_BENCH, "--sizes 0,64 x.json", "--sizes 0: sizes must be between 1 and 65536");
-    refuses(CMD_BENCH, "--sizes 100,65537 x.json", "--sizes 65537: sizes must be between 1 and 65536");
-    refuses(CMD_BENCH, "--sizes 100,65536 x.json", "shape 65536x65536x65536: M*K"); /* each size is checked */
+    refuses(CMD_BENCH, "--sizes 0,64 x.json", "--sizes 0: sizes must be between 1 and 16777216");
+    refuses(CMD_BENCH, "--sizes 100,16777217 x.json", "--sizes 16777217: sizes must be between 1 and 16777216");
+    refuses(CMD_BENCH, "--sizes 100,16777216 x.json", "shape 16777216x16777216x16777216: M*K"); /* each size is checked */
     refuses(CMD_BENCH, "--sizes 256:64 x.json", "the range starts above its end");
     refuses(CMD_BENCH, "--sizes 64:256:0 x.json", "the step must be at least 1");
     refuses(CMD_BENCH, "--sizes 64:256:*1 x.json", "f >= 2");
     refuses(CMD_BENCH, "--sizes 64,64 x.json", "64 is listed twice");
     refuses(CMD_BENCH, "--sizes big x.json", "expected a range a:b:step, a:b:*2 or a list");
-    refuses(CMD_BENCH, "--sizes 64,128 --size 64 x.json", "--sizes and --size/--m/--n/--k: give one or the other");
+    refuses(CMD_BENCH, "--sizes 64,128 --size 64 x.json", "--sizes or --shapes, and --size/--m/--n/--k: give one or the other");
     refuses(CMD_TUNE, "--sizes 64,128 x.json", "--sizes: not an option of `engine tune`");
     refuses(CMD_TUNE, "--shapes 64x64x64 --m 64 x.json", "--shapes and --size/--m/--n/--k");
 }

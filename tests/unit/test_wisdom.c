@@ -732,7 +732,7 @@ static void test_record_refusals(void **state)
     wisdom_entry bad = entry(DTYPE_F32, 0, 64, 64, "x.json", 1);
     err_clear(&err);
     assert_int_equal(wisdom_record(q, H100, 90, &bad, &what, &err), -1);
-    assert_string_equal(err.text, "cannot record: shape 0x64x64: M = 0 must be between 1 and 65536");
+    assert_string_equal(err.text, "cannot record: shape 0x64x64: M = 0 must be between 1 and 16777216");
     bad = entry(DTYPE_F32, 64, 64, 64, "x.json", NAN);
     err_clear(&err);
     assert_int_equal(wisdom_record(q, H100, 90, &bad, &what, &err), -1);
