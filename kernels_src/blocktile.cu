@@ -96,6 +96,7 @@
 #define PIPE_STAGES STAGES
 #define PIPE_ASYNC ASYNC
 #include "tile_pipeline.cuh"
+#include "splitk.cuh"
 
 #define TX (BN / TN) /* threads along a row of the tile */
 
@@ -158,10 +159,8 @@ __device__ __forceinline__ void epilogue(const Frag &f, int M, int N, int row0, 
             const int gc = col0 + (STRIDED_COLS ? j * TX + f.tx : f.tx * TN + j);
             if (!FULL_N && gc >= N)
                 continue;
-#if SPLITK > 1 && SPLITK_MODE == 0
-            atomicAdd(&C[(idx_t)gr * N + gc], alpha * f.acc[i][j]);
-#elif SPLITK > 1
-            W[(long long)blockIdx.z * M * N + (idx_t)gr * N + gc] = f.acc[i][j];
+#if SPLITK > 1
+            split_put(C, W, (idx_t)gr * N + gc, M, N, f.acc[i][j], alpha);
 #else
             store_c<CV>(&C[(idx_t)gr * N + gc], &f.acc[i][j], alpha, beta);
 #endif
@@ -179,9 +178,8 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
     int bx, by;
     if (!block_coords<SUPER>(cdiv(tiles_x, TPB_EFF), cdiv(tiles_y, TPB_EFF), bx, by))
         return;
-    /* This split's k-tiles; the last splits may get fewer, or none (then they add or write zeros). */
-    const int ktiles = cdiv(K, BK), per_split = cdiv(ktiles, SPLITK);
-    const int kt0 = min(ktiles, (int)blockIdx.z * per_split), kt1 = min(ktiles, kt0 + per_split);
+    int kt0, kt1;
+    split_range(K, kt0, kt1);
 #pragma unroll 1
     for (int t = 0; t < TPB_EFF * TPB_EFF; ++t) {
         const int tile_x = bx * TPB_EFF + t % TPB_EFF, tile_y = by * TPB_EFF + t / TPB_EFF;
@@ -199,25 +197,4 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
         tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
         epilogue(f, M, N, row0, col0, alpha, beta, C, W);
     }
-}
-
-/* Split-K, atomic mode, runs first: C = beta * C (never reading C when beta is 0). */
-extern "C" __global__ void scale_c(GEMM_ARGS)
-{
-    const idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < (idx_t)M * N)
-        C[i] = beta == T(0) ? T(0) : beta * C[i];
-}
-
-/* Split-K, two-pass mode, runs last: C = alpha * (sum of the splits' partial tiles) + beta * C, in
- * a fixed order, so results do not depend on scheduling. */
-extern "C" __global__ void reduce(GEMM_ARGS)
-{
-    const idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (idx_t)M * N)
-        return;
-    T s = T(0);
-    for (int z = 0; z < SPLITK; ++z)
-        s += W[(long long)z * M * N + i];
-    C[i] = beta == T(0) ? alpha * s : alpha * s + beta * C[i];
 }

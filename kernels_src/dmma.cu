@@ -35,7 +35,9 @@
     "ASYNC": {"default": 1, "values": [0, 1], "doc": "1: cp.async copies (needs STAGES >= 2)"},
     "KUNROLL": {"default": 8, "min": 1, "max": 64, "doc": "unroll factor of the k loop, in steps of 4"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
-    "MINB": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM (0: none)"}
+    "MINB": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM (0: none)"},
+    "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z (splitk.cuh)"},
+    "SPLITK_MODE": {"default": 0, "values": [0, 1], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W"}
   },
   "derived": {
     "SHAPE": "MMA != 0 ? MMA : ARCH >= 90 ? 1688 : 884",
@@ -71,10 +73,13 @@
     "SW": "SUPER > 1 ? SUPER : 1"
   },
   "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
+  "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
   "launches": [
-    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", 1],
+    {"kernel": "scale_c", "if": "SPLITK > 1 && SPLITK_MODE == 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
+    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "SPLITK"],
      "block": ["THREADS", 1, 1],
-     "smem": "STAGES * (rup(BM * (BK + PAD_A), 2) + rup(BK * (BN + PAD_B), 2)) * ELEM"}
+     "smem": "STAGES * (rup(BM * (BK + PAD_A), 2) + rup(BK * (BN + PAD_B), 2)) * ELEM"},
+    {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]
 }
 */
@@ -84,6 +89,7 @@
 #define PIPE_ASYNC ASYNC
 #define PIPE_STAGES STAGES
 #include "tile_pipeline.cuh"
+#include "splitk.cuh"
 
 /* SHAPE (the instruction), IM (its rows) and IK (its k) come derived from MMA and ARCH. */
 constexpr int AR = IM * IK / 32;                              /* A registers per lane */
@@ -169,7 +175,9 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 #pragma unroll
             for (int r = 0; r < CR; ++r)
                 f.acc[i][j][r] = 0.0;
-    tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, 0, cdiv(K, BK), tid);
+    int kt0, kt1;
+    split_range(K, kt0, kt1);
+    tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
 #pragma unroll
     for (int i = 0; i < MTILES; ++i) {
 #pragma unroll
@@ -181,7 +189,12 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
             for (int j = 0; j < NTILES; ++j) {
                 const int gc = col0 + f.n0 + j * 8 + 2 * f.t;
                 const double *v = &f.acc[i][j][2 * h];
-                if (EVEC_C == 2 && (FULL_N || gc < N)) {
+                if (SPLITK > 1) {
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        if (FULL_N || gc + e < N)
+                            split_put(C, W, (idx_t)gr * N + gc + e, M, N, v[e], alpha);
+                } else if (EVEC_C == 2 && (FULL_N || gc < N)) {
                     store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta);
                 } else {
 #pragma unroll

@@ -46,7 +46,9 @@
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
     "SNAKE": {"default": 0, "values": [0, 1], "doc": "1: walk each row of the outer product in alternating directions, so consecutive FMAs share an operand"},
     "LANES": {"default": 0, "values": [0, 1], "doc": "lane layout of a warp step: 0 row-major, 1 paired (lanes 2i, 2i+1 share A rows, lanes i, i^2 share B columns)"},
-    "MINB": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM (0: none)"}
+    "MINB": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM (0: none)"},
+    "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z (splitk.cuh)"},
+    "SPLITK_MODE": {"default": 0, "values": [0, 1], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W"}
   },
   "constraints": [
     {"rule": "BM % WM == 0", "why": "warp tiles cover the block tile's rows"},
@@ -84,10 +86,13 @@
     "NBUF": "DB == 2 ? STAGES : DB == 0 ? 1 : 2"
   },
   "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
+  "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
   "launches": [
-    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", 1],
+    {"kernel": "scale_c", "if": "SPLITK > 1 && SPLITK_MODE == 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
+    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "SPLITK"],
      "block": ["THREADS", 1, 1],
-     "smem": "NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)) * ELEM"}
+     "smem": "NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)) * ELEM"},
+    {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]
 }
 */
@@ -105,6 +110,7 @@
 #define PIPE_STAGES 1
 #endif
 #include "tile_pipeline.cuh"
+#include "splitk.cuh"
 
 constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
 constexpr int WSUBM = WM / WMITER; /* rows of one warp step */
@@ -207,11 +213,12 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 #pragma unroll
         for (int j = 0; j < WNITER * TN; ++j)
             f.acc[i][j] = T(0);
-    const int ktiles = cdiv(K, BK);
+    int kt0, kt1;
+    split_range(K, kt0, kt1);
 #if DB == 1
-    staggered(f, As, Bs, A, B, M, N, K, row0, col0, 0, ktiles, tid);
+    staggered(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
 #else
-    tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, 0, ktiles, tid);
+    tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
 #endif
 #pragma unroll
     for (int i = 0; i < WMITER * TM; ++i) {
@@ -221,8 +228,14 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 #pragma unroll
         for (int j = 0; j < WNITER * TN; j += EVEC_C) {
             const int gc = col0 + f.n0 + (j / TN) * WSUBN + j % TN;
-            if (FULL_N || gc < N)
+            if (SPLITK > 1) {
+#pragma unroll
+                for (int e = 0; e < EVEC_C; ++e)
+                    if (FULL_N || gc + e < N)
+                        split_put(C, W, (idx_t)gr * N + gc + e, M, N, f.acc[i][j + e], alpha);
+            } else if (FULL_N || gc < N) {
                 store_c<EVEC_C>(&C[(idx_t)gr * N + gc], &f.acc[i][j], alpha, beta);
+            }
         }
     }
 }

@@ -205,7 +205,7 @@ CS=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
 if [ "${GPU_SANITIZE:-1}" = 0 ]; then
   echo "  skipped (GPU_SANITIZE=0)"
 elif [ -x "$CS" ] || CS=$(command -v compute-sanitizer); then
-  for c in naive tiled bank_pad_vec ldg_wider2 sb07_linearize multibuf_b3 ldg_async splitk2 splitk4_2pass \
+  for c in naive tiled bank_pad_vec ldg_wider2 sb07_linearize multibuf_b3 ldg_async splitk2 splitk4_2pass warptile_splitk dgemm_dmma_splitk \
            sb10_warptiling sb11_double_buffer sb12_double_buffer2 warptile_db dgemm_simt dgemm_pipelined dgemm_dmma; do
     for tool in ${GPU_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
       # The kernels run in a worker process: the sanitizer must follow it, and every process's

@@ -1,0 +1,64 @@
+/* splitk.cuh — split-K for the templates that take SPLITK and SPLITK_MODE: K cut into SPLITK
+ * slices over blockIdx.z, so that shapes with a small M x N and a large K (or few tiles for any
+ * reason) still put a block on every SM.
+ *   SPLITK_MODE 0: a first launch (scale_c) sets C = beta * C, then every split adds
+ *                  alpha * (its partial tile) into C with atomics; the sum's order varies.
+ *   SPLITK_MODE 1: every split writes its partial tile to the workspace W (SPLITK * M * N
+ *                  elements), and a last launch (reduce) adds them in a fixed order: results do
+ *                  not depend on scheduling.
+ * A template declares the two launches and the workspace (blocktile.cu shows the lines) and calls
+ * split_range for its k-tiles and split_put for each element of its tile. */
+#pragma once
+
+#ifndef SPLITK
+#define SPLITK 1
+#define SPLITK_MODE 0
+#endif
+
+/* This split's k-tiles [kt0, kt1); the last splits may get fewer, or none (they then add, or
+ * write, zeros). */
+__device__ __forceinline__ void split_range(int K, int &kt0, int &kt1)
+{
+    const int ktiles = cdiv(K, BK);
+    if constexpr (SPLITK == 1) { /* exactly the code of a template without split-K */
+        kt0 = 0;
+        kt1 = ktiles;
+    } else {
+        const int per_split = cdiv(ktiles, SPLITK);
+        kt0 = min(ktiles, (int)blockIdx.z * per_split);
+        kt1 = min(ktiles, kt0 + per_split);
+    }
+}
+
+/* One element of a split's partial result, at offset `at` of C. */
+__device__ __forceinline__ void split_put(T *C, T *W, idx_t at, int M, int N, T v, T alpha)
+{
+#if SPLITK_MODE == 0
+    atomicAdd(&C[at], alpha * v);
+#else
+    W[(long long)blockIdx.z * M * N + at] = v;
+#endif
+}
+
+#if SPLITK > 1
+/* Split-K, atomic mode, runs first: C = beta * C (never reading C when beta is 0). */
+extern "C" __global__ void scale_c(GEMM_ARGS)
+{
+    const idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < (idx_t)M * N)
+        C[i] = beta == T(0) ? T(0) : beta * C[i];
+}
+
+/* Split-K, two-pass mode, runs last: C = alpha * (sum of the splits' partial tiles) + beta * C, in
+ * a fixed order. */
+extern "C" __global__ void reduce(GEMM_ARGS)
+{
+    const idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (idx_t)M * N)
+        return;
+    T s = T(0);
+    for (int z = 0; z < SPLITK; ++z)
+        s += W[(long long)z * M * N + i];
+    C[i] = beta == T(0) ? alpha * s : alpha * s + beta * C[i];
+}
+#endif
