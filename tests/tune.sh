@@ -202,9 +202,12 @@ grep -q '^auto  17x9x5: toy\[' "$tmp/vauto.txt" && grep -q '^verify: 2 passed' "
 $E bench --auto --wisdom "$W" --arch sm_90 --shapes 64x64x64 --dtype f64 --runs 2 --format jsonl >"$tmp/auto64.txt" 2>&1
 check_rc "bench --auto --dtype f64 with only f32 wisdom there" 2 $? "$(cat "$tmp/auto64.txt")"
 grep -q 'no wisdom for f64 at 64x64x64' "$tmp/auto64.txt" && pass "...is refused naming the dtype and shape" || fail "no wisdom" "$(cat "$tmp/auto64.txt")"
-$E bench --auto --arch sm_86 --shapes 64x64x64 --dtype f64 --runs 2 --format jsonl >"$tmp/autodef.txt" 2>&1
+$E bench --auto --arch sm_86 --shapes 64x64x64 --runs 2 --format jsonl >"$tmp/autoarch.txt" 2>&1
+grep -q '"chosen":"ldg_wider2 (.*wisdom/sm_86.json:[0-9]*, arch' "$tmp/autoarch.txt" &&
+  pass "a GPU with no entry of its own (an sm_86 laptop) gets the shipped arch-level choice" || fail "shipped arch level" "$(cat "$tmp/autoarch.txt")"
+$E bench --auto --arch sm_80 --shapes 64x64x64 --dtype f64 --runs 2 --format jsonl >"$tmp/autodef.txt" 2>&1
 grep -q '"chosen":"dgemm_dmma (.*wisdom/default.json:[0-9]*, default' "$tmp/autodef.txt" &&
-  pass "a GPU with no entry (sm_86, a laptop's) gets the shipped default" || fail "shipped default" "$(cat "$tmp/autodef.txt")"
+  pass "an arch with no wisdom at all (sm_80) gets the shipped default" || fail "shipped default" "$(cat "$tmp/autodef.txt")"
 $E bench --auto configs/naive.json --wisdom "$W" --arch sm_90 --size 64 --runs 2 >"$tmp/named.txt" 2>&1
 grep -q -- '--auto ignored' "$tmp/named.txt" && grep -qE '^naive +ok' "$tmp/named.txt" &&
   pass "a config named on the command line wins over wisdom" || fail "named config wins" "$(cat "$tmp/named.txt")"
