@@ -69,8 +69,10 @@ int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes,
     const char *dir = o->wisdom ? o->wisdom : paths_wisdom_dir();
     wisdom_t w;
     wisdom_init(&w);
-    if (wisdom_load_dir(&w, dir, err))
+    if (wisdom_load_dir(&w, dir, err)) {
+        pick_free(p);
         return -1;
+    }
     p->nshapes = nshapes;
     p->of_shape = xcalloc(nshapes ? nshapes : 1, sizeof *p->of_shape);
     p->why = xcalloc(nshapes ? nshapes : 1, sizeof *p->why);
