@@ -7,7 +7,7 @@
 #   deliberately wrong fixtures that verification must catch; exit codes of the error paths
 #   --format jsonl and --set; compute-sanitizer memcheck, racecheck, initcheck and synccheck on
 #   each template; K = 0; 65536x65536x16 (64-bit offsets) and the refusal of what does not fit;
-#   a template that requires sm_90a
+#   a template that requires sm_90a; split-K in warptile and DMMA at shapes one past a tile, both modes
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
 #   space holding a faulting and a hanging kernel; a second tune served from the CUBIN cache; a
 #   tune of 100 warptile points at 4096^3 whose winner verifies
@@ -20,7 +20,7 @@ mkdir -p "$LOG"
 [ -x "$E" ] || { echo "build/engine is missing: run make first"; exit 2; }
 FIX="env ENGINE_TEMPLATES=tests/templates:kernels_src"
 # GPU_ONLY="edges sanitize" runs only those sections (names below: device verify f64 lanes wrong
-# errors edges sm90a isolation tune-faults tune formats sanitize), so that a device call can
+# errors edges splitk sm90a isolation tune-faults tune formats sanitize), so that a device call can
 # stay inside its time limit; default all.
 want() { [ -z "${GPU_ONLY:-}" ] || [[ " $GPU_ONLY " == *" $1 "* ]]; }
 
@@ -112,6 +112,17 @@ $E verify configs/dgemm_dmma.json --shapes 65536x65536x16 >"$LOG/big-refused.txt
 check_rc "65536x65536x16 f64 does not fit: exit 3" 3 $? "$(cat "$LOG/big-refused.txt")"
 grep -qE 'needs [0-9.]+ GB, [0-9.]+ GB free' "$LOG/big-refused.txt" && pass "the refusal names the memory needed and free" ||
   fail "the refusal names the memory needed and free" "$(cat "$LOG/big-refused.txt")"
+fi
+
+if want splitk; then
+echo "== split-K in the warp-tiled and DMMA templates: odd shapes (each dimension 1 past a tile), both modes"
+SK="configs/warptile_splitk.json configs/dgemm_dmma_splitk.json"
+# shellcheck disable=SC2086
+$E verify $SK --shapes 1x1x1,65x33x4097,129x129x8193,127x129x131 >"$LOG/splitk.txt" 2>&1
+check_rc "split-K, atomic mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk.txt" | head -20)"
+# shellcheck disable=SC2086
+$E verify $SK --set SPLITK_MODE=1 --shapes 1x1x1,17x33x5,65x33x4097,127x129x131 >"$LOG/splitk2.txt" 2>&1
+check_rc "split-K, deterministic two-pass mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk2.txt" | head -20)"
 fi
 
 if want sm90a; then
