@@ -1,0 +1,153 @@
+/* test_pick.c — what `--auto` runs: wisdom's choice per shape turned into the run's entries. No GPU
+ * here, so the lookup goes by --arch (arch and default levels). */
+#include "helpers.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <sys/stat.h>
+
+#include "pick.h"
+
+static char g_dir[64];     /* a temporary root holding wisdom/ */
+static char g_wisdom[128]; /* g_dir/wisdom */
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    use_repo_templates();
+    snprintf(g_dir, sizeof g_dir, "/tmp/engine-pick-XXXXXX");
+    if (!mkdtemp(g_dir))
+        return -1;
+    snprintf(g_wisdom, sizeof g_wisdom, "%s/wisdom", g_dir);
+    mkdir(g_wisdom, 0755);
+    /* An arch-level file for sm_90: two shapes share one config and overrides, a third differs;
+     * configs named relative to the directory above wisdom/, as the shipped files do. */
+    write_file(g_wisdom, "sm_90.json",
+               "{\"version\": 1, \"arch\": \"sm_90\", \"entries\": [\n"
+               "  {\"dtype\": \"f32\", \"shape\": \"64x64x64\", \"config\": \"cfg/a.json\", \"set\": {\"BM\": 32}, \"tflops\": 1, \"vs_cublas\": 1},\n"
+               "  {\"dtype\": \"f32\", \"shape\": \"4096x4096x4096\", \"config\": \"cfg/b.json\", \"tflops\": 1, \"vs_cublas\": 1},\n"
+               "  {\"dtype\": \"f32\", \"shape\": \"128x128x128\", \"config\": \"cfg/a.json\", \"set\": {\"BM\": 32}, \"tflops\": 1, \"vs_cublas\": 1}\n"
+               "]}\n");
+    write_file(g_wisdom, "default.json",
+               "{\"version\": 1, \"entries\": [\n"
+               "  {\"dtype\": \"f64\", \"shape\": \"1024x1024x1024\", \"config\": \"cfg/d.json\", \"tflops\": 0, \"vs_cublas\": 0}\n"
+               "]}\n");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static opts_t opts(int arch, const char *dtype, const char *wisdom)
+{
+    opts_t o;
+    memset(&o, 0, sizeof o);
+    o.arch = arch;
+    o.dtype = dtype;
+    o.wisdom = wisdom;
+    return o;
+}
+
+static void test_choices_become_entries(void **state)
+{
+    (void)state;
+    opts_t o = opts(90, NULL, g_wisdom);
+    const shape_t shapes[] = {{64, 64, 64}, {4000, 4000, 4000}, {128, 128, 128}, {100, 100, 100}};
+    pick_t p;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(pick_init(&p, &o, shapes, 4, &err), 0);
+    /* Three shapes chose a.json with BM=32 (one entry), one chose b.json. */
+    assert_int_equal(p.nentries, 2);
+    assert_int_equal(p.nshapes, 4);
+    size_t a = p.of_shape[0], b = p.of_shape[1];
+    assert_int_not_equal(a, b);
+    assert_int_equal(p.of_shape[2], a);
+    assert_int_equal(p.of_shape[3], a); /* 100^3 is nearer 128^3 and 64^3 than 4096^3 */
+    char want[256];
+    snprintf(want, sizeof want, "%s/../cfg/a.json", g_wisdom);
+    assert_string_equal(p.entries[a].path, want);
+    assert_int_equal(p.entries[a].nsets, 1);
+    assert_string_equal(p.entries[a].sets[0], "BM=32");
+    assert_int_equal(p.entries[b].nsets, 0);
+    assert_non_null(strstr(p.why[0], "sm_90.json:2, arch, exact 64x64x64"));
+    assert_non_null(strstr(p.why[1], "sm_90.json:3, arch, nearest 4096x4096x4096"));
+    assert_string_equal(p.device, "");
+    assert_true(pick_runs(&p, 0, a) && !pick_runs(&p, 0, b));
+    assert_true(pick_runs(NULL, 0, b)); /* without a pick every entry runs everywhere */
+    pick_free(&p);
+}
+
+static void test_dtype_and_levels(void **state)
+{
+    (void)state;
+    const shape_t s = {64, 64, 64};
+    pick_t p;
+    err_t err;
+    /* f64 has no sm_90 entry: the default level answers. */
+    opts_t o = opts(90, "f64", g_wisdom);
+    err_clear(&err);
+    assert_int_equal(pick_init(&p, &o, &s, 1, &err), 0);
+    assert_non_null(strstr(p.why[0], "default.json:2, default"));
+    pick_free(&p);
+    /* f32 on sm_86: no arch-level file for it and no f32 default: refused, naming dtype and shape. */
+    o = opts(86, NULL, g_wisdom);
+    err_clear(&err);
+    assert_int_equal(pick_init(&p, &o, &s, 1, &err), -1);
+    assert_int_equal(err.code, EXIT_INPUT);
+    assert_non_null(strstr(err.text, "no wisdom for f32 at 64x64x64"));
+    assert_null(p.entries);
+}
+
+static void test_malformed_and_missing(void **state)
+{
+    (void)state;
+    const shape_t s = {64, 64, 64};
+    pick_t p;
+    err_t err;
+    /* A missing directory is empty wisdom: nothing to choose from. */
+    opts_t o = opts(90, NULL, "/nonexistent/engine-wisdom");
+    err_clear(&err);
+    assert_int_equal(pick_init(&p, &o, &s, 1, &err), -1);
+    assert_non_null(strstr(err.text, "no wisdom for f32"));
+    /* A malformed file stops everything, naming file:line:column; nothing leaks (LeakSanitizer). */
+    char bad[192];
+    snprintf(bad, sizeof bad, "%s/bad", g_dir);
+    mkdir(bad, 0755);
+    write_file(bad, "x.json", "{\"version\": 1, \"arch\": \"sm_90\", \"entries\": [\n  {\"dtype\": \"f16\"}]}\n");
+    o = opts(90, NULL, bad);
+    err_clear(&err);
+    assert_int_equal(pick_init(&p, &o, &s, 1, &err), -1);
+    assert_int_equal(err.code, EXIT_INPUT);
+    assert_non_null(strstr(err.source, "x.json"));
+    assert_int_equal(err.line, 2);
+    assert_null(p.device);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_choices_become_entries),
+        cmocka_unit_test(test_dtype_and_levels),
+        cmocka_unit_test(test_malformed_and_missing),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
