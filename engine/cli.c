@@ -137,14 +137,24 @@ static int check_dim(const char *flag, const char *text, int64_t *out, int64_t m
     return 0;
 }
 
-int cli_check_shape(const shape_t *s)
+int cli_shape_elems_rule(const shape_t *s, char *why, size_t len)
 {
     const int64_t prods[3] = {s->m * s->k, s->k * s->n, s->m * s->n};
     const char *names[3] = {"M*K", "K*N", "M*N"};
     for (int i = 0; i < 3; i++)
-        if (prods[i] > CLI_MAX_ELEMS)
-            return usage_error("shape %lldx%lldx%lld: %s = %lld elements exceeds 2^40, more than any GPU holds",
-                               (long long)s->m, (long long)s->n, (long long)s->k, names[i], (long long)prods[i]);
+        if (prods[i] > CLI_MAX_ELEMS) {
+            snprintf(why, len, "%s = %lld elements exceeds 2^40, more than any GPU holds", names[i],
+                     (long long)prods[i]);
+            return -1;
+        }
+    return 0;
+}
+
+int cli_check_shape(const shape_t *s)
+{
+    char why[128];
+    if (cli_shape_elems_rule(s, why, sizeof why))
+        return usage_error("shape %lldx%lldx%lld: %s", (long long)s->m, (long long)s->n, (long long)s->k, why);
     return 0;
 }
 

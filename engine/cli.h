@@ -100,6 +100,9 @@ void cli_help(int cmd, const char *cmd_name, FILE *f);
 /* Print "engine: <message>" to stderr; returns EXIT_INPUT, so `return usage_error(...)` reads well. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The rule a shape's matrices break (one of M*K, K*N, M*N above CLI_MAX_ELEMS), in why: -1, or 0.
+ * Shared by the command line and the files that name shapes (wisdom). */
+int cli_shape_elems_rule(const shape_t *s, char *why, size_t len);
 /* Check a shape against what the kernels can index; prints the error. */
 int cli_check_shape(const shape_t *s);
 

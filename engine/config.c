@@ -40,20 +40,6 @@ void param_set_free(param_set *s)
     memset(s, 0, sizeof *s);
 }
 
-static const char *json_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number with a fraction";
-    case JSON_TRUE: return "true";
-    case JSON_FALSE: return "false";
-    default: return "null";
-    }
-}
-
 /* Error at the member path (key or value), falling back to the start of the file. */
 static int fail_at(const config_t *cfg, err_t *err, const char *const *path, size_t depth, bool key,
                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
@@ -80,7 +66,7 @@ static int get_string(const config_t *cfg, json_t *root, const char *key, bool r
         return 0;
     }
     if (!json_is_string(v))
-        return fail_at(cfg, err, path, 1, false, "\"%s\" must be a string, got %s", key, json_kind(v));
+        return fail_at(cfg, err, path, 1, false, "\"%s\" must be a string, got %s", key, jsonloc_kind(v));
     if (required && json_string_length(v) == 0)
         return fail_at(cfg, err, path, 1, false, "\"%s\" must not be empty", key);
     *out = xstrdup(json_string_value(v));
@@ -270,7 +256,7 @@ int config_parse(const char *path, const char *text, size_t len, const param_set
     int rc = -1;
     ctx_t c = {cfg, err, sets, nsets};
     if (!json_is_object(root)) {
-        fail_at(cfg, err, NULL, 0, false, "a config must be a JSON object, got %s", json_kind(root));
+        fail_at(cfg, err, NULL, 0, false, "a config must be a JSON object, got %s", jsonloc_kind(root));
         goto out;
     }
     const char *key;
@@ -348,7 +334,7 @@ int config_parse(const char *path, const char *text, size_t len, const param_set
     json_t *params = json_object_get(root, "params");
     if (params && !json_is_object(params)) {
         const char *p[] = {"params"};
-        fail_at(cfg, err, p, 1, false, "\"params\" must be an object, got %s", json_kind(params));
+        fail_at(cfg, err, p, 1, false, "\"params\" must be an object, got %s", jsonloc_kind(params));
         goto out;
     }
     json_object_foreach(params, key, v)
@@ -365,7 +351,7 @@ int config_parse(const char *path, const char *text, size_t len, const param_set
             goto out;
         }
         if (!json_is_integer(v)) {
-            fail_at(cfg, err, p, 2, false, "params.%s must be an integer, got %s", key, json_kind(v));
+            fail_at(cfg, err, p, 2, false, "params.%s must be an integer, got %s", key, jsonloc_kind(v));
             goto out;
         }
         cfg->values[idx] = json_integer_value(v);

@@ -7,6 +7,7 @@
 #ifndef ENGINE_JSONLOC_H
 #define ENGINE_JSONLOC_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -27,5 +28,9 @@ int jsonloc_element(const char *text, size_t start, size_t index, size_t *off);
 
 /* Line and column (1-based, counting UTF-8 characters) of byte offset off in text. */
 void jsonloc_position(const char *text, size_t off, int *line, int *col);
+
+/* What a value is, in the words of error messages: "an object", "an integer", "a number with a
+ * fraction", "null", ... (configs, tune logs and wisdom files all say it the same way). */
+const char *jsonloc_kind(const json_t *v);
 
 #endif

@@ -351,36 +351,6 @@ static const char *const k_fields[] = {
 
 static const char *const k_times[] = {"compilation", "verification", "benchmark", NULL};
 
-static const char *json_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "an object";
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-        return "an integer";
-    case JSON_REAL:
-        return "a number with a fraction";
-    case JSON_TRUE:
-        return "true";
-    case JSON_FALSE:
-        return "false";
-    default:
-        return "null";
-    }
-}
-
-static bool in_list(const char *const *list, const char *s)
-{
-    for (; *list; list++)
-        if (strcmp(*list, s) == 0)
-            return true;
-    return false;
-}
-
 /* What a row parser needs to point at a member of the line. */
 typedef struct {
     const char *text; /* the line, NUL-terminated */
@@ -429,7 +399,7 @@ static int get_string(row_ctx *c, json_t *obj, const char *parent, const char *k
         return -1;
     if (!json_is_string(v))
         return fail_at(c, parent, key, false, FIELD_FMT " must be a string, got %s", FIELD_ARGS(parent, key),
-                       json_kind(v));
+                       jsonloc_kind(v));
     if (nonempty && json_string_length(v) == 0)
         return fail_at(c, parent, key, false, FIELD_FMT " must not be empty", FIELD_ARGS(parent, key));
     if (out)
@@ -449,7 +419,7 @@ static int get_int(row_ctx *c, json_t *obj, const char *key, int64_t lo, int64_t
     }
     if (!json_is_integer(v))
         return fail_at(c, NULL, key, false, "\"%s\" must be an integer%s, got %s", key, nullable ? " or null" : "",
-                       json_kind(v));
+                       jsonloc_kind(v));
     json_int_t x = json_integer_value(v);
     if (x < lo || x > hi)
         return fail_at(c, NULL, key, false, "\"%s\" = %lld must be between %lld and %lld", key, (long long)x,
@@ -479,7 +449,7 @@ static int get_number(row_ctx *c, json_t *obj, const char *parent, const char *k
     }
     if (!json_is_number(v))
         return fail_at(c, parent, key, false, FIELD_FMT " must be a number%s, got %s", FIELD_ARGS(parent, key),
-                       nullable ? " or null" : "", json_kind(v));
+                       nullable ? " or null" : "", jsonloc_kind(v));
     double x = json_number_value(v);
     if (nullable && x < 0)
         return fail_at(c, parent, key, false, FIELD_FMT " = %g must not be negative (an unknown value is null)",
@@ -505,7 +475,7 @@ static int get_configuration(row_ctx *c, json_t *root, result_row *r)
     if (member(c, root, NULL, "configuration", &v))
         return -1;
     if (!json_is_object(v))
-        return fail_at(c, NULL, "configuration", false, "\"configuration\" must be an object, got %s", json_kind(v));
+        return fail_at(c, NULL, "configuration", false, "\"configuration\" must be an object, got %s", jsonloc_kind(v));
     size_t n = json_object_size(v);
     r->param_names = xcalloc(n, sizeof *r->param_names);
     r->param_values = xcalloc(n, sizeof *r->param_values);
@@ -515,7 +485,7 @@ static int get_configuration(row_ctx *c, json_t *root, result_row *r)
     {
         if (!json_is_integer(x))
             return fail_at(c, "configuration", name, false, "\"configuration.%s\" must be an integer, got %s", name,
-                           json_kind(x));
+                           jsonloc_kind(x));
         if (!*name)
             return fail_at(c, "configuration", name, true, "\"configuration\" holds a parameter without a name");
         r->param_names[r->nparams] = xstrdup(name);
@@ -530,12 +500,12 @@ static int get_times(row_ctx *c, json_t *root, result_row *r)
     if (member(c, root, NULL, "times", &v))
         return -1;
     if (!json_is_object(v))
-        return fail_at(c, NULL, "times", false, "\"times\" must be an object, got %s", json_kind(v));
+        return fail_at(c, NULL, "times", false, "\"times\" must be an object, got %s", jsonloc_kind(v));
     const char *name;
     json_t *x;
     json_object_foreach(v, name, x)
     {
-        if (!in_list(k_times, name))
+        if (!str_in_list(k_times, name))
             return fail_at(c, "times", name, true,
                            "unknown field \"times.%s\" (times holds compilation, verification, benchmark)", name);
     }
@@ -553,14 +523,14 @@ static int check_measurements(row_ctx *c, json_t *root)
     if (member(c, root, NULL, "measurements", &v))
         return -1;
     if (!json_is_array(v))
-        return fail_at(c, NULL, "measurements", false, "\"measurements\" must be an array, got %s", json_kind(v));
+        return fail_at(c, NULL, "measurements", false, "\"measurements\" must be an array, got %s", jsonloc_kind(v));
     size_t i;
     json_t *m;
     json_array_foreach(v, i, m)
     {
         if (!json_is_object(m))
             return fail_at(c, NULL, "measurements", false, "\"measurements[%zu]\" must be an object, got %s", i,
-                           json_kind(m));
+                           jsonloc_kind(m));
         json_t *name = json_object_get(m, "name"), *value = json_object_get(m, "value"),
                *unit = json_object_get(m, "unit");
         if (json_object_size(m) != 3 || !json_is_string(name) || !json_is_number(value) || !json_is_string(unit))
@@ -593,14 +563,14 @@ static int parse_row(const char *text, size_t len, const char *path, int lineno,
     }
     int rc = -1;
     if (!json_is_object(root)) {
-        fail_at(c, NULL, NULL, false, "a log line must be a JSON object, got %s", json_kind(root));
+        fail_at(c, NULL, NULL, false, "a log line must be a JSON object, got %s", jsonloc_kind(root));
         goto out;
     }
     const char *key;
     json_t *v;
     json_object_foreach(root, key, v)
     {
-        if (!in_list(k_fields, key) && strncmp(key, "x_", 2) != 0) {
+        if (!str_in_list(k_fields, key) && strncmp(key, "x_", 2) != 0) {
             fail_at(c, NULL, key, true, "unknown field \"%s\" (a field of your own must start with x_)", key);
             goto out;
         }
@@ -682,7 +652,7 @@ static int parse_row(const char *text, size_t len, const char *path, int lineno,
         goto out;
     }
     if (!json_is_boolean(v)) {
-        fail_at(c, NULL, "from_cache", false, "\"from_cache\" must be true or false, got %s", json_kind(v));
+        fail_at(c, NULL, "from_cache", false, "\"from_cache\" must be true or false, got %s", jsonloc_kind(v));
         goto out;
     }
     r->from_cache = json_is_true(v);

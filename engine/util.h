@@ -5,6 +5,7 @@
 #define ENGINE_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,9 @@ char *sb_steal(strbuf *sb);
 int parse_i64(const char *s, int64_t *out);
 /* Parse a whole floating-point number; 0 on success. */
 int parse_double(const char *s, double *out);
+
+/* Whether s is one of the strings of the NULL-terminated list (known keys of a JSON object). */
+bool str_in_list(const char *const *list, const char *s);
 
 /* FNV-1a, for cache keys. */
 uint64_t hash64(const void *data, size_t len, uint64_t seed);

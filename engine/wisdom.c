@@ -113,15 +113,7 @@ static int check_shape(const shape_t *s, char *why, size_t len)
             return -1;
         }
     }
-    const int64_t prods[3] = {s->m * s->k, s->k * s->n, s->m * s->n};
-    const char *pnames[3] = {"M*K", "K*N", "M*N"};
-    for (int i = 0; i < 3; i++)
-        if (prods[i] > CLI_MAX_ELEMS) {
-            snprintf(why, len, "%s = %lld elements exceeds 2^40, more than any GPU holds", pnames[i],
-                     (long long)prods[i]);
-            return -1;
-        }
-    return 0;
+    return cli_shape_elems_rule(s, why, len);
 }
 
 /* "MxNxK" with whole decimal numbers: no sign, no space, no leading zero (one spelling per shape,
@@ -176,36 +168,6 @@ static bool param_name_ok(const char *s)
 /* ---------------------------------------------------------------------------------------------- */
 /* Reading                                                                                         */
 
-static const char *json_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "an object";
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-        return "an integer";
-    case JSON_REAL:
-        return "a number with a fraction";
-    case JSON_TRUE:
-        return "true";
-    case JSON_FALSE:
-        return "false";
-    default:
-        return "null";
-    }
-}
-
-static bool in_list(const char *const *list, const char *s)
-{
-    for (; *list; list++)
-        if (strcmp(*list, s) == 0)
-            return true;
-    return false;
-}
-
 /* What the parser needs to point at a member of the file. */
 typedef struct {
     const char *path; /* for messages */
@@ -242,7 +204,7 @@ static int get_measure(parse_ctx *c, size_t base, size_t idx, json_t *obj, const
         return fail_at(c, base, NULL, 0, false, "entries[%zu]: missing key \"%s\" (a number >= 0; 0 when not measured)",
                        idx, key);
     if (!json_is_number(v))
-        return fail_at(c, base, p, 1, false, "entries[%zu].%s must be a number, got %s", idx, key, json_kind(v));
+        return fail_at(c, base, p, 1, false, "entries[%zu].%s must be a number, got %s", idx, key, jsonloc_kind(v));
     double d = json_number_value(v);
     if (!isfinite(d) || d < 0)
         return fail_at(c, base, p, 1, false, "entries[%zu].%s = %g must be finite and >= 0", idx, key, d);
@@ -259,7 +221,7 @@ static int get_entry_string(parse_ctx *c, size_t base, size_t idx, json_t *obj, 
     if (!v)
         return fail_at(c, base, NULL, 0, false, "entries[%zu]: missing key \"%s\" (%s)", idx, key, what);
     if (!json_is_string(v))
-        return fail_at(c, base, p, 1, false, "entries[%zu].%s must be a string, got %s", idx, key, json_kind(v));
+        return fail_at(c, base, p, 1, false, "entries[%zu].%s must be a string, got %s", idx, key, jsonloc_kind(v));
     if (json_string_length(v) == 0)
         return fail_at(c, base, p, 1, false, "entries[%zu].%s must not be empty", idx, key);
     *out = json_string_value(v);
@@ -270,12 +232,12 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
 {
     memset(e, 0, sizeof *e);
     if (!json_is_object(obj))
-        return fail_at(c, base, NULL, 0, false, "entries[%zu] must be an object, got %s", idx, json_kind(obj));
+        return fail_at(c, base, NULL, 0, false, "entries[%zu] must be an object, got %s", idx, jsonloc_kind(obj));
     const char *key;
     json_t *v;
     json_object_foreach(obj, key, v)
     {
-        if (!in_list(k_entry_keys, key)) {
+        if (!str_in_list(k_entry_keys, key)) {
             const char *p[] = {key};
             return fail_at(
                 c, base, p, 1, true,
@@ -314,7 +276,7 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
         const char *p[] = {"set"};
         if (!json_is_object(set))
             return fail_at(c, base, p, 1, false, "entries[%zu].set must be an object of parameter values, got %s", idx,
-                           json_kind(set));
+                           jsonloc_kind(set));
         e->sets = xcalloc(json_object_size(set) ? json_object_size(set) : 1, sizeof *e->sets);
         json_object_foreach(set, key, v)
         {
@@ -324,7 +286,7 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
                                "entries[%zu].set: \"%.64s\" is not a parameter name (letters, digits, _)", idx, key);
             if (!json_is_integer(v))
                 return fail_at(c, base, pk, 2, false, "entries[%zu].set.%s must be an integer, got %s", idx, key,
-                               json_kind(v));
+                               jsonloc_kind(v));
             param_set *o = &e->sets[e->nsets++];
             o->key = xstrdup(key);
             o->value = json_integer_value(v);
@@ -338,7 +300,7 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
     if (src) {
         const char *p[] = {"source"};
         if (!json_is_string(src))
-            return fail_at(c, base, p, 1, false, "entries[%zu].source must be a string, got %s", idx, json_kind(src));
+            return fail_at(c, base, p, 1, false, "entries[%zu].source must be a string, got %s", idx, jsonloc_kind(src));
         e->source = xstrdup(json_string_value(src));
     }
     return 0;
@@ -348,12 +310,12 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
 static int parse_file(parse_ctx *c, json_t *root, wisdom_file *f)
 {
     if (!json_is_object(root))
-        return fail_at(c, 0, NULL, 0, false, "a wisdom file must be a JSON object, got %s", json_kind(root));
+        return fail_at(c, 0, NULL, 0, false, "a wisdom file must be a JSON object, got %s", jsonloc_kind(root));
     const char *key;
     json_t *v;
     json_object_foreach(root, key, v)
     {
-        if (!in_list(k_file_keys, key)) {
+        if (!str_in_list(k_file_keys, key)) {
             const char *p[] = {key};
             return fail_at(c, 0, p, 1, true, "unknown key \"%s\" (a wisdom file has version, device, arch, entries)",
                            key);
@@ -367,12 +329,12 @@ static int parse_file(parse_ctx *c, json_t *root, wisdom_file *f)
         if (json_is_integer(ver))
             return fail_at(c, 0, pv, 1, false, "\"version\" must be %d, got %lld (a newer engine wrote this file?)",
                            WISDOM_VERSION, (long long)json_integer_value(ver));
-        return fail_at(c, 0, pv, 1, false, "\"version\" must be %d, got %s", WISDOM_VERSION, json_kind(ver));
+        return fail_at(c, 0, pv, 1, false, "\"version\" must be %d, got %s", WISDOM_VERSION, jsonloc_kind(ver));
     }
     json_t *dev = json_object_get(root, "device");
     if (dev) {
         if (!json_is_string(dev))
-            return fail_at(c, 0, pdev, 1, false, "\"device\" must be a string, got %s", json_kind(dev));
+            return fail_at(c, 0, pdev, 1, false, "\"device\" must be a string, got %s", jsonloc_kind(dev));
         if (json_string_length(dev) == 0)
             return fail_at(c, 0, pdev, 1, false, "\"device\" must not be empty (leave it out for an arch-level file)");
         f->device = xstrdup(json_string_value(dev));
@@ -380,7 +342,7 @@ static int parse_file(parse_ctx *c, json_t *root, wisdom_file *f)
     json_t *arch = json_object_get(root, "arch");
     if (arch) {
         if (!json_is_string(arch))
-            return fail_at(c, 0, parch, 1, false, "\"arch\" must be a string, got %s", json_kind(arch));
+            return fail_at(c, 0, parch, 1, false, "\"arch\" must be a string, got %s", jsonloc_kind(arch));
         err_t aerr;
         err_clear(&aerr);
         if (arch_parse(json_string_value(arch), &f->arch, &aerr))
@@ -393,7 +355,7 @@ static int parse_file(parse_ctx *c, json_t *root, wisdom_file *f)
     if (!entries)
         return fail_at(c, 0, NULL, 0, false, "missing key \"entries\" (an array, may be empty)");
     if (!json_is_array(entries))
-        return fail_at(c, 0, pent, 1, false, "\"entries\" must be an array, got %s", json_kind(entries));
+        return fail_at(c, 0, pent, 1, false, "\"entries\" must be an array, got %s", jsonloc_kind(entries));
     size_t arr = 0;
     jsonloc_offset(c->text, 0, pent, 1, false, &arr);
     size_t n = json_array_size(entries);

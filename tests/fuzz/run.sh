@@ -27,7 +27,6 @@ seed template kernels_src/*.cu tests/templates/*.cu
 seed space tune/*.json tests/configs/tune/*.json tests/fuzz/seeds/space/*
 seed expr tests/fuzz/seeds/expr/*
 seed range tests/fuzz/seeds/range/*
-seed template tests/fuzz/seeds/template/*
 seed wisdom wisdom/*.json tests/fixtures/wisdom/invalid/*/wisdom.json tests/fuzz/seeds/wisdom/*
 mkdir -p "$F/corpus/results" "$F/corpus/cache"
 head -n 40 bench/data/h100-warptile-4096.jsonl | split -l 1 - "$F/corpus/results/h100-"
