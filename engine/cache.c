@@ -584,20 +584,6 @@ static char *temp_name(const char *dir)
                      (uint32_t)x);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int cache_put(const cache_t *c, const char *key, const cache_entry *e, err_t *err)
 {
     char eb[128];

@@ -1123,24 +1123,6 @@ void results_print_ranking(FILE *f, const result_row *const *ranked, size_t n, s
 /* ---------------------------------------------------------------------------------------------- */
 /* The winner as a config                                                                          */
 
-/* Write all of text to fd; 0, or -1 with errno. */
-static int write_all(int fd, const char *text, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, text, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            return -1;
-        }
-        text += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 int results_emit_config(const result_row *r, const char *name, const char *src_config_path, const char *out_path,
                         err_t *err)
 {
@@ -1225,29 +1207,14 @@ int results_emit_config(const result_row *r, const char *name, const char *src_c
     sb_free(&d);
     sb_add(&sb, "\n}\n");
 
-    /* Atomically: a reader sees the old file or the whole new one, never half of it. */
-    char *tmp = xasprintf("%s/.%s.XXXXXX", dir, base);
     free(dir);
-    int rc = -1;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        err_set(err, EXIT_INPUT, out_path, 0, 0, "cannot write the config: %s", strerror(errno));
-        goto out;
+    /* Atomically: a reader sees the old file or the whole new one, never half of it. */
+    int rc = 0, step = write_file_atomic(out_path, sb.buf, sb.len);
+    if (step != WRITE_OK) {
+        err_set(err, step == WRITE_DATA ? EXIT_SYSTEM : EXIT_INPUT, out_path, 0, 0, "cannot write the config: %s",
+                strerror(errno));
+        rc = -1;
     }
-    if (fchmod(fd, 0644) != 0 || write_all(fd, sb.buf, sb.len) != 0 || fsync(fd) != 0) {
-        err_set(err, EXIT_SYSTEM, out_path, 0, 0, "cannot write the config: %s", strerror(errno));
-        close(fd);
-        unlink(tmp);
-        goto out;
-    }
-    if (close(fd) != 0 || rename(tmp, out_path) != 0) {
-        err_set(err, EXIT_INPUT, out_path, 0, 0, "cannot write the config: %s", strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    rc = 0;
-out:
-    free(tmp);
     sb_free(&sb);
     return rc;
 }

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static void oom(size_t n)
 {
@@ -191,4 +193,47 @@ bool str_in_list(const char *const *list, const char *s)
         if (strcmp(*list, s) == 0)
             return true;
     return false;
+}
+
+int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    char *tmp = slash ? xasprintf("%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1)
+                      : xasprintf(".%s.XXXXXX", path);
+    int step = WRITE_OK, saved = 0;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        step = WRITE_CREATE;
+        saved = errno;
+    } else if (fchmod(fd, 0644) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+        step = WRITE_DATA;
+        saved = errno;
+        close(fd);
+        unlink(tmp);
+    } else if (close(fd) != 0 || rename(tmp, path) != 0) { /* NFS reports write errors at close */
+        step = WRITE_COMMIT;
+        saved = errno;
+        unlink(tmp);
+    }
+    free(tmp);
+    errno = saved;
+    return step;
 }

@@ -41,6 +41,15 @@ int parse_double(const char *s, double *out);
 /* Whether s is one of the strings of the NULL-terminated list (known keys of a JSON object). */
 bool str_in_list(const char *const *list, const char *s);
 
+/* Write all len bytes of data to fd, retrying short writes and EINTR: 0, or -1 with errno. */
+int write_all(int fd, const void *data, size_t len);
+
+/* Replace path by len bytes of data atomically: a temporary file beside it (".NAME.XXXXXX"),
+ * written, fsync'd, mode 0644, then renamed over path, so a reader sees the old file or the whole
+ * new one. Returns WRITE_OK, or the step that failed with errno set; no temporary file is left. */
+enum { WRITE_OK = 0, WRITE_CREATE, WRITE_DATA, WRITE_COMMIT };
+int write_file_atomic(const char *path, const void *data, size_t len);
+
 /* FNV-1a, for cache keys. */
 uint64_t hash64(const void *data, size_t len, uint64_t seed);
 

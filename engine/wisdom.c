@@ -686,53 +686,6 @@ static int check_entry(const wisdom_entry *e, char *why, size_t len)
     return 0;
 }
 
-/* Write all of text to fd; 0, or -1 with errno. */
-static int write_all(int fd, const char *text, size_t len)
-{
-    while (len) {
-        ssize_t n = write(fd, text, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = EIO;
-            return -1;
-        }
-        text += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* Replace path by text atomically: a reader sees the old file or the whole new one. */
-static int write_atomic(const char *path, const char *dir, const char *text, err_t *err)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    char *tmp = xasprintf("%s/.%s.XXXXXX", dir, base);
-    int rc = -1;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        err_set(err, EXIT_INPUT, path, 0, 0, "cannot write wisdom: %s", strerror(errno));
-        goto out;
-    }
-    if (fchmod(fd, 0644) != 0 || write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0) {
-        err_set(err, EXIT_SYSTEM, path, 0, 0, "cannot write wisdom: %s", strerror(errno));
-        close(fd);
-        unlink(tmp);
-        goto out;
-    }
-    if (close(fd) != 0 || rename(tmp, path) != 0) {
-        err_set(err, EXIT_SYSTEM, path, 0, 0, "cannot write wisdom: %s", strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    rc = 0;
-out:
-    free(tmp);
-    return rc;
-}
-
 static bool same_owner(const wisdom_file *f, const char *device_name, int arch)
 {
     bool dev = (!f->device && !device_name) || (f->device && device_name && strcmp(f->device, device_name) == 0);
@@ -840,8 +793,14 @@ int wisdom_record(const char *path, const char *device_name, int arch, const wis
     wisdom_init(&check);
     int crc = wisdom_parse(&check, path, text, strlen(text), err);
     wisdom_free(&check);
-    if (crc || write_atomic(path, dir, text, err))
+    if (crc)
         goto out;
+    int step = write_file_atomic(path, text, strlen(text));
+    if (step != WRITE_OK) {
+        err_set(err, step == WRITE_CREATE ? EXIT_INPUT : EXIT_SYSTEM, path, 0, 0, "cannot write wisdom: %s",
+                strerror(errno));
+        goto out;
+    }
     rc = 0;
 out:
     if (rc == 0 && outcome)
