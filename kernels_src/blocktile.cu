@@ -11,8 +11,8 @@
  * touches consecutive columns in every scalar access). A is kept as As[m][k] and read down a
  * column (a broadcast across the lanes of one row), or k-major As[k][m] (A_KMAJOR) so that a
  * thread's TM values at one k are contiguous. Any M, N, K: partial tiles are guarded unless the
- * FULL_* switches say the shape has none; vector widths fall back to 1 when rows are not aligned
- * (EVEC_*). Example: configs/bank_pad_vec.json.
+ * FULL_* switches say the shape has none; vector widths fall back to 2, then 1, when rows are not
+ * aligned to them (EVEC_*). Example: configs/bank_pad_vec.json.
  *
  * engine:template
 {
@@ -71,9 +71,9 @@
     "FULL_M": "M % BM == 0",
     "FULL_N": "N % BN == 0",
     "FULL_K": "K % BK == 0",
-    "EVEC_A": "K % VEC_A == 0 ? VEC_A : 1",
-    "EVEC_B": "N % VEC_B == 0 ? VEC_B : 1",
-    "EVEC_C": "N % VEC_C == 0 ? VEC_C : 1",
+    "EVEC_A": "K % VEC_A == 0 ? VEC_A : K % 2 == 0 && VEC_A > 2 ? 2 : 1",
+    "EVEC_B": "N % VEC_B == 0 ? VEC_B : N % 2 == 0 && VEC_B > 2 ? 2 : 1",
+    "EVEC_C": "N % VEC_C == 0 ? VEC_C : N % 2 == 0 && VEC_C > 2 ? 2 : 1",
     "TPB_EFF": "TPB > 1 && cdiv(M, BM) * cdiv(N, BN) >= TPB * TPB * TPB_MIN_BLOCKS ? TPB : 1"
   },
   "let": {

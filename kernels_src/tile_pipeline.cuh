@@ -3,8 +3,9 @@
  * warptile.cu and dmma.cu, which differ in how threads map onto the tile, not in how tiles arrive.
  *
  * Expects: BM BN BK (tile), A_KMAJOR (A stored As[k][m] instead of As[m][k]), PAD_A PAD_B
- * (elements added to each stored row against bank conflicts), EVEC_A EVEC_B (elements per global
- * load, after the shape switches), FULL_M FULL_N FULL_K (no partial tiles: guards compile away),
+ * (elements added to each stored row against bank conflicts), VEC_A VEC_B (elements per thread's
+ * chunk of a tile) and EVEC_A EVEC_B (elements per global load, after the shape switches: VEC or
+ * less where rows are not aligned to it), FULL_M FULL_N FULL_K (no partial tiles: guards compile away),
  * PIPE_STAGES and PIPE_ASYNC (see mainloop), and optionally B_LINEAR with TN (siboehm's kernel 7
  * layout). */
 #pragma once
@@ -35,16 +36,79 @@ __device__ __forceinline__ int b_at(int k, int n)
 #endif
 }
 
+/* Edges. A row of the A tile past M only feeds rows of C past M, and a column of the B tile past N
+ * only columns of C past N; the epilogue stores neither. So loads never test M or N: they read a
+ * clamped row (column) that exists instead, and what lands in those tile rows is never seen. The
+ * clamp depends on the thread only, not on the k-tile, so it is computed once per tile and the
+ * interior pays nothing (before this, the per-load tests cost warptile_db six registers and half
+ * its occupancy at 4000^3, docs/NOTES.md). Only K is tested: every product along K is summed, so
+ * the last, partial k-tile must bring zeros; the test is one compare per vector. A column is
+ * clamped to N - vec (a multiple of vec when the vector width holds, by EVEC_B) so vector loads
+ * stay aligned and inside the row. */
+__device__ __forceinline__ int clamp_row(int gr, int M) { return FULL_M ? gr : min(gr, M - 1); }
+template <int VEC> __device__ __forceinline__ int clamp_col(int gc, int N) { return FULL_N ? gc : min(gc, N - VEC); }
+
+/* One thread's chunk of the A tile: VEC_A consecutive elements of row gr along K, from k-column gk
+ * on. The chunk is the config's vector width even where the shape's rows are not aligned to it
+ * (EVEC_A < VEC_A): then it is read as narrower loads off the same base address, so an odd K
+ * changes the width of the loads, not how many rows a thread touches, nor how many addresses it
+ * keeps live across the k loop. Elements at or past kend read as zero. */
+__device__ __forceinline__ void load_a_chunk(T *x, const T *A, int M, int K, int gr, int gk, int kend)
+{
+    const T *p = A + (idx_t)clamp_row(gr, M) * K + gk;
+#pragma unroll
+    for (int e = 0; e < VEC_A; e += EVEC_A) {
+        if (FULL_K || gk + e < kend)
+            vcopy<EVEC_A>(x + e, p + e);
+        else
+            vzero<EVEC_A>(x + e);
+    }
+}
+
+/* A chunk of the B tile: VEC_B elements of row gk, read as B_GROUPS groups of EVEC_B. Where the
+ * vector width holds (EVEC_B == VEC_B) that is one group: VEC_B consecutive columns from gc. Where
+ * N's rows are not aligned to it, group g sits B_GSTRIDE columns after group g - 1, so that the
+ * lanes of a warp, which hold consecutive chunks, read consecutive groups: every load instruction
+ * of the warp is coalesced (32 scalar loads 16 bytes apart would touch four times the sectors).
+ * A group at or past N reads the chunk's first group (the row's last whole group when that too is
+ * past N); elements at or past kend are zero. */
+constexpr int B_GROUPS = VEC_B / EVEC_B;
+constexpr int B_GSTRIDE = BN / B_GROUPS;
+
+__device__ __forceinline__ void load_b_chunk(T *x, const T *B, int N, int gk, int gc, int kend)
+{
+    if (!FULL_K && gk >= kend) {
+        vzero<VEC_B>(x);
+        return;
+    }
+    const int c = clamp_col<EVEC_B>(gc, N), left = N - c;
+    const T *p = B + (idx_t)gk * N + c;
+#pragma unroll
+    for (int g = 0; g < B_GROUPS; ++g)
+        vcopy<EVEC_B>(x + g * EVEC_B, p + (FULL_N || g * B_GSTRIDE < left ? g * B_GSTRIDE : 0));
+}
+
 /* Global -> registers -> shared memory by NT threads; ltid is this thread's index among them.
+ * Thread ltid moves chunks ltid, ltid + NT, ... of each tile (VEC_A or VEC_B elements each).
  * Splitting load() from store() lets a kernel issue the loads of the next tile, compute on the
  * current one while they are in flight, and only then store (register-staged double buffering). */
 template <int NT> struct Staging {
-    static constexpr int A_VECS = BM * BK / EVEC_A;
-    static constexpr int B_VECS = BK * BN / EVEC_B;
+    static constexpr int A_VECS = BM * BK / VEC_A;
+    static constexpr int B_VECS = BK * BN / VEC_B;
     static constexpr int A_ITERS = cdiv(A_VECS, NT);
     static constexpr int B_ITERS = cdiv(B_VECS, NT);
-    T a[A_ITERS][EVEC_A];
-    T b[B_ITERS][EVEC_B];
+    T a[A_ITERS][VEC_A];
+    T b[B_ITERS][VEC_B];
+
+    /* Where chunk v of each tile starts: (row, k) of A, (k, column) of B. */
+    static __device__ __forceinline__ int a_row(int v) { return v / (BK / VEC_A); }
+    static __device__ __forceinline__ int a_k(int v) { return (v % (BK / VEC_A)) * VEC_A; }
+    static __device__ __forceinline__ int b_k(int v) { return v / (BN / VEC_B); }
+    /* The column of group g of chunk v (all of it when B_GROUPS is 1). */
+    static __device__ __forceinline__ int b_col(int v, int g = 0)
+    {
+        return g * B_GSTRIDE + (v % (BN / VEC_B)) * EVEC_B;
+    }
 
     __device__ __forceinline__ void load(const T *A, const T *B, int M, int N, int K, int row0, int col0, int k0,
                                          int kend, int ltid)
@@ -52,79 +116,65 @@ template <int NT> struct Staging {
 #pragma unroll
         for (int it = 0; it < A_ITERS; ++it) {
             const int v = ltid + it * NT;
-            const int r = v / (BK / EVEC_A), kk = (v % (BK / EVEC_A)) * EVEC_A;
-            const int gr = row0 + r, gk = k0 + kk;
-            if ((A_VECS % NT == 0 || v < A_VECS) && (FULL_M || gr < M) && (FULL_K || gk < kend))
-                vcopy<EVEC_A>(a[it], A + (idx_t)gr * K + gk);
-            else
-                vzero<EVEC_A>(a[it]);
+            if (A_VECS % NT == 0 || v < A_VECS)
+                load_a_chunk(a[it], A, M, K, row0 + a_row(v), k0 + a_k(v), kend);
         }
 #pragma unroll
         for (int it = 0; it < B_ITERS; ++it) {
             const int v = ltid + it * NT;
-            const int kr = v / (BN / EVEC_B), n = (v % (BN / EVEC_B)) * EVEC_B;
-            const int gk = k0 + kr, gc = col0 + n;
-            if ((B_VECS % NT == 0 || v < B_VECS) && (FULL_K || gk < kend) && (FULL_N || gc < N))
-                vcopy<EVEC_B>(b[it], B + (idx_t)gk * N + gc);
-            else
-                vzero<EVEC_B>(b[it]);
+            if (B_VECS % NT == 0 || v < B_VECS)
+                load_b_chunk(b[it], B, N, k0 + b_k(v), col0 + b_col(v), kend);
         }
     }
 
-    /* load() then store() one vector at a time: nothing waits in registers for the whole tile,
+    /* load() then store() one chunk at a time: nothing waits in registers for the whole tile,
      * which keeps single-buffered kernels from spilling. */
     static __device__ __forceinline__ void copy(T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
-                                         int col0, int k0, int kend, int ltid)
+                                                int col0, int k0, int kend, int ltid)
     {
 #pragma unroll
         for (int it = 0; it < A_ITERS; ++it) {
             const int v = ltid + it * NT;
-            const int r = v / (BK / EVEC_A), kk = (v % (BK / EVEC_A)) * EVEC_A;
-            const int gr = row0 + r, gk = k0 + kk;
             if (A_VECS % NT != 0 && v >= A_VECS)
                 continue;
-            T x[EVEC_A];
-            if ((FULL_M || gr < M) && (FULL_K || gk < kend))
-                vcopy<EVEC_A>(x, A + (idx_t)gr * K + gk);
-            else
-                vzero<EVEC_A>(x);
-            put_a(As, r, kk, x);
+            T x[VEC_A];
+            load_a_chunk(x, A, M, K, row0 + a_row(v), k0 + a_k(v), kend);
+            put_a(As, a_row(v), a_k(v), x);
         }
 #pragma unroll
         for (int it = 0; it < B_ITERS; ++it) {
             const int v = ltid + it * NT;
-            const int kr = v / (BN / EVEC_B), n = (v % (BN / EVEC_B)) * EVEC_B;
-            const int gk = k0 + kr, gc = col0 + n;
             if (B_VECS % NT != 0 && v >= B_VECS)
                 continue;
-            T x[EVEC_B];
-            if ((FULL_K || gk < kend) && (FULL_N || gc < N))
-                vcopy<EVEC_B>(x, B + (idx_t)gk * N + gc);
-            else
-                vzero<EVEC_B>(x);
-            put_b(Bs, kr, n, x);
+            T x[VEC_B];
+            load_b_chunk(x, B, N, k0 + b_k(v), col0 + b_col(v), kend);
+            put_b(Bs, b_k(v), v, x);
         }
     }
 
     static __device__ __forceinline__ void put_a(T *As, int r, int kk, const T *x)
     {
-        if constexpr (!A_KMAJOR && A_LD % EVEC_A == 0) {
-            vcopy<EVEC_A>(&As[r * A_LD + kk], x);
+        if constexpr (!A_KMAJOR && A_LD % VEC_A == 0) {
+            vcopy<VEC_A>(&As[r * A_LD + kk], x);
         } else {
 #pragma unroll
-            for (int j = 0; j < EVEC_A; ++j)
+            for (int j = 0; j < VEC_A; ++j)
                 As[a_at(r, kk + j)] = x[j];
         }
     }
 
-    static __device__ __forceinline__ void put_b(T *Bs, int kr, int n, const T *x)
+    static __device__ __forceinline__ void put_b(T *Bs, int kr, int v, const T *x)
     {
-        if constexpr (!B_LINEAR && B_LD % EVEC_B == 0) {
-            vcopy<EVEC_B>(&Bs[kr * B_LD + n], x);
-        } else {
 #pragma unroll
-            for (int j = 0; j < EVEC_B; ++j)
-                Bs[b_at(kr, n + j)] = x[j];
+        for (int g = 0; g < B_GROUPS; ++g) {
+            const int n = b_col(v, g);
+            if constexpr (!B_LINEAR && B_LD % EVEC_B == 0) {
+                vcopy<EVEC_B>(&Bs[kr * B_LD + n], x + g * EVEC_B);
+            } else {
+#pragma unroll
+                for (int j = 0; j < EVEC_B; ++j)
+                    Bs[b_at(kr, n + j)] = x[g * EVEC_B + j];
+            }
         }
     }
 
@@ -134,44 +184,56 @@ template <int NT> struct Staging {
         for (int it = 0; it < A_ITERS; ++it) {
             const int v = ltid + it * NT;
             if (A_VECS % NT == 0 || v < A_VECS)
-                put_a(As, v / (BK / EVEC_A), (v % (BK / EVEC_A)) * EVEC_A, a[it]);
+                put_a(As, a_row(v), a_k(v), a[it]);
         }
 #pragma unroll
         for (int it = 0; it < B_ITERS; ++it) {
             const int v = ltid + it * NT;
             if (B_VECS % NT == 0 || v < B_VECS)
-                put_b(Bs, v / (BN / EVEC_B), (v % (BN / EVEC_B)) * EVEC_B, b[it]);
+                put_b(Bs, b_k(v), v, b[it]);
         }
     }
 };
 
-/* Global -> shared memory with cp.async, no registers involved. A stored k-major (or B linearized)
- * cannot be written by a vector copy, so those go one element per copy, as in siboehm's kernel 12. */
+/* Global -> shared memory with cp.async, no registers involved, in the same chunks as Staging.
+ * A stored k-major (or B linearized) cannot be written by a vector copy, so those chunks go one
+ * element per copy, as in siboehm's kernel 12; the others one EVEC-wide copy at a time. Copies
+ * past kend read nothing and zero-fill. */
 template <int NT>
 __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
                                             int col0, int k0, int kend, int ltid)
 {
-    constexpr int AV = A_KMAJOR ? 1 : EVEC_A, BV = B_LINEAR ? 1 : EVEC_B;
-    constexpr int A_VECS = BM * BK / AV, B_VECS = BK * BN / BV;
+    typedef Staging<NT> S;
+    constexpr int AW = A_KMAJOR ? 1 : EVEC_A, BW = B_LINEAR ? 1 : EVEC_B; /* elements per copy */
 #pragma unroll
-    for (int it = 0; it < cdiv(A_VECS, NT); ++it) {
+    for (int it = 0; it < S::A_ITERS; ++it) {
         const int v = ltid + it * NT;
-        if (A_VECS % NT != 0 && v >= A_VECS)
+        if (S::A_VECS % NT != 0 && v >= S::A_VECS)
             continue;
-        const int r = v / (BK / AV), kk = (v % (BK / AV)) * AV;
-        const int gr = row0 + r, gk = k0 + kk;
-        const bool ok = (FULL_M || gr < M) && (FULL_K || gk < kend);
-        cp_async<AV * sizeof(T)>(&As[a_at(r, kk)], ok ? A + (idx_t)gr * K + gk : A, ok);
+        const int r = S::a_row(v), kk = S::a_k(v), gk = k0 + kk;
+        const T *p = A + (idx_t)clamp_row(row0 + r, M) * K + gk;
+#pragma unroll
+        for (int e = 0; e < VEC_A; e += AW) {
+            const bool ok = FULL_K || gk + e < kend;
+            cp_async<AW * sizeof(T)>(&As[a_at(r, kk + e)], ok ? p + e : A, ok);
+        }
     }
 #pragma unroll
-    for (int it = 0; it < cdiv(B_VECS, NT); ++it) {
+    for (int it = 0; it < S::B_ITERS; ++it) {
         const int v = ltid + it * NT;
-        if (B_VECS % NT != 0 && v >= B_VECS)
+        if (S::B_VECS % NT != 0 && v >= S::B_VECS)
             continue;
-        const int kr = v / (BN / BV), n = (v % (BN / BV)) * BV;
-        const int gk = k0 + kr, gc = col0 + n;
-        const bool ok = (FULL_K || gk < kend) && (FULL_N || gc < N);
-        cp_async<BV * sizeof(T)>(&Bs[b_at(kr, n)], ok ? B + (idx_t)gk * N + gc : B, ok);
+        const int kr = S::b_k(v), gk = k0 + kr;
+        const bool ok = FULL_K || gk < kend;
+        const int c = clamp_col<EVEC_B>(col0 + S::b_col(v), N), left = N - c;
+        const T *p = B + (idx_t)(ok ? gk : 0) * N + c;
+#pragma unroll
+        for (int g = 0; g < B_GROUPS; ++g) {
+            const T *src = p + (FULL_N || g * B_GSTRIDE < left ? g * B_GSTRIDE : 0);
+#pragma unroll
+            for (int e = 0; e < EVEC_B; e += BW)
+                cp_async<BW * sizeof(T)>(&Bs[b_at(kr, S::b_col(v, g) + e)], ok ? src + e : B, ok);
+        }
     }
 }
 

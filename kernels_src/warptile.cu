@@ -18,7 +18,9 @@
  * LANES 1 lays the lanes of a warp step out so that shared memory serves both fragments at its
  * doubled (paired-lane) rate, and SNAKE 1 orders the outer product so consecutive FMAs share an
  * operand; both are off in the published kernels' configs and on in warptile_db and dgemm_simt.
- * Any shape (guards compile away when the FULL_* switches hold). Example: configs/sb10_warptiling.json.
+ * Any shape (guards compile away when the FULL_* switches hold); rows not aligned to a vector width
+ * take scalar loads and stores (2-element ones measured slower here than in blocktile,
+ * docs/NOTES.md "Partial tiles"). Example: configs/sb10_warptiling.json.
  *
  * engine:template
 {
@@ -220,21 +222,29 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 #else
     tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
 #endif
+    /* The epilogue. All WMITER*TM x WNITER*TN accumulators are live here, so its guards must not
+     * cost registers: each element's offset from the thread's first row and column is a
+     * compile-time constant, compared with how many rows and columns are left (two registers),
+     * where per-element row and column indices cost the tile 5 more registers and at 4000^3
+     * half its occupancy. */
+    const int r0 = row0 + f.m0, c0 = col0 + f.n0;
+    const int rows_left = M - r0, cols_left = N - c0;
+    T *Ct = C + (idx_t)r0 * N + c0;
 #pragma unroll
     for (int i = 0; i < WMITER * TM; ++i) {
-        const int gr = row0 + f.m0 + (i / TM) * WSUBM + i % TM;
-        if (!FULL_M && gr >= M)
+        const int di = (i / TM) * WSUBM + i % TM;
+        if (!FULL_M && di >= rows_left)
             continue;
 #pragma unroll
         for (int j = 0; j < WNITER * TN; j += EVEC_C) {
-            const int gc = col0 + f.n0 + (j / TN) * WSUBN + j % TN;
+            const int dj = (j / TN) * WSUBN + j % TN;
             if (SPLITK > 1) {
 #pragma unroll
                 for (int e = 0; e < EVEC_C; ++e)
-                    if (FULL_N || gc + e < N)
-                        split_put(C, W, (idx_t)gr * N + gc + e, M, N, f.acc[i][j + e], alpha);
-            } else if (FULL_N || gc < N) {
-                store_c<EVEC_C>(&C[(idx_t)gr * N + gc], &f.acc[i][j], alpha, beta);
+                    if (FULL_N || dj + e < cols_left)
+                        split_put(C, W, (idx_t)(r0 + di) * N + c0 + dj + e, M, N, f.acc[i][j + e], alpha);
+            } else if (FULL_N || dj < cols_left) {
+                store_c<EVEC_C>(&Ct[(idx_t)di * N + dj], &f.acc[i][j], alpha, beta);
             }
         }
     }

@@ -7,7 +7,8 @@
 #   deliberately wrong fixtures that verification must catch; exit codes of the error paths
 #   --format jsonl and --set; compute-sanitizer memcheck, racecheck, initcheck and synccheck on
 #   each template; K = 0; 65536x65536x16 (64-bit offsets) and the refusal of what does not fit;
-#   a template that requires sm_90a; split-K in warptile and DMMA at shapes one past a tile, both modes
+#   a template that requires sm_90a; split-K in warptile and DMMA at shapes one past a tile, both modes;
+#   rows aligned to 2 but not 4 elements; the skinny warp tiles of the shipped wisdom
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
 #   space holding a faulting and a hanging kernel; a second tune served from the CUBIN cache; a
 #   tune of 100 warptile points at 4096^3 whose winner verifies
@@ -20,8 +21,8 @@ mkdir -p "$LOG"
 [ -x "$E" ] || { echo "build/engine is missing: run make first"; exit 2; }
 FIX="env ENGINE_TEMPLATES=tests/templates:kernels_src"
 # GPU_ONLY="edges sanitize" runs only those sections (names below: device verify f64 lanes wrong
-# errors edges splitk sm90a isolation tune-faults tune formats sanitize), so that a device call can
-# stay inside its time limit; default all.
+# errors edges splitk vec2 skinny sm90a isolation tune-faults tune formats sanitize), so that a
+# device call can stay inside its time limit; default all.
 want() { [ -z "${GPU_ONLY:-}" ] || [[ " $GPU_ONLY " == *" $1 "* ]]; }
 
 if want device; then
@@ -123,6 +124,31 @@ check_rc "split-K, atomic mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk
 # shellcheck disable=SC2086
 $E verify $SK --set SPLITK_MODE=1 --shapes 1x1x1,17x33x5,65x33x4097,127x129x131 >"$LOG/splitk2.txt" 2>&1
 check_rc "split-K, deterministic two-pass mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk2.txt" | head -20)"
+fi
+
+if want vec2; then
+echo "== rows aligned to 2 elements but not 4 (M, N, K = 2 mod 4): half-width loads, B read in strided groups"
+$E verify configs/*.json --shapes 66x130x34,2x6x2 >"$LOG/vec2.txt" 2>&1
+check_rc "every shipped config at 66x130x34 and 2x6x2" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/vec2.txt" | head -20)"
+fi
+
+if want skinny; then
+echo "== the skinny warp tiles the shipped wisdom picks (16-row and 16-column blocks): odd shapes, sanitizers"
+SKM="--set BM=16 --set WM=16 --set WN=32 --set WNITER=1 --set TN=4 --set THREADS=128 --set MINB=4"
+SKN="--set BN=16 --set WN=16 --set WM=32 --set WNITER=1 --set TN=4 --set THREADS=128 --set MINB=4"
+for v in SKM SKN; do
+  # shellcheck disable=SC2086
+  $E verify configs/warptile_splitk.json ${!v} --shapes 1x1x1,17x65x4097,65x17x4097,17x8193x1025 >"$LOG/skinny-$v.txt" 2>&1
+  check_rc "skinny tile $v at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/skinny-$v.txt" | head -20)"
+  CS=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
+  [ -x "$CS" ] || CS=$(command -v compute-sanitizer) || { fail "compute-sanitizer not found"; continue; }
+  for tool in memcheck racecheck; do
+    # shellcheck disable=SC2086
+    "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/warptile_splitk.json ${!v} \
+      --shapes 17x65x37 >"$LOG/skinny-$tool-$v.txt" 2>&1
+    check_rc "$tool skinny tile $v" 0 $? "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/skinny-$tool-$v.txt" | head -8)"
+  done
+done
 fi
 
 if want sm90a; then

@@ -86,7 +86,14 @@ static void test_plan_walk_steps(void **state)
     assert_non_null(strstr(p.switches, "EVEC_A=4"));
     done(&p);
     plan_config("configs/ldg_wider2.json", 2048, 2046, 2048, &p, &err);
-    assert_non_null(strstr(p.switches, "EVEC_B=1")); /* N % 4 != 0: scalar loads of B */
+    assert_non_null(strstr(p.switches, "EVEC_B=2")); /* N % 4 == 2: B in 2-element loads */
+    assert_non_null(strstr(p.switches, "EVEC_C=2"));
+    done(&p);
+    plan_config("configs/ldg_wider2.json", 2048, 2045, 2048, &p, &err);
+    assert_non_null(strstr(p.switches, "EVEC_B=1")); /* N odd: scalar loads of B */
+    done(&p);
+    plan_config("configs/warptile_db.json", 2048, 2046, 2048, &p, &err);
+    assert_non_null(strstr(p.switches, "EVEC_B=1")); /* warptile keeps scalar loads (measured) */
     done(&p);
 }
 
