@@ -1,4 +1,5 @@
-/* splitk.cuh — split-K for the templates that take SPLITK and SPLITK_MODE: K cut into SPLITK
+/* splitk.cuh — split-K and stream-K: sharing an output tile's K among blocks.
+ * Split-K, for the templates that take SPLITK and SPLITK_MODE: K cut into SPLITK
  * slices over blockIdx.z, so that shapes with a small M x N and a large K (or few tiles for any
  * reason) still put a block on every SM.
  *   SPLITK_MODE 0: a first launch (scale_c) sets C = beta * C, then every split adds
@@ -13,6 +14,9 @@
 #ifndef SPLITK
 #define SPLITK 1
 #define SPLITK_MODE 0
+#endif
+#ifndef STREAMK
+#define STREAMK 0
 #endif
 
 /* This split's k-tiles [kt0, kt1); the last splits may get fewer, or none (they then add, or
@@ -30,6 +34,28 @@ __device__ __forceinline__ void split_range(int K, int &kt0, int &kt1)
     }
 }
 
+/* Stream-K (STREAMK > 0 blocks, a 1-D grid): the k-tiles of all output tiles laid end to end, tile
+ * after tile along rows of tiles, and block b taking the b-th of STREAMK equal runs of them, so
+ * every SM works to the end whatever the number of tiles (Osama et al., "Stream-K", PPoPP 2023).
+ * A run holds the end of one tile, whole tiles and the start of another; for each piece this calls
+ * tile(bx, by, kt0, kt1, part), `part` when the piece is not the whole tile. Pieces are added into
+ * C with atomics and C was scaled by beta first (scale_c), so no block waits for another. */
+template <typename Tile> __device__ __forceinline__ void streamk_runs(int gx, int gy, int ktiles, Tile &&tile)
+{
+    const long long total = (long long)gx * gy * ktiles;
+    long long it = total * blockIdx.x / STREAMK;
+    const long long end = total * (blockIdx.x + 1) / STREAMK;
+    while (it < end) {
+        const int t = (int)(it / ktiles), kt0 = (int)(it % ktiles);
+        const int kt1 = (int)min((long long)ktiles, kt0 + (end - it));
+        tile(t % gx, t / gx, kt0, kt1, kt0 > 0 || kt1 < ktiles);
+        it += kt1 - kt0;
+    }
+}
+
+/* The beta a whole tile is written with: under stream-K, C already holds beta * C. */
+__device__ __forceinline__ T tile_beta(T beta) { return STREAMK > 0 ? (beta == T(0) ? T(0) : T(1)) : beta; }
+
 /* One element of a split's partial result, at offset `at` of C. */
 __device__ __forceinline__ void split_put(T *C, T *W, idx_t at, int M, int N, T v, T alpha)
 {
@@ -40,14 +66,18 @@ __device__ __forceinline__ void split_put(T *C, T *W, idx_t at, int M, int N, T 
 #endif
 }
 
-#if SPLITK > 1
-/* Split-K, atomic mode, runs first: C = beta * C (never reading C when beta is 0). */
+#if SPLITK > 1 || STREAMK > 0
+/* Split-K's atomic mode and stream-K (warptile.cu) run this first: C = beta * C (never reading C
+ * when beta is 0). */
 extern "C" __global__ void scale_c(GEMM_ARGS)
 {
     const idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < (idx_t)M * N)
         C[i] = beta == T(0) ? T(0) : beta * C[i];
 }
+#endif
+
+#if SPLITK > 1
 
 /* Split-K, two-pass mode, runs last: C = alpha * (sum of the splits' partial tiles) + beta * C, in
  * a fixed order. */

@@ -50,7 +50,8 @@
     "LANES": {"default": 0, "values": [0, 1], "doc": "lane layout of a warp step: 0 row-major, 1 paired (lanes 2i, 2i+1 share A rows, lanes i, i^2 share B columns)"},
     "MINB": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM (0: none)"},
     "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z (splitk.cuh)"},
-    "SPLITK_MODE": {"default": 0, "values": [0, 1], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W"}
+    "SPLITK_MODE": {"default": 0, "values": [0, 1], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W"},
+    "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off)"}
   },
   "constraints": [
     {"rule": "BM % WM == 0", "why": "warp tiles cover the block tile's rows"},
@@ -71,7 +72,8 @@
     {"rule": "DB != 2 || ARCH >= 80", "why": "cp.async needs sm_80 or newer"},
     {"rule": "DB != 2 || (BN + PAD_B) % VEC_B == 0", "why": "each cp.async into a stored row of B must stay aligned"},
     {"rule": "DB != 1 || THREADS % 64 == 0", "why": "the staggered scheme splits the block into two halves of whole warps"},
-    {"rule": "LANES == 0 || ((WN / WNITER) / TN >= 2 && (WN / WNITER) / TN <= 16)", "why": "the paired lane layout needs 2 to 16 lanes across a warp step"}
+    {"rule": "LANES == 0 || ((WN / WNITER) / TN >= 2 && (WN / WNITER) / TN <= 16)", "why": "the paired lane layout needs 2 to 16 lanes across a warp step"},
+    {"rule": "STREAMK == 0 || SPLITK == 1", "why": "stream-K and split-K are two ways of sharing K among blocks; take one"}
   ],
   "switches": {
     "FULL_M": "M % BM == 0",
@@ -90,8 +92,8 @@
   "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
   "launches": [
-    {"kernel": "scale_c", "if": "SPLITK > 1 && SPLITK_MODE == 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
-    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "SPLITK"],
+    {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE == 0) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
+    {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "SPLITK"],
      "block": ["THREADS", 1, 1],
      "smem": "NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
@@ -183,53 +185,51 @@ __device__ __forceinline__ void staggered(Frag &f, T *As, T *Bs, const T *A, con
     }
 }
 
-extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
+/* Where this thread's accumulators sit inside a block tile (f.m0, f.n0). */
+__device__ __forceinline__ void frag_origin(Frag &f, int warp, int lane)
 {
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    T *As = reinterpret_cast<T *>(smem_raw);
-    T *Bs = As + (DB == 2 ? STAGES : DB == 0 ? 1 : 2) * tile::A_STAGE;
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    int bx, by;
-    if (!block_coords<SUPER>(cdiv(N, BN), cdiv(M, BM), bx, by))
-        return;
-    const int row0 = by * BM, col0 = bx * BN;
-    Frag f;
-    {
-        const int wrow = warp / (BN / WN), wcol = warp % (BN / WN);
-        constexpr int LANES_N = WSUBN / TN; /* lanes across one warp step */
-        int lm = lane / LANES_N, ln = lane % LANES_N;
-        if constexpr (LANES != 0) {
-            /* Shared memory returns 128 B (one register per lane) per cycle, twice that when
-             * lanes i and i^1, or i and i^2, read the same address. Row-major lanes pair only
-             * on A; here bit 0 of the lane picks the column and bit 1 the row, so A's reads
-             * pair on i^1 and B's on i^2, and every fragment load takes half the cycles. */
-            const int hi = lane >> 2;
-            ln = (lane & 1) | (hi % (LANES_N / 2)) << 1;
-            lm = (lane >> 1 & 1) | (hi / (LANES_N / 2)) << 1;
-        }
-        f.m0 = wrow * WM + lm * TM;
-        f.n0 = wcol * WN + ln * TN;
+    const int wrow = warp / (BN / WN), wcol = warp % (BN / WN);
+    constexpr int LANES_N = WSUBN / TN; /* lanes across one warp step */
+    int lm = lane / LANES_N, ln = lane % LANES_N;
+    if constexpr (LANES != 0) {
+        /* Shared memory returns 128 B (one register per lane) per cycle, twice that when
+         * lanes i and i^1, or i and i^2, read the same address. Row-major lanes pair only
+         * on A; here bit 0 of the lane picks the column and bit 1 the row, so A's reads
+         * pair on i^1 and B's on i^2, and every fragment load takes half the cycles. */
+        const int hi = lane >> 2;
+        ln = (lane & 1) | (hi % (LANES_N / 2)) << 1;
+        lm = (lane >> 1 & 1) | (hi / (LANES_N / 2)) << 1;
     }
+    f.m0 = wrow * WM + lm * TM;
+    f.n0 = wcol * WN + ln * TN;
+}
+
+/* Output tile (bx, by) over its k-tiles [kt0, kt1): accumulate, then write C. With split-K each
+ * split adds its part (split_put); with stream-K a block adds a part of a tile with atomics
+ * (`part`) and writes a whole tile as alpha * acc + C, C having been scaled by beta already
+ * (splitk.cuh). */
+__device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, const T *B, T *C, T *W, int M, int N,
+                                            int K, T alpha, T beta, int bx, int by, int kt0, int kt1, bool part)
+{
+    const int tid = threadIdx.x, row0 = by * BM, col0 = bx * BN;
+    frag_origin(f, tid / 32, tid % 32);
 #pragma unroll
     for (int i = 0; i < WMITER * TM; ++i)
 #pragma unroll
         for (int j = 0; j < WNITER * TN; ++j)
             f.acc[i][j] = T(0);
-    int kt0, kt1;
-    split_range(K, kt0, kt1);
 #if DB == 1
     staggered(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
 #else
     tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
 #endif
-    /* The epilogue. All WMITER*TM x WNITER*TN accumulators are live here, so its guards must not
-     * cost registers: each element's offset from the thread's first row and column is a
-     * compile-time constant, compared with how many rows and columns are left (two registers),
-     * where per-element row and column indices cost the tile 5 more registers and at 4000^3
-     * half its occupancy. */
+    /* The epilogue: each element's offset from the thread's first row and column is a
+     * compile-time constant, compared with how many rows and columns are left. All the
+     * accumulators are live here; MINB 2 keeps warptile_db's guarded shapes at 128 registers. */
     const int r0 = row0 + f.m0, c0 = col0 + f.n0;
     const int rows_left = M - r0, cols_left = N - c0;
     T *Ct = C + (idx_t)r0 * N + c0;
+    const T beta_c = tile_beta(beta);
 #pragma unroll
     for (int i = 0; i < WMITER * TM; ++i) {
         const int di = (i / TM) * WSUBM + i % TM;
@@ -243,9 +243,37 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
                 for (int e = 0; e < EVEC_C; ++e)
                     if (FULL_N || dj + e < cols_left)
                         split_put(C, W, (idx_t)(r0 + di) * N + c0 + dj + e, M, N, f.acc[i][j + e], alpha);
+            } else if (STREAMK > 0 && part) {
+#pragma unroll
+                for (int e = 0; e < EVEC_C; ++e)
+                    if (FULL_N || dj + e < cols_left)
+                        atomicAdd(&Ct[(idx_t)di * N + dj + e], alpha * f.acc[i][j + e]);
             } else if (FULL_N || dj < cols_left) {
-                store_c<EVEC_C>(&Ct[(idx_t)di * N + dj], &f.acc[i][j], alpha, beta);
+                store_c<EVEC_C>(&Ct[(idx_t)di * N + dj], &f.acc[i][j], alpha, beta_c);
             }
         }
     }
+}
+
+extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
+{
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *As = reinterpret_cast<T *>(smem_raw);
+    T *Bs = As + (DB == 2 ? STAGES : DB == 0 ? 1 : 2) * tile::A_STAGE;
+    Frag f;
+#if STREAMK > 0
+    streamk_runs(cdiv(N, BN), cdiv(M, BM), cdiv(K, BK), [&](int bx, int by, int kt0, int kt1, bool part) {
+        output_tile(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+    });
+#else
+    /* NVRTC's code for warptile_db depends on the order of these steps: two other orders gave
+     * different address code (docs/NOTES.md, "Stream-K"); this one was measured equal to the
+     * kernel before stream-K. */
+    int bx, by;
+    if (!block_coords<SUPER>(cdiv(N, BN), cdiv(M, BM), bx, by))
+        return;
+    int kt0, kt1;
+    split_range(K, kt0, kt1);
+    output_tile(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, false);
+#endif
 }

@@ -8,6 +8,7 @@
 #   --format jsonl and --set; compute-sanitizer memcheck, racecheck, initcheck and synccheck on
 #   each template; K = 0; 65536x65536x16 (64-bit offsets) and the refusal of what does not fit;
 #   a template that requires sm_90a; split-K in warptile and DMMA at shapes one past a tile, both modes;
+#   stream-K in warptile, runs that start and end inside tiles;
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles of the shipped wisdom
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
 #   space holding a faulting and a hanging kernel; a second tune served from the CUBIN cache; a
@@ -21,7 +22,7 @@ mkdir -p "$LOG"
 [ -x "$E" ] || { echo "build/engine is missing: run make first"; exit 2; }
 FIX="env ENGINE_TEMPLATES=tests/templates:kernels_src"
 # GPU_ONLY="edges sanitize" runs only those sections (names below: device verify f64 lanes wrong
-# errors edges splitk vec2 skinny sm90a isolation tune-faults tune formats sanitize), so that a
+# errors edges splitk streamk vec2 skinny sm90a isolation tune-faults tune formats sanitize), so that a
 # device call can stay inside its time limit; default all.
 want() { [ -z "${GPU_ONLY:-}" ] || [[ " $GPU_ONLY " == *" $1 "* ]]; }
 
@@ -124,6 +125,20 @@ check_rc "split-K, atomic mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk
 # shellcheck disable=SC2086
 $E verify $SK --set SPLITK_MODE=1 --shapes 1x1x1,17x33x5,65x33x4097,127x129x131 >"$LOG/splitk2.txt" 2>&1
 check_rc "split-K, deterministic two-pass mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk2.txt" | head -20)"
+fi
+
+if want streamk; then
+echo "== stream-K in warptile: runs across tile boundaries, more blocks than k-tiles, odd shapes"
+SK="configs/warptile_streamk.json"
+# shellcheck disable=SC2086
+$E verify $SK --shapes 1x1x1,17x33x5,129x65x4097,257x129x131,1000x1000x1000 >"$LOG/streamk.txt" 2>&1
+check_rc "stream-K at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/streamk.txt" | head -20)"
+# 7 and 1 blocks: runs of uneven length that start and end inside tiles; one block doing everything.
+for n in 7 1; do
+  # shellcheck disable=SC2086
+  $E verify $SK --set STREAMK=$n --shapes 129x129x257,65x33x1001 >"$LOG/streamk-$n.txt" 2>&1
+  check_rc "stream-K with $n blocks" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/streamk-$n.txt" | head -20)"
+done
 fi
 
 if want vec2; then
@@ -243,6 +258,7 @@ if [ "${GPU_SANITIZE:-1}" = 0 ]; then
   echo "  skipped (GPU_SANITIZE=0)"
 elif [ -x "$CS" ] || CS=$(command -v compute-sanitizer); then
   for c in naive tiled bank_pad_vec ldg_wider2 sb07_linearize multibuf_b3 ldg_async splitk2 splitk4_2pass warptile_splitk dgemm_dmma_splitk \
+           warptile_streamk \
            sb10_warptiling sb11_double_buffer sb12_double_buffer2 warptile_db dgemm_simt dgemm_pipelined dgemm_dmma; do
     for tool in ${GPU_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
       # The kernels run in a worker process: the sanitizer must follow it, and every process's
