@@ -22,6 +22,14 @@ rows() { # LOG PYTHON-EXPRESSION over the list `rows`: prints its value
   python3 -c "import json,sys; rows=[json.loads(l) for l in open(sys.argv[1])]; print($2)" "$1"
 }
 
+echo "== every shipped space (tune/) still fits its template"
+for s in tune/*.json; do
+  $E tune "$s" --arch sm_90 --dry-run >"$tmp/ship.txt" 2>&1
+  rc=$?
+  n=$(awk '$2 == "feasible" {print $1; exit}' "$tmp/ship.txt")
+  if [ $rc = 0 ] && [ "${n:-0}" -gt 0 ]; then pass "$s: $n feasible points"; else fail "$s (exit $rc, ${n:-no} feasible)" "$(tail -5 "$tmp/ship.txt")"; fi
+done
+
 echo "== the space before anything is compiled"
 $T --dry-run >"$tmp/dry.txt" 2>&1
 check_rc "--dry-run" 0 $?

@@ -9,7 +9,10 @@
 #include <cmocka.h>
 #include <sys/stat.h>
 
+#include "config.h"
 #include "pick.h"
+#include "template.h"
+#include "wisdom.h"
 
 static char g_dir[64];     /* a temporary root holding wisdom/ */
 static char g_wisdom[128]; /* g_dir/wisdom */
@@ -142,12 +145,44 @@ static void test_malformed_and_missing(void **state)
     assert_null(p.device);
 }
 
+/* Every entry of the shipped wisdom still makes a valid config for its shape: the config with the
+ * entry's overrides passes its template's constraints, and its plan (switches, launches, shared
+ * memory against the H100's 227 KB) is accepted. A template parameter renamed or a constraint
+ * tightened would otherwise only show when --auto picks the entry on a GPU. */
+static void test_shipped_entries_plan(void **state)
+{
+    (void)state;
+    wisdom_t w;
+    wisdom_init(&w);
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(wisdom_load_dir(&w, "wisdom", &err), 0);
+    size_t n = 0;
+    for (size_t i = 0; i < w.nfiles; i++)
+        for (size_t j = 0; j < w.files[i].nentries; j++, n++) {
+            const wisdom_entry *e = &w.files[i].entries[j];
+            const char *dt = e->dtype == DTYPE_F64 ? "f64" : "f32";
+            config_t c;
+            plan_t p;
+            if (config_load(e->config, e->sets, e->nsets, dt, 90, &c, &err))
+                fail_msg("%s:%d: %s", w.files[i].path, e->line, err.text);
+            if (template_plan(&c.tpl, c.path, c.name, c.values, c.dtype, 90, e->shape.m, e->shape.n, e->shape.k,
+                              232448, &p, &err))
+                fail_msg("%s:%d: %s", w.files[i].path, e->line, err.text);
+            plan_free(&p);
+            config_free(&c);
+        }
+    assert_true(n >= 52); /* the H100 file alone holds the 26 suite shapes in two dtypes */
+    wisdom_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_choices_become_entries),
         cmocka_unit_test(test_dtype_and_levels),
         cmocka_unit_test(test_malformed_and_missing),
+        cmocka_unit_test(test_shipped_entries_plan),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

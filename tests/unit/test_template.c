@@ -116,6 +116,29 @@ static void test_plan_splitk_launches(void **state)
     assert_string_equal(p.launches[1].kernel, "reduce");
     assert_int_equal(p.workspace, 4LL * 1024 * 1024);
     done(&p);
+    /* Stream-K: C scaled by beta first, then a 1-D grid of exactly STREAMK blocks. */
+    plan_config("configs/warptile_streamk.json", 2500, 2500, 2500, &p, &err);
+    assert_int_equal(p.nlaunches, 2);
+    assert_string_equal(p.launches[0].kernel, "scale_c");
+    assert_int_equal(p.launches[0].grid[0], (2500 * 2500 + 255) / 256);
+    assert_string_equal(p.launches[1].kernel, "gemm");
+    assert_int_equal(p.launches[1].grid[0], 528);
+    assert_int_equal(p.launches[1].grid[1], 1);
+    assert_int_equal(p.launches[1].grid[2], 1);
+    assert_int_equal(p.main_launch, 1);
+    assert_int_equal(p.workspace, 0);
+    done(&p);
+    /* Without STREAMK the same template keeps its 2-D (or supertile) grid and one launch. */
+    plan_config("configs/warptile_db.json", 4096, 4096, 4096, &p, &err);
+    assert_int_equal(p.nlaunches, 1);
+    assert_int_equal(p.launches[0].grid[0], 32 * 32); /* 8x8 supertiles: 1-D */
+    assert_int_equal(p.launches[0].grid[1], 1);
+    done(&p);
+    /* Stream-K and split-K together are refused by the template's constraint. */
+    param_set both[] = {{"SPLITK=4", "SPLITK", 4}};
+    config_t c;
+    assert_int_not_equal(config_load("configs/warptile_streamk.json", both, 1, NULL, 90, &c, &err), 0);
+    assert_non_null(strstr(err.text, "STREAMK == 0 || SPLITK == 1"));
 }
 
 /* 64-bit offsets exactly when some matrix reaches 2^31 elements: A (M*K), B (K*N) or C (M*N). */
