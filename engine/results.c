@@ -177,28 +177,13 @@ static void add_json_string(strbuf *sb, const char *s)
     sb_add(sb, "\"");
 }
 
-/* The shortest of %.15g, %.16g, %.17g that reads back as v, with ".0" added to whole numbers so the
- * value reads as a real ("alpha":1.0). v must be finite. */
-static void add_double(strbuf *sb, double v)
-{
-    char buf[40];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    sb_add(sb, buf);
-    if (!strpbrk(buf, ".eE"))
-        sb_add(sb, ".0");
-}
-
 /* A nullable number: negative or not finite is null. */
 static void add_opt_double(strbuf *sb, double v)
 {
     if (v < 0 || !isfinite(v))
         sb_add(sb, "null");
     else
-        add_double(sb, v);
+        sb_add_double(sb, v);
 }
 
 static void add_opt_int(strbuf *sb, int v)
@@ -221,7 +206,7 @@ static void add_measurement(strbuf *sb, bool *first, const char *name, double va
     if (value < 0 || !isfinite(value))
         return;
     sb_addf(sb, "%s{\"name\":\"%s\",\"value\":", *first ? "" : ",", name);
-    add_double(sb, value);
+    sb_add_double(sb, value);
     sb_addf(sb, ",\"unit\":\"%s\"}", unit);
     *first = false;
 }
@@ -261,9 +246,9 @@ char *result_row_to_json(const result_row *r)
     sb_addf(&sb, ",\"device_index\":%d,\"M\":%lld,\"N\":%lld,\"K\":%lld", r->device_index, (long long)r->M,
             (long long)r->N, (long long)r->K);
     add_key(&sb, "alpha", false);
-    add_double(&sb, isfinite(r->alpha) ? r->alpha : 0);
+    sb_add_double(&sb, isfinite(r->alpha) ? r->alpha : 0);
     add_key(&sb, "beta", false);
-    add_double(&sb, isfinite(r->beta) ? r->beta : 0);
+    sb_add_double(&sb, isfinite(r->beta) ? r->beta : 0);
     sb_addf(&sb, ",\"seed\":%llu,\"stage\":%d", (unsigned long long)r->seed, r->stage);
     add_key(&sb, "configuration", false);
     sb_add(&sb, "{");

@@ -135,6 +135,19 @@ void sb_addf(strbuf *sb, const char *fmt, ...)
     free(s);
 }
 
+void sb_add_double(strbuf *sb, double v)
+{
+    char buf[40];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    sb_add(sb, buf);
+    if (!strpbrk(buf, ".eE"))
+        sb_add(sb, ".0");
+}
+
 char *sb_steal(strbuf *sb)
 {
     char *s = sb->buf;

@@ -30,6 +30,10 @@ void sb_free(strbuf *sb);
 void sb_add(strbuf *sb, const char *s);
 void sb_addn(strbuf *sb, const char *s, size_t n);
 void sb_addf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A finite double as JSON: the shortest of %.15g, %.16g, %.17g that reads back as v, with ".0"
+ * added to whole numbers so it reads as a real (51.2, not 51.200000000000003 as jansson writes it;
+ * 1.0, not 1). */
+void sb_add_double(strbuf *sb, double v);
 /* Hand over the buffer; sb becomes empty. */
 char *sb_steal(strbuf *sb);
 

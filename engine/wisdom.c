@@ -581,21 +581,6 @@ static bool add_json_string(strbuf *sb, const char *s)
     return true;
 }
 
-/* The shortest of %.15g, %.16g, %.17g that reads back as v, with ".0" added to whole numbers (51.2,
- * not 51.200000000000003 as jansson writes it). v must be finite. */
-static void add_double(strbuf *sb, double v)
-{
-    char buf[40];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    sb_add(sb, buf);
-    if (!strpbrk(buf, ".eEn"))
-        sb_add(sb, ".0");
-}
-
 char *wisdom_file_to_json(const wisdom_file *f)
 {
     strbuf sb;
@@ -630,9 +615,9 @@ char *wisdom_file_to_json(const wisdom_file *f)
             sb_add(&sb, "}");
         }
         sb_add(&sb, ", \"tflops\": ");
-        add_double(&sb, e->tflops);
+        sb_add_double(&sb, e->tflops);
         sb_add(&sb, ", \"vs_cublas\": ");
-        add_double(&sb, e->vs_cublas);
+        sb_add_double(&sb, e->vs_cublas);
         if (e->source) {
             sb_add(&sb, ", \"source\": ");
             ok = ok && add_json_string(&sb, e->source);

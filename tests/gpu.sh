@@ -25,6 +25,11 @@ FIX="env ENGINE_TEMPLATES=tests/templates:kernels_src"
 # errors edges splitk streamk vec2 skinny sm90a isolation tune-faults tune formats sanitize), so that a
 # device call can stay inside its time limit; default all.
 want() { [ -z "${GPU_ONLY:-}" ] || [[ " $GPU_ONLY " == *" $1 "* ]]; }
+# compute-sanitizer into CS: CUDA_HOME's, else the one on PATH; returns 1 when there is none.
+find_sanitizer() {
+  CS=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
+  [ -x "$CS" ] || CS=$(command -v compute-sanitizer)
+}
 
 if want device; then
 echo "== device"
@@ -155,8 +160,7 @@ for v in SKM SKN; do
   # shellcheck disable=SC2086
   $E verify configs/warptile_splitk.json ${!v} --shapes 1x1x1,17x65x4097,65x17x4097,17x8193x1025 >"$LOG/skinny-$v.txt" 2>&1
   check_rc "skinny tile $v at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/skinny-$v.txt" | head -20)"
-  CS=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
-  [ -x "$CS" ] || CS=$(command -v compute-sanitizer) || { fail "compute-sanitizer not found"; continue; }
+  find_sanitizer || { fail "compute-sanitizer not found"; continue; }
   for tool in memcheck racecheck; do
     # shellcheck disable=SC2086
     "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/warptile_splitk.json ${!v} \
@@ -253,10 +257,9 @@ fi
 
 if want sanitize; then
 echo "== compute-sanitizer (memcheck, racecheck, initcheck, synccheck), one odd shape per template and schedule"
-CS=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
 if [ "${GPU_SANITIZE:-1}" = 0 ]; then
   echo "  skipped (GPU_SANITIZE=0)"
-elif [ -x "$CS" ] || CS=$(command -v compute-sanitizer); then
+elif find_sanitizer; then
   for c in naive tiled bank_pad_vec ldg_wider2 sb07_linearize multibuf_b3 ldg_async splitk2 splitk4_2pass warptile_splitk dgemm_dmma_splitk \
            warptile_streamk \
            sb10_warptiling sb11_double_buffer sb12_double_buffer2 warptile_db dgemm_simt dgemm_pipelined dgemm_dmma; do
