@@ -12,7 +12,7 @@
 # exits 1 when one is missed.
 set -u
 cd "$(dirname "$0")/.."
-E=build/engine
+E=${ENGINE_BIN:-build/engine} # ENGINE_BIN: another build, for A/B runs
 [ -x "$E" ] || { echo "build/engine is missing: run make first"; exit 2; }
 SUITE=${SUITE:-bench/suites/shapes.txt}
 OUTDIR=${OUT:-build/shapes}

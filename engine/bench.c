@@ -6,16 +6,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Each thread spins until its SM's clock has advanced `cycles`; with one block per SM the kernel
+ * takes cycles / f seconds, whatever f is. Also the wait after a flush (bench.h). */
+static const char k_probe_src[] =
+    "extern \"C\" __global__ void spin(long long cycles, long long *out) {\n"
+    "  long long t0 = clock64(), t = t0;\n"
+    "  while (t - t0 < cycles) t = clock64();\n"
+    "  if (threadIdx.x == 0) out[blockIdx.x] = t - t0;\n"
+    "}\n";
+
+static int spin_module(gpu_t *g, const char *label, gpu_module *mod, CUfunction *f, err_t *err)
+{
+    const jit_result *jr;
+    return jit_compile("clock_probe.cu", k_probe_src, NULL, 0, g->sm, label, &jr, NULL, err) ||
+           gpu_module_load(g, jr->cubin, label, mod, err) || gpu_function(g, mod, "spin", f, err);
+}
+
 int bench_flush_init(gpu_t *g, bench_flush *f, err_t *err)
 {
+    memset(f, 0, sizeof *f);
     f->bytes = (size_t)(g->l2_bytes > 0 ? g->l2_bytes : 64 << 20) * 2;
-    return gpu_alloc(g, f->bytes, &f->buf, err);
+    return gpu_alloc(g, f->bytes, &f->buf, err) || spin_module(g, "queue wait", &f->mod, &f->spin, err) ? -1 : 0;
 }
 
 void bench_flush_free(gpu_t *g, bench_flush *f)
 {
     gpu_free(g, f->buf);
-    f->buf = 0;
+    gpu_module_unload(g, &f->mod);
+    memset(f, 0, sizeof *f);
+}
+
+/* Flush L2, then hold the GPU while the host queues the run's `iters` launches (bench.h): 0.1 ms
+ * and 20 us a launch at 2 GHz, at most 20 ms. A cuBLAS call costs the host 9-13 us (measured:
+ * a run of 167 calls at 64^3 read 9-13 us a call, 4.6 us when queued ahead). */
+static int flush_and_wait(gpu_t *g, const bench_flush *f, int r, int iters, err_t *err)
+{
+    if (!f || !f->buf)
+        return 0;
+    long long cycles = 200000 + 40000LL * (iters < 500 ? iters : 500);
+    CUdeviceptr out = f->buf;   /* the spin's one word lands in the scratch buffer */
+    void *args[] = {&cycles, &out};
+    const int64_t grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+    return gpu_fill32(g, f->buf, (uint32_t)r, f->bytes / 4, err) || gpu_launch(g, f->spin, grid, block, 0, args, err)
+               ? -1
+               : 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -65,7 +99,7 @@ int bench_time_n(gpu_t *g, size_t n, const bench_fn *fns, void *const *ctxs, con
         goto out;
     for (int r = 0; r < runs; r++) {
         for (size_t j = 0; j < n; j++) {
-            if (flush && flush->buf && gpu_fill32(g, flush->buf, (uint32_t)r, flush->bytes / 4, err))
+            if (flush_and_wait(g, flush, r, o->iters, err))
                 goto out;
             if (gpu_event_record(g, start, err))
                 goto out;
@@ -96,26 +130,14 @@ int bench_time(gpu_t *g, bench_fn fn, void *ctx, const bench_opts *o, const benc
     return bench_time_n(g, 1, &fn, &ctx, o, flush, st, err);
 }
 
-/* Each thread spins until its SM's clock has advanced `cycles`; with one block per SM the kernel
- * takes cycles / f seconds, whatever f is. */
-static const char k_probe_src[] =
-    "extern \"C\" __global__ void spin(long long cycles, long long *out) {\n"
-    "  long long t0 = clock64(), t = t0;\n"
-    "  while (t - t0 < cycles) t = clock64();\n"
-    "  if (threadIdx.x == 0) out[blockIdx.x] = t - t0;\n"
-    "}\n";
-
 int bench_clock_mhz(gpu_t *g, double *mhz, err_t *err)
 {
-    const jit_result *jr;
     gpu_module mod = {0};
     CUfunction f;
     CUdeviceptr out = 0;
     CUevent a = NULL, b = NULL;
     int rc = -1;
-    if (jit_compile("clock_probe.cu", k_probe_src, NULL, 0, g->sm, "clock probe", &jr, NULL, err))
-        return -1;
-    if (gpu_module_load(g, jr->cubin, "clock probe", &mod, err) || gpu_function(g, &mod, "spin", &f, err) ||
+    if (spin_module(g, "clock probe", &mod, &f, err) ||
         gpu_alloc(g, (size_t)g->sms * sizeof(long long), &out, err) || gpu_event_create(g, &a, err) ||
         gpu_event_create(g, &b, err))
         goto out;

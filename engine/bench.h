@@ -1,6 +1,11 @@
 /* bench.h — timing on the device, the way Triton's do_bench does it: warm up, then R timed runs of
  * I back-to-back launches each, one event pair per run, L2 flushed (a memset of twice its size)
  * before every run and outside the timed region; report the median and the spread over runs.
+ * After the flush a one-block kernel spins for 0.1 ms plus 20 us per launch of the run (nvbench's
+ * blocking kernel does the same job), so the run's launches are all queued before the GPU reaches
+ * them: the events then time the GPU's work, not the host's calls (a cuBLAS call costs more host
+ * time than a 64^3 GEMM takes on the GPU, so unqueued runs timed the caller; docs/RESULTS.md
+ * "Timing tiny shapes").
  * Also two probes that give the numbers next to the timings their meaning: the SM clock actually
  * running, and the DRAM and L2 bandwidths the roofline divides by. */
 #ifndef ENGINE_BENCH_H
@@ -28,6 +33,8 @@ typedef struct {
 typedef struct {
     CUdeviceptr buf; /* scratch written before each run to evict inputs from L2 */
     size_t bytes;
+    gpu_module mod;  /* the spin kernel, launched after the flush */
+    CUfunction spin;
 } bench_flush;
 
 int bench_flush_init(gpu_t *g, bench_flush *f, err_t *err);

@@ -49,7 +49,7 @@ int compile_main(const opts_t *o)
     double t0 = now_ms();
     cfgs = xcalloc(o->nentries, sizeof *cfgs);
     jobs = xcalloc(o->nentries, sizeof *jobs);
-    void **args = xcalloc(o->nentries, sizeof *args);
+    build_job **args = xcalloc(o->nentries, sizeof *args);
     size_t na = 0;
     for (size_t i = 0; i < o->nentries; i++) {
         err_clear(&err);
@@ -65,7 +65,7 @@ int compile_main(const opts_t *o)
         build_job_init(&jobs[i], &cfgs[i], su.arch, su.smem_limit, o->shape.m, o->shape.n, o->shape.k);
         args[na++] = &jobs[i];
     }
-    pool_run_all(&su.pool, build_job_run, args, na);
+    build_jobs_run(&su.pool, args, na);
     free(args);
     printf("%-20s %-10s %-6s %-4s %7s %5s %6s %6s %6s %8s %8s %8s %-6s %s\n", "config", "template", "arch", "type",
            "threads", "regs", "stack", "spillS", "spillL", "smem-st", "smem-dyn", "ms", "cubin", "switches");

@@ -400,6 +400,11 @@ int config_parse(const char *path, const char *text, size_t len, const param_set
     }
     if (check_rules(&c, arch))
         goto out;
+    char msg[512];
+    if (template_compile_cost(t, cfg->values, cfg->dtype, arch, &cfg->compile_cost, msg, sizeof msg)) {
+        err_set(err, EXIT_INPUT, t->path, 0, 0, "compile_cost: %s", msg);
+        goto out;
+    }
     rc = 0;
 out:
     json_decref(root);

@@ -38,6 +38,7 @@ typedef struct {
     param_origin *origin;
     char *overrides;     /* "--set BM=128 --set TM=4" as applied (for reruns), or "" */
     char *label;         /* name, or name[BM=128,TM=4] when overridden: what rows show */
+    int64_t compile_cost; /* the template's estimate of its NVRTC time (>= 1), to order compiles */
 } config_t;
 
 /* Load path, apply the overrides that name this template's params (every override must name one),

@@ -999,9 +999,14 @@ static int cmp_key_stage(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Finalists first: a stage-2 time (more runs, interleaved with cuBLAS) is not compared with the
+ * brief stage-1 times of the others, which read lower at tiny shapes (docs/RESULTS.md, "Timing
+ * tiny shapes"), so a point that was never re-timed cannot win. Then by ms, ties by key. */
 static int cmp_ms_key(const void *a, const void *b)
 {
     const result_row *x = *(const result_row *const *)a, *y = *(const result_row *const *)b;
+    if (x->stage != y->stage)
+        return y->stage - x->stage;
     if (x->ms != y->ms)
         return x->ms < y->ms ? -1 : 1;
     return strcmp(x->key, y->key);

@@ -165,9 +165,10 @@ const result_row *results_lookup(const results_log *l, const char *key, int stag
 int results_read(const char *path, result_row **rows, size_t *n, bool *truncated_tail, err_t *err);
 
 /* Ranking: one entry per key among rows with status "ok" and a known time at stage 1 or 2 — its
- * stage-2 row when it has one, else its stage-1 row (the first when repeated) — sorted by ms
- * ascending, ties by key (so the order is deterministic). Returns a newly allocated array of
- * *nranked pointers into rows (free it; never NULL). */
+ * stage-2 row when it has one, else its stage-1 row (the first when repeated) — the re-timed
+ * finalists (stage 2) first, each stage sorted by ms ascending, ties by key (so the order is
+ * deterministic). Returns a newly allocated array of *nranked pointers into rows (free it; never
+ * NULL). */
 const result_row **results_rank(const result_row *rows, size_t n, size_t *nranked);
 
 /* Print the first `top` (0 = all) ranked rows as an aligned table: rank, TFLOP/s, ms, spread

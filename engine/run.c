@@ -150,7 +150,7 @@ static build_job *build_all(runner_t *r, const shape_t *shapes, size_t nshapes)
 {
     size_t n = r->o->nentries;
     build_job *jobs = xcalloc(nshapes * n, sizeof *jobs);
-    void **args = xcalloc(nshapes * n, sizeof *args);
+    build_job **args = xcalloc(nshapes * n, sizeof *args);
     size_t na = 0;
     for (size_t s = 0; s < nshapes; s++)
         for (size_t i = 0; i < n; i++) {
@@ -160,7 +160,7 @@ static build_job *build_all(runner_t *r, const shape_t *shapes, size_t nshapes)
             build_job_init(j, r->cfgs[i], r->su.arch, r->su.smem_limit, shapes[s].m, shapes[s].n, shapes[s].k);
             args[na++] = j;
         }
-    pool_run_all(&r->su.pool, build_job_run, args, na);
+    build_jobs_run(&r->su.pool, args, na);
     free(args);
     return jobs;
 }

@@ -140,4 +140,20 @@ void build_job_run(void *arg)
     j->ms = now_ms() - t0;
 }
 
+static int by_cost_desc(const void *a, const void *b)
+{
+    const build_job *x = *(build_job *const *)a, *y = *(build_job *const *)b;
+    if (x->cfg->compile_cost != y->cfg->compile_cost)
+        return x->cfg->compile_cost > y->cfg->compile_cost ? -1 : 1;
+    return x < y ? -1 : x > y; /* jobs come from one array: keep their order among equals */
+}
+
+void build_jobs_order(build_job **jobs, size_t n) { qsort(jobs, n, sizeof *jobs, by_cost_desc); }
+
+void build_jobs_run(pool_t *pool, build_job **jobs, size_t n)
+{
+    build_jobs_order(jobs, n);
+    pool_run_all(pool, build_job_run, (void **)jobs, n);
+}
+
 void build_job_free(build_job *j) { kernel_free(NULL, &j->k); }

@@ -63,6 +63,12 @@ typedef struct {
 void build_job_init(build_job *j, const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K);
 /* pool_fn: runs kernel_build. */
 void build_job_run(void *job);
+/* Order jobs[0..n) longest compile first (the configs' compile_cost), equals as they were. */
+void build_jobs_order(build_job **jobs, size_t n);
+/* Run jobs[0..n) on the pool in that order and wait for all: a long compile started late would
+ * set the wall time alone (measured: the 49 shipped configs on 16 cores took 0.125-0.135 of the
+ * serial time in file order, 0.11 longest first). Reorders jobs. */
+void build_jobs_run(pool_t *pool, build_job **jobs, size_t n);
 void build_job_free(build_job *j);
 
 #endif

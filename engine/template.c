@@ -72,6 +72,22 @@ int scope_add_derived(tpl_scope *s, const template_t *t, err_t *err)
     return 0;
 }
 
+/* The params and derived names of one set of values; -1 with the reason in msg when a derived
+ * name cannot be evaluated. */
+static int values_scope(tpl_scope *s, const template_t *t, const int64_t *values, dtype_t dtype, int arch, char *msg,
+                        size_t msglen)
+{
+    scope_init(s);
+    scope_add_params(s, t, values, dtype, arch);
+    for (size_t i = 0; i < t->nderived; i++) {
+        int64_t v;
+        if (scope_eval(s, t->derived[i].expr, &v, msg, msglen))
+            return -1;
+        scope_set(s, t->derived[i].name, v);
+    }
+    return 0;
+}
+
 int template_check(const template_t *t, const int64_t *values, dtype_t dtype, int arch, int *index, char *msg,
                    size_t msglen)
 {
@@ -87,14 +103,8 @@ int template_check(const template_t *t, const int64_t *values, dtype_t dtype, in
         }
     }
     tpl_scope s;
-    scope_init(&s);
-    scope_add_params(&s, t, values, dtype, arch);
-    for (size_t i = 0; i < t->nderived; i++) {
-        int64_t v;
-        if (scope_eval(&s, t->derived[i].expr, &v, msg, msglen))
-            return -1;
-        scope_set(&s, t->derived[i].name, v);
-    }
+    if (values_scope(&s, t, values, dtype, arch, msg, msglen))
+        return -1;
     for (size_t i = 0; i < t->nconstraints; i++) {
         int64_t ok;
         if (scope_eval(&s, t->constraints[i].rule, &ok, msg, msglen))
@@ -105,6 +115,22 @@ int template_check(const template_t *t, const int64_t *values, dtype_t dtype, in
         }
     }
     return TPL_OK;
+}
+
+int template_compile_cost(const template_t *t, const int64_t *values, dtype_t dtype, int arch, int64_t *cost,
+                          char *msg, size_t msglen)
+{
+    *cost = 1;
+    if (!t->compile_cost)
+        return 0;
+    tpl_scope s;
+    if (values_scope(&s, t, values, dtype, arch, msg, msglen))
+        return -1;
+    int64_t v;
+    if (scope_eval(&s, t->compile_cost, &v, msg, msglen))
+        return -1;
+    *cost = v > 1 ? v : 1;
+    return 0;
 }
 
 /* ---- loading -------------------------------------------------------------------------------- */
@@ -302,7 +328,7 @@ static int parse_block(loader *ld, template_t *t)
 {
     static const char *const allowed[] = {"summary", "dtypes", "peak", "params", "derived", "constraints",
                                           "requires", "switches", "let", "workspace", "traffic",
-                                          "launches", NULL};
+                                          "compile_cost", "launches", NULL};
     json_error_t jerr;
     json_t *root = json_loads(ld->json, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
     if (!root) {
@@ -367,9 +393,11 @@ static int parse_block(loader *ld, template_t *t)
         load_named(ld, json_object_get(root, "switches"), "switches", &t->switches, &t->nswitches) ||
         load_named(ld, json_object_get(root, "let"), "let", &t->lets, &t->nlets))
         goto out;
-    const char *p_ws[] = {"workspace"}, *p_tr[] = {"traffic"};
+    const char *p_ws[] = {"workspace"}, *p_tr[] = {"traffic"}, *p_cc[] = {"compile_cost"};
     json_t *ws = json_object_get(root, "workspace"), *tr = json_object_get(root, "traffic");
-    if ((ws && get_expr(ld, ws, p_ws, 1, &t->workspace)) || (tr && get_expr(ld, tr, p_tr, 1, &t->traffic)))
+    json_t *cc = json_object_get(root, "compile_cost");
+    if ((ws && get_expr(ld, ws, p_ws, 1, &t->workspace)) || (tr && get_expr(ld, tr, p_tr, 1, &t->traffic)) ||
+        (cc && get_expr(ld, cc, p_cc, 1, &t->compile_cost)))
         goto out;
 
     json_t *launches = json_object_get(root, "launches");
@@ -507,6 +535,7 @@ void template_free(template_t *t)
     free_named(t->lets, t->nlets);
     free(t->workspace);
     free(t->traffic);
+    free(t->compile_cost);
     for (size_t i = 0; i < t->nlaunches; i++) {
         tpl_launch *l = &t->launches[i];
         free(l->kernel);

@@ -14,6 +14,7 @@
  *     "let":         {"GX": "cdiv(N, BN)"},                        names for the launches
  *     "workspace":   "0",                                          scratch elements
  *     "traffic":     "M*K*cdiv(N,BN) + K*N*cdiv(M,BM)",            elements loaded, for the roofline
+ *     "compile_cost": "100 + TM*TN*BK/5",                          rough NVRTC ms on one core
  *     "launches":    [{"kernel": "gemm", "grid": ["GX", "cdiv(M,BM)", 1], "block": ["THREADS", 1, 1],
  *                      "smem": "BM*BK*ELEM", "if": "1"}] }
  *   +/
@@ -87,6 +88,10 @@ typedef struct {
     size_t nlets;
     char *workspace; /* elements of type T, may be NULL */
     char *traffic;   /* elements moved between L2 and the SMs, may be NULL */
+    /* Roughly how many milliseconds NVRTC takes on one core for a config, from its params (e.g.
+     * accumulators x unrolled k-steps); may be NULL. Only an order: parallel compiles start the
+     * longest first, so the last to finish is not a long one started late. */
+    char *compile_cost;
     tpl_launch launches[TPL_MAX_LAUNCHES];
     size_t nlaunches;
 } template_t;
@@ -128,6 +133,11 @@ typedef enum {
  * zero for these values, say) is -1 with the reason in msg. */
 int template_check(const template_t *t, const int64_t *values, dtype_t dtype, int arch, int *index, char *msg,
                    size_t msglen);
+
+/* The template's compile_cost for these values (1 when it gives none; never below 1). Returns 0,
+ * or -1 with the reason in msg. */
+int template_compile_cost(const template_t *t, const int64_t *values, dtype_t dtype, int arch, int64_t *cost,
+                          char *msg, size_t msglen);
 
 /* A config made concrete for one shape and architecture. */
 typedef struct {

@@ -73,6 +73,7 @@
     "SW": "SUPER > 1 ? SUPER : 1"
   },
   "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
+  "compile_cost": "250",
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
   "launches": [
     {"kernel": "scale_c", "if": "SPLITK > 1 && SPLITK_MODE == 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},

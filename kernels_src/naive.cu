@@ -21,6 +21,7 @@
     {"rule": "BX * BY <= 1024", "why": "a block holds at most 1024 threads"}
   ],
   "traffic": "M * K * cdiv(N, MAP ? BX : BY) + K * N * cdiv(M, MAP ? BY : BX) + M * N",
+  "compile_cost": "70",
   "launches": [
     {"kernel": "gemm", "grid": ["MAP ? cdiv(N, BX) : cdiv(M, BX)", "MAP ? cdiv(M, BY) : cdiv(N, BY)", 1],
      "block": ["BX", "BY", 1]}

@@ -1,6 +1,7 @@
 /* test_pool.c — the thread pool: every task runs exactly once on any number of threads and comes
  * back through pool_take (and the descriptor poll() watches), one thread runs tasks one at a time
- * in the order submitted, zero tasks, cancelling what has not started, and stopping a busy pool. */
+ * in the order submitted, zero tasks, cancelling what has not started, and stopping a busy pool;
+ * compiles handed to it longest first. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "pool.h"
+#include "setup.h"
 #include "util.h"
 
 /* ---- tasks ---- */
@@ -326,6 +328,25 @@ static void test_cores(void **state)
     assert_true(n <= sysconf(_SC_NPROCESSORS_CONF) || sysconf(_SC_NPROCESSORS_CONF) <= 0);
 }
 
+/* build_jobs_order: descending compile_cost, equal costs in their first order. */
+static void test_jobs_longest_first(void **state)
+{
+    (void)state;
+    const int64_t cost[] = {5, 9, 1, 5, 9, 7};
+    config_t cfg[6];
+    build_job job[6], *order[6];
+    for (int i = 0; i < 6; i++) {
+        memset(&cfg[i], 0, sizeof cfg[i]);
+        cfg[i].compile_cost = cost[i];
+        build_job_init(&job[i], &cfg[i], 90, 0, 1, 1, 1);
+        order[i] = &job[i];
+    }
+    build_jobs_order(order, 6);
+    const int want[] = {1, 4, 5, 0, 3, 2};
+    for (int i = 0; i < 6; i++)
+        assert_ptr_equal(order[i], &job[want[i]]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_free_busy),
         cmocka_unit_test(test_free_with_full_pipe),
         cmocka_unit_test(test_cores),
+        cmocka_unit_test(test_jobs_longest_first),
     };
     alarm(60); /* a pool that never stops fails the run instead of hanging it */
     return cmocka_run_group_tests(tests, NULL, NULL);

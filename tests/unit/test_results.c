@@ -794,7 +794,7 @@ static void test_rank_and_print(void **state)
     (void)state;
     result_row rows[9];
     make_row(&rows[0], 32, 1, "ok", 2.0);   /* A: stage 1 ... */
-    make_row(&rows[1], 32, 2, "ok", 2.5);   /* ... its stage-2 row wins although slower */
+    make_row(&rows[1], 32, 2, "ok", 2.5);   /* ... its stage-2 row counts, and finalists rank first */
     make_row(&rows[2], 64, 1, "ok", 1.0);   /* B */
     make_row(&rows[3], 16, 1, "FAIL", -1);  /* C: failed, left out */
     make_row(&rows[4], 96, 1, "ok", 1.0);   /* D: ties with B, after it by key */
@@ -805,9 +805,9 @@ static void test_rank_and_print(void **state)
     size_t n;
     const result_row **ranked = results_rank(rows, 9, &n);
     assert_int_equal(n, 4);
-    assert_ptr_equal(ranked[0], &rows[2]);
-    assert_ptr_equal(ranked[1], &rows[4]);
-    assert_ptr_equal(ranked[2], &rows[1]);
+    assert_ptr_equal(ranked[0], &rows[1]);
+    assert_ptr_equal(ranked[1], &rows[2]);
+    assert_ptr_equal(ranked[2], &rows[4]);
     assert_ptr_equal(ranked[3], &rows[7]);
     assert_true(strcmp(rows[2].key, rows[4].key) < 0);
 
@@ -819,8 +819,8 @@ static void test_rank_and_print(void **state)
     assert_non_null(strstr(buf, "top 3 of 4 points ranked; common to every row shown: BN=64 BK=16 TM=8 TN=4 "
                                 "THREADS=128\n"));
     assert_non_null(strstr(buf, "rank  TFLOP/s        ms  spread % cuBLAS stage  runs  regs   occ  configuration\n"));
-    assert_non_null(strstr(buf, "   1   137.44    1.0000    2.0%    268.0     1     3   128   25%  BM=64\n"));
-    assert_non_null(strstr(buf, "   3    54.98    2.5000    2.0%    107.2     2    10   128   25%  BM=32\n"));
+    assert_non_null(strstr(buf, "   1    54.98    2.5000    2.0%    107.2     2    10   128   25%  BM=32\n"));
+    assert_non_null(strstr(buf, "   2   137.44    1.0000    2.0%    268.0     1     3   128   25%  BM=64\n"));
     assert_null(strstr(buf, "BM=48"));
     free(buf);
     buf = NULL;

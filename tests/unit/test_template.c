@@ -186,6 +186,54 @@ static void test_plan_refusals(void **state)
     config_free(&c);
 }
 
+/* A config's compile_cost orders parallel compiles; the shipped templates' estimates must put the
+ * compiles measured longest (sb11's 128 accumulators over 16 unrolled k-steps: 1.0 s on the H100
+ * host) before the short ones (warptile_db 0.3 s, naive 0.06 s). */
+static void test_compile_cost(void **state)
+{
+    (void)state;
+    err_t err;
+    err_clear(&err);
+    const char *paths[] = {"configs/sb11_double_buffer.json", "configs/warptile_db.json", "configs/naive.json"};
+    int64_t cost[3];
+    for (int i = 0; i < 3; i++) {
+        config_t c;
+        if (config_load(paths[i], NULL, 0, NULL, 90, &c, &err))
+            fail_msg("%s", err.text);
+        cost[i] = c.compile_cost;
+        config_free(&c);
+    }
+    assert_true(cost[0] > cost[1]);
+    assert_true(cost[1] > cost[2]);
+    assert_true(cost[2] > 1);
+
+    /* No estimate counts as 1, an estimate below 1 too; one that cannot be evaluated is an error. */
+    const char *fmt = "/* engine:template\n{\"summary\": \"t\", \"dtypes\": [\"f32\"], \"params\": {\"B\": "
+                      "{\"default\": 4}}, %s \"launches\": [{\"kernel\": \"gemm\", \"grid\": [1, 1, 1], "
+                      "\"block\": [\"B\", 1, 1]}]}\n*/\n";
+    const char *extra[] = {"", "\"compile_cost\": \"B - 100\",", "\"compile_cost\": \"B * 10\",",
+                           "\"compile_cost\": \"B * NOPE\","};
+    const int64_t want[] = {1, 1, 40, -1};
+    for (int i = 0; i < 4; i++) {
+        char text[512];
+        snprintf(text, sizeof text, fmt, extra[i]);
+        template_t t;
+        if (template_parse("t", "t.cu", text, &t, &err))
+            fail_msg("%s", err.text);
+        int64_t values[1] = {4}, c = 0;
+        char msg[256] = "";
+        int rc = template_compile_cost(&t, values, DTYPE_F32, 90, &c, msg, sizeof msg);
+        if (want[i] < 0) {
+            assert_int_equal(rc, -1);
+            assert_non_null(strstr(msg, "NOPE"));
+        } else {
+            assert_int_equal(rc, 0);
+            assert_int_equal(c, want[i]);
+        }
+        template_free(&t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_plan_splitk_launches),
         cmocka_unit_test(test_plan_idx64),
         cmocka_unit_test(test_plan_refusals),
+        cmocka_unit_test(test_compile_cost),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
