@@ -4,7 +4,7 @@ set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
 if ! command -v python3 >/dev/null; then
-  echo "  skipped: python3 not found (tools/fma_operands.py needs it)"
+  echo "  skipped: python3 not found (tools/fma_operands.py and sass_mix.py need it)"
   summary
   exit
 fi
@@ -21,4 +21,20 @@ want: $want"
 grep -q "k_none" <<<"$out" && fail "a kernel without FMAs is listed" "$out" || pass "kernels without FMAs are left out"
 python3 tools/fma_operands.py >/dev/null 2>&1
 check_rc "no FILE: usage, exit 1" 1 $?
+
+# sass_mix.py: a loop runs from a backward branch's target to the branch; k_nested's outer loop
+# holds its inner one, so only the inner is listed; the trap at the end (a branch to itself) is
+# not a loop.
+fx=tests/fixtures/loops.sass
+out=$(python3 tools/sass_mix.py "$fx" 2>&1)
+check_rc "sass_mix.py on a listing" 0 $? "$out"
+grep -qF "$fx k_loop loop 0x0010-0x0060: 6 instructions, 2 FMAs (33.3%), 4 others" <<<"$out" &&
+  pass "a loop's instructions and FMA share" || fail "k_loop line" "$out"
+grep -qF "$fx k_nested loop 0x0020-0x0050: 4 instructions, 3 FMAs (75.0%), 1 others" <<<"$out" &&
+  pass "only the innermost of nested loops" || fail "k_nested line" "$out"
+[ "$(grep -c ' loop 0x' <<<"$out")" = 2 ] && pass "no other loops (a branch to itself is not one)" ||
+  fail "loop count" "$out"
+grep -qE '^ +1  LDS\.128$' <<<"$out" && pass "opcodes keep their modifiers" || fail "LDS.128 row" "$out"
+python3 tools/sass_mix.py >/dev/null 2>&1
+check_rc "sass_mix.py with no FILE: usage, exit 1" 1 $?
 summary

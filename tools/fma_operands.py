@@ -12,41 +12,12 @@ register; ptxas drops .reuse at its yield hints, which is where most three-read 
 """
 import collections
 import re
-import shutil
-import subprocess
 import sys
 
+from sass import kernels, listing
+
 FMA = ("FFMA", "DFMA")
-INSN = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
 REG = re.compile(r"^-?\|?R(\d+)")
-
-
-def listing(path):
-    """The SASS text of a listing file, or of a CUBIN through cuobjdump."""
-    with open(path, "rb") as f:
-        head = f.read(4)
-    if head != b"\x7fELF":
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    tool = shutil.which("cuobjdump")
-    if tool is None:
-        sys.exit(f"{path}: a CUBIN, and cuobjdump is not on PATH to disassemble it")
-    return subprocess.run([tool, "-sass", path], check=True, capture_output=True, text=True).stdout
-
-
-def kernels(text):
-    """(kernel name, [instruction text]) for each function of a listing."""
-    out, name = [], None
-    for line in text.splitlines():
-        m = re.search(r"Function : (\S+)", line)
-        if m:
-            name = m.group(1)
-            out.append((name, []))
-            continue
-        m = INSN.search(line)
-        if m and name is not None:
-            out[-1][1].append(re.sub(r"^@!?U?P\w+\s+", "", m.group(1)))
-    return out
 
 
 def register_reads(insns):
@@ -80,7 +51,7 @@ def main(paths):
     print("|---|---|---:|---|---:|")
     for path in paths:
         for name, insns in kernels(listing(path)):
-            hist = register_reads(insns)
+            hist = register_reads([insn for _, insn in insns])
             total = sum(hist.values())
             if total == 0:
                 continue
