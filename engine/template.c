@@ -60,15 +60,27 @@ int scope_eval(const tpl_scope *s, const char *expr, int64_t *out, char *errbuf,
     return expr_eval(expr, scope_lookup, (void *)s, out, errbuf, errlen);
 }
 
-int scope_add_derived(tpl_scope *s, const template_t *t, err_t *err)
+/* Evaluate the derived names into s in order; -1 at the first that fails, its index in *bad and
+ * the reason in msg. */
+static int derive(tpl_scope *s, const template_t *t, size_t *bad, char *msg, size_t msglen)
 {
     for (size_t i = 0; i < t->nderived; i++) {
         int64_t v;
-        char msg[512];
-        if (scope_eval(s, t->derived[i].expr, &v, msg, sizeof msg))
-            return err_set(err, EXIT_INPUT, t->path, 0, 0, "derived %s: %s", t->derived[i].name, msg), -1;
+        if (scope_eval(s, t->derived[i].expr, &v, msg, msglen)) {
+            *bad = i;
+            return -1;
+        }
         scope_set(s, t->derived[i].name, v);
     }
+    return 0;
+}
+
+int scope_add_derived(tpl_scope *s, const template_t *t, err_t *err)
+{
+    char msg[512];
+    size_t bad = 0;
+    if (derive(s, t, &bad, msg, sizeof msg))
+        return err_set(err, EXIT_INPUT, t->path, 0, 0, "derived %s: %s", t->derived[bad].name, msg), -1;
     return 0;
 }
 
@@ -77,15 +89,10 @@ int scope_add_derived(tpl_scope *s, const template_t *t, err_t *err)
 static int values_scope(tpl_scope *s, const template_t *t, const int64_t *values, dtype_t dtype, int arch, char *msg,
                         size_t msglen)
 {
+    size_t bad;
     scope_init(s);
     scope_add_params(s, t, values, dtype, arch);
-    for (size_t i = 0; i < t->nderived; i++) {
-        int64_t v;
-        if (scope_eval(s, t->derived[i].expr, &v, msg, msglen))
-            return -1;
-        scope_set(s, t->derived[i].name, v);
-    }
-    return 0;
+    return derive(s, t, &bad, msg, msglen);
 }
 
 int template_check(const template_t *t, const int64_t *values, dtype_t dtype, int arch, int *index, char *msg,
