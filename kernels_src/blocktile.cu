@@ -44,7 +44,7 @@
     "STAGES": {"default": 1, "min": 1, "max": 4, "doc": "shared-memory buffers; 2 without ASYNC = register-staged double buffering"},
     "ASYNC": {"default": 0, "values": [0, 1], "doc": "1: cp.async global-to-shared copies, VEC_A/VEC_B elements each"},
     "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z"},
-    "SPLITK_MODE": {"default": 0, "values": [0, 1], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W"}
+    "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"}
   },
   "constraints": [
     {"rule": "BM % TM == 0", "why": "each thread owns TM whole rows of the block tile"},
@@ -74,7 +74,8 @@
     "EVEC_A": "K % VEC_A == 0 ? VEC_A : K % 2 == 0 && VEC_A > 2 ? 2 : 1",
     "EVEC_B": "N % VEC_B == 0 ? VEC_B : N % 2 == 0 && VEC_B > 2 ? 2 : 1",
     "EVEC_C": "N % VEC_C == 0 ? VEC_C : N % 2 == 0 && VEC_C > 2 ? 2 : 1",
-    "TPB_EFF": "TPB > 1 && cdiv(M, BM) * cdiv(N, BN) >= TPB * TPB * TPB_MIN_BLOCKS ? TPB : 1"
+    "TPB_EFF": "TPB > 1 && cdiv(M, BM) * cdiv(N, BN) >= TPB * TPB * TPB_MIN_BLOCKS ? TPB : 1",
+    "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096"
   },
   "let": {
     "GX": "cdiv(cdiv(N, BN), TPB_EFF)",
@@ -86,7 +87,7 @@
   "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
   "compile_cost": "100 + TM * TN * BK / 5",
   "launches": [
-    {"kernel": "scale_c", "if": "SPLITK > 1 && SPLITK_MODE == 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
+    {"kernel": "scale_c", "if": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "SPLITK"],
      "block": ["THREADS", 1, 1], "smem": "SMEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
@@ -142,8 +143,9 @@ struct Frag {
     }
 };
 
-/* Write the sub-tile: C itself, or atomically (split-K, mode 0), or this split's slice of W. */
-__device__ __forceinline__ void epilogue(const Frag &f, int M, int N, int row0, int col0, T alpha, T beta, T *C, T *W)
+/* Write the sub-tile: C itself, or atomically (split-K, modes 0 and 2), or this split's slice of W. */
+__device__ __forceinline__ void epilogue(const Frag &f, int M, int N, int row0, int col0, T alpha, T beta, T *C, T *W,
+                                         bool plain)
 {
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
@@ -161,10 +163,12 @@ __device__ __forceinline__ void epilogue(const Frag &f, int M, int N, int row0, 
             if (!FULL_N && gc >= N)
                 continue;
 #if SPLITK > 1
-            split_put(C, W, (idx_t)gr * N + gc, M, N, f.acc[i][j], alpha);
-#else
-            store_c<CV>(&C[(idx_t)gr * N + gc], &f.acc[i][j], alpha, beta);
+            if (!plain) {
+                split_put(C, W, (idx_t)gr * N + gc, M, N, f.acc[i][j], alpha);
+                continue;
+            }
 #endif
+            store_c<CV>(&C[(idx_t)gr * N + gc], &f.acc[i][j], alpha, beta);
         }
     }
 }
@@ -196,6 +200,8 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
             for (int j = 0; j < TN; ++j)
                 f.acc[i][j] = T(0);
         tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
-        epilogue(f, M, N, row0, col0, alpha, beta, C, W);
+        const bool plain = split_begin(tile_y * tiles_x + tile_x);
+        epilogue(f, M, N, row0, col0, alpha, beta, C, W, plain);
+        split_end(tile_y * tiles_x + tile_x);
     }
 }

@@ -37,7 +37,7 @@
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
     "MINB": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM (0: none)"},
     "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z (splitk.cuh)"},
-    "SPLITK_MODE": {"default": 0, "values": [0, 1], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W"}
+    "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"}
   },
   "derived": {
     "SHAPE": "MMA != 0 ? MMA : ARCH >= 90 ? 1688 : 884",
@@ -65,7 +65,8 @@
     "FULL_K": "K % BK == 0",
     "EVEC_A": "K % VEC_A == 0 ? VEC_A : 1",
     "EVEC_B": "N % VEC_B == 0 ? VEC_B : 1",
-    "EVEC_C": "N % 2 == 0 ? 2 : 1"
+    "EVEC_C": "N % 2 == 0 ? 2 : 1",
+    "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096"
   },
   "let": {
     "GX": "cdiv(N, BN)",
@@ -76,7 +77,7 @@
   "compile_cost": "250",
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
   "launches": [
-    {"kernel": "scale_c", "if": "SPLITK > 1 && SPLITK_MODE == 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
+    {"kernel": "scale_c", "if": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "SPLITK"],
      "block": ["THREADS", 1, 1],
      "smem": "STAGES * (rup(BM * (BK + PAD_A), 2) + rup(BK * (BN + PAD_B), 2)) * ELEM"},
@@ -179,6 +180,7 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
     int kt0, kt1;
     split_range(K, kt0, kt1);
     tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
+    const bool plain = split_begin(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 #pragma unroll
     for (int i = 0; i < MTILES; ++i) {
 #pragma unroll
@@ -190,7 +192,7 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
             for (int j = 0; j < NTILES; ++j) {
                 const int gc = col0 + f.n0 + j * 8 + 2 * f.t;
                 const double *v = &f.acc[i][j][2 * h];
-                if (SPLITK > 1) {
+                if (SPLITK > 1 && !plain) {
 #pragma unroll
                     for (int e = 0; e < 2; ++e)
                         if (FULL_N || gc + e < N)
@@ -206,4 +208,5 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
             }
         }
     }
+    split_end(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 }

@@ -7,8 +7,15 @@
  *   SPLITK_MODE 1: every split writes its partial tile to the workspace W (SPLITK * M * N
  *                  elements), and a last launch (reduce) adds them in a fixed order: results do
  *                  not depend on scheduling.
- * A template declares the two launches and the workspace (blocktile.cu shows the lines) and calls
- * split_range for its k-tiles and split_put for each element of its tile. */
+ *   SPLITK_MODE 2: one launch. The first split of a tile to finish writes alpha * (its part) +
+ *                  beta * C, as a kernel without split-K would, and counts the tile written in
+ *                  its counter; the others wait for that count, then add their parts with
+ *                  atomics (split_begin, split_end). No scale_c launch. The counters live in the
+ *                  module (SPLIT_TILES of them), so the template's switch SPLIT_SERIAL turns this
+ *                  on only where the tiles fit; elsewhere mode 2 runs as mode 0, with scale_c.
+ * A template declares the launches, the workspace and the switch (blocktile.cu shows the lines) and
+ * calls split_range for its k-tiles, split_begin and split_end around its epilogue, and split_put
+ * for each element a split adds. */
 #pragma once
 
 #ifndef SPLITK
@@ -17,6 +24,9 @@
 #endif
 #ifndef STREAMK
 #define STREAMK 0
+#endif
+#ifndef SPLIT_SERIAL
+#define SPLIT_SERIAL 0
 #endif
 
 /* This split's k-tiles [kt0, kt1); the last splits may get fewer, or none (they then add, or
@@ -59,16 +69,67 @@ __device__ __forceinline__ T tile_beta(T beta) { return STREAMK > 0 ? (beta == T
 /* One element of a split's partial result, at offset `at` of C. */
 __device__ __forceinline__ void split_put(T *C, T *W, idx_t at, int M, int N, T v, T alpha)
 {
-#if SPLITK_MODE == 0
+#if SPLITK_MODE != 1
     atomicAdd(&C[at], alpha * v);
 #else
     W[(long long)blockIdx.z * M * N + at] = v;
 #endif
 }
 
+#if SPLIT_SERIAL
+/* The tiles' counters of SPLITK_MODE 2 (must match the templates' SPLIT_SERIAL switch). Zero when
+ * the module is loaded, and every launch leaves them zero: the last split of a tile resets its
+ * counter. One stream at a time may run a module with them (the engine uses one). */
+#define SPLIT_TILES 4096
+__device__ unsigned int split_count[SPLIT_TILES];
+#endif
+
+/* SPLITK_MODE 2, after this split's part of tile `tile` is computed: whether this block writes the
+ * tile as a kernel without split-K would (alpha * acc + beta * C) or adds its part with split_put.
+ * The first split of the tile to get here writes: it claims the tile's counter (0 -> 1), and the
+ * others wait until it has counted its tile written (1 -> 2), then add. Waiting only for a block
+ * that already runs its epilogue never deadlocks, whatever order the blocks are started in; and
+ * the splits that finish later add as they finish, as in mode 0. Waiting for split 0 instead was
+ * slower: the other splits' atomics all started at one moment (docs/NOTES.md, "Split-K in one
+ * launch").
+ * Without split-K every block writes; in modes 0 and 1 none does. */
+__device__ __forceinline__ bool split_begin(int tile)
+{
+#if SPLIT_SERIAL
+    /* Thread 0 decides, and __syncthreads_or tells the block: a __shared__ flag would add static
+     * shared memory to every block, which cost dgemm_dmma_splitk a block per SM. */
+    int writer = 0;
+    if (threadIdx.x == 0) {
+        writer = atomicCAS(&split_count[tile], 0u, 1u) == 0;
+        if (!writer) {
+            while (*(volatile unsigned int *)&split_count[tile] < 2)
+                __nanosleep(32);
+            __threadfence();
+        }
+    }
+    return __syncthreads_or(writer);
+#else
+    return SPLITK == 1;
+#endif
+}
+
+/* SPLITK_MODE 2, after this block's part of tile `tile` is in C: count it. The writer's stores are
+ * made visible first (the fence), so that a split that sees the count adds onto them. The count
+ * ends at SPLITK + 1 (the claim, then one per split); the split that brings it there resets it to
+ * zero for the next launch: every other split has counted, so none still reads it. */
+__device__ __forceinline__ void split_end(int tile)
+{
+#if SPLIT_SERIAL
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0 && atomicAdd(&split_count[tile], 1u) == SPLITK)
+        atomicExch(&split_count[tile], 0u);
+#endif
+}
+
 #if SPLITK > 1 || STREAMK > 0
-/* Split-K's atomic mode and stream-K (warptile.cu) run this first: C = beta * C (never reading C
- * when beta is 0). */
+/* Split-K's atomic modes (mode 2 only where its tiles outnumber SPLIT_TILES) and stream-K
+ * (warptile.cu) run this first: C = beta * C (never reading C when beta is 0). */
 extern "C" __global__ void scale_c(GEMM_ARGS)
 {
     const idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x;

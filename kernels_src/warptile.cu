@@ -50,7 +50,7 @@
     "LANES": {"default": 0, "values": [0, 1], "doc": "lane layout of a warp step: 0 row-major, 1 paired (lanes 2i, 2i+1 share A rows, lanes i, i^2 share B columns)"},
     "MINB": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM (0: none)"},
     "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z (splitk.cuh)"},
-    "SPLITK_MODE": {"default": 0, "values": [0, 1], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W"},
+    "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"},
     "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off)"}
   },
   "constraints": [
@@ -81,7 +81,8 @@
     "FULL_K": "K % BK == 0",
     "EVEC_A": "K % VEC_A == 0 ? VEC_A : 1",
     "EVEC_B": "N % VEC_B == 0 ? VEC_B : 1",
-    "EVEC_C": "N % VEC_C == 0 ? VEC_C : 1"
+    "EVEC_C": "N % VEC_C == 0 ? VEC_C : 1",
+    "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096"
   },
   "let": {
     "GX": "cdiv(N, BN)",
@@ -93,7 +94,7 @@
   "compile_cost": "150 + (WM * WN / 32) * min(KUNROLL, BK) * 2 / 5",
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
   "launches": [
-    {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE == 0) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
+    {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "SPLITK"],
      "block": ["THREADS", 1, 1],
      "smem": "NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)) * ELEM"},
@@ -234,6 +235,7 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
     const int rows_left = M - r0, cols_left = N - c0;
     T *Ct = C + (idx_t)r0 * N + c0;
     const T beta_c = tile_beta(beta);
+    const bool plain = split_begin(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 #pragma unroll
     for (int i = 0; i < WMITER * TM; ++i) {
         const int di = (i / TM) * WSUBM + i % TM;
@@ -242,7 +244,7 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
 #pragma unroll
         for (int j = 0; j < WNITER * TN; j += EVEC_C) {
             const int dj = (j / TN) * WSUBN + j % TN;
-            if (SPLITK > 1) {
+            if (SPLITK > 1 && !plain) {
 #pragma unroll
                 for (int e = 0; e < EVEC_C; ++e)
                     if (FULL_N || dj + e < cols_left)
@@ -257,6 +259,7 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
             }
         }
     }
+    split_end(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 }
 
 extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)

@@ -4,10 +4,10 @@
 #   every shipped config verified at 1x1x1, 17x33x5, 127x129x131, 1000^3 and 2048^3, beta = 0 and != 0
 #   f64 runs of the templates that take both types; the cuBLAS cross-check against the CPU
 #   the warp tile's paired lane layout at every width it allows
-#   deliberately wrong fixtures that verification must catch; exit codes of the error paths
+#   deliberately wrong fixtures that verification must catch (one only on a second launch); exit codes of the error paths
 #   --format jsonl and --set; compute-sanitizer memcheck, racecheck, initcheck and synccheck on
 #   each template; K = 0; 65536x65536x16 (64-bit offsets) and the refusal of what does not fit;
-#   a template that requires sm_90a; split-K in warptile and DMMA at shapes one past a tile, both modes;
+#   a template that requires sm_90a; split-K in warptile, DMMA and blocktile at shapes one past a tile, three modes;
 #   stream-K in warptile, runs that start and end inside tiles;
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles of the shipped wisdom
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
@@ -75,7 +75,7 @@ fi
 
 if want wrong; then
 echo "== wrong kernels must be caught"
-for t in wrong_k wrong_edge wrong_beta; do
+for t in wrong_k wrong_edge wrong_beta wrong_state; do
   $FIX $E verify tests/configs/gpu/$t.json --shapes 1x1x1,127x129x131 >"$LOG/$t.txt" 2>&1
   rc=$?
   nfail=$(grep -c '^FAIL' "$LOG/$t.txt")
@@ -122,14 +122,35 @@ grep -qE 'needs [0-9.]+ GB, [0-9.]+ GB free' "$LOG/big-refused.txt" && pass "the
 fi
 
 if want splitk; then
-echo "== split-K in the warp-tiled and DMMA templates: odd shapes (each dimension 1 past a tile), both modes"
+echo "== split-K in the warp-tiled, DMMA and block-tiled templates: odd shapes (each dimension 1 past a tile), three modes"
 SK="configs/warptile_splitk.json configs/dgemm_dmma_splitk.json"
+# Mode 2: one launch, the first split of a tile to finish writes it, the others wait and add.
+# Verification checks the second of two launches, so the tile counters must be left at zero;
+# 4160x4160x64 has 65x65 blocktile tiles, more than the module's 4096 counters: mode 2 falls back
+# to scale_c and atomics.
 # shellcheck disable=SC2086
-$E verify $SK --shapes 1x1x1,65x33x4097,129x129x8193,127x129x131 >"$LOG/splitk.txt" 2>&1
-check_rc "split-K, atomic mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk.txt" | head -20)"
+$E verify $SK configs/splitk2.json --set SPLITK_MODE=2 --shapes 1x1x1,65x33x4097,129x129x8193,127x129x131,255x257x259 \
+  >"$LOG/splitk.txt" 2>&1
+check_rc "split-K, one-launch mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk.txt" | head -20)"
+$E verify configs/splitk2.json --set SPLITK_MODE=2 --shapes 4160x4160x64 >"$LOG/splitk-many.txt" 2>&1
+check_rc "split-K, one-launch mode past 4096 tiles" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk-many.txt" | head -20)"
+# shellcheck disable=SC2086
+$E verify $SK --set SPLITK_MODE=0 --shapes 1x1x1,65x33x4097,129x129x8193,127x129x131 >"$LOG/splitk0.txt" 2>&1
+check_rc "split-K, atomic mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk0.txt" | head -20)"
 # shellcheck disable=SC2086
 $E verify $SK --set SPLITK_MODE=1 --shapes 1x1x1,17x33x5,65x33x4097,127x129x131 >"$LOG/splitk2.txt" 2>&1
 check_rc "split-K, deterministic two-pass mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk2.txt" | head -20)"
+if find_sanitizer; then
+  for c in splitk2 warptile_splitk dgemm_dmma_splitk; do
+    for tool in memcheck racecheck; do
+      "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/$c.json --set SPLITK_MODE=2 \
+        --shapes 67x45x37 >"$LOG/splitk-$tool-$c.txt" 2>&1
+      check_rc "$tool $c, one-launch mode" 0 $? "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/splitk-$tool-$c.txt" | head -8)"
+    done
+  done
+else
+  fail "compute-sanitizer not found"
+fi
 fi
 
 if want streamk; then
@@ -153,10 +174,12 @@ check_rc "every shipped config at 66x130x34 and 2x6x2" 0 $? "$(grep -A3 -E '^(FA
 fi
 
 if want skinny; then
-echo "== the skinny warp tiles the shipped wisdom picks (16-row and 16-column blocks): odd shapes, sanitizers"
+echo "== the skinny and tiny warp tiles the shipped wisdom picks (16-row and 16-column blocks, one warp): odd shapes, sanitizers"
 SKM="--set BM=16 --set WM=16 --set WN=32 --set WNITER=1 --set TN=4 --set THREADS=128 --set MINB=4"
 SKN="--set BN=16 --set WN=16 --set WM=32 --set WNITER=1 --set TN=4 --set THREADS=128 --set MINB=4"
-for v in SKM SKN; do
+# The one-warp tile with 32-deep k-slices that the tiny shapes pick, split 4 ways.
+SKT="--set BM=16 --set BN=32 --set BK=32 --set WM=16 --set WN=32 --set WNITER=1 --set TM=2 --set TN=4 --set THREADS=32 --set MINB=16 --set SPLITK=4"
+for v in SKM SKN SKT; do
   # shellcheck disable=SC2086
   $E verify configs/warptile_splitk.json ${!v} --shapes 1x1x1,17x65x4097,65x17x4097,17x8193x1025 >"$LOG/skinny-$v.txt" 2>&1
   check_rc "skinny tile $v at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/skinny-$v.txt" | head -20)"

@@ -39,6 +39,15 @@ static void test_load_blocktile(void **state)
 /* The plan points into the config's template: both are freed together by done(). */
 static config_t g_cfg;
 
+static void plan_config_set(const char *path, const param_set *set, size_t nset, int64_t m, int64_t n, int64_t k,
+                            plan_t *p, err_t *err)
+{
+    if (config_load(path, set, nset, NULL, 90, &g_cfg, err) != 0)
+        fail_msg("%s: %s", path, err->text);
+    if (template_plan(&g_cfg.tpl, g_cfg.path, g_cfg.name, g_cfg.values, g_cfg.dtype, 90, m, n, k, 232448, p, err))
+        fail_msg("%s", err->text);
+}
+
 static void plan_config(const char *path, int64_t m, int64_t n, int64_t k, plan_t *p, err_t *err)
 {
     if (config_load(path, NULL, 0, NULL, 90, &g_cfg, err) != 0)
@@ -115,6 +124,32 @@ static void test_plan_splitk_launches(void **state)
     assert_int_equal(p.nlaunches, 2);
     assert_string_equal(p.launches[1].kernel, "reduce");
     assert_int_equal(p.workspace, 4LL * 1024 * 1024);
+    done(&p);
+    /* SPLITK_MODE 2 in the three templates: one launch while the tiles fit the module's counters
+     * (SPLIT_SERIAL), scale_c first as in mode 0 beyond them. */
+    param_set one[] = {{"SPLITK_MODE=2", "SPLITK_MODE", 2}};
+    const char *one_launch[] = {"configs/warptile_splitk.json", "configs/dgemm_dmma_splitk.json", "configs/splitk2.json"};
+    const int64_t splits[] = {8, 8, 2};
+    for (int i = 0; i < 3; i++) {
+        plan_config_set(one_launch[i], one, 1, 127, 129, 4097, &p, &err);
+        assert_int_equal(p.nlaunches, 1);
+        assert_string_equal(p.launches[0].kernel, "gemm");
+        assert_int_equal(p.launches[0].grid[2], splits[i]);
+        assert_non_null(strstr(p.switches, "SPLIT_SERIAL=1"));
+        assert_int_equal(p.workspace, 0);
+        done(&p);
+    }
+    plan_config_set("configs/warptile_splitk.json", one, 1, 8192, 8192, 64, &p, &err); /* 64 x 64 tiles of 128^2 */
+    assert_int_equal(p.nlaunches, 1);
+    done(&p);
+    plan_config_set("configs/warptile_splitk.json", one, 1, 8192, 8320, 64, &p, &err); /* 64 x 65 tiles */
+    assert_int_equal(p.nlaunches, 2);
+    assert_string_equal(p.launches[0].kernel, "scale_c");
+    assert_non_null(strstr(p.switches, "SPLIT_SERIAL=0"));
+    done(&p);
+    plan_config("configs/warptile_splitk.json", 127, 129, 4097, &p, &err); /* mode 0, as shipped */
+    assert_int_equal(p.nlaunches, 2);
+    assert_string_equal(p.launches[0].kernel, "scale_c");
     done(&p);
     /* Stream-K: C scaled by beta first, then a 1-D grid of exactly STREAMK blocks. */
     plan_config("configs/warptile_streamk.json", 2500, 2500, 2500, &p, &err);
