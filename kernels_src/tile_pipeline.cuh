@@ -7,14 +7,11 @@
  * chunk of a tile) and EVEC_A EVEC_B (elements per global load, after the shape switches: VEC or
  * less where rows are not aligned to it), FULL_M FULL_N FULL_K (no partial tiles: guards compile away),
  * PIPE_STAGES and PIPE_ASYNC (see mainloop), and optionally B_LINEAR with TN (siboehm's kernel 7
- * layout) and PIPE_FRAGS (see mainloop). */
+ * layout). */
 #pragma once
 
 #ifndef B_LINEAR
 #define B_LINEAR 0
-#endif
-#ifndef PIPE_FRAGS
-#define PIPE_FRAGS 0
 #endif
 
 namespace tile {
@@ -245,10 +242,6 @@ __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B
  *   PIPE_ASYNC:       PIPE_STAGES-deep cp.async pipeline, one barrier per k-tile;
  *   PIPE_STAGES == 2: register-staged double buffer: loads of tile k+1 are in flight while tile k is
  *                     computed, then stored into the other buffer; one barrier per k-tile;
- *                     with PIPE_FRAGS, f.load(As, Bs, k, set) and f.product(set) instead of
- *                     f.compute: k-step k + 1's fragments are loaded during step k's FMAs, and the
- *                     barrier comes before the last k-step, so that its FMAs cover the loads of
- *                     the next tile's first fragments;
  *   otherwise:        load, barrier, compute, barrier. */
 template <int NT, typename F>
 __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
@@ -273,35 +266,6 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
                             (kt0 + nt) * BK, kend, ltid);
         cp_async_commit();
         f.compute(As + (t % PIPE_STAGES) * A_STAGE, Bs + (t % PIPE_STAGES) * B_STAGE);
-    }
-#elif PIPE_STAGES == 2 && PIPE_FRAGS
-    Staging<NT> st;
-    if (kt0 < kt1) {
-        st.load(A, B, M, N, K, row0, col0, kt0 * BK, kend, ltid);
-        st.store(As, Bs, ltid);
-    }
-    __syncthreads();
-    if (kt0 < kt1)
-        f.load(As, Bs, 0, 0);
-    for (int kt = kt0; kt < kt1; ++kt) {
-        const int cur = (kt - kt0) & 1;
-        const bool more = kt + 1 < kt1;
-        if (more)
-            st.load(A, B, M, N, K, row0, col0, (kt + 1) * BK, kend, ltid);
-        const T *Ac = As + cur * A_STAGE, *Bc = Bs + cur * B_STAGE;
-#pragma unroll
-        for (int k = 0; k < BK - 1; ++k) { /* fully unrolled: the sets are registers (BK is even) */
-            f.load(Ac, Bc, k + 1, (k + 1) & 1);
-            f.product(k & 1);
-        }
-        /* Every read of this tile's buffer has been issued; the other buffer was last read before
-         * the previous barrier. */
-        if (more) {
-            st.store(As + (cur ^ 1) * A_STAGE, Bs + (cur ^ 1) * B_STAGE, ltid);
-            __syncthreads();
-            f.load(As + (cur ^ 1) * A_STAGE, Bs + (cur ^ 1) * B_STAGE, 0, 0);
-        }
-        f.product(1);
     }
 #elif PIPE_STAGES == 2
     Staging<NT> st;

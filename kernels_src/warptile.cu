@@ -14,10 +14,7 @@
  *      the other half computes, with three block-wide barriers per pair of k-tiles (the published
  *      kernel put its barriers inside divergent branches; ours are all at the top level);
  *   2  kernel 12: STAGES buffers filled by cp.async (A one element per copy, transposing; B 16 bytes);
- *   3  two buffers, register-staged: the next tile's global loads are in flight during compute;
- *   4  as 3, and each k-step's fragments are loaded during the previous step's FMAs, across the
- *      barrier too: the next tile is stored and the block synchronised before the last k-step of
- *      the current one, whose FMAs then cover the next tile's first shared-memory loads.
+ *   3  two buffers, register-staged: the next tile's global loads are in flight during compute.
  * LANES 1 lays the lanes of a warp step out so that shared memory serves both fragments at its
  * doubled (paired-lane) rate, and SNAKE 1 orders the outer product so consecutive FMAs share an
  * operand; both are off in the published kernels' configs and on in warptile_db and dgemm_simt.
@@ -45,7 +42,7 @@
     "VEC_A": {"default": 4, "values": [1, 2, 4], "doc": "elements per global load of A"},
     "VEC_B": {"default": 4, "values": [1, 2, 4], "doc": "elements per global load (or cp.async) of B"},
     "VEC_C": {"default": 4, "values": [1, 2, 4], "doc": "elements per load/store of C"},
-    "DB": {"default": 0, "values": [0, 1, 2, 3, 4], "doc": "0 single buffer, 1 staggered halves, 2 cp.async, 3 register-staged double buffer, 4: 3 with fragments loaded a k-step ahead, across the barrier"},
+    "DB": {"default": 0, "values": [0, 1, 2, 3], "doc": "0 single buffer, 1 staggered halves, 2 cp.async, 3 register-staged double buffer"},
     "STAGES": {"default": 2, "min": 2, "max": 4, "doc": "cp.async buffers (DB 2)"},
     "KUNROLL": {"default": 16, "min": 1, "max": 64, "doc": "unroll factor of the k loop over a stage"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
@@ -75,7 +72,6 @@
     {"rule": "DB != 2 || ARCH >= 80", "why": "cp.async needs sm_80 or newer"},
     {"rule": "DB != 2 || (BN + PAD_B) % VEC_B == 0", "why": "each cp.async into a stored row of B must stay aligned"},
     {"rule": "DB != 1 || THREADS % 64 == 0", "why": "the staggered scheme splits the block into two halves of whole warps"},
-    {"rule": "DB != 4 || BK % 2 == 0", "why": "fragments alternate between two register sets, the same one at every tile's first k-step"},
     {"rule": "LANES == 0 || ((WN / WNITER) / TN >= 2 && (WN / WNITER) / TN <= 16)", "why": "the paired lane layout needs 2 to 16 lanes across a warp step"},
     {"rule": "STREAMK == 0 || SPLITK == 1", "why": "stream-K and split-K are two ways of sharing K among blocks; take one"}
   ],
@@ -112,10 +108,9 @@
 #if DB == 2
 #define PIPE_ASYNC 1
 #define PIPE_STAGES STAGES
-#elif DB == 3 || DB == 4
+#elif DB == 3
 #define PIPE_ASYNC 0
 #define PIPE_STAGES 2
-#define PIPE_FRAGS (DB == 4)
 #else
 #define PIPE_ASYNC 0
 #define PIPE_STAGES 1
@@ -136,43 +131,24 @@ struct Frag {
 #pragma unroll KUNROLL
         for (int k = 0; k < BK; ++k) {
             T a[WMITER * TM], b[WNITER * TN];
-            fragments(As, Bs, k, a, b);
-            outer(a, b);
+#pragma unroll
+            for (int wm = 0; wm < WMITER; ++wm)
+                vcopy<TM>(&a[wm * TM], &As[k * tile::A_LD + m0 + wm * WSUBM]);
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn)
+                vcopy<TN>(&b[wn * TN], &Bs[k * tile::B_LD + n0 + wn * WSUBN]);
+#pragma unroll
+            for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+                for (int jj = 0; jj < WNITER * TN; ++jj) {
+                    /* An FMA whose three operands all come from the register file costs an extra
+                     * issue cycle (measured: DFMA on the H100, docs/NOTES.md); the snake order
+                     * lets the turn between rows keep b[j] in the operand reuse cache. */
+                    const int j = SNAKE && (i & 1) ? WNITER * TN - 1 - jj : jj;
+                    acc[i][j] += a[i] * b[j];
+                }
         }
     }
-
-    /* This thread's A and B fragments of k-step k of a stage. */
-    __device__ __forceinline__ void fragments(const T *As, const T *Bs, int k, T *a, T *b) const
-    {
-#pragma unroll
-        for (int wm = 0; wm < WMITER; ++wm)
-            vcopy<TM>(&a[wm * TM], &As[k * tile::A_LD + m0 + wm * WSUBM]);
-#pragma unroll
-        for (int wn = 0; wn < WNITER; ++wn)
-            vcopy<TN>(&b[wn * TN], &Bs[k * tile::B_LD + n0 + wn * WSUBN]);
-    }
-
-    __device__ __forceinline__ void outer(const T *a, const T *b)
-    {
-#pragma unroll
-        for (int i = 0; i < WMITER * TM; ++i)
-#pragma unroll
-            for (int jj = 0; jj < WNITER * TN; ++jj) {
-                /* An FMA whose three operands all come from the register file costs an extra
-                 * issue cycle (measured: DFMA on the H100, docs/NOTES.md); the snake order
-                 * lets the turn between rows keep b[j] in the operand reuse cache. */
-                const int j = SNAKE && (i & 1) ? WNITER * TN - 1 - jj : jj;
-                acc[i][j] += a[i] * b[j];
-            }
-    }
-
-#if DB == 4
-    /* DB 4 (tile::mainloop with PIPE_FRAGS): two register sets of fragments, so that k-step k + 1
-     * is loaded into one while the FMAs of step k read the other. */
-    T fa[2][WMITER * TM], fb[2][WNITER * TN];
-    __device__ __forceinline__ void load(const T *As, const T *Bs, int k, int set) { fragments(As, Bs, k, fa[set], fb[set]); }
-    __device__ __forceinline__ void product(int set) { outer(fa[set], fb[set]); }
-#endif
 };
 
 /* The staggered double buffer of kernel 11 (DB 1), with every barrier at the top level. A pair
