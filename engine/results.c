@@ -1032,6 +1032,30 @@ const result_row **results_rank(const result_row *rows, size_t n, size_t *nranke
     return c;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double results_cublas_ms(const result_row *rows, size_t n)
+{
+    double *v = xcalloc(n + 1, sizeof *v);
+    size_t m = 0;
+    for (int stage = 2; stage >= 1 && m == 0; stage--)
+        for (size_t i = 0; i < n; i++)
+            if (rows[i].stage == stage && rows[i].status && strcmp(rows[i].status, "ok") == 0 &&
+                rows[i].cublas_ms > 0 && isfinite(rows[i].cublas_ms))
+                v[m++] = rows[i].cublas_ms;
+    double med = -1;
+    if (m > 0) {
+        qsort(v, m, sizeof *v, cmp_double);
+        med = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+    }
+    free(v);
+    return med;
+}
+
 /* Index of name among r's params, or -1. */
 static long find_param(const result_row *r, const char *name)
 {

@@ -171,6 +171,13 @@ int results_read(const char *path, result_row **rows, size_t *n, bool *truncated
  * NULL). */
 const result_row **results_rank(const result_row *rows, size_t n, size_t *nranked);
 
+/* cuBLAS's time for the shape of these rows, in ms: the median of the cuBLAS times of the re-timed
+ * finalists (stage 2, status "ok"), or of the stage-1 rows when no finalist has one; -1 when no row
+ * has one. Every finalist times the same cuBLAS call beside itself, so one finalist's reading is
+ * an outlier when it differs from the others (it did: 28 us against 3.9 us at 64^3, one finalist
+ * of four), and the median of them is the figure to divide by. */
+double results_cublas_ms(const result_row *rows, size_t n);
+
 /* Print the first `top` (0 = all) ranked rows as an aligned table: rank, TFLOP/s, ms, spread
  * ((max-min)/median, %), % cuBLAS, stage, runs, regs, occupancy and the configuration. The
  * configuration column shows only the params that differ between the printed rows; a line above the

@@ -193,6 +193,27 @@ for v in SKM SKN SKT; do
 done
 fi
 
+if want skinny; then
+echo "== the tiny-shape DMMA tile the shipped wisdom picks (32x32 blocks of four 16x16 warp tiles, BK 32): odd shapes, sanitizers"
+SKD="--set BM=32 --set BN=32 --set BK=32 --set WM=16 --set WN=16 --set MMA=1688 --set THREADS=128"
+for sk in 1 4; do
+  # shellcheck disable=SC2086
+  $E verify configs/dgemm_dmma_splitk.json $SKD --set SPLITK=$sk --shapes 1x1x1,17x33x5,33x33x33,127x129x131,255x257x259 \
+    >"$LOG/tiny-dmma-$sk.txt" 2>&1
+  check_rc "tiny DMMA tile, SPLITK $sk, at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/tiny-dmma-$sk.txt" | head -20)"
+done
+if find_sanitizer; then
+  for tool in memcheck racecheck; do
+    # shellcheck disable=SC2086
+    "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/dgemm_dmma_splitk.json $SKD --set SPLITK=1 \
+      --shapes 67x45x37 >"$LOG/tiny-dmma-$tool.txt" 2>&1
+    check_rc "$tool tiny DMMA tile" 0 $? "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/tiny-dmma-$tool.txt" | head -8)"
+  done
+else
+  fail "compute-sanitizer not found"
+fi
+fi
+
 if want sm90a; then
 echo "== sm_90a: a template that requires the architecture-specific target"
 $FIX $E verify tests/configs/gpu/needs_sm90a.json --arch sm_90a --shapes 1x1x1,64x64x64,127x129x131 >"$LOG/sm90a.txt" 2>&1

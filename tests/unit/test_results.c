@@ -834,6 +834,30 @@ static void test_rank_and_print(void **state)
         result_row_free(&rows[i]);
 }
 
+static void test_cublas_median(void **state)
+{
+    (void)state;
+    result_row rows[6];
+    make_row(&rows[0], 32, 2, "ok", 1.0);
+    make_row(&rows[1], 48, 2, "ok", 1.1);
+    make_row(&rows[2], 64, 2, "ok", 1.2);
+    make_row(&rows[3], 96, 2, "ok", 1.3);
+    make_row(&rows[4], 16, 1, "ok", 0.9);   /* stage 1: not counted while finalists have one */
+    make_row(&rows[5], 8, 2, "FAIL", -1);   /* failed: not counted */
+    rows[0].cublas_ms = 3.86;
+    rows[1].cublas_ms = 27.97; /* the outlier one finalist saw at 64^3 f64 */
+    rows[2].cublas_ms = 3.85;
+    rows[3].cublas_ms = 3.87;
+    rows[4].cublas_ms = 1.0;
+    rows[5].cublas_ms = 1.0;
+    assert_float_equal(results_cublas_ms(rows, 6), 3.865, 1e-12); /* median of 3.85 3.86 3.87 27.97 */
+    assert_float_equal(results_cublas_ms(rows, 3), 3.86, 1e-12);  /* odd count: the middle one */
+    assert_float_equal(results_cublas_ms(&rows[4], 1), 1.0, 1e-12); /* no finalist: stage 1 */
+    assert_float_equal(results_cublas_ms(&rows[5], 1), -1, 1e-12);  /* none */
+    for (int i = 0; i < 6; i++)
+        result_row_free(&rows[i]);
+}
+
 static void test_emit_config(void **state)
 {
     (void)state;
@@ -1057,6 +1081,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_last_line_without_newline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_appends, setup, teardown),
         cmocka_unit_test(test_rank_and_print),
+        cmocka_unit_test(test_cublas_median),
         cmocka_unit_test_setup_teardown(test_emit_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_merge, setup, teardown),
     };
