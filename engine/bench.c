@@ -2,6 +2,7 @@
 #include "bench.h"
 
 #include "jit.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,20 +53,6 @@ static int flush_and_wait(gpu_t *g, const bench_flush *f, int r, int iters, err_
                : 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double bench_median(double *v, int n)
-{
-    if (n <= 0)
-        return 0.0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static void stats_of(double *times, int runs, bench_stats *st)
 {
     st->runs = runs;
@@ -76,7 +63,7 @@ static void stats_of(double *times, int runs, bench_stats *st)
         if (times[r] > st->max_ms)
             st->max_ms = times[r];
     }
-    st->median_ms = bench_median(times, runs);
+    st->median_ms = median(times, runs > 0 ? (size_t)runs : 0);
 }
 
 int bench_time_n(gpu_t *g, size_t n, const bench_fn *fns, void *const *ctxs, const bench_opts *o,

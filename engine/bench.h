@@ -48,9 +48,6 @@ int bench_time(gpu_t *g, bench_fn fn, void *ctx, const bench_opts *o, const benc
 int bench_time_n(gpu_t *g, size_t n, const bench_fn *fns, void *const *ctxs, const bench_opts *o,
                  const bench_flush *flush, bench_stats *st, err_t *err);
 
-/* Median of n values (sorts v). */
-double bench_median(double *v, int n);
-
 /* SM clock observed by a kernel that spins for a known number of cycles on every SM, in MHz. */
 int bench_clock_mhz(gpu_t *g, double *mhz, err_t *err);
 

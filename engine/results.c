@@ -1032,12 +1032,6 @@ const result_row **results_rank(const result_row *rows, size_t n, size_t *nranke
     return c;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double results_cublas_ms(const result_row *rows, size_t n)
 {
     double *v = xcalloc(n + 1, sizeof *v);
@@ -1047,11 +1041,7 @@ double results_cublas_ms(const result_row *rows, size_t n)
             if (rows[i].stage == stage && rows[i].status && strcmp(rows[i].status, "ok") == 0 &&
                 rows[i].cublas_ms > 0 && isfinite(rows[i].cublas_ms))
                 v[m++] = rows[i].cublas_ms;
-    double med = -1;
-    if (m > 0) {
-        qsort(v, m, sizeof *v, cmp_double);
-        med = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
-    }
+    double med = m > 0 ? median(v, m) : -1;
     free(v);
     return med;
 }

@@ -37,6 +37,9 @@ void sb_add_double(strbuf *sb, double v);
 /* Hand over the buffer; sb becomes empty. */
 char *sb_steal(strbuf *sb);
 
+/* Median of v[0..n), sorting v; 0 when n is 0. */
+double median(double *v, size_t n);
+
 /* Parse a whole decimal integer (optional sign); 0 on success. */
 int parse_i64(const char *s, int64_t *out);
 /* Parse a whole floating-point number; 0 on success. */
