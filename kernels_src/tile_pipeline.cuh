@@ -44,7 +44,8 @@ __device__ __forceinline__ int b_at(int k, int n)
  * its occupancy at 4000^3, docs/NOTES.md). Only K is tested: every product along K is summed, so
  * the last, partial k-tile must bring zeros; the test is one compare per vector. A column is
  * clamped to N - vec (a multiple of vec when the vector width holds, by EVEC_B) so vector loads
- * stay aligned and inside the row. */
+ * stay aligned and inside the row. The cp.async path (issue_async) zero-fills columns past N
+ * instead, which costs it nothing: the copy takes a source size either way. */
 __device__ __forceinline__ int clamp_row(int gr, int M) { return FULL_M ? gr : min(gr, M - 1); }
 template <int VEC> __device__ __forceinline__ int clamp_col(int gc, int N) { return FULL_N ? gc : min(gc, N - VEC); }
 
@@ -225,14 +226,19 @@ __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B
             continue;
         const int kr = S::b_k(v), gk = k0 + kr;
         const bool ok = FULL_K || gk < kend;
-        const int c = clamp_col<EVEC_B>(col0 + S::b_col(v), N), left = N - c;
+        const int c = col0 + S::b_col(v);
         const T *p = B + (idx_t)(ok ? gk : 0) * N + c;
 #pragma unroll
         for (int g = 0; g < B_GROUPS; ++g) {
-            const T *src = p + (FULL_N || g * B_GSTRIDE < left ? g * B_GSTRIDE : 0);
+            /* Unlike the register-staged loads, a group past N is not clamped onto the last columns
+             * but zero-filled: with 8-byte copies, a warp whose lanes all copy one clamped address
+             * cost the FP64 tile a third of its time at 128x129x128 (docs/NOTES.md). A group is
+             * wholly in or out: EVEC_B > 1 only where N is a multiple of it. */
+            const bool in = ok && (FULL_N || c + g * B_GSTRIDE < N);
+            const T *src = p + g * B_GSTRIDE;
 #pragma unroll
             for (int e = 0; e < EVEC_B; e += BW)
-                cp_async<BW * sizeof(T)>(&Bs[b_at(kr, S::b_col(v, g) + e)], ok ? src + e : B, ok);
+                cp_async<BW * sizeof(T)>(&Bs[b_at(kr, S::b_col(v, g) + e)], in ? src + e : B, in);
         }
     }
 }

@@ -51,12 +51,15 @@
     "MINB": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM (0: none)"},
     "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z (splitk.cuh)"},
     "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"},
+    "SLICEK": {"default": 1, "min": 1, "max": 16, "doc": "warp groups sharing each output tile: group g takes the g-th BK/SLICEK of every k-tile's steps, and the groups' accumulators are summed through shared memory before the epilogue (sliced-K: more warps per tile where tiles are few)"},
     "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off)"}
   },
   "constraints": [
     {"rule": "BM % WM == 0", "why": "warp tiles cover the block tile's rows"},
     {"rule": "BN % WN == 0", "why": "warp tiles cover the block tile's columns"},
-    {"rule": "THREADS == 32 * (BM / WM) * (BN / WN)", "why": "one warp per warp tile"},
+    {"rule": "THREADS == 32 * (BM / WM) * (BN / WN) * SLICEK", "why": "one warp per warp tile in each of the SLICEK groups"},
+    {"rule": "BK % SLICEK == 0", "why": "the groups take equal shares of a k-tile's steps"},
+    {"rule": "DB != 1 || SLICEK == 1", "why": "the staggered halves of DB 1 are not k-slice groups"},
     {"rule": "WN % WNITER == 0", "why": "a warp takes WNITER equal steps along N"},
     {"rule": "(WM * WN) % (32 * TM * TN * WNITER) == 0", "why": "a warp tile splits into WMITER x WNITER steps of 32 lanes x TM x TN"},
     {"rule": "WM % ((WM * WN) / (32 * TM * TN * WNITER)) == 0", "why": "a warp takes WMITER equal steps along M"},
@@ -91,13 +94,13 @@
     "NBUF": "DB == 2 ? STAGES : DB == 0 ? 1 : 2"
   },
   "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
-  "compile_cost": "150 + (WM * WN / 32) * min(KUNROLL, BK) * 2 / 5",
+  "compile_cost": "150 + (WM * WN / 32) * min(KUNROLL, BK / SLICEK) * 2 / 5",
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
   "launches": [
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "SPLITK"],
      "block": ["THREADS", 1, 1],
-     "smem": "NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)) * ELEM"},
+     "smem": "max(NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)), (SLICEK - 1) * BM * BN) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]
 }
@@ -121,15 +124,30 @@
 constexpr int WMITER = (WM * WN) / (32 * TM * TN * WNITER);
 constexpr int WSUBM = WM / WMITER; /* rows of one warp step */
 constexpr int WSUBN = WN / WNITER; /* columns of one warp step */
+constexpr int TILE_WARPS = (BM / WM) * (BN / WN); /* warps covering the block tile once */
+constexpr int KSLICE = BK / SLICEK;               /* k-steps of each k-tile per group (SLICEK) */
+constexpr int ACC = WMITER * TM * WNITER * TN;    /* accumulators per thread */
 
-struct Frag {
+/* The first k-step of this thread's group inside each k-tile: a member only with SLICEK > 1 (an
+ * unused member changed NVRTC's code for warptile_db). */
+template <bool SLICED> struct KGroup {
+    static constexpr int kg = 0;
+    __device__ __forceinline__ void set_kg(int) {}
+};
+template <> struct KGroup<true> {
+    int kg;
+    __device__ __forceinline__ void set_kg(int k) { kg = k; }
+};
+
+struct Frag : KGroup<(SLICEK > 1)> {
     T acc[WMITER * TM][WNITER * TN];
     int m0, n0; /* this thread's first row and column inside the block tile */
 
     __device__ __forceinline__ void compute(const T *As, const T *Bs)
     {
 #pragma unroll KUNROLL
-        for (int k = 0; k < BK; ++k) {
+        for (int kk = 0; kk < KSLICE; ++kk) {
+            const int k = this->kg + kk;
             T a[WMITER * TM], b[WNITER * TN];
 #pragma unroll
             for (int wm = 0; wm < WMITER; ++wm)
@@ -209,6 +227,35 @@ __device__ __forceinline__ void frag_origin(Frag &f, int warp, int lane)
     f.n0 = wcol * WN + ln * TN;
 }
 
+/* Sliced K: group g (threads [g, g + 1) * THREADS / SLICEK) has summed only its share of each
+ * k-tile. Groups 1.. put their accumulators in shared memory (the tile stages are free by then),
+ * thread t's element e of group g at ((g - 1) * ACC + e) * GT + t so a warp's stores and loads hit
+ * 32 consecutive words; group 0 adds them in group order (the sum does not depend on timing) and
+ * alone runs the epilogue. */
+__device__ __forceinline__ void slice_sum(Frag &f, T *red, int tid)
+{
+    constexpr int GT = THREADS / SLICEK;
+    const int g = tid / GT, t = tid % GT;
+    __syncthreads(); /* every group has finished reading the last k-tile */
+    if (g > 0) {
+#pragma unroll
+        for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+            for (int j = 0; j < WNITER * TN; ++j)
+                red[((g - 1) * ACC + i * WNITER * TN + j) * GT + t] = f.acc[i][j];
+    }
+    __syncthreads();
+    if (g == 0) {
+#pragma unroll 1
+        for (int s = 0; s < SLICEK - 1; ++s)
+#pragma unroll
+            for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+                for (int j = 0; j < WNITER * TN; ++j)
+                    f.acc[i][j] += red[(s * ACC + i * WNITER * TN + j) * GT + t];
+    }
+}
+
 /* Output tile (bx, by) over its k-tiles [kt0, kt1): accumulate, then write C. With split-K each
  * split adds its part (split_put); with stream-K a block adds a part of a tile with atomics
  * (`part`) and writes a whole tile as alpha * acc + C, C having been scaled by beta already
@@ -217,7 +264,8 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
                                             int K, T alpha, T beta, int bx, int by, int kt0, int kt1, bool part)
 {
     const int tid = threadIdx.x, row0 = by * BM, col0 = bx * BN;
-    frag_origin(f, tid / 32, tid % 32);
+    frag_origin(f, SLICEK > 1 ? tid / 32 % TILE_WARPS : tid / 32, tid % 32);
+    f.set_kg(tid / 32 / TILE_WARPS * KSLICE);
 #pragma unroll
     for (int i = 0; i < WMITER * TM; ++i)
 #pragma unroll
@@ -228,6 +276,8 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
 #else
     tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
 #endif
+    if constexpr (SLICEK > 1)
+        slice_sum(f, As, tid);
     /* The epilogue: each element's offset from the thread's first row and column is a
      * compile-time constant, compared with how many rows and columns are left. All the
      * accumulators are live here; MINB 2 keeps warptile_db's guarded shapes at 128 registers. */
@@ -236,10 +286,11 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
     T *Ct = C + (idx_t)r0 * N + c0;
     const T beta_c = tile_beta(beta);
     const bool plain = split_begin(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
+    const bool writes = SLICEK == 1 || tid < THREADS / SLICEK; /* group 0 (slice_sum) */
 #pragma unroll
     for (int i = 0; i < WMITER * TM; ++i) {
         const int di = (i / TM) * WSUBM + i % TM;
-        if (!FULL_M && di >= rows_left)
+        if ((!FULL_M && di >= rows_left) || !writes)
             continue;
 #pragma unroll
         for (int j = 0; j < WNITER * TN; j += EVEC_C) {

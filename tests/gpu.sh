@@ -9,7 +9,7 @@
 #   each template; K = 0; 65536x65536x16 (64-bit offsets) and the refusal of what does not fit;
 #   a template that requires sm_90a; split-K in warptile, DMMA and blocktile at shapes one past a tile, three modes;
 #   stream-K in warptile, runs that start and end inside tiles;
-#   rows aligned to 2 but not 4 elements; the skinny warp tiles of the shipped wisdom
+#   rows aligned to 2 but not 4 elements; the skinny warp tiles of the shipped wisdom; sliced K in warptile
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
 #   space holding a faulting and a hanging kernel; a second tune served from the CUBIN cache; a
 #   tune of 100 warptile points at 4096^3 whose winner verifies
@@ -22,7 +22,7 @@ mkdir -p "$LOG"
 [ -x "$E" ] || { echo "build/engine is missing: run make first"; exit 2; }
 FIX="env ENGINE_TEMPLATES=tests/templates:kernels_src"
 # GPU_ONLY="edges sanitize" runs only those sections (names below: device verify f64 lanes wrong
-# errors edges splitk streamk vec2 skinny sm90a isolation tune-faults tune formats sanitize), so that a
+# errors edges splitk streamk vec2 skinny slicek sm90a isolation tune-faults tune formats sanitize), so that a
 # device call can stay inside its time limit; default all.
 want() { [ -z "${GPU_ONLY:-}" ] || [[ " $GPU_ONLY " == *" $1 "* ]]; }
 # compute-sanitizer into CS: CUDA_HOME's, else the one on PATH; returns 1 when there is none.
@@ -208,6 +208,68 @@ if find_sanitizer; then
     "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/dgemm_dmma_splitk.json $SKD --set SPLITK=1 \
       --shapes 67x45x37 >"$LOG/tiny-dmma-$tool.txt" 2>&1
     check_rc "$tool tiny DMMA tile" 0 $? "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/tiny-dmma-$tool.txt" | head -8)"
+  done
+else
+  fail "compute-sanitizer not found"
+fi
+fi
+
+if want skinny; then
+echo "== the FP64 tensor-core tiles the shipped wisdom picks beyond the tiny ones: odd shapes, sanitizers"
+# 128x64 and 64x128 blocks of 64x32 warp tiles with m16n8k16 (large squares); blocks one
+# instruction tile tall (16 rows, BK 64; 16x8192x8192); 64x64 blocks of eight 32x16 warps with
+# m16n8k16 (1024^3).
+DT1="configs/dgemm_dmma.json --set BM=128 --set MMA=16816 --set WM=64"
+DT2="configs/dgemm_dmma.json --set BN=128 --set MMA=16816 --set WM=64"
+DT3="configs/dgemm_dmma_splitk.json --set BM=16 --set BK=64 --set MMA=1688 --set WM=16 --set WN=16 --set SPLITK=4"
+DT4="configs/dgemm_dmma_splitk.json --set MMA=16816 --set WN=16 --set THREADS=256 --set SPLITK=1"
+for v in DT1 DT2 DT3 DT4; do
+  # shellcheck disable=SC2086
+  $E verify ${!v} --shapes 1x1x1,17x33x5,33x65x129,127x129x131,65x33x4097 >"$LOG/dmma-tile-$v.txt" 2>&1
+  check_rc "FP64 tile $v at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/dmma-tile-$v.txt" | head -20)"
+done
+if find_sanitizer; then
+  for v in DT1 DT3; do
+    for tool in memcheck racecheck; do
+      # shellcheck disable=SC2086
+      "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify ${!v} --shapes 131x67x45 \
+        >"$LOG/dmma-tile-$tool-$v.txt" 2>&1
+      check_rc "$tool FP64 tile $v" 0 $? "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/dmma-tile-$tool-$v.txt" | head -8)"
+    done
+  done
+else
+  fail "compute-sanitizer not found"
+fi
+fi
+
+if want slicek; then
+echo "== sliced K in warptile (groups of warps sharing a tile's k-steps, summed through shared memory): odd shapes, both schedules, with split-K and stream-K, sanitizers"
+# 64x64 tiles of four 32x32 warps, in 2 or 4 groups; 32x64 tiles of four 16x32 warps in 4 groups of 4-step slices.
+SL2="--set BM=64 --set BN=64 --set BK=32 --set WM=32 --set WN=32 --set WNITER=1 --set TM=4 --set TN=4 --set SLICEK=2 --set THREADS=256 --set MINB=2"
+SL4="--set BM=64 --set BN=64 --set BK=32 --set WM=32 --set WN=32 --set WNITER=1 --set TM=4 --set TN=4 --set SLICEK=4 --set THREADS=512 --set MINB=1"
+SLT="--set BM=32 --set BN=64 --set BK=16 --set WM=16 --set WN=32 --set WNITER=1 --set TM=2 --set TN=4 --set SLICEK=4 --set THREADS=512 --set MINB=1"
+# The tile the shipped wisdom picks for large K: 32x64 blocks of two 32x32 warps, two groups.
+SLW="--set BM=32 --set BN=64 --set BK=32 --set WN=32 --set WNITER=1 --set TN=4 --set SLICEK=2 --set THREADS=128 --set MINB=4"
+for v in SL2 SL4 SLT SLW; do
+  i=0
+  for extra in "--set SPLITK=1 --set DB=3" "--set SPLITK=4 --set DB=2 --set STAGES=3" "--set SPLITK=64 --set DB=2 --set STAGES=3" "--set SPLITK=1 --set STREAMK=7"; do
+    i=$((i + 1))
+    # shellcheck disable=SC2086
+    $E verify configs/warptile_splitk.json ${!v} $extra --shapes 1x1x1,17x33x5,65x65x33,127x129x131,33x65x4097 \
+      >"$LOG/slicek-$v-$i.txt" 2>&1
+    check_rc "sliced K $v ($extra) at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/slicek-$v-$i.txt" | head -20)"
+  done
+done
+# f64 takes the same code path with twice the shared memory.
+# shellcheck disable=SC2086
+$E verify configs/warptile_splitk.json $SL4 --set SPLITK=2 --dtype f64 --shapes 1x1x1,127x129x131,65x63x1025 >"$LOG/slicek-f64.txt" 2>&1
+check_rc "sliced K in f64 at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/slicek-f64.txt" | head -20)"
+if find_sanitizer; then
+  for tool in memcheck racecheck synccheck initcheck; do
+    # shellcheck disable=SC2086
+    "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/warptile_splitk.json $SL4 --set SPLITK=2 \
+      --shapes 67x45x133 >"$LOG/slicek-$tool.txt" 2>&1
+    check_rc "$tool sliced K" 0 $? "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/slicek-$tool.txt" | head -8)"
   done
 else
   fail "compute-sanitizer not found"
