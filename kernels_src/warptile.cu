@@ -18,6 +18,11 @@
  * LANES 1 lays the lanes of a warp step out so that shared memory serves both fragments at its
  * doubled (paired-lane) rate, and SNAKE 1 orders the outer product so consecutive FMAs share an
  * operand; both are off in the published kernels' configs and on in warptile_db and dgemm_simt.
+ * SLICEK > 1 runs SLICEK groups of those warps on each block tile (sliced K, as in CUTLASS): group g
+ * computes the g-th BK/SLICEK of every k-tile's steps, and slice_sum adds the groups' accumulators
+ * through shared memory before the epilogue. Where output tiles are few (large K with a small
+ * M x N, skinny and small shapes) it multiplies the warps working on each tile without shrinking
+ * the warp tile or splitting K across blocks; the cost is one pass through shared memory per tile.
  * Any shape (guards compile away when the FULL_* switches hold); rows not aligned to a vector width
  * take scalar loads and stores (2-element ones measured slower here than in blocktile,
  * docs/NOTES.md "Partial tiles"). Example: configs/sb10_warptiling.json.

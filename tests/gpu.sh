@@ -223,13 +223,17 @@ DT1="configs/dgemm_dmma.json --set BM=128 --set MMA=16816 --set WM=64"
 DT2="configs/dgemm_dmma.json --set BN=128 --set MMA=16816 --set WM=64"
 DT3="configs/dgemm_dmma_splitk.json --set BM=16 --set BK=64 --set MMA=1688 --set WM=16 --set WN=16 --set SPLITK=4"
 DT4="configs/dgemm_dmma_splitk.json --set MMA=16816 --set WN=16 --set THREADS=256 --set SPLITK=1"
-for v in DT1 DT2 DT3 DT4; do
+# 64x128 blocks of the 64x32 m16n8k16 warp tiles split 32 ways (512x512x65536); 32x16 blocks of
+# four 16x8 warp tiles (8192x16x8192).
+DT5="configs/dgemm_dmma_splitk.json --set BN=128 --set MMA=16816 --set WM=64 --set SPLITK=32"
+DT6="configs/dgemm_dmma_splitk.json --set BM=32 --set BN=16 --set BK=64 --set MMA=1688 --set WM=16 --set WN=8 --set SPLITK=1"
+for v in DT1 DT2 DT3 DT4 DT5 DT6; do
   # shellcheck disable=SC2086
   $E verify ${!v} --shapes 1x1x1,17x33x5,33x65x129,127x129x131,65x33x4097 >"$LOG/dmma-tile-$v.txt" 2>&1
   check_rc "FP64 tile $v at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/dmma-tile-$v.txt" | head -20)"
 done
 if find_sanitizer; then
-  for v in DT1 DT3; do
+  for v in DT1 DT3 DT6; do
     for tool in memcheck racecheck; do
       # shellcheck disable=SC2086
       "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify ${!v} --shapes 131x67x45 \
@@ -248,9 +252,11 @@ echo "== sliced K in warptile (groups of warps sharing a tile's k-steps, summed 
 SL2="--set BM=64 --set BN=64 --set BK=32 --set WM=32 --set WN=32 --set WNITER=1 --set TM=4 --set TN=4 --set SLICEK=2 --set THREADS=256 --set MINB=2"
 SL4="--set BM=64 --set BN=64 --set BK=32 --set WM=32 --set WN=32 --set WNITER=1 --set TM=4 --set TN=4 --set SLICEK=4 --set THREADS=512 --set MINB=1"
 SLT="--set BM=32 --set BN=64 --set BK=16 --set WM=16 --set WN=32 --set WNITER=1 --set TM=2 --set TN=4 --set SLICEK=4 --set THREADS=512 --set MINB=1"
-# The tile the shipped wisdom picks for large K: 32x64 blocks of two 32x32 warps, two groups.
+# The tiles the shipped wisdom picks for large K (32x64 blocks of two 32x32 warps, two groups) and
+# for 512^3 (the same block in four groups).
 SLW="--set BM=32 --set BN=64 --set BK=32 --set WN=32 --set WNITER=1 --set TN=4 --set SLICEK=2 --set THREADS=128 --set MINB=4"
-for v in SL2 SL4 SLT SLW; do
+SL5="--set BM=32 --set BN=64 --set BK=32 --set WN=32 --set WNITER=1 --set TN=4 --set SLICEK=4 --set THREADS=256 --set MINB=2"
+for v in SL2 SL4 SLT SLW SL5; do
   i=0
   for extra in "--set SPLITK=1 --set DB=3" "--set SPLITK=4 --set DB=2 --set STAGES=3" "--set SPLITK=64 --set DB=2 --set STAGES=3" "--set SPLITK=1 --set STREAMK=7"; do
     i=$((i + 1))
