@@ -174,8 +174,8 @@ check_rc "every shipped config at 66x130x34 and 2x6x2" 0 $? "$(grep -A3 -E '^(FA
 fi
 
 if want skinny; then
-echo "== the skinny and tiny warp tiles the shipped wisdom picks (16-row and 16-column blocks, one warp): odd shapes, sanitizers"
-SKM="--set BM=16 --set WM=16 --set WN=32 --set WNITER=1 --set TN=4 --set THREADS=128 --set MINB=4"
+echo "== skinny and tiny warp tiles (16-row blocks with BK 32 and the one-warp tile, as the shipped wisdom picks them; 16-column blocks): odd shapes, sanitizers"
+SKM="--set BM=16 --set WM=16 --set WN=32 --set WNITER=1 --set TN=4 --set BK=32 --set THREADS=128 --set MINB=4"
 SKN="--set BN=16 --set WN=16 --set WM=32 --set WNITER=1 --set TN=4 --set THREADS=128 --set MINB=4"
 # The one-warp tile with 32-deep k-slices that the tiny shapes pick, split 4 ways.
 SKT="--set BM=16 --set BN=32 --set BK=32 --set WM=16 --set WN=32 --set WNITER=1 --set TM=2 --set TN=4 --set THREADS=32 --set MINB=16 --set SPLITK=4"
@@ -252,11 +252,13 @@ echo "== sliced K in warptile (groups of warps sharing a tile's k-steps, summed 
 SL2="--set BM=64 --set BN=64 --set BK=32 --set WM=32 --set WN=32 --set WNITER=1 --set TM=4 --set TN=4 --set SLICEK=2 --set THREADS=256 --set MINB=2"
 SL4="--set BM=64 --set BN=64 --set BK=32 --set WM=32 --set WN=32 --set WNITER=1 --set TM=4 --set TN=4 --set SLICEK=4 --set THREADS=512 --set MINB=1"
 SLT="--set BM=32 --set BN=64 --set BK=16 --set WM=16 --set WN=32 --set WNITER=1 --set TM=2 --set TN=4 --set SLICEK=4 --set THREADS=512 --set MINB=1"
-# The tiles the shipped wisdom picks for large K (32x64 blocks of two 32x32 warps, two groups) and
-# for 512^3 (the same block in four groups).
+# The tiles the shipped wisdom picks for large K (32x64 blocks of two 32x32 warps, two groups),
+# for 512^3 (the same block in four groups) ...
 SLW="--set BM=32 --set BN=64 --set BK=32 --set WN=32 --set WNITER=1 --set TN=4 --set SLICEK=2 --set THREADS=128 --set MINB=4"
 SL5="--set BM=32 --set BN=64 --set BK=32 --set WN=32 --set WNITER=1 --set TN=4 --set SLICEK=4 --set THREADS=256 --set MINB=2"
-for v in SL2 SL4 SLT SLW SL5; do
+# ... and for 8192x16x8192: a 64x16 block of one warp tile in four groups.
+SLN="--set BM=64 --set BN=16 --set BK=32 --set WM=64 --set WN=16 --set WNITER=1 --set TN=4 --set SLICEK=4 --set THREADS=128 --set MINB=4"
+for v in SL2 SL4 SLT SLW SL5 SLN; do
   i=0
   for extra in "--set SPLITK=1 --set DB=3" "--set SPLITK=4 --set DB=2 --set STAGES=3" "--set SPLITK=64 --set DB=2 --set STAGES=3" "--set SPLITK=1 --set STREAMK=7"; do
     i=$((i + 1))
