@@ -146,6 +146,11 @@ static size_t build_opts(int arch, const char *const *include_dirs, size_t ninc,
     size_t ni = ninc < JIT_MAX_INCLUDES ? ninc : JIT_MAX_INCLUDES;
     for (size_t i = 0; i < ni; i++)
         opts[n++] = owned[1 + i] = xasprintf("--include-path=%s", include_dirs[i]);
+    /* ENGINE_PTXAS_OPTIONS: extra ptxas options for experiments (e.g. --register-usage-level=10),
+     * applied to every compile of the process and its workers; the cache key covers them. */
+    const char *px = getenv("ENGINE_PTXAS_OPTIONS");
+    if (px && *px)
+        opts[n++] = owned[1 + JIT_MAX_INCLUDES] = xasprintf("--ptxas-options=%s", px);
     return n;
 }
 
@@ -153,6 +158,7 @@ static void free_opts(char **owned, size_t ninc)
 {
     for (size_t i = 0; i < 1 + (ninc < JIT_MAX_INCLUDES ? ninc : JIT_MAX_INCLUDES); i++)
         free(owned[i]);
+    free(owned[1 + JIT_MAX_INCLUDES]);
 }
 
 static int do_compile(const char *prog_name, const char *source, const char **opts, size_t nopts, int arch,
@@ -338,7 +344,7 @@ static void to_disk(const char *key, const jit_result *res)
 int jit_compile(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc,
                 int arch, const char *label, const jit_result **out, jit_origin *origin, err_t *err)
 {
-    char *owned[1 + JIT_MAX_INCLUDES] = {0};
+    char *owned[2 + JIT_MAX_INCLUDES] = {0};
     const char *opts[8 + JIT_MAX_INCLUDES];
     size_t nopts = build_opts(arch, include_dirs, ninc, owned, opts);
     char key[65];

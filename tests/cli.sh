@@ -54,4 +54,17 @@ check_rc "make install PREFIX=..." 0 $?
 check_rc "the installed engine finds its templates and configs from another directory" 0 $?
 (cd "$tmp" && "$tmp/prefix/bin/engine" tune warptile --arch sm_90 --dry-run >"$tmp/out" 2>&1)
 check_rc "...and its shipped tuning spaces (engine tune warptile)" 0 $? "$(cat "$tmp/out")"
+# ENGINE_PTXAS_OPTIONS (extra ptxas options, for experiments): the CUBIN cache keys on them, so the
+# same config with and without them compiles twice and then comes from the cache; a bad option is
+# ptxas's error, exit 2.
+pc="$tmp/ptxas-cache"
+ENGINE_PTXAS_OPTIONS=--register-usage-level=10 $E compile --cache "$pc" configs/naive.json >"$tmp/px1" 2>&1
+$E compile --cache "$pc" configs/naive.json >"$tmp/px2" 2>&1
+ENGINE_PTXAS_OPTIONS=--register-usage-level=10 $E compile --cache "$pc" configs/naive.json >"$tmp/px3" 2>&1
+grep -q '1 NVRTC compiles, 0 from the cache' "$tmp/px2" && grep -q '0 NVRTC compiles, 1 from the cache' "$tmp/px3" &&
+  pass "ENGINE_PTXAS_OPTIONS is part of the cache key" || fail "ENGINE_PTXAS_OPTIONS is part of the cache key" "$(tail -1 "$tmp/px2" "$tmp/px3")"
+ENGINE_PTXAS_OPTIONS=--no-such-option $E compile --no-cache configs/naive.json >"$tmp/px4" 2>&1
+check_rc "a bad ENGINE_PTXAS_OPTIONS exits 2" 2 $?
+grep -q "Unknown option '-no-such-option'" "$tmp/px4" && pass "... and ptxas names the option" || fail "... and ptxas names the option" "$(head -3 "$tmp/px4")"
+
 summary

@@ -2,6 +2,7 @@
 # Every shipped config compiled by NVRTC for sm_80, sm_86, sm_90 and sm_90a (no GPU needed): each must
 # compile, and its resource table (registers, stack, spills, shared memory) is printed. Spills are
 # reported, not failed: several published walk steps spill by design of their register budget.
+# Then every entry of the shipped wisdom, at its shape, for its arch.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -20,4 +21,30 @@ for arch in sm_80 sm_86 sm_90 sm_90a; do
   spills=$(printf '%s\n' "$out" | awk 'NR > 1 && $1 != "compile:" && $8 + $9 > 0 {print $1 " (" $8 "+" $9 " bytes)"}' | tr '\n' ' ')
   [ -n "$spills" ] && echo "  spills on $arch: $spills"
 done
+
+# Every entry of the shipped wisdom compiles at its own shape, with its overrides, for its file's
+# arch (the default file's entries for sm_80 and sm_90): a template change that breaks a tuned
+# choice fails here, without a GPU.
+echo "== wisdom"
+python3 - wisdom/*.json >"${TMPDIR:-/tmp}/wisdom-entries.$$" <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    w = json.load(open(path))
+    archs = [w["arch"]] if "arch" in w else ["sm_80", "sm_90"]
+    for e in w["entries"]:
+        m, n, k = e["shape"].split("x")
+        sets = " ".join(f"--set {key}={val}" for key, val in e.get("set", {}).items())
+        for arch in archs:
+            print(f"{path}|{arch}|{e['dtype']}|{e['shape']}|{e['config']} --dtype {e['dtype']} --m {m} --n {n} --k {k} --arch {arch} {sets}")
+PY
+while IFS='|' read -r file arch dtype shape args; do
+  # shellcheck disable=SC2086
+  out=$($E compile $args 2>&1)
+  if [ $? = 0 ] && printf '%s\n' "$out" | grep -q " $arch .*$dtype "; then
+    pass "$file: $dtype $shape for $arch"
+  else
+    fail "$file: $dtype $shape for $arch compiles" "$(printf '%s\n' "$out" | tail -3)"
+  fi
+done <"${TMPDIR:-/tmp}/wisdom-entries.$$"
+rm -f "${TMPDIR:-/tmp}/wisdom-entries.$$"
 summary
