@@ -9,7 +9,8 @@
 #   each template; K = 0; 65536x65536x16 (64-bit offsets) and the refusal of what does not fit;
 #   a template that requires sm_90a; split-K in warptile, DMMA and blocktile at shapes one past a tile, three modes;
 #   stream-K in warptile, runs that start and end inside tiles;
-#   rows aligned to 2 but not 4 elements; the skinny warp tiles of the shipped wisdom; sliced K in warptile
+#   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
+#   wisdom; sliced K in warptile
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
 #   space holding a faulting and a hanging kernel; a second tune served from the CUBIN cache; a
 #   tune of 100 warptile points at 4096^3 whose winner verifies
