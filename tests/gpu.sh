@@ -31,6 +31,17 @@ find_sanitizer() {
   CS=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
   [ -x "$CS" ] || CS=$(command -v compute-sanitizer)
 }
+# sanitize_verify LABEL LOGBASE "TOOLS" VERIFY_ARGS...: each compute-sanitizer tool of TOOLS over
+# `engine verify VERIFY_ARGS` (the kernels run in a worker, so every process is followed), one
+# check each, named "TOOL LABEL"; logs in $LOG/LOGBASE-TOOL.txt. Call after find_sanitizer.
+sanitize_verify() {
+  local label=$1 base=$2 tools=$3 tool
+  shift 3
+  for tool in $tools; do
+    "$CS" --tool "$tool" --target-processes all --error-exitcode 99 $E verify "$@" >"$LOG/$base-$tool.txt" 2>&1
+    check_rc "$tool $label" 0 $? "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/$base-$tool.txt" | head -8)"
+  done
+}
 
 if want device; then
 echo "== device"
@@ -143,11 +154,7 @@ $E verify $SK --set SPLITK_MODE=1 --shapes 1x1x1,17x33x5,65x33x4097,127x129x131 
 check_rc "split-K, deterministic two-pass mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk2.txt" | head -20)"
 if find_sanitizer; then
   for c in splitk2 warptile_splitk dgemm_dmma_splitk; do
-    for tool in memcheck racecheck; do
-      "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/$c.json --set SPLITK_MODE=2 \
-        --shapes 67x45x37 >"$LOG/splitk-$tool-$c.txt" 2>&1
-      check_rc "$tool $c, one-launch mode" 0 $? "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/splitk-$tool-$c.txt" | head -8)"
-    done
+    sanitize_verify "$c, one-launch mode" "splitk-$c" "memcheck racecheck" configs/$c.json --set SPLITK_MODE=2 --shapes 67x45x37
   done
 else
   fail "compute-sanitizer not found"
@@ -185,12 +192,8 @@ for v in SKM SKN SKT; do
   $E verify configs/warptile_splitk.json ${!v} --shapes 1x1x1,17x65x4097,65x17x4097,17x8193x1025 >"$LOG/skinny-$v.txt" 2>&1
   check_rc "skinny tile $v at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/skinny-$v.txt" | head -20)"
   find_sanitizer || { fail "compute-sanitizer not found"; continue; }
-  for tool in memcheck racecheck; do
-    # shellcheck disable=SC2086
-    "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/warptile_splitk.json ${!v} \
-      --shapes 17x65x37 >"$LOG/skinny-$tool-$v.txt" 2>&1
-    check_rc "$tool skinny tile $v" 0 $? "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/skinny-$tool-$v.txt" | head -8)"
-  done
+  # shellcheck disable=SC2086
+  sanitize_verify "skinny tile $v" "skinny-$v" "memcheck racecheck" configs/warptile_splitk.json ${!v} --shapes 17x65x37
 done
 fi
 
@@ -204,12 +207,8 @@ for sk in 1 4; do
   check_rc "tiny DMMA tile, SPLITK $sk, at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/tiny-dmma-$sk.txt" | head -20)"
 done
 if find_sanitizer; then
-  for tool in memcheck racecheck; do
-    # shellcheck disable=SC2086
-    "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/dgemm_dmma_splitk.json $SKD --set SPLITK=1 \
-      --shapes 67x45x37 >"$LOG/tiny-dmma-$tool.txt" 2>&1
-    check_rc "$tool tiny DMMA tile" 0 $? "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/tiny-dmma-$tool.txt" | head -8)"
-  done
+  # shellcheck disable=SC2086
+  sanitize_verify "tiny DMMA tile" tiny-dmma "memcheck racecheck" configs/dgemm_dmma_splitk.json $SKD --set SPLITK=1 --shapes 67x45x37
 else
   fail "compute-sanitizer not found"
 fi
@@ -235,12 +234,8 @@ for v in DT1 DT2 DT3 DT4 DT5 DT6; do
 done
 if find_sanitizer; then
   for v in DT1 DT3 DT6; do
-    for tool in memcheck racecheck; do
-      # shellcheck disable=SC2086
-      "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify ${!v} --shapes 131x67x45 \
-        >"$LOG/dmma-tile-$tool-$v.txt" 2>&1
-      check_rc "$tool FP64 tile $v" 0 $? "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/dmma-tile-$tool-$v.txt" | head -8)"
-    done
+    # shellcheck disable=SC2086
+    sanitize_verify "FP64 tile $v" "dmma-tile-$v" "memcheck racecheck" ${!v} --shapes 131x67x45
   done
 else
   fail "compute-sanitizer not found"
@@ -274,12 +269,9 @@ done
 $E verify configs/warptile_splitk.json $SL4 --set SPLITK=2 --dtype f64 --shapes 1x1x1,127x129x131,65x63x1025 >"$LOG/slicek-f64.txt" 2>&1
 check_rc "sliced K in f64 at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/slicek-f64.txt" | head -20)"
 if find_sanitizer; then
-  for tool in memcheck racecheck synccheck initcheck; do
-    # shellcheck disable=SC2086
-    "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/warptile_splitk.json $SL4 --set SPLITK=2 \
-      --shapes 67x45x133 >"$LOG/slicek-$tool.txt" 2>&1
-    check_rc "$tool sliced K" 0 $? "$(grep -E 'ERROR|hazard|Invalid|error' "$LOG/slicek-$tool.txt" | head -8)"
-  done
+  # shellcheck disable=SC2086
+  sanitize_verify "sliced K" slicek "memcheck racecheck synccheck initcheck" configs/warptile_splitk.json $SL4 --set SPLITK=2 \
+    --shapes 67x45x133
 else
   fail "compute-sanitizer not found"
 fi
