@@ -54,6 +54,9 @@ static struct {
 #undef X
 } cu;
 
+/* Optional: drivers before CUDA 12 lack it, and then nothing is launched with PDL. */
+static __typeof__(&cuLaunchKernelEx) cu_launch_ex;
+
 static void *g_lib;
 static char g_dlerror[512];
 
@@ -79,6 +82,8 @@ static int load_driver(void)
     }
     CU_FUNCS(X)
 #undef X
+    void *ex = dlsym(lib, STR(cuLaunchKernelEx));
+    memcpy(&cu_launch_ex, &ex, sizeof ex);
     g_lib = lib;
     return 0;
 }
@@ -271,6 +276,23 @@ int gpu_set_smem(gpu_t *g, CUfunction f, int bytes, err_t *err)
     if (bytes <= 48 * 1024)
         return 0;
     return CU_CHECK(cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), err);
+}
+
+int gpu_launch_pdl(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t block[3], int smem, void **args,
+                   bool pdl, err_t *err)
+{
+    if (pdl && cu_launch_ex && g->sm >= 90) {
+        CUlaunchAttribute a;
+        memset(&a, 0, sizeof a);
+        a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        a.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig c = {.gridDimX = (unsigned)grid[0], .gridDimY = (unsigned)grid[1],
+                            .gridDimZ = (unsigned)grid[2], .blockDimX = (unsigned)block[0],
+                            .blockDimY = (unsigned)block[1], .blockDimZ = (unsigned)block[2],
+                            .sharedMemBytes = (unsigned)smem, .hStream = g->stream, .attrs = &a, .numAttrs = 1};
+        return CU_CHECK(cu_launch_ex(&c, f, args, NULL), err);
+    }
+    return gpu_launch(g, f, grid, block, smem, args, err);
 }
 
 int gpu_launch(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t block[3], int smem, void **args,

@@ -11,6 +11,8 @@
 int session_open(session_t *s, int device, err_t *err)
 {
     memset(s, 0, sizeof *s);
+    const char *pdl = getenv("ENGINE_PDL");
+    s->pdl = !(pdl && strcmp(pdl, "0") == 0);
     if (gpu_open(&s->gpu, device, err))
         return -1;
     s->gpu_open = true;
@@ -248,7 +250,7 @@ int kernel_enqueue(session_t *s, kernel_t *k, err_t *err)
     void *args[] = {&M, &N, &K, a, &p->A, &p->B, b, &p->C, &s->W};
     for (size_t i = 0; i < k->plan.nlaunches; i++) {
         const plan_launch *l = &k->plan.launches[i];
-        if (gpu_launch(&s->gpu, k->fn[i], l->grid, l->block, (int)l->smem, args, err))
+        if (gpu_launch_pdl(&s->gpu, k->fn[i], l->grid, l->block, (int)l->smem, args, k->plan.pdl && s->pdl, err))
             return -1;
     }
     return 0;

@@ -38,6 +38,7 @@ typedef struct {
     problem_t prob;
     CUdeviceptr W; /* split-K and other scratch, grown on demand */
     size_t W_bytes;
+    bool pdl; /* launch "pdl" templates with programmatic dependent launch (ENGINE_PDL=0: never) */
 } session_t;
 
 int session_open(session_t *s, int device, err_t *err);

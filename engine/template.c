@@ -335,7 +335,7 @@ static int parse_block(loader *ld, template_t *t)
 {
     static const char *const allowed[] = {"summary", "dtypes", "peak", "params", "derived", "constraints",
                                           "requires", "switches", "let", "workspace", "traffic",
-                                          "compile_cost", "launches", NULL};
+                                          "compile_cost", "pdl", "launches", NULL};
     json_error_t jerr;
     json_t *root = json_loads(ld->json, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
     if (!root) {
@@ -379,6 +379,13 @@ static int parse_block(loader *ld, template_t *t)
         goto out;
     }
     t->tensor = peak && strcmp(json_string_value(peak), "tensor") == 0;
+    json_t *pdl = json_object_get(root, "pdl");
+    const char *p_pdl[] = {"pdl"};
+    if (pdl && !json_is_boolean(pdl)) {
+        load_fail(ld, p_pdl, 1, "\"pdl\" must be true or false");
+        goto out;
+    }
+    t->pdl = pdl && json_is_true(pdl);
 
     json_t *params = json_object_get(root, "params");
     const char *p_params[] = {"params"};
@@ -584,6 +591,7 @@ int template_plan(const template_t *t, const char *label, const char *config_nam
     plan->dtype = dtype;
     plan->main_launch = -1;
     plan->traffic = -1;
+    plan->pdl = t->pdl && arch >= 90;
     tpl_scope s;
     scope_init(&s);
     scope_add_params(&s, t, values, dtype, arch);

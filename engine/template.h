@@ -15,6 +15,7 @@
  *     "workspace":   "0",                                          scratch elements
  *     "traffic":     "M*K*cdiv(N,BN) + K*N*cdiv(M,BM)",            elements loaded, for the roofline
  *     "compile_cost": "100 + TM*TN*BK/5",                          rough NVRTC ms on one core
+ *     "pdl":         true,                 every kernel calls grid_dep_wait() first (gemm_common.cuh)
  *     "launches":    [{"kernel": "gemm", "grid": ["GX", "cdiv(M,BM)", 1], "block": ["THREADS", 1, 1],
  *                      "smem": "BM*BK*ELEM", "if": "1"}] }
  *   +/
@@ -74,6 +75,10 @@ typedef struct {
     char *summary; /* one line */
     bool dtypes[2];
     bool tensor; /* "peak": "tensor": % of peak is taken against the tensor-core rate */
+    /* "pdl": true promises that every kernel of the template waits (grid_dep_wait) before it
+     * touches global memory, so on sm_90+ it may be launched with programmatic stream
+     * serialization: its blocks start while the kernel before it in the stream finishes. */
+    bool pdl;
     tpl_param *params;
     size_t nparams;
     tpl_named *derived; /* shape-independent names computed from the params and ARCH */
@@ -154,6 +159,7 @@ typedef struct {
     plan_launch launches[TPL_MAX_LAUNCHES];
     size_t nlaunches;
     int main_launch;   /* index of the launch of kernel "gemm": its resources are the ones reported */
+    bool pdl;          /* launch with programmatic stream serialization (template's "pdl", ARCH >= 90) */
     int64_t workspace; /* elements */
     int64_t traffic;   /* elements loaded from L2 by all blocks; -1 when the template gives none */
     char *switches;    /* "FULL=1 EVEC_A=4", for reports */

@@ -18,6 +18,7 @@
 {
   "summary": "block-tiled GEMM: register blocking, padding, vector loads/stores, supertiles, split-K, cp.async",
   "dtypes": ["f32", "f64"],
+  "pdl": true,
   "peak": "fma",
   "params": {
     "BM": {"doc": "rows of C per block tile", "min": 1},
@@ -175,6 +176,7 @@ __device__ __forceinline__ void epilogue(const Frag &f, int M, int N, int row0, 
 
 extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 {
+    grid_dep_sync();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *As = reinterpret_cast<T *>(smem_raw);
     T *Bs = As + STAGES * tile::A_STAGE;

@@ -18,6 +18,7 @@
 {
   "summary": "FP64 tensor-core GEMM (mma.sync m8n8k4) with a cp.async pipeline",
   "dtypes": ["f64"],
+  "pdl": true,
   "peak": "tensor",
   "params": {
     "BM": {"doc": "rows of C per block tile", "min": 8},
@@ -157,6 +158,7 @@ struct Frag {
 
 extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 {
+    grid_dep_sync();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *As = reinterpret_cast<T *>(smem_raw);
     T *Bs = As + STAGES * tile::A_STAGE;

@@ -34,6 +34,22 @@ typedef long long idx_t;
 typedef int idx_t;
 #endif
 
+/* Programmatic dependent launch, for templates that declare "pdl": true (engine/template.h). On
+ * sm_90+ the engine launches their kernels with programmatic stream serialization, so a kernel's
+ * blocks may start while the kernel ahead of it in the stream is still running. Every kernel calls
+ * this first: it waits until that kernel has finished and its writes are visible (no read or write
+ * of A, B, C or W comes before it), then lets the next kernel in the stream be scheduled. Its blocks
+ * only take SM slots freed by this grid's blocks (all of which have started by the time the last
+ * one signals) and wait here in turn, so what overlaps is the next launch's latency and its blocks'
+ * start-up, not memory traffic. Without PDL both instructions do nothing. */
+__device__ __forceinline__ void grid_dep_sync()
+{
+#if ARCH >= 90
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 __host__ __device__ constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
 __host__ __device__ constexpr int rup(int a, int m) { return cdiv(a, m) * m; }
 __host__ __device__ constexpr bool pow2(int a) { return a > 0 && (a & (a - 1)) == 0; }

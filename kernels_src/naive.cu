@@ -11,6 +11,7 @@
 {
   "summary": "one thread per output element, no shared memory",
   "dtypes": ["f32", "f64"],
+  "pdl": true,
   "peak": "fma",
   "params": {
     "BX": {"doc": "threads per block along threadIdx.x", "min": 1, "max": 1024},
@@ -32,6 +33,7 @@
 
 extern "C" __global__ void __launch_bounds__(BX * BY) gemm(GEMM_ARGS)
 {
+    grid_dep_sync();
 #if MAP == 0
     const int row = blockIdx.x * BX + threadIdx.x, col = blockIdx.y * BY + threadIdx.y;
 #else

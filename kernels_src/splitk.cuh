@@ -132,6 +132,7 @@ __device__ __forceinline__ void split_end(int tile)
  * (warptile.cu) run this first: C = beta * C (never reading C when beta is 0). */
 extern "C" __global__ void scale_c(GEMM_ARGS)
 {
+    grid_dep_sync();
     const idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < (idx_t)M * N)
         C[i] = beta == T(0) ? T(0) : beta * C[i];
@@ -144,6 +145,7 @@ extern "C" __global__ void scale_c(GEMM_ARGS)
  * a fixed order. */
 extern "C" __global__ void reduce(GEMM_ARGS)
 {
+    grid_dep_sync();
     const idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (idx_t)M * N)
         return;

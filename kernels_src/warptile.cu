@@ -31,6 +31,7 @@
 {
   "summary": "warp-tiled GEMM (siboehm kernels 10-12) with register-prefetch double buffering",
   "dtypes": ["f32", "f64"],
+  "pdl": true,
   "peak": "fma",
   "params": {
     "BM": {"doc": "rows of C per block tile", "min": 1},
@@ -320,6 +321,7 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
 
 extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 {
+    grid_dep_sync();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *As = reinterpret_cast<T *>(smem_raw);
     T *Bs = As + (DB == 2 ? STAGES : DB == 0 ? 1 : 2) * tile::A_STAGE;

@@ -7,7 +7,8 @@
 #   deliberately wrong fixtures that verification must catch (one only on a second launch); exit codes of the error paths
 #   --format jsonl and --set; compute-sanitizer memcheck, racecheck, initcheck and synccheck on
 #   each template; K = 0; 65536x65536x16 (64-bit offsets) and the refusal of what does not fit;
-#   a template that requires sm_90a; split-K in warptile, DMMA and blocktile at shapes one past a tile, three modes;
+#   a template that requires sm_90a; split-K in warptile, DMMA and blocktile at shapes one past a tile, three modes
+#   (all of it launched with programmatic dependent launch on sm_90; split-K also without, ENGINE_PDL=0);
 #   stream-K in warptile, runs that start and end inside tiles;
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
 #   wisdom; sliced K in warptile
@@ -152,6 +153,10 @@ check_rc "split-K, atomic mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk
 # shellcheck disable=SC2086
 $E verify $SK --set SPLITK_MODE=1 --shapes 1x1x1,17x33x5,65x33x4097,127x129x131 >"$LOG/splitk2.txt" 2>&1
 check_rc "split-K, deterministic two-pass mode" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk2.txt" | head -20)"
+# The same plans launched plainly (ENGINE_PDL=0): the path of GPUs before sm_90.
+# shellcheck disable=SC2086
+ENGINE_PDL=0 $E verify $SK --set SPLITK_MODE=1 --shapes 1x1x1,127x129x131 >"$LOG/splitk-nopdl.txt" 2>&1
+check_rc "split-K, two-pass mode, without PDL" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/splitk-nopdl.txt" | head -20)"
 if find_sanitizer; then
   for c in splitk2 warptile_splitk dgemm_dmma_splitk; do
     sanitize_verify "$c, one-launch mode" "splitk-$c" "memcheck racecheck" configs/$c.json --set SPLITK_MODE=2 --shapes 67x45x37

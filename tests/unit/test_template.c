@@ -269,6 +269,53 @@ static void test_compile_cost(void **state)
     }
 }
 
+/* "pdl": a boolean; the plan asks for programmatic dependent launch only on sm_90 and newer (the
+ * griddepcontrol instructions exist there), and never for a template that did not promise to wait. */
+static void test_pdl(void **state)
+{
+    (void)state;
+    err_t err;
+    err_clear(&err);
+    const char *fmt = "/* engine:template\n{\"summary\": \"t\", \"dtypes\": [\"f32\"], %s \"params\": {\"B\": "
+                      "{\"default\": 4}}, \"launches\": [{\"kernel\": \"gemm\", \"grid\": [1, 1, 1], "
+                      "\"block\": [\"B\", 1, 1]}]}\n*/\n";
+    const char *extra[] = {"", "\"pdl\": false,", "\"pdl\": true,"};
+    for (int i = 0; i < 3; i++) {
+        char text[512];
+        snprintf(text, sizeof text, fmt, extra[i]);
+        template_t t;
+        if (template_parse("t", "t.cu", text, &t, &err))
+            fail_msg("%s", err.text);
+        assert_int_equal(t.pdl, i == 2);
+        int64_t values[1] = {4};
+        for (int arch = 80; arch <= 90; arch += 10) {
+            plan_t p;
+            if (template_plan(&t, "t.cu", "t", values, DTYPE_F32, arch, 8, 8, 8, 232448, &p, &err))
+                fail_msg("%s", err.text);
+            assert_int_equal(p.pdl, i == 2 && arch >= 90);
+            plan_free(&p);
+        }
+        template_free(&t);
+    }
+    char text[512];
+    snprintf(text, sizeof text, fmt, "\"pdl\": 1,");
+    template_t t;
+    assert_int_not_equal(template_parse("t", "t.cu", text, &t, &err), 0);
+    assert_non_null(strstr(err.text, "\"pdl\" must be true or false"));
+    assert_string_equal(err.source, "t.cu");
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.code, EXIT_INPUT);
+    /* Every shipped template waits before touching memory, and says so. */
+    const char *shipped[] = {"naive", "blocktile", "warptile", "dmma"};
+    for (int i = 0; i < 4; i++) {
+        if (template_load(shipped[i], &t, &err))
+            fail_msg("%s", err.text);
+        assert_true(t.pdl);
+        assert_non_null(strstr(t.text, "grid_dep_sync();"));
+        template_free(&t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_plan_idx64),
         cmocka_unit_test(test_plan_refusals),
         cmocka_unit_test(test_compile_cost),
+        cmocka_unit_test(test_pdl),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
