@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The speed targets, each measured as a ratio to a yardstick timed in the same run (never in a unit
-# test), median of 11 runs, with the SM clock of both rows printed. Runs on the GPU found with the
+# test), median of 11 runs, with the SM clock of both rows printed (and their board power where the
+# timed runs lasted 500 ms or more). Runs on the GPU found with the
 # prebuilt build/engine; exits 1 when a target is missed.
 # The floor (the first issues' targets):
 #   FP32: the best FP32 config (warptile_db) at 4096^3 reaches >= 0.75x cuBLAS strict FP32
@@ -31,6 +32,9 @@ if mine is None or mine.get("status") != "ok" or cub is None:
     sys.exit(1)
 v = cub["ms"] / mine["ms"] if field == "ratio" else mine[field]
 clocks = f"{mine.get('clock_mhz', 0):.0f}/{cub.get('clock_mhz', 0):.0f} MHz"
+watts = [r.get("power_w") for r in (mine, cub)]
+if all(w is not None for w in watts):  # board power where NVML had a window of 500 ms or more
+    clocks += f", {watts[0]:.0f}/{watts[1]:.0f} W"
 shown = f"{v:.3f}x" if field == "ratio" else f"{v:.1f}"
 print(f"  {'met   ' if v >= thr else 'MISSED'}  {label:<60} {shown:>8} {'>=' if v >= thr else '< '} {thr:g}  ({clocks}, {mine['config']})")
 sys.exit(0 if v >= thr else 1)
@@ -48,7 +52,7 @@ if [ "${TARGETS:-all}" != past ]; then
   run configs/dgemm_dmma.json --size 2048 --alpha 0.9 --beta 1.1 | check "dgemm_dmma at 2048^3, % of cuBLAS DGEMM" pct_cublas 60 dgemm_dmma
 fi
 if [ "${TARGETS:-all}" != floor ]; then
-  echo "past cuBLAS (issue 9; our rows' clock / cuBLAS's):"
+  echo "past cuBLAS (issue 9; our rows' clock / cuBLAS's, power likewise):"
   for n in 2048 4096 8192 12288; do
     run --auto --dtype f32 --size $n | check "FP32 (wisdom's choice) at ${n}^3, x cuBLAS SGEMM" ratio 1.05
   done

@@ -62,7 +62,7 @@ static void csv_str(FILE *f, const char *v, bool comma)
 
 static const char *k_csv_header =
     "config,template,dtype,M,N,K,alpha,beta,status,ms,ms_min,ms_max,tflops,pct_cublas,pct_peak,regs,"
-    "spill_bytes,smem_bytes,threads,occ_blocks,occ_pct,clock_mhz,floor_ms,bound,max_err_ratio,cubin,switches,params,args";
+    "spill_bytes,smem_bytes,threads,occ_blocks,occ_pct,clock_mhz,power_w,floor_ms,bound,max_err_ratio,cubin,switches,params,args";
 
 void report_row_print(report_t *r, const report_row *w)
 {
@@ -71,14 +71,14 @@ void report_row_print(report_t *r, const report_row *w)
     switch (r->fmt) {
     case FORMAT_TABLE:
         if (!r->header_done) {
-            fprintf(f, "%-18s %-6s %9s %7s %8s %7s %6s %5s %5s %7s %10s %14s %6s %s\n", "config", "status", "ms",
+            fprintf(f, "%-18s %-6s %9s %7s %8s %7s %6s %5s %5s %7s %10s %14s %6s %5s %s\n", "config", "status", "ms",
                     "spread", "TFLOP/s", "%cuBLAS", "%peak", "regs", "spill", "smem", "occupancy", "floor ms",
-                    "MHz", "cubin");
+                    "MHz", "W", "cubin");
             r->header_done = true;
         }
         {
             char regs[16] = "-", spill[16] = "-", smem[16] = "-", occ[24] = "-", floor_s[32] = "-", ms[16] = "-",
-                 spread[16] = "-", tf[16] = "-", pr[16] = "-", pp[16] = "-", mhz[16] = "-";
+                 spread[16] = "-", tf[16] = "-", pr[16] = "-", pp[16] = "-", mhz[16] = "-", watts[16] = "-";
             if (w->regs >= 0) {
                 snprintf(regs, sizeof regs, "%d", w->regs);
                 snprintf(spill, sizeof spill, "%d", w->spill_bytes);
@@ -93,11 +93,14 @@ void report_row_print(report_t *r, const report_row *w)
                 snprintf(pp, sizeof pp, "%.1f", w->pct_peak);
                 if (w->clock_mhz > 0)
                     snprintf(mhz, sizeof mhz, "%.0f", w->clock_mhz);
+                if (w->power_w > 0)
+                    snprintf(watts, sizeof watts, "%.0f", w->power_w);
             }
             if (w->floor_ms > 0)
                 snprintf(floor_s, sizeof floor_s, "%.4f %s", w->floor_ms, w->bound ? w->bound : "");
-            fprintf(f, "%-18s %-6s %9s %7s %8s %7s %6s %5s %5s %7s %10s %14s %6s %s\n", w->config, w->status, ms,
-                    spread, tf, pr, pp, regs, spill, smem, occ, floor_s, mhz, w->cubin && *w->cubin ? w->cubin : "-");
+            fprintf(f, "%-18s %-6s %9s %7s %8s %7s %6s %5s %5s %7s %10s %14s %6s %5s %s\n", w->config, w->status,
+                    ms, spread, tf, pr, pp, regs, spill, smem, occ, floor_s, mhz, watts,
+                    w->cubin && *w->cubin ? w->cubin : "-");
         }
         break;
     case FORMAT_CSV:
@@ -110,9 +113,12 @@ void report_row_print(report_t *r, const report_row *w)
         csv_str(f, w->dtype, true);
         fprintf(f, "%lld,%lld,%lld,%g,%g,", (long long)w->M, (long long)w->N, (long long)w->K, w->alpha, w->beta);
         csv_str(f, w->status, true);
-        fprintf(f, "%.6f,%.6f,%.6f,%.4f,%.2f,%.2f,%d,%d,%d,%d,%d,%.1f,%.0f,%.6f,", w->ms, w->ms_min, w->ms_max,
+        fprintf(f, "%.6f,%.6f,%.6f,%.4f,%.2f,%.2f,%d,%d,%d,%d,%d,%.1f,%.0f,", w->ms, w->ms_min, w->ms_max,
                 w->tflops, w->pct_ref, w->pct_peak, w->regs, w->spill_bytes, w->smem_bytes, w->threads,
-                w->occ_blocks, w->occ_pct, w->clock_mhz, w->floor_ms);
+                w->occ_blocks, w->occ_pct, w->clock_mhz);
+        if (w->power_w > 0) /* empty when unknown */
+            fprintf(f, "%.1f", w->power_w);
+        fprintf(f, ",%.6f,", w->floor_ms);
         csv_str(f, w->bound, true);
         fprintf(f, "%.4g,", w->max_ratio);
         csv_str(f, w->cubin, true);
@@ -132,9 +138,14 @@ void report_row_print(report_t *r, const report_row *w)
         fprintf(f,
                 "\"ms\":%.6f,\"ms_min\":%.6f,\"ms_max\":%.6f,\"tflops\":%.4f,\"pct_cublas\":%.2f,\"pct_peak\":%.2f,"
                 "\"regs\":%d,\"spill_bytes\":%d,\"smem_bytes\":%d,\"threads\":%d,\"occ_blocks\":%d,"
-                "\"occ_pct\":%.1f,\"clock_mhz\":%.0f,\"floor_ms\":%.6f,",
+                "\"occ_pct\":%.1f,\"clock_mhz\":%.0f,",
                 w->ms, w->ms_min, w->ms_max, w->tflops, w->pct_ref, w->pct_peak, w->regs, w->spill_bytes,
-                w->smem_bytes, w->threads, w->occ_blocks, w->occ_pct, w->clock_mhz, w->floor_ms);
+                w->smem_bytes, w->threads, w->occ_blocks, w->occ_pct, w->clock_mhz);
+        if (w->power_w > 0)
+            fprintf(f, "\"power_w\":%.1f,", w->power_w);
+        else
+            fputs("\"power_w\":null,", f);
+        fprintf(f, "\"floor_ms\":%.6f,", w->floor_ms);
         json_str(f, "bound", w->bound, true);
         fprintf(f, "\"max_err_ratio\":%.4g,", w->max_ratio);
         json_str(f, "cubin", w->cubin, true);

@@ -30,6 +30,8 @@ typedef struct {
     int occ_blocks;        /* resident blocks per SM */
     double occ_pct;        /* resident threads / max threads per SM */
     double clock_mhz;      /* SM clock seen by the probe after timing */
+    double power_w;        /* mean board power over the timed runs (NVML, windows of 500 ms or more,
+                            * the L2 flushes between runs included); <= 0 when not known */
     double floor_ms;       /* roofline floor, 0 when unknown */
     const char *bound;     /* which term sets the floor: "flop", "dram", "l2" */
     double max_ratio;      /* largest error / tolerance seen in verification */

@@ -354,6 +354,7 @@ static void bench_row(report_row *row, json_t *reply, const build_job *j, const 
     row->ms_min = jnum(reply, "ms_min", 0);
     row->ms_max = jnum(reply, "ms_max", 0);
     row->clock_mhz = jnum(reply, "clock_mhz", 0);
+    row->power_w = jnum(reply, "power_w", -1);
     double flops = 2.0 * j->M * j->N * j->K, cublas = jnum(reply, "cublas_ms", 0);
     row->tflops = flops / (row->ms * 1e-3) / 1e12;
     row->pct_ref = cublas > 0 ? 100.0 * cublas / row->ms : 0;
@@ -456,7 +457,8 @@ int run_bench(const opts_t *o)
                                   .N = sh->n, .K = sh->k, .alpha = alpha, .beta = beta, .status = "ok", .ms = ms,
                                   .ms_min = jnum(last, "cublas_ms_min", 0), .ms_max = jnum(last, "cublas_ms_max", 0),
                                   .tflops = flops / (ms * 1e-3) / 1e12, .pct_ref = 100.0, .regs = -1,
-                                  .clock_mhz = jnum(last, "cublas_clock_mhz", 0), .bound = "", .switches = "",
+                                  .clock_mhz = jnum(last, "cublas_clock_mhz", 0),
+                                  .power_w = jnum(last, "cublas_power_w", -1), .bound = "", .switches = "",
                                   .params = "",
                                   .args = d == DTYPE_F64 ? "cublasDgemm" : "cublasSgemm, CUBLAS_PEDANTIC_MATH"};
                 /* cuBLAS DGEMM runs on the FP64 tensor cores where there are any. */

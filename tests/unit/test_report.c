@@ -82,6 +82,27 @@ static void test_table(void **state)
     assert_int_equal(report_format_parse("xml"), -1);
 }
 
+/* Board power: a number where NVML had a long enough window, null (JSON), empty (CSV) or "-"
+ * (table) where it did not; never a made-up 0. */
+static void test_power(void **state)
+{
+    (void)state;
+    report_row rows[2] = {row("a", 2.0, 168), row("cublas", 1.0, -1)};
+    rows[0].power_w = 612.46;
+    rows[1].power_w = -1;
+    char *s = render(FORMAT_JSONL, rows, 2);
+    assert_non_null(strstr(s, "\"clock_mhz\":1980,\"power_w\":612.5,\"floor_ms\""));
+    assert_non_null(strstr(s, "\"clock_mhz\":1980,\"power_w\":null,\"floor_ms\""));
+    s = render(FORMAT_CSV, rows, 2);
+    assert_non_null(strstr(s, ",clock_mhz,power_w,floor_ms,"));
+    assert_non_null(strstr(s, ",1980,612.5,0.300000,"));
+    assert_non_null(strstr(s, ",1980,,0.300000,"));
+    s = render(FORMAT_TABLE, rows, 2);
+    assert_non_null(strstr(s, " MHz     W cubin"));
+    assert_non_null(strstr(s, "  1980   612 "));
+    assert_non_null(strstr(s, "  1980     - "));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -89,6 +110,7 @@ int main(void)
         cmocka_unit_test(test_jsonl),
         cmocka_unit_test(test_md_step_gain),
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_power),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
