@@ -5,6 +5,7 @@
 #   bench/edges.sh                     warptile_db, ldg_wider2 (blocktile), dgemm_dmma, dgemm_simt
 #   bench/edges.sh CONFIG...           these configs instead
 #   RUNS=11 (default)  CHECK=1: print met/MISSED per row and exit 1 when one is missed
+#   SET="--set EDGE=0": template overrides for every config (A/B of a switch in one call)
 # Full rows (JSON Lines) go to $OUT/edges.jsonl (default build/edges). Needs a GPU and build/engine.
 set -u
 cd "$(dirname "$0")/.."
@@ -19,7 +20,8 @@ log=$OUTDIR/edges.jsonl
 : >"$log"
 rc=0
 for c in "${configs[@]}"; do
-  $E bench "$c" --shapes "$shapes" --runs "${RUNS:-11}" --format jsonl >>"$log" 2>>"$OUTDIR/edges.err"
+  # shellcheck disable=SC2086
+  $E bench "$c" ${SET:-} --shapes "$shapes" --runs "${RUNS:-11}" --format jsonl >>"$log" 2>>"$OUTDIR/edges.err"
   r=$?
   [ $r -gt $rc ] && rc=$r
 done

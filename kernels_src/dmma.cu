@@ -38,6 +38,8 @@
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
     "MINB": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM (0: none)"},
     "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z (splitk.cuh)"},
+    "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off; splitk.cuh)"},
+    "EDGE": {"default": 1, "values": [0, 1], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all"},
     "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"}
   },
   "derived": {
@@ -58,7 +60,8 @@
     {"rule": "BN % VEC_B == 0", "why": "B is loaded VEC_B elements along N at a time"},
     {"rule": "ASYNC == 0 || STAGES >= 2", "why": "an asynchronous pipeline needs at least two buffers"},
     {"rule": "ASYNC == 1 || STAGES <= 2", "why": "without cp.async there is one buffer, or two with register staging"},
-    {"rule": "ASYNC == 0 || ((BK + PAD_A) % VEC_A == 0 && (BN + PAD_B) % VEC_B == 0)", "why": "each cp.async into a stored row must stay aligned"}
+    {"rule": "ASYNC == 0 || ((BK + PAD_A) % VEC_A == 0 && (BN + PAD_B) % VEC_B == 0)", "why": "each cp.async into a stored row must stay aligned"},
+    {"rule": "STREAMK == 0 || SPLITK == 1", "why": "stream-K and split-K are two ways of sharing K among blocks; take one"}
   ],
   "switches": {
     "FULL_M": "M % BM == 0",
@@ -78,8 +81,8 @@
   "compile_cost": "250",
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
   "launches": [
-    {"kernel": "scale_c", "if": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
-    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "SPLITK"],
+    {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
+    {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "SPLITK"],
      "block": ["THREADS", 1, 1],
      "smem": "STAGES * (rup(BM * (BK + PAD_A), 2) + rup(BK * (BN + PAD_B), 2)) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
@@ -156,16 +159,14 @@ struct Frag {
     }
 };
 
-extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
+/* Output tile (bx, by): the K loop, then the epilogue. FM, FN: no guards along M, N (the tile lies
+ * inside C that way; tile_pipeline.cuh, EDGE). Under stream-K the block's run gives the k-tiles
+ * [skt0, skt1), and `part` says they are not the whole tile: the piece is added into C with atomics
+ * (C holds beta * C already, splitk.cuh); otherwise split_range gives them. */
+template <bool FM, bool FN>
+__device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_ARGS, int tid, int warp, int lane, int bx, int by,
+                                            int skt0, int skt1, bool part)
 {
-    grid_dep_sync();
-    extern __shared__ __align__(16) unsigned char smem_raw[];
-    T *As = reinterpret_cast<T *>(smem_raw);
-    T *Bs = As + STAGES * tile::A_STAGE;
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    int bx, by;
-    if (!block_coords<SUPER>(cdiv(N, BN), cdiv(M, BM), bx, by))
-        return;
     const int row0 = by * BM, col0 = bx * BN;
     Frag f;
     f.m0 = (warp / (BN / WN)) * WM;
@@ -179,16 +180,18 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 #pragma unroll
             for (int r = 0; r < CR; ++r)
                 f.acc[i][j][r] = 0.0;
-    int kt0, kt1;
-    split_range(K, kt0, kt1);
-    tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
+    int kt0 = skt0, kt1 = skt1;
+    if constexpr (STREAMK == 0)
+        split_range(K, kt0, kt1);
+    const T beta_c = tile_beta(beta);
+    tile::mainloop<THREADS, FM, FN>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
     const bool plain = split_begin(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 #pragma unroll
     for (int i = 0; i < MTILES; ++i) {
 #pragma unroll
         for (int h = 0; h < CR / 2; ++h) { /* the 8-row halves of an instruction tile */
             const int gr = row0 + f.m0 + i * IM + 8 * h + f.g;
-            if (!FULL_M && gr >= M)
+            if (!FM && gr >= M)
                 continue;
 #pragma unroll
             for (int j = 0; j < NTILES; ++j) {
@@ -197,18 +200,55 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
                 if (SPLITK > 1 && !plain) {
 #pragma unroll
                     for (int e = 0; e < 2; ++e)
-                        if (FULL_N || gc + e < N)
+                        if (FN || gc + e < N)
                             split_put(C, W, (idx_t)gr * N + gc + e, M, N, v[e], alpha);
-                } else if (EVEC_C == 2 && (FULL_N || gc < N)) {
-                    store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta);
+                } else if (STREAMK > 0 && part) {
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        if (FN || gc + e < N)
+                            atomicAdd(&C[(idx_t)gr * N + gc + e], alpha * v[e]);
+                } else if (EVEC_C == 2 && (FN || gc < N)) {
+                    store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta_c);
                 } else {
 #pragma unroll
                     for (int e = 0; e < 2; ++e)
-                        if (FULL_N || gc + e < N)
-                            store_c<1>(&C[(idx_t)gr * N + gc + e], &v[e], alpha, beta);
+                        if (FN || gc + e < N)
+                            store_c<1>(&C[(idx_t)gr * N + gc + e], &v[e], alpha, beta_c);
                 }
             }
         }
     }
     split_end(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
+}
+
+extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
+{
+    grid_dep_sync();
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *As = reinterpret_cast<T *>(smem_raw);
+    T *Bs = As + STAGES * tile::A_STAGE;
+    /* NVRTC's code depends on the order of these steps (docs/NOTES.md, "Stream-K"): the thread's
+     * coordinates first, then the block's, as before output_tile was split out. */
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+#if STREAMK > 0
+    streamk_runs(cdiv(N, BN), cdiv(M, BM), cdiv(K, BK), [&](int bx, int by, int kt0, int kt1, bool part) {
+#if EDGE_SPLIT
+        if (tile::interior_tile(bx, by, M, N))
+            output_tile<true, true>(As, Bs, M, N, K, alpha, A, B, beta, C, W, tid, warp, lane, bx, by, kt0, kt1, part);
+        else
+#endif
+            output_tile<FULL_M, FULL_N>(As, Bs, M, N, K, alpha, A, B, beta, C, W, tid, warp, lane, bx, by, kt0, kt1,
+                                        part);
+    });
+#else
+    int bx, by;
+    if (!block_coords<SUPER>(cdiv(N, BN), cdiv(M, BM), bx, by))
+        return;
+#if EDGE_SPLIT
+    if (tile::interior_tile(bx, by, M, N))
+        output_tile<true, true>(As, Bs, M, N, K, alpha, A, B, beta, C, W, tid, warp, lane, bx, by, 0, 0, false);
+    else
+#endif
+        output_tile<FULL_M, FULL_N>(As, Bs, M, N, K, alpha, A, B, beta, C, W, tid, warp, lane, bx, by, 0, 0, false);
+#endif
 }

@@ -7,7 +7,9 @@
  * chunk of a tile) and EVEC_A EVEC_B (elements per global load, after the shape switches: VEC or
  * less where rows are not aligned to it), FULL_M FULL_N FULL_K (no partial tiles: guards compile away),
  * PIPE_STAGES and PIPE_ASYNC (see mainloop), and optionally B_LINEAR with TN (siboehm's kernel 7
- * layout). */
+ * layout). The loaders and the K loop take FM and FN (this tile needs no guards along M, N) as
+ * template arguments, FULL_M and FULL_N by default: a kernel may run the tiles that lie wholly
+ * inside C through an unguarded copy of its code (interior_or_edge). */
 #pragma once
 
 #ifndef B_LINEAR
@@ -46,17 +48,21 @@ __device__ __forceinline__ int b_at(int k, int n)
  * clamped to N - vec (a multiple of vec when the vector width holds, by EVEC_B) so vector loads
  * stay aligned and inside the row. The cp.async path (issue_async) zero-fills columns past N
  * instead, which costs it nothing: the copy takes a source size either way. */
-__device__ __forceinline__ int clamp_row(int gr, int M) { return FULL_M ? gr : min(gr, M - 1); }
-template <int VEC> __device__ __forceinline__ int clamp_col(int gc, int N) { return FULL_N ? gc : min(gc, N - VEC); }
+template <bool FM = FULL_M> __device__ __forceinline__ int clamp_row(int gr, int M) { return FM ? gr : min(gr, M - 1); }
+template <int VEC, bool FN = FULL_N> __device__ __forceinline__ int clamp_col(int gc, int N)
+{
+    return FN ? gc : min(gc, N - VEC);
+}
 
 /* One thread's chunk of the A tile: VEC_A consecutive elements of row gr along K, from k-column gk
  * on. The chunk is the config's vector width even where the shape's rows are not aligned to it
  * (EVEC_A < VEC_A): then it is read as narrower loads off the same base address, so an odd K
  * changes the width of the loads, not how many rows a thread touches, nor how many addresses it
  * keeps live across the k loop. Elements at or past kend read as zero. */
+template <bool FM = FULL_M>
 __device__ __forceinline__ void load_a_chunk(T *x, const T *A, int M, int K, int gr, int gk, int kend)
 {
-    const T *p = A + (idx_t)clamp_row(gr, M) * K + gk;
+    const T *p = A + (idx_t)clamp_row<FM>(gr, M) * K + gk;
 #pragma unroll
     for (int e = 0; e < VEC_A; e += EVEC_A) {
         if (FULL_K || gk + e < kend)
@@ -76,17 +82,18 @@ __device__ __forceinline__ void load_a_chunk(T *x, const T *A, int M, int K, int
 constexpr int B_GROUPS = VEC_B / EVEC_B;
 constexpr int B_GSTRIDE = BN / B_GROUPS;
 
+template <bool FN = FULL_N>
 __device__ __forceinline__ void load_b_chunk(T *x, const T *B, int N, int gk, int gc, int kend)
 {
     if (!FULL_K && gk >= kend) {
         vzero<VEC_B>(x);
         return;
     }
-    const int c = clamp_col<EVEC_B>(gc, N), left = N - c;
+    const int c = clamp_col<EVEC_B, FN>(gc, N), left = N - c;
     const T *p = B + (idx_t)gk * N + c;
 #pragma unroll
     for (int g = 0; g < B_GROUPS; ++g)
-        vcopy<EVEC_B>(x + g * EVEC_B, p + (FULL_N || g * B_GSTRIDE < left ? g * B_GSTRIDE : 0));
+        vcopy<EVEC_B>(x + g * EVEC_B, p + (FN || g * B_GSTRIDE < left ? g * B_GSTRIDE : 0));
 }
 
 /* Global -> registers -> shared memory by NT threads; ltid is this thread's index among them.
@@ -111,6 +118,7 @@ template <int NT> struct Staging {
         return g * B_GSTRIDE + (v % (BN / VEC_B)) * EVEC_B;
     }
 
+    template <bool FM = FULL_M, bool FN = FULL_N>
     __device__ __forceinline__ void load(const T *A, const T *B, int M, int N, int K, int row0, int col0, int k0,
                                          int kend, int ltid)
     {
@@ -118,18 +126,19 @@ template <int NT> struct Staging {
         for (int it = 0; it < A_ITERS; ++it) {
             const int v = ltid + it * NT;
             if (A_VECS % NT == 0 || v < A_VECS)
-                load_a_chunk(a[it], A, M, K, row0 + a_row(v), k0 + a_k(v), kend);
+                load_a_chunk<FM>(a[it], A, M, K, row0 + a_row(v), k0 + a_k(v), kend);
         }
 #pragma unroll
         for (int it = 0; it < B_ITERS; ++it) {
             const int v = ltid + it * NT;
             if (B_VECS % NT == 0 || v < B_VECS)
-                load_b_chunk(b[it], B, N, k0 + b_k(v), col0 + b_col(v), kend);
+                load_b_chunk<FN>(b[it], B, N, k0 + b_k(v), col0 + b_col(v), kend);
         }
     }
 
     /* load() then store() one chunk at a time: nothing waits in registers for the whole tile,
      * which keeps single-buffered kernels from spilling. */
+    template <bool FM = FULL_M, bool FN = FULL_N>
     static __device__ __forceinline__ void copy(T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
                                                 int col0, int k0, int kend, int ltid)
     {
@@ -139,7 +148,7 @@ template <int NT> struct Staging {
             if (A_VECS % NT != 0 && v >= A_VECS)
                 continue;
             T x[VEC_A];
-            load_a_chunk(x, A, M, K, row0 + a_row(v), k0 + a_k(v), kend);
+            load_a_chunk<FM>(x, A, M, K, row0 + a_row(v), k0 + a_k(v), kend);
             put_a(As, a_row(v), a_k(v), x);
         }
 #pragma unroll
@@ -148,7 +157,7 @@ template <int NT> struct Staging {
             if (B_VECS % NT != 0 && v >= B_VECS)
                 continue;
             T x[VEC_B];
-            load_b_chunk(x, B, N, k0 + b_k(v), col0 + b_col(v), kend);
+            load_b_chunk<FN>(x, B, N, k0 + b_k(v), col0 + b_col(v), kend);
             put_b(Bs, b_k(v), v, x);
         }
     }
@@ -200,7 +209,7 @@ template <int NT> struct Staging {
  * A stored k-major (or B linearized) cannot be written by a vector copy, so those chunks go one
  * element per copy, as in siboehm's kernel 12; the others one EVEC-wide copy at a time. Copies
  * past kend read nothing and zero-fill. */
-template <int NT>
+template <int NT, bool FM = FULL_M, bool FN = FULL_N>
 __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
                                             int col0, int k0, int kend, int ltid)
 {
@@ -212,7 +221,7 @@ __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B
         if (S::A_VECS % NT != 0 && v >= S::A_VECS)
             continue;
         const int r = S::a_row(v), kk = S::a_k(v), gk = k0 + kk;
-        const T *p = A + (idx_t)clamp_row(row0 + r, M) * K + gk;
+        const T *p = A + (idx_t)clamp_row<FM>(row0 + r, M) * K + gk;
 #pragma unroll
         for (int e = 0; e < VEC_A; e += AW) {
             const bool ok = FULL_K || gk + e < kend;
@@ -234,7 +243,7 @@ __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B
              * but zero-filled: with 8-byte copies, a warp whose lanes all copy one clamped address
              * cost the FP64 tile a third of its time at 128x129x128 (docs/NOTES.md). A group is
              * wholly in or out: EVEC_B > 1 only where N is a multiple of it. */
-            const bool in = ok && (FULL_N || c + g * B_GSTRIDE < N);
+            const bool in = ok && (FN || c + g * B_GSTRIDE < N);
             const T *src = p + g * B_GSTRIDE;
 #pragma unroll
             for (int e = 0; e < EVEC_B; e += BW)
@@ -243,13 +252,36 @@ __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B
     }
 }
 
+/* Interior and edge tiles. Where the shape leaves partial tiles (FULL_M or FULL_N false), the
+ * guards and clamps that edge tiles need cost every tile: they hold registers across the K loop
+ * and change how ptxas schedules it (warptile_db at 4096x4064x4096 ran 7% slower per tile than at
+ * 4096^3 with the same tile count, docs/NOTES.md). With EDGE 1 a template compiles its tile code
+ * twice, unguarded (template arguments FM = FN = true) and guarded (FULL_M, FULL_N), and each
+ * block picks once, from its coordinates, whether its tile lies wholly inside C. Where EDGE_SPLIT
+ * is 0 (full shapes, or EDGE 0) a kernel compiles the one copy it had before; its calls are written
+ *     #if EDGE_SPLIT
+ *     if (tile::interior_tile(bx, by, M, N)) work<true, true>(...); else
+ *     #endif
+ *     work<FULL_M, FULL_N>(...);
+ * (an `if` on a constant instead changed NVRTC's code for warptile_streamk at full shapes).
+ * Vector widths (EVEC_*) stay the shape's: they follow the leading dimensions, which every tile
+ * shares. */
+#ifndef EDGE
+#define EDGE 0
+#endif
+#define EDGE_SPLIT (EDGE && !(FULL_M && FULL_N))
+__device__ __forceinline__ bool interior_tile(int bx, int by, int M, int N)
+{
+    return (by + 1) * BM <= M && (bx + 1) * BN <= N;
+}
+
 /* The K loop of one output tile over k-tiles [kt0, kt1), calling f.compute(As, Bs) once per
  * k-tile with that tile's stage. Three schedules:
  *   PIPE_ASYNC:       PIPE_STAGES-deep cp.async pipeline, one barrier per k-tile;
  *   PIPE_STAGES == 2: register-staged double buffer: loads of tile k+1 are in flight while tile k is
  *                     computed, then stored into the other buffer; one barrier per k-tile;
  *   otherwise:        load, barrier, compute, barrier. */
-template <int NT, typename F>
+template <int NT, bool FM = FULL_M, bool FN = FULL_N, typename F>
 __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
                                          int col0, int kt0, int kt1, int ltid)
 {
@@ -260,7 +292,7 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
 #pragma unroll
     for (int s = 0; s < PIPE_STAGES - 1; ++s) {
         if (s < nkt)
-            issue_async<NT>(As + s * A_STAGE, Bs + s * B_STAGE, A, B, M, N, K, row0, col0, (kt0 + s) * BK, kend, ltid);
+            issue_async<NT, FM, FN>(As + s * A_STAGE, Bs + s * B_STAGE, A, B, M, N, K, row0, col0, (kt0 + s) * BK, kend, ltid);
         cp_async_commit(); /* empty groups keep the group count, and so wait_group, uniform */
     }
     for (int t = 0; t < nkt; ++t) {
@@ -268,7 +300,7 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
         __syncthreads();             /* ... and everyone's; stage (t-1) % PIPE_STAGES is free */
         const int nt = t + PIPE_STAGES - 1;
         if (nt < nkt)
-            issue_async<NT>(As + (nt % PIPE_STAGES) * A_STAGE, Bs + (nt % PIPE_STAGES) * B_STAGE, A, B, M, N, K, row0, col0,
+            issue_async<NT, FM, FN>(As + (nt % PIPE_STAGES) * A_STAGE, Bs + (nt % PIPE_STAGES) * B_STAGE, A, B, M, N, K, row0, col0,
                             (kt0 + nt) * BK, kend, ltid);
         cp_async_commit();
         f.compute(As + (t % PIPE_STAGES) * A_STAGE, Bs + (t % PIPE_STAGES) * B_STAGE);
@@ -276,7 +308,7 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
 #elif PIPE_STAGES == 2
     Staging<NT> st;
     if (kt0 < kt1) {
-        st.load(A, B, M, N, K, row0, col0, kt0 * BK, kend, ltid);
+        st.template load<FM, FN>(A, B, M, N, K, row0, col0, kt0 * BK, kend, ltid);
         st.store(As, Bs, ltid);
     }
     __syncthreads();
@@ -284,7 +316,7 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
         const int cur = (kt - kt0) & 1;
         const bool more = kt + 1 < kt1;
         if (more)
-            st.load(A, B, M, N, K, row0, col0, (kt + 1) * BK, kend, ltid);
+            st.template load<FM, FN>(A, B, M, N, K, row0, col0, (kt + 1) * BK, kend, ltid);
         f.compute(As + cur * A_STAGE, Bs + cur * B_STAGE);
         /* The other buffer was last read in the previous iteration, before its barrier. */
         if (more)
@@ -293,7 +325,7 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
     }
 #else
     for (int kt = kt0; kt < kt1; ++kt) {
-        Staging<NT>::copy(As, Bs, A, B, M, N, K, row0, col0, kt * BK, kend, ltid);
+        Staging<NT>::template copy<FM, FN>(As, Bs, A, B, M, N, K, row0, col0, kt * BK, kend, ltid);
         __syncthreads();
         f.compute(As, Bs);
         __syncthreads();

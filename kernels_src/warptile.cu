@@ -58,6 +58,7 @@
     "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z (splitk.cuh)"},
     "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"},
     "SLICEK": {"default": 1, "min": 1, "max": 16, "doc": "warp groups sharing each output tile: group g takes the g-th BK/SLICEK of every k-tile's steps, and the groups' accumulators are summed through shared memory before the epilogue (sliced-K: more warps per tile where tiles are few)"},
+    "EDGE": {"default": 1, "values": [0, 1], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all"},
     "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off)"}
   },
   "constraints": [
@@ -185,6 +186,7 @@ struct Frag : KGroup<(SLICEK > 1)> {
  * Written out as four calls, NVRTC optimised four unrolled copies of the 8x8 x BK outer
  * products: sb11 took 19% of the compile time of all shipped configs and ran at 13.8 TFLOP/s at
  * 4096^3 on the H100, against 34.5 as one loop (docs/NOTES.md). */
+template <bool FM, bool FN>
 __device__ __forceinline__ void staggered(Frag &f, T *As, T *Bs, const T *A, const T *B, int M, int N, int K,
                                           int row0, int col0, int kt0, int kt1, int tid)
 {
@@ -193,7 +195,7 @@ __device__ __forceinline__ void staggered(Frag &f, T *As, T *Bs, const T *A, con
     const bool second = tid >= HALF;
     const int ltid = tid % HALF, kend = min(K, kt1 * BK), nkt = kt1 - kt0;
     if (!second && nkt > 0)
-        Half::copy(As, Bs, A, B, M, N, K, row0, col0, kt0 * BK, kend, ltid);
+        Half::template copy<FM, FN>(As, Bs, A, B, M, N, K, row0, col0, kt0 * BK, kend, ltid);
     __syncthreads();
     for (int t = 0; t < nkt; t += 2) {
 #pragma unroll 1
@@ -206,7 +208,7 @@ __device__ __forceinline__ void staggered(Frag &f, T *As, T *Bs, const T *A, con
             } else if (s == -1 || s == 2) {
                 const int kt = t + (second ? 1 : 2), buf = second ? 1 : 0;
                 if (kt < nkt)
-                    Half::copy(As + buf * tile::A_STAGE, Bs + buf * tile::B_STAGE, A, B, M, N, K, row0, col0,
+                    Half::template copy<FM, FN>(As + buf * tile::A_STAGE, Bs + buf * tile::B_STAGE, A, B, M, N, K, row0, col0,
                                (kt0 + kt) * BK, kend, ltid);
             }
             __syncthreads();
@@ -265,7 +267,8 @@ __device__ __forceinline__ void slice_sum(Frag &f, T *red, int tid)
 /* Output tile (bx, by) over its k-tiles [kt0, kt1): accumulate, then write C. With split-K each
  * split adds its part (split_put); with stream-K a block adds a part of a tile with atomics
  * (`part`) and writes a whole tile as alpha * acc + C, C having been scaled by beta already
- * (splitk.cuh). */
+ * (splitk.cuh). FM, FN: no guards along M, N (the tile lies inside C that way). */
+template <bool FM, bool FN>
 __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, const T *B, T *C, T *W, int M, int N,
                                             int K, T alpha, T beta, int bx, int by, int kt0, int kt1, bool part)
 {
@@ -278,9 +281,9 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
         for (int j = 0; j < WNITER * TN; ++j)
             f.acc[i][j] = T(0);
 #if DB == 1
-    staggered(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
+    staggered<FM, FN>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
 #else
-    tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
+    tile::mainloop<THREADS, FM, FN>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
 #endif
     if constexpr (SLICEK > 1)
         slice_sum(f, As, tid);
@@ -296,7 +299,7 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
 #pragma unroll
     for (int i = 0; i < WMITER * TM; ++i) {
         const int di = (i / TM) * WSUBM + i % TM;
-        if ((!FULL_M && di >= rows_left) || !writes)
+        if ((!FM && di >= rows_left) || !writes)
             continue;
 #pragma unroll
         for (int j = 0; j < WNITER * TN; j += EVEC_C) {
@@ -304,14 +307,14 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
             if (SPLITK > 1 && !plain) {
 #pragma unroll
                 for (int e = 0; e < EVEC_C; ++e)
-                    if (FULL_N || dj + e < cols_left)
+                    if (FN || dj + e < cols_left)
                         split_put(C, W, (idx_t)(r0 + di) * N + c0 + dj + e, M, N, f.acc[i][j + e], alpha);
             } else if (STREAMK > 0 && part) {
 #pragma unroll
                 for (int e = 0; e < EVEC_C; ++e)
-                    if (FULL_N || dj + e < cols_left)
+                    if (FN || dj + e < cols_left)
                         atomicAdd(&Ct[(idx_t)di * N + dj + e], alpha * f.acc[i][j + e]);
-            } else if (FULL_N || dj < cols_left) {
+            } else if (FN || dj < cols_left) {
                 store_c<EVEC_C>(&Ct[(idx_t)di * N + dj], &f.acc[i][j], alpha, beta_c);
             }
         }
@@ -328,7 +331,12 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
     Frag f;
 #if STREAMK > 0
     streamk_runs(cdiv(N, BN), cdiv(M, BM), cdiv(K, BK), [&](int bx, int by, int kt0, int kt1, bool part) {
-        output_tile(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+#if EDGE_SPLIT
+        if (tile::interior_tile(bx, by, M, N))
+            output_tile<true, true>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+        else
+#endif
+            output_tile<FULL_M, FULL_N>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
     });
 #else
     /* NVRTC's code for warptile_db depends on the order of these steps: two other orders gave
@@ -339,6 +347,11 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
         return;
     int kt0, kt1;
     split_range(K, kt0, kt1);
-    output_tile(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, false);
+#if EDGE_SPLIT
+    if (tile::interior_tile(bx, by, M, N))
+        output_tile<true, true>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, false);
+    else
+#endif
+        output_tile<FULL_M, FULL_N>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, false);
 #endif
 }

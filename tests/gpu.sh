@@ -9,7 +9,8 @@
 #   each template; K = 0; 65536x65536x16 (64-bit offsets) and the refusal of what does not fit;
 #   a template that requires sm_90a; split-K in warptile, DMMA and blocktile at shapes one past a tile, three modes
 #   (all of it launched with programmatic dependent launch on sm_90; split-K also without, ENGINE_PDL=0);
-#   stream-K in warptile, runs that start and end inside tiles;
+#   stream-K in warptile and DMMA, runs that start and end inside tiles; interior tiles unguarded and
+#   edge tiles guarded (EDGE 1 and 0) at odd shapes;
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
 #   wisdom; sliced K in warptile
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
@@ -24,7 +25,7 @@ mkdir -p "$LOG"
 [ -x "$E" ] || { echo "build/engine is missing: run make first"; exit 2; }
 FIX="env ENGINE_TEMPLATES=tests/templates:kernels_src"
 # GPU_ONLY="edges sanitize" runs only those sections (names below: device verify f64 lanes wrong
-# errors edges splitk streamk vec2 skinny slicek sm90a isolation tune-faults tune formats sanitize), so that a
+# errors edges splitk streamk interior vec2 skinny slicek sm90a isolation tune-faults tune formats sanitize), so that a
 # device call can stay inside its time limit; default all.
 want() { [ -z "${GPU_ONLY:-}" ] || [[ " $GPU_ONLY " == *" $1 "* ]]; }
 # compute-sanitizer into CS: CUDA_HOME's, else the one on PATH; returns 1 when there is none.
@@ -167,8 +168,8 @@ fi
 fi
 
 if want streamk; then
-echo "== stream-K in warptile: runs across tile boundaries, more blocks than k-tiles, odd shapes"
-SK="configs/warptile_streamk.json"
+echo "== stream-K in warptile and DMMA: runs across tile boundaries, more blocks than k-tiles, odd shapes"
+SK="configs/warptile_streamk.json configs/dgemm_dmma_streamk.json"
 # shellcheck disable=SC2086
 $E verify $SK --shapes 1x1x1,17x33x5,129x65x4097,257x129x131,1000x1000x1000 >"$LOG/streamk.txt" 2>&1
 check_rc "stream-K at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/streamk.txt" | head -20)"
@@ -178,6 +179,24 @@ for n in 7 1; do
   $E verify $SK --set STREAMK=$n --shapes 129x129x257,65x33x1001 >"$LOG/streamk-$n.txt" 2>&1
   check_rc "stream-K with $n blocks" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/streamk-$n.txt" | head -20)"
 done
+fi
+
+if want interior; then
+echo "== interior and edge tiles (EDGE): tiles inside C unguarded, edge tiles guarded; both settings, odd shapes"
+# Shapes with interior tiles and partial tiles along M, N or both, K partial or whole; with split-K,
+# stream-K and sliced K, whose epilogues differ for the two kinds of tile.
+IE="configs/warptile_db.json configs/dgemm_simt.json configs/dgemm_dmma.json configs/warptile_splitk.json configs/dgemm_dmma_splitk.json configs/warptile_streamk.json configs/dgemm_dmma_streamk.json"
+for edge in 1 0; do
+  # shellcheck disable=SC2086
+  $E verify $IE --set EDGE=$edge --shapes 257x385x131,1000x1001x999,513x512x64,512x515x67,4095x129x257 >"$LOG/interior-$edge.txt" 2>&1
+  check_rc "EDGE=$edge: interior and edge tiles at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/interior-$edge.txt" | head -20)"
+done
+if find_sanitizer; then
+  sanitize_verify "of interior and edge tiles (warptile_db, dgemm_dmma_streamk)" interior "memcheck racecheck" \
+    configs/warptile_db.json configs/dgemm_dmma_streamk.json --shapes 257x385x131
+else
+  fail "compute-sanitizer not found"
+fi
 fi
 
 if want vec2; then
