@@ -15,6 +15,9 @@
 #ifndef B_LINEAR
 #define B_LINEAR 0
 #endif
+#ifndef PIPE_B_ASYNC
+#define PIPE_B_ASYNC 0
+#endif
 
 namespace tile {
 
@@ -131,7 +134,7 @@ template <int NT> struct Staging {
 #pragma unroll
         for (int it = 0; it < B_ITERS; ++it) {
             const int v = ltid + it * NT;
-            if (B_VECS % NT == 0 || v < B_VECS)
+            if (!PIPE_B_ASYNC && (B_VECS % NT == 0 || v < B_VECS))
                 load_b_chunk<FN>(b[it], B, N, k0 + b_k(v), col0 + b_col(v), kend);
         }
     }
@@ -199,7 +202,7 @@ template <int NT> struct Staging {
 #pragma unroll
         for (int it = 0; it < B_ITERS; ++it) {
             const int v = ltid + it * NT;
-            if (B_VECS % NT == 0 || v < B_VECS)
+            if (!PIPE_B_ASYNC && (B_VECS % NT == 0 || v < B_VECS))
                 put_b(Bs, b_k(v), v, b[it]);
         }
     }
@@ -208,26 +211,13 @@ template <int NT> struct Staging {
 /* Global -> shared memory with cp.async, no registers involved, in the same chunks as Staging.
  * A stored k-major (or B linearized) cannot be written by a vector copy, so those chunks go one
  * element per copy, as in siboehm's kernel 12; the others one EVEC-wide copy at a time. Copies
- * past kend read nothing and zero-fill. */
-template <int NT, bool FM = FULL_M, bool FN = FULL_N>
-__device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
-                                            int col0, int k0, int kend, int ltid)
+ * past kend read nothing and zero-fill. issue_async_b is B's half (one k-tile into the stage at
+ * Bs), also used alone by the register-staged pipeline when PIPE_B_ASYNC is set (mainloop). */
+template <int NT, bool FN = FULL_N>
+__device__ __forceinline__ void issue_async_b(T *Bs, const T *B, int N, int col0, int k0, int kend, int ltid)
 {
     typedef Staging<NT> S;
-    constexpr int AW = A_KMAJOR ? 1 : EVEC_A, BW = B_LINEAR ? 1 : EVEC_B; /* elements per copy */
-#pragma unroll
-    for (int it = 0; it < S::A_ITERS; ++it) {
-        const int v = ltid + it * NT;
-        if (S::A_VECS % NT != 0 && v >= S::A_VECS)
-            continue;
-        const int r = S::a_row(v), kk = S::a_k(v), gk = k0 + kk;
-        const T *p = A + (idx_t)clamp_row<FM>(row0 + r, M) * K + gk;
-#pragma unroll
-        for (int e = 0; e < VEC_A; e += AW) {
-            const bool ok = FULL_K || gk + e < kend;
-            cp_async<AW * sizeof(T)>(&As[a_at(r, kk + e)], ok ? p + e : A, ok);
-        }
-    }
+    constexpr int BW = B_LINEAR ? 1 : EVEC_B; /* elements per copy */
 #pragma unroll
     for (int it = 0; it < S::B_ITERS; ++it) {
         const int v = ltid + it * NT;
@@ -252,6 +242,28 @@ __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B
     }
 }
 
+template <int NT, bool FM = FULL_M, bool FN = FULL_N>
+__device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
+                                            int col0, int k0, int kend, int ltid)
+{
+    typedef Staging<NT> S;
+    constexpr int AW = A_KMAJOR ? 1 : EVEC_A; /* elements per copy */
+#pragma unroll
+    for (int it = 0; it < S::A_ITERS; ++it) {
+        const int v = ltid + it * NT;
+        if (S::A_VECS % NT != 0 && v >= S::A_VECS)
+            continue;
+        const int r = S::a_row(v), kk = S::a_k(v), gk = k0 + kk;
+        const T *p = A + (idx_t)clamp_row<FM>(row0 + r, M) * K + gk;
+#pragma unroll
+        for (int e = 0; e < VEC_A; e += AW) {
+            const bool ok = FULL_K || gk + e < kend;
+            cp_async<AW * sizeof(T)>(&As[a_at(r, kk + e)], ok ? p + e : A, ok);
+        }
+    }
+    issue_async_b<NT, FN>(Bs, B, N, col0, k0, kend, ltid);
+}
+
 /* Interior and edge tiles. Where the shape leaves partial tiles (FULL_M or FULL_N false), the
  * guards and clamps that edge tiles need cost every tile: they hold registers across the K loop
  * and change how ptxas schedules it (warptile_db at 4096x4064x4096 ran 7% slower per tile than at
@@ -269,7 +281,10 @@ __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B
 #ifndef EDGE
 #define EDGE 0
 #endif
-#define EDGE_SPLIT (EDGE && !(FULL_M && FULL_N))
+#ifndef EDGE_ON /* a template's shape switch may narrow EDGE (warptile.cu) */
+#define EDGE_ON EDGE
+#endif
+#define EDGE_SPLIT (EDGE_ON && !(FULL_M && FULL_N))
 __device__ __forceinline__ bool interior_tile(int bx, int by, int M, int N)
 {
     return (by + 1) * BM <= M && (bx + 1) * BN <= N;
@@ -279,7 +294,10 @@ __device__ __forceinline__ bool interior_tile(int bx, int by, int M, int N)
  * k-tile with that tile's stage. Three schedules:
  *   PIPE_ASYNC:       PIPE_STAGES-deep cp.async pipeline, one barrier per k-tile;
  *   PIPE_STAGES == 2: register-staged double buffer: loads of tile k+1 are in flight while tile k is
- *                     computed, then stored into the other buffer; one barrier per k-tile;
+ *                     computed, then stored into the other buffer; one barrier per k-tile. With
+ *                     PIPE_B_ASYNC, B's tile k+1 goes to the other buffer by cp.async instead
+ *                     (issued first: that buffer was last read before the previous barrier), and
+ *                     only A passes through registers;
  *   otherwise:        load, barrier, compute, barrier. */
 template <int NT, bool FM = FULL_M, bool FN = FULL_N, typename F>
 __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
@@ -308,19 +326,33 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
 #elif PIPE_STAGES == 2
     Staging<NT> st;
     if (kt0 < kt1) {
+        if constexpr (PIPE_B_ASYNC) {
+            issue_async_b<NT, FN>(Bs, B, N, col0, kt0 * BK, kend, ltid);
+            cp_async_commit();
+        }
         st.template load<FM, FN>(A, B, M, N, K, row0, col0, kt0 * BK, kend, ltid);
         st.store(As, Bs, ltid);
     }
+    if constexpr (PIPE_B_ASYNC)
+        cp_async_wait<0>();
     __syncthreads();
     for (int kt = kt0; kt < kt1; ++kt) {
         const int cur = (kt - kt0) & 1;
         const bool more = kt + 1 < kt1;
+        if constexpr (PIPE_B_ASYNC) {
+            if (more) {
+                issue_async_b<NT, FN>(Bs + (cur ^ 1) * B_STAGE, B, N, col0, (kt + 1) * BK, kend, ltid);
+                cp_async_commit();
+            }
+        }
         if (more)
             st.template load<FM, FN>(A, B, M, N, K, row0, col0, (kt + 1) * BK, kend, ltid);
         f.compute(As + cur * A_STAGE, Bs + cur * B_STAGE);
         /* The other buffer was last read in the previous iteration, before its barrier. */
         if (more)
             st.store(As + (cur ^ 1) * A_STAGE, Bs + (cur ^ 1) * B_STAGE, ltid);
+        if constexpr (PIPE_B_ASYNC)
+            cp_async_wait<0>();
         __syncthreads();
     }
 #else

@@ -58,7 +58,8 @@
     "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z (splitk.cuh)"},
     "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"},
     "SLICEK": {"default": 1, "min": 1, "max": 16, "doc": "warp groups sharing each output tile: group g takes the g-th BK/SLICEK of every k-tile's steps, and the groups' accumulators are summed through shared memory before the epilogue (sliced-K: more warps per tile where tiles are few)"},
-    "EDGE": {"default": 1, "values": [0, 1], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all"},
+    "B_ASYNC": {"default": 0, "values": [0, 1, 2], "doc": "DB 3: 1 brings B's tiles by cp.async instead of through registers (A still register-staged); 2 does so only where N is not a multiple of VEC_B (B's rows not aligned to the vector: 4-byte copies, as cuBLAS makes, instead of scalar loads and stores)"},
+    "EDGE": {"default": 2, "values": [0, 1, 2], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all; 2: 1 where K is a multiple of VEC_A, else 0 (with K's loads narrowed too, the second copy cost 2-3%: docs/NOTES.md)"},
     "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off)"}
   },
   "constraints": [
@@ -83,7 +84,9 @@
     {"rule": "DB != 2 || (BN + PAD_B) % VEC_B == 0", "why": "each cp.async into a stored row of B must stay aligned"},
     {"rule": "DB != 1 || THREADS % 64 == 0", "why": "the staggered scheme splits the block into two halves of whole warps"},
     {"rule": "LANES == 0 || ((WN / WNITER) / TN >= 2 && (WN / WNITER) / TN <= 16)", "why": "the paired lane layout needs 2 to 16 lanes across a warp step"},
-    {"rule": "STREAMK == 0 || SPLITK == 1", "why": "stream-K and split-K are two ways of sharing K among blocks; take one"}
+    {"rule": "STREAMK == 0 || SPLITK == 1", "why": "stream-K and split-K are two ways of sharing K among blocks; take one"},
+    {"rule": "B_ASYNC == 0 || (DB == 3 && ARCH >= 80)", "why": "B by cp.async inside the register-staged double buffer (DB 3) needs sm_80 or newer"},
+    {"rule": "B_ASYNC == 0 || (BN + PAD_B) % VEC_B == 0", "why": "each cp.async into a stored row of B must stay aligned"}
   ],
   "switches": {
     "FULL_M": "M % BM == 0",
@@ -92,7 +95,9 @@
     "EVEC_A": "K % VEC_A == 0 ? VEC_A : 1",
     "EVEC_B": "N % VEC_B == 0 ? VEC_B : 1",
     "EVEC_C": "N % VEC_C == 0 ? VEC_C : 1",
-    "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096"
+    "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
+    "BASYNC": "B_ASYNC == 1 || (B_ASYNC == 2 && N % VEC_B != 0)",
+    "EDGE_ON": "EDGE == 1 || (EDGE == 2 && K % VEC_A == 0)"
   },
   "let": {
     "GX": "cdiv(N, BN)",
@@ -121,6 +126,7 @@
 #elif DB == 3
 #define PIPE_ASYNC 0
 #define PIPE_STAGES 2
+#define PIPE_B_ASYNC BASYNC
 #else
 #define PIPE_ASYNC 0
 #define PIPE_STAGES 1

@@ -191,9 +191,20 @@ for edge in 1 0; do
   $E verify $IE --set EDGE=$edge --shapes 257x385x131,1000x1001x999,513x512x64,512x515x67,4095x129x257 >"$LOG/interior-$edge.txt" 2>&1
   check_rc "EDGE=$edge: interior and edge tiles at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/interior-$edge.txt" | head -20)"
 done
+# B by cp.async inside the register-staged double buffer (B_ASYNC 1; 2 where N % 4 != 0), f32 and f64.
+for ba in 1 2; do
+  # shellcheck disable=SC2086
+  $E verify configs/warptile_db.json configs/warptile_splitk.json --set B_ASYNC=$ba --shapes 1x1x1,17x33x5,257x385x131,1000x1001x999,129x65x4097 \
+    >"$LOG/basync-$ba.txt" 2>&1
+  check_rc "B_ASYNC=$ba at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/basync-$ba.txt" | head -20)"
+done
+$E verify configs/warptile_db.json --dtype f64 --set B_ASYNC=1 --shapes 17x33x5,257x385x131 >"$LOG/basync-f64.txt" 2>&1
+check_rc "B_ASYNC=1 in f64" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/basync-f64.txt" | head -20)"
 if find_sanitizer; then
   sanitize_verify "of interior and edge tiles (warptile_db, dgemm_dmma_streamk)" interior "memcheck racecheck" \
     configs/warptile_db.json configs/dgemm_dmma_streamk.json --shapes 257x385x131
+  sanitize_verify "of B by cp.async in the register-staged pipeline" basync "memcheck racecheck synccheck" \
+    configs/warptile_db.json --set B_ASYNC=1 --shapes 257x385x131
 else
   fail "compute-sanitizer not found"
 fi
