@@ -59,6 +59,7 @@
     "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"},
     "SLICEK": {"default": 1, "min": 1, "max": 16, "doc": "warp groups sharing each output tile: group g takes the g-th BK/SLICEK of every k-tile's steps, and the groups' accumulators are summed through shared memory before the epilogue (sliced-K: more warps per tile where tiles are few)"},
     "B_ASYNC": {"default": 0, "values": [0, 1, 2], "doc": "DB 3: 1 brings B's tiles by cp.async instead of through registers (A still register-staged); 2 does so only where N is not a multiple of VEC_B (B's rows not aligned to the vector: 4-byte copies, as cuBLAS makes, instead of scalar loads and stores)"},
+    "C_STAGE": {"default": 2, "values": [0, 1, 2], "doc": "1: the epilogue passes C's tile through shared memory so that consecutive threads store consecutive columns; 2: only where neither N is a multiple of VEC_C (each thread's scalar stores would touch a sector each) nor K of VEC_A (measured faster there, slower at 4096x4095x4096: docs/NOTES.md); 0: never. Not with split-K, stream-K or sliced K, nor where the tile would take over 100 KB"},
     "EDGE": {"default": 2, "values": [0, 1, 2], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all; 2: 1 where K is a multiple of VEC_A, else 0 (with K's loads narrowed too, the second copy cost 2-3%: docs/NOTES.md)"},
     "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off)"}
   },
@@ -97,7 +98,8 @@
     "EVEC_C": "N % VEC_C == 0 ? VEC_C : 1",
     "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
     "BASYNC": "B_ASYNC == 1 || (B_ASYNC == 2 && N % VEC_B != 0)",
-    "EDGE_ON": "EDGE == 1 || (EDGE == 2 && K % VEC_A == 0)"
+    "EDGE_ON": "EDGE == 1 || (EDGE == 2 && K % VEC_A == 0)",
+    "CSTAGE": "SPLITK == 1 && STREAMK == 0 && SLICEK == 1 && BM * (BN + 1) * ELEM <= 102400 && (C_STAGE == 1 || (C_STAGE == 2 && N % VEC_C != 0 && K % VEC_A != 0))"
   },
   "let": {
     "GX": "cdiv(N, BN)",
@@ -112,7 +114,7 @@
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "SPLITK"],
      "block": ["THREADS", 1, 1],
-     "smem": "max(NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)), (SLICEK - 1) * BM * BN) * ELEM"},
+     "smem": "max(max(NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)), (SLICEK - 1) * BM * BN), CSTAGE ? BM * (BN + 1) : 0) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]
 }
@@ -302,6 +304,38 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
     const T beta_c = tile_beta(beta);
     const bool plain = split_begin(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
     const bool writes = SLICEK == 1 || tid < THREADS / SLICEK; /* group 0 (slice_sum) */
+#if CSTAGE
+    /* C's tile through shared memory (the tile stages are free once every thread has left the K
+     * loop): each thread puts its accumulators at their place in the tile, then the block stores
+     * the tile row by row, consecutive threads on consecutive columns. Where C's rows are not
+     * aligned to a vector, a thread's own TN columns would go out as scalar stores a sector
+     * apart across the warp, 4-8 times the store requests (docs/NOTES.md, "Interior tiles"). */
+    constexpr int CS_LD = BN + 1;
+    /* The thread's index read again (volatile: not merged with the first read), and its place in
+     * the tile derived from it anew, so that none of it stays live across the K loop: holding
+     * them cost warptile_db 5 reloads from local memory in every k-tile. */
+    int t;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+    frag_origin(f, t / 32, t % 32);
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+        for (int j = 0; j < WNITER * TN; ++j)
+            As[(f.m0 + (i / TM) * WSUBM + i % TM) * CS_LD + f.n0 + (j / TN) * WSUBN + j % TN] = f.acc[i][j];
+    __syncthreads();
+    T *Cb = C + (idx_t)row0 * N + col0;
+#pragma unroll 4
+    for (int e = t; e < BM * BN; e += THREADS) {
+        const int r = e / BN, c = e % BN;
+        if ((FM || r < M - row0) && (FN || c < N - col0))
+            store_c<1>(&Cb[(idx_t)r * N + c], &As[r * CS_LD + c], alpha, beta_c);
+    }
+    (void)rows_left;
+    (void)cols_left;
+    (void)Ct;
+    (void)writes;
+#else
 #pragma unroll
     for (int i = 0; i < WMITER * TM; ++i) {
         const int di = (i / TM) * WSUBM + i % TM;
@@ -325,6 +359,7 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
             }
         }
     }
+#endif
     split_end(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 }
 

@@ -10,7 +10,8 @@
 #   a template that requires sm_90a; split-K in warptile, DMMA and blocktile at shapes one past a tile, three modes
 #   (all of it launched with programmatic dependent launch on sm_90; split-K also without, ENGINE_PDL=0);
 #   stream-K in warptile and DMMA, runs that start and end inside tiles; interior tiles unguarded and
-#   edge tiles guarded (EDGE 1 and 0) at odd shapes;
+#   edge tiles guarded (EDGE 1 and 0), B by cp.async (B_ASYNC) and C through shared memory (C_STAGE)
+#   at odd shapes;
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
 #   wisdom; sliced K in warptile
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
@@ -200,11 +201,18 @@ for ba in 1 2; do
 done
 $E verify configs/warptile_db.json --dtype f64 --set B_ASYNC=1 --shapes 17x33x5,257x385x131 >"$LOG/basync-f64.txt" 2>&1
 check_rc "B_ASYNC=1 in f64" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/basync-f64.txt" | head -20)"
+# C's tile through shared memory (C_STAGE 1 everywhere; 2, the default, where N % VEC_C != 0), f32 and f64.
+# shellcheck disable=SC2086
+$E verify configs/warptile_db.json configs/dgemm_simt.json configs/sb10_warptiling.json --set C_STAGE=1 \
+  --shapes 1x1x1,17x33x5,257x385x131,1000x1001x999,129x65x4097,256x256x64 >"$LOG/cstage.txt" 2>&1
+check_rc "C_STAGE=1 at odd and whole shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/cstage.txt" | head -20)"
 if find_sanitizer; then
   sanitize_verify "of interior and edge tiles (warptile_db, dgemm_dmma_streamk)" interior "memcheck racecheck" \
     configs/warptile_db.json configs/dgemm_dmma_streamk.json --shapes 257x385x131
   sanitize_verify "of B by cp.async in the register-staged pipeline" basync "memcheck racecheck synccheck" \
     configs/warptile_db.json --set B_ASYNC=1 --shapes 257x385x131
+  sanitize_verify "of C's tile through shared memory" cstage "memcheck racecheck synccheck" \
+    configs/warptile_db.json --set C_STAGE=1 --shapes 257x385x131
 else
   fail "compute-sanitizer not found"
 fi
