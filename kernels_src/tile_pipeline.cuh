@@ -9,7 +9,7 @@
  * PIPE_STAGES and PIPE_ASYNC (see mainloop), and optionally B_LINEAR with TN (siboehm's kernel 7
  * layout). The loaders and the K loop take FM and FN (this tile needs no guards along M, N) as
  * template arguments, FULL_M and FULL_N by default: a kernel may run the tiles that lie wholly
- * inside C through an unguarded copy of its code (interior_or_edge). */
+ * inside C through an unguarded copy of its code (EDGE_SPLIT, interior_tile). */
 #pragma once
 
 #ifndef B_LINEAR
