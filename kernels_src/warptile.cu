@@ -363,6 +363,19 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
     split_end(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 }
 
+/* Output tile (bx, by), unguarded where it lies inside C and the shape asks for the split
+ * (tile_pipeline.cuh, EDGE_SPLIT), guarded otherwise. */
+__device__ __forceinline__ void any_tile(Frag &f, T *As, T *Bs, const T *A, const T *B, T *C, T *W, int M, int N,
+                                         int K, T alpha, T beta, int bx, int by, int kt0, int kt1, bool part)
+{
+#if EDGE_SPLIT
+    if (tile::interior_tile(bx, by, M, N))
+        output_tile<true, true>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+    else
+#endif
+        output_tile<FULL_M, FULL_N>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+}
+
 extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
@@ -372,12 +385,7 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
     Frag f;
 #if STREAMK > 0
     streamk_runs(cdiv(N, BN), cdiv(M, BM), cdiv(K, BK), [&](int bx, int by, int kt0, int kt1, bool part) {
-#if EDGE_SPLIT
-        if (tile::interior_tile(bx, by, M, N))
-            output_tile<true, true>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
-        else
-#endif
-            output_tile<FULL_M, FULL_N>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+        any_tile(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
     });
 #else
     /* NVRTC's code for warptile_db depends on the order of these steps: two other orders gave
@@ -388,11 +396,6 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
         return;
     int kt0, kt1;
     split_range(K, kt0, kt1);
-#if EDGE_SPLIT
-    if (tile::interior_tile(bx, by, M, N))
-        output_tile<true, true>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, false);
-    else
-#endif
-        output_tile<FULL_M, FULL_N>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, false);
+    any_tile(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, false);
 #endif
 }
