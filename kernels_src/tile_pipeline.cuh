@@ -6,10 +6,11 @@
  * (elements added to each stored row against bank conflicts), VEC_A VEC_B (elements per thread's
  * chunk of a tile) and EVEC_A EVEC_B (elements per global load, after the shape switches: VEC or
  * less where rows are not aligned to it), FULL_M FULL_N FULL_K (no partial tiles: guards compile away),
- * PIPE_STAGES and PIPE_ASYNC (see mainloop), and optionally B_LINEAR with TN (siboehm's kernel 7
- * layout). The loaders and the K loop take FM and FN (this tile needs no guards along M, N) as
- * template arguments, FULL_M and FULL_N by default: a kernel may run the tiles that lie wholly
- * inside C through an unguarded copy of its code (EDGE_SPLIT, interior_tile). */
+ * PIPE_STAGES and PIPE_ASYNC (see mainloop; optionally PIPE_B_ASYNC and PIPE_AHEAD), and
+ * optionally B_LINEAR with TN (siboehm's kernel 7 layout). The loaders and the K loop take FM and
+ * FN (this tile needs no guards along M, N) as template arguments, FULL_M and FULL_N by default: a
+ * kernel may run the tiles that lie wholly inside C through an unguarded copy of its code
+ * (EDGE_SPLIT, interior_tile). */
 #pragma once
 
 #ifndef B_LINEAR
@@ -17,6 +18,9 @@
 #endif
 #ifndef PIPE_B_ASYNC
 #define PIPE_B_ASYNC 0
+#endif
+#ifndef PIPE_AHEAD
+#define PIPE_AHEAD 0
 #endif
 
 namespace tile {
@@ -297,7 +301,8 @@ __device__ __forceinline__ bool interior_tile(int bx, int by, int M, int N)
  *                     computed, then stored into the other buffer; one barrier per k-tile. With
  *                     PIPE_B_ASYNC, B's tile k+1 goes to the other buffer by cp.async instead
  *                     (issued first: that buffer was last read before the previous barrier), and
- *                     only A passes through registers;
+ *                     only A passes through registers. With PIPE_AHEAD, the loads run a tile
+ *                     further ahead (tile k+2's issued at the end of tile k);
  *   otherwise:        load, barrier, compute, barrier. */
 template <int NT, bool FM = FULL_M, bool FN = FULL_N, typename F>
 __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
@@ -322,6 +327,30 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
                             (kt0 + nt) * BK, kend, ltid);
         cp_async_commit();
         f.compute(As + (t % PIPE_STAGES) * A_STAGE, Bs + (t % PIPE_STAGES) * B_STAGE);
+    }
+#elif PIPE_STAGES == 2 && PIPE_AHEAD
+    /* Register-staged, loads a tile further ahead: at the end of tile t, tile t + 1 (in registers
+     * since the end of tile t - 1) is stored into the other buffer, and tile t + 2's loads are
+     * issued before the barrier. Their first use is the next iteration's store, across the
+     * barrier, so ptxas cannot sink them onto it, which it does within one iteration where B's rows
+     * take scalar loads (4096x4095x4096: every load issued just before its store, 21% of the
+     * kernel's stall samples on that store, docs/NOTES.md). */
+    Staging<NT> st;
+    if (kt0 < kt1) {
+        st.template load<FM, FN>(A, B, M, N, K, row0, col0, kt0 * BK, kend, ltid);
+        st.store(As, Bs, ltid);
+        if (kt0 + 1 < kt1)
+            st.template load<FM, FN>(A, B, M, N, K, row0, col0, (kt0 + 1) * BK, kend, ltid);
+    }
+    __syncthreads();
+    for (int kt = kt0; kt < kt1; ++kt) {
+        const int cur = (kt - kt0) & 1;
+        f.compute(As + cur * A_STAGE, Bs + cur * B_STAGE);
+        if (kt + 1 < kt1)
+            st.store(As + (cur ^ 1) * A_STAGE, Bs + (cur ^ 1) * B_STAGE, ltid);
+        if (kt + 2 < kt1)
+            st.template load<FM, FN>(A, B, M, N, K, row0, col0, (kt + 2) * BK, kend, ltid);
+        __syncthreads();
     }
 #elif PIPE_STAGES == 2
     Staging<NT> st;

@@ -60,6 +60,7 @@
     "SLICEK": {"default": 1, "min": 1, "max": 16, "doc": "warp groups sharing each output tile: group g takes the g-th BK/SLICEK of every k-tile's steps, and the groups' accumulators are summed through shared memory before the epilogue (sliced-K: more warps per tile where tiles are few)"},
     "B_ASYNC": {"default": 0, "values": [0, 1, 2], "doc": "DB 3: 1 brings B's tiles by cp.async instead of through registers (A still register-staged); 2 does so only where N is not a multiple of VEC_B (B's rows not aligned to the vector: 4-byte copies, as cuBLAS makes, instead of scalar loads and stores)"},
     "C_STAGE": {"default": 2, "values": [0, 1, 2], "doc": "1: the epilogue passes C's tile through shared memory so that consecutive threads store consecutive columns; 2: only where neither N is a multiple of VEC_C (each thread's scalar stores would touch a sector each) nor K of VEC_A (measured faster there, slower at 4096x4095x4096: docs/NOTES.md); 0: never. Not with split-K, stream-K or sliced K, nor where the tile would take over 100 KB"},
+    "LOAD_AHEAD": {"default": 0, "values": [0, 1], "doc": "DB 3: 1 issues the loads of tile t + 2 at the end of tile t, after tile t + 1 is stored and before the barrier, instead of at the start of tile t + 1 (ptxas cannot sink them onto their stores; faster at 2500^3, slower at 1999^3 and 4096x4095x4096: docs/NOTES.md)"},
     "EDGE": {"default": 2, "values": [0, 1, 2], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all; 2: 1 where K is a multiple of VEC_A, else 0 (with K's loads narrowed too, the second copy cost 2-3%: docs/NOTES.md)"},
     "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off)"}
   },
@@ -69,6 +70,7 @@
     {"rule": "THREADS == 32 * (BM / WM) * (BN / WN) * SLICEK", "why": "one warp per warp tile in each of the SLICEK groups"},
     {"rule": "BK % SLICEK == 0", "why": "the groups take equal shares of a k-tile's steps"},
     {"rule": "DB != 1 || SLICEK == 1", "why": "the staggered halves of DB 1 are not k-slice groups"},
+    {"rule": "LOAD_AHEAD == 0 || (DB == 3 && B_ASYNC == 0)", "why": "loads two tiles ahead are a schedule of the register-staged pipeline with both tiles in registers"},
     {"rule": "WN % WNITER == 0", "why": "a warp takes WNITER equal steps along N"},
     {"rule": "(WM * WN) % (32 * TM * TN * WNITER) == 0", "why": "a warp tile splits into WMITER x WNITER steps of 32 lanes x TM x TN"},
     {"rule": "WM % ((WM * WN) / (32 * TM * TN * WNITER)) == 0", "why": "a warp takes WMITER equal steps along M"},
@@ -129,6 +131,7 @@
 #define PIPE_ASYNC 0
 #define PIPE_STAGES 2
 #define PIPE_B_ASYNC BASYNC
+#define PIPE_AHEAD LOAD_AHEAD
 #else
 #define PIPE_ASYNC 0
 #define PIPE_STAGES 1

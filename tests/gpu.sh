@@ -201,6 +201,14 @@ for ba in 1 2; do
 done
 $E verify configs/warptile_db.json --dtype f64 --set B_ASYNC=1 --shapes 17x33x5,257x385x131 >"$LOG/basync-f64.txt" 2>&1
 check_rc "B_ASYNC=1 in f64" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/basync-f64.txt" | head -20)"
+# Register-staged loads two tiles ahead (LOAD_AHEAD 1), f32 and f64, with split-K and stream-K (parts
+# of one and two k-tiles: the prologue's second load and the last iterations' skipped ones).
+# shellcheck disable=SC2086
+$E verify configs/warptile_db.json configs/warptile_splitk.json configs/warptile_streamk.json --set LOAD_AHEAD=1 \
+  --shapes 1x1x1,17x33x5,257x385x131,1000x1001x999,129x65x4097,128x128x8,128x128x16,256x256x24 >"$LOG/ahead.txt" 2>&1
+check_rc "LOAD_AHEAD=1 at odd and whole shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/ahead.txt" | head -20)"
+$E verify configs/warptile_db.json configs/dgemm_simt.json --dtype f64 --set DB=3 --set LOAD_AHEAD=1 --shapes 17x33x5,257x385x131,128x128x16 >"$LOG/ahead-f64.txt" 2>&1
+check_rc "LOAD_AHEAD=1 in f64" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/ahead-f64.txt" | head -20)"
 # C's tile through shared memory (C_STAGE 1 everywhere; 2, the default, where N % VEC_C != 0), f32 and f64.
 # shellcheck disable=SC2086
 $E verify configs/warptile_db.json configs/dgemm_simt.json configs/sb10_warptiling.json --set C_STAGE=1 \
@@ -211,6 +219,8 @@ if find_sanitizer; then
     configs/warptile_db.json configs/dgemm_dmma_streamk.json --shapes 257x385x131
   sanitize_verify "of B by cp.async in the register-staged pipeline" basync "memcheck racecheck synccheck" \
     configs/warptile_db.json --set B_ASYNC=1 --shapes 257x385x131
+  sanitize_verify "of loads two tiles ahead" ahead "memcheck racecheck synccheck" \
+    configs/warptile_db.json --set LOAD_AHEAD=1 --shapes 257x385x131
   sanitize_verify "of C's tile through shared memory" cstage "memcheck racecheck synccheck" \
     configs/warptile_db.json --set C_STAGE=1 --shapes 257x385x131
 else
