@@ -25,7 +25,9 @@
  * the warp tile or splitting K across blocks; the cost is one pass through shared memory per tile.
  * Any shape (guards compile away when the FULL_* switches hold); rows not aligned to a vector width
  * take scalar loads and stores (2-element ones measured slower here than in blocktile,
- * docs/NOTES.md "Partial tiles"). Example: configs/sb10_warptiling.json.
+ * docs/NOTES.md "Partial tiles"), or, for B with PACK_B, are first copied into the workspace with
+ * padded rows (pack_b), so that the tiles load B as at a whole shape. Example:
+ * configs/sb10_warptiling.json.
  *
  * engine:template
 {
@@ -61,8 +63,9 @@
     "B_ASYNC": {"default": 0, "values": [0, 1, 2], "doc": "DB 3: 1 brings B's tiles by cp.async instead of through registers (A still register-staged); 2 does so only where N is not a multiple of VEC_B (B's rows not aligned to the vector: 4-byte copies, as cuBLAS makes, instead of scalar loads and stores)"},
     "C_STAGE": {"default": 2, "values": [0, 1, 2], "doc": "1: the epilogue passes C's tile through shared memory so that consecutive threads store consecutive columns; 2: only where neither N is a multiple of VEC_C (each thread's scalar stores would touch a sector each) nor K of VEC_A (measured faster there, slower at 4096x4095x4096: docs/NOTES.md); 0: never. Not with split-K, stream-K or sliced K, nor where the tile would take over 100 KB"},
     "LOAD_AHEAD": {"default": 0, "values": [0, 1], "doc": "DB 3: 1 issues the loads of tile t + 2 at the end of tile t, after tile t + 1 is stored and before the barrier, instead of at the start of tile t + 1 (ptxas cannot sink them onto their stores; faster at 2500^3, slower at 1999^3 and 4096x4095x4096: docs/NOTES.md)"},
-    "EDGE": {"default": 2, "values": [0, 1, 2], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all; 2: 1 where K is a multiple of VEC_A, else 0 (with K's loads narrowed too, the second copy cost 2-3%: docs/NOTES.md)"},
-    "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off)"}
+    "EDGE": {"default": 2, "values": [0, 1, 2, 3], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all; 2: 1 where K is a multiple of VEC_A, else 0 (with K's loads narrowed too, the second copy cost 2-3%: docs/NOTES.md); 3: as 1, with the guarded copy a function of its own (not inlined), so the kernel's registers are allocated for the unguarded one"},
+    "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off)"},
+    "PACK_B": {"default": 0, "values": [0, 1, 2, 3], "doc": "1: a first launch (pack_b) copies B into the workspace with its rows padded to a whole number of block tiles (zeros past N), so every tile's B loads are full-width vectors and unguarded; 2: only where N is not a multiple of VEC_B (B's rows not aligned to the vector); 3: as 2, and only where K is a multiple of VEC_A (with A's loads narrowed, warptile_db ran 8% slower packed: docs/NOTES.md). The copy is timed with the GEMM"}
   },
   "constraints": [
     {"rule": "BM % WM == 0", "why": "warp tiles cover the block tile's rows"},
@@ -89,18 +92,21 @@
     {"rule": "LANES == 0 || ((WN / WNITER) / TN >= 2 && (WN / WNITER) / TN <= 16)", "why": "the paired lane layout needs 2 to 16 lanes across a warp step"},
     {"rule": "STREAMK == 0 || SPLITK == 1", "why": "stream-K and split-K are two ways of sharing K among blocks; take one"},
     {"rule": "B_ASYNC == 0 || (DB == 3 && ARCH >= 80)", "why": "B by cp.async inside the register-staged double buffer (DB 3) needs sm_80 or newer"},
-    {"rule": "B_ASYNC == 0 || (BN + PAD_B) % VEC_B == 0", "why": "each cp.async into a stored row of B must stay aligned"}
+    {"rule": "B_ASYNC == 0 || (BN + PAD_B) % VEC_B == 0", "why": "each cp.async into a stored row of B must stay aligned"},
+    {"rule": "PACK_B == 0 || SPLITK == 1 || SPLITK_MODE != 1", "why": "the packed B and the two-pass split-K partial tiles would both take the workspace"}
   ],
   "switches": {
     "FULL_M": "M % BM == 0",
     "FULL_N": "N % BN == 0",
     "FULL_K": "K % BK == 0",
     "EVEC_A": "K % VEC_A == 0 ? VEC_A : 1",
-    "EVEC_B": "N % VEC_B == 0 ? VEC_B : 1",
+    "PACKB": "K > 0 && (PACK_B == 1 || (PACK_B >= 2 && N % VEC_B != 0 && (PACK_B == 2 || K % VEC_A == 0))) && K * rup(N, BN) < 2147483648",
+    "EVEC_B": "PACKB || N % VEC_B == 0 ? VEC_B : 1",
     "EVEC_C": "N % VEC_C == 0 ? VEC_C : 1",
     "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
-    "BASYNC": "B_ASYNC == 1 || (B_ASYNC == 2 && N % VEC_B != 0)",
-    "EDGE_ON": "EDGE == 1 || (EDGE == 2 && K % VEC_A == 0)",
+    "BASYNC": "B_ASYNC == 1 || (B_ASYNC == 2 && EVEC_B < VEC_B)",
+    "EDGE_ON": "EDGE == 1 || (EDGE == 2 && K % VEC_A == 0) || EDGE == 3",
+    "EDGE_CALL": "EDGE == 3 && (M % BM != 0 || N % BN != 0)",
     "CSTAGE": "SPLITK == 1 && STREAMK == 0 && SLICEK == 1 && BM * (BN + 1) * ELEM <= 102400 && (C_STAGE == 1 || (C_STAGE == 2 && N % VEC_C != 0 && K % VEC_A != 0))"
   },
   "let": {
@@ -109,10 +115,11 @@
     "SW": "SUPER > 1 ? SUPER : 1",
     "NBUF": "DB == 2 ? STAGES : DB == 0 ? 1 : 2"
   },
-  "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
+  "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N + (PACKB ? K * N + K * rup(N, BN) : 0)",
   "compile_cost": "150 + (WM * WN / 32) * min(KUNROLL, BK / SLICEK) * 2 / 5",
-  "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
+  "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : PACKB ? K * rup(N, BN) : 0",
   "launches": [
+    {"kernel": "pack_b", "if": "PACKB", "grid": ["cdiv(rup(N, BN), 256)", "min(cdiv(K, 4), 65535)", 1], "block": [256, 1, 1]},
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "SPLITK"],
      "block": ["THREADS", 1, 1],
@@ -291,10 +298,13 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
 #pragma unroll
         for (int j = 0; j < WNITER * TN; ++j)
             f.acc[i][j] = T(0);
+    /* B as the loads see it: packed (PACK_B), rows NB = rup(N, BN) apart and no column to guard. */
+    const T *Bl = PACKB ? W : B;
+    const int NB = PACKB ? rup(N, BN) : N;
 #if DB == 1
-    staggered<FM, FN>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
+    staggered<FM, FN || PACKB>(f, As, Bs, A, Bl, M, NB, K, row0, col0, kt0, kt1, tid);
 #else
-    tile::mainloop<THREADS, FM, FN>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
+    tile::mainloop<THREADS, FM, FN || PACKB>(f, As, Bs, A, Bl, M, NB, K, row0, col0, kt0, kt1, tid);
 #endif
     if constexpr (SLICEK > 1)
         slice_sum(f, As, tid);
@@ -366,6 +376,20 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
     split_end(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 }
 
+#if EDGE_CALL
+/* EDGE 3: the guarded tile code as a function of its own (not inlined), so that ptxas allocates
+ * the kernel's registers for the unguarded copy alone, as at a full shape (inlined, the edge copy
+ * changed the interior loop's register assignment: 57% more FFMAs reading two sources from one
+ * register bank at 4096x4064x4096, docs/NOTES.md). Its accumulators are its own, not the caller's,
+ * so that nothing of the interior path has to live in memory. */
+__device__ __noinline__ void edge_tile(T *As, T *Bs, const T *A, const T *B, T *C, T *W, int M, int N, int K, T alpha,
+                                       T beta, int bx, int by, int kt0, int kt1, bool part)
+{
+    Frag f;
+    output_tile<FULL_M, FULL_N>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+}
+#endif
+
 /* Output tile (bx, by), unguarded where it lies inside C and the shape asks for the split
  * (tile_pipeline.cuh, EDGE_SPLIT), guarded otherwise. */
 __device__ __forceinline__ void any_tile(Frag &f, T *As, T *Bs, const T *A, const T *B, T *C, T *W, int M, int N,
@@ -376,8 +400,41 @@ __device__ __forceinline__ void any_tile(Frag &f, T *As, T *Bs, const T *A, cons
         output_tile<true, true>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
     else
 #endif
+#if EDGE_CALL
+        edge_tile(As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+#else
         output_tile<FULL_M, FULL_N>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+#endif
 }
+
+#if PACKB
+/* PACK_B: B's rows copied into W, NB = rup(N, BN) elements apart, zeros past N. Where N is not a
+ * multiple of the vector width, B's rows start unaligned and the tile loads go out as scalars:
+ * 2.5 times the load requests of aligned rows, which queue with the fragment reads in shared
+ * memory (4096x4095x4096, docs/NOTES.md "N - 1"); a copy costs one read and one write of B and
+ * gives every tile the loads of a full shape. Block (x, y) takes 256 columns of rows 4y to 4y + 3,
+ * then of the four rows gridDim.y * 4 further on, and so on (grid.y is cdiv(K, 4), at most 65535);
+ * all four rows' loads are issued before any store, so that enough bytes are in flight to run at
+ * memory bandwidth (measured 3.1 TB/s, the device-to-device copy's rate). */
+extern "C" __global__ void pack_b(GEMM_ARGS)
+{
+    grid_dep_sync();
+    constexpr int ROWS = 4;
+    const int NB = rup(N, BN), c = blockIdx.x * 256 + threadIdx.x;
+    if (c >= NB)
+        return;
+    for (int k0 = blockIdx.y * ROWS; k0 < K; k0 += gridDim.y * ROWS) {
+        T v[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r)
+            v[r] = c < N && k0 + r < K ? B[(idx_t)(k0 + r) * N + c] : T(0);
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r)
+            if (k0 + r < K)
+                W[(idx_t)(k0 + r) * NB + c] = v[r];
+    }
+}
+#endif
 
 extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 {

@@ -10,8 +10,8 @@
 #   a template that requires sm_90a; split-K in warptile, DMMA and blocktile at shapes one past a tile, three modes
 #   (all of it launched with programmatic dependent launch on sm_90; split-K also without, ENGINE_PDL=0);
 #   stream-K in warptile and DMMA, runs that start and end inside tiles; interior tiles unguarded and
-#   edge tiles guarded (EDGE 1 and 0), B by cp.async (B_ASYNC) and C through shared memory (C_STAGE)
-#   at odd shapes;
+#   edge tiles guarded (EDGE 1, 0 and 3), B by cp.async (B_ASYNC), B packed first (PACK_B), loads two
+#   tiles ahead (LOAD_AHEAD) and C through shared memory (C_STAGE) at odd shapes;
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
 #   wisdom; sliced K in warptile
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
@@ -192,6 +192,11 @@ for edge in 1 0; do
   $E verify $IE --set EDGE=$edge --shapes 257x385x131,1000x1001x999,513x512x64,512x515x67,4095x129x257 >"$LOG/interior-$edge.txt" 2>&1
   check_rc "EDGE=$edge: interior and edge tiles at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/interior-$edge.txt" | head -20)"
 done
+# EDGE 3 (warptile only): the guarded copy called as a function of its own.
+IEW="configs/warptile_db.json configs/dgemm_simt.json configs/warptile_splitk.json configs/warptile_streamk.json"
+# shellcheck disable=SC2086
+$E verify $IEW --set EDGE=3 --shapes 257x385x131,1000x1001x999,513x512x64,512x515x67,4095x129x257,1x1x1 >"$LOG/interior-3.txt" 2>&1
+check_rc "EDGE=3: interior and edge tiles at odd shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/interior-3.txt" | head -20)"
 # B by cp.async inside the register-staged double buffer (B_ASYNC 1; 2 where N % 4 != 0), f32 and f64.
 for ba in 1 2; do
   # shellcheck disable=SC2086
@@ -209,6 +214,21 @@ $E verify configs/warptile_db.json configs/warptile_splitk.json configs/warptile
 check_rc "LOAD_AHEAD=1 at odd and whole shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/ahead.txt" | head -20)"
 $E verify configs/warptile_db.json configs/dgemm_simt.json --dtype f64 --set DB=3 --set LOAD_AHEAD=1 --shapes 17x33x5,257x385x131,128x128x16 >"$LOG/ahead-f64.txt" 2>&1
 check_rc "LOAD_AHEAD=1 in f64" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/ahead-f64.txt" | head -20)"
+# B packed into the workspace first (PACK_B 1 at every shape; 2 where N % VEC_B != 0; 3 where also
+# K % VEC_A == 0): every pipeline
+# (DB 0 sb10, 1 sb11, 2 dgemm_simt and sb12, 3 warptile_db), split-K by atomics, stream-K, loads two
+# tiles ahead, EDGE 3; M, N, K = 1 mod the 128x128x8 tile, N = 2 mod 4, and K past one pack row group.
+PK="configs/warptile_db.json configs/dgemm_simt.json configs/sb10_warptiling.json configs/sb11_double_buffer.json configs/sb12_double_buffer2.json configs/warptile_splitk.json configs/warptile_streamk.json"
+for pb in 1 2 3; do
+  # shellcheck disable=SC2086
+  $E verify $PK --set PACK_B=$pb --shapes 1x1x1,17x33x5,129x129x9,257x385x131,1000x1001x999,66x130x34,129x65x4097,256x256x64 \
+    >"$LOG/packb-$pb.txt" 2>&1
+  check_rc "PACK_B=$pb at odd and whole shapes" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/packb-$pb.txt" | head -20)"
+done
+$E verify configs/warptile_db.json configs/dgemm_simt.json --dtype f64 --set PACK_B=1 --set EDGE=3 --shapes 1x1x1,129x129x9,257x385x131 >"$LOG/packb-f64.txt" 2>&1
+check_rc "PACK_B=1 with EDGE=3 in f64" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/packb-f64.txt" | head -20)"
+$E verify configs/warptile_db.json --set PACK_B=1 --set LOAD_AHEAD=1 --set EDGE=3 --shapes 1x1x1,129x129x9,257x385x131 >"$LOG/packb-ahead.txt" 2>&1
+check_rc "PACK_B=1 with LOAD_AHEAD=1 and EDGE=3" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/packb-ahead.txt" | head -20)"
 # C's tile through shared memory (C_STAGE 1 everywhere; 2, the default, where N % VEC_C != 0), f32 and f64.
 # shellcheck disable=SC2086
 $E verify configs/warptile_db.json configs/dgemm_simt.json configs/sb10_warptiling.json --set C_STAGE=1 \
@@ -219,6 +239,10 @@ if find_sanitizer; then
     configs/warptile_db.json configs/dgemm_dmma_streamk.json --shapes 257x385x131
   sanitize_verify "of B by cp.async in the register-staged pipeline" basync "memcheck racecheck synccheck" \
     configs/warptile_db.json --set B_ASYNC=1 --shapes 257x385x131
+  sanitize_verify "of the edge tiles' code called as a function (EDGE 3)" edge3 "memcheck racecheck" \
+    configs/warptile_db.json --set EDGE=3 --shapes 257x385x132
+  sanitize_verify "of B packed into the workspace first (PACK_B)" packb "memcheck racecheck initcheck" \
+    configs/warptile_db.json configs/dgemm_simt.json --set PACK_B=1 --shapes 257x385x131
   sanitize_verify "of loads two tiles ahead" ahead "memcheck racecheck synccheck" \
     configs/warptile_db.json --set LOAD_AHEAD=1 --shapes 257x385x131
   sanitize_verify "of C's tile through shared memory" cstage "memcheck racecheck synccheck" \

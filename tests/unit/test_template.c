@@ -101,8 +101,30 @@ static void test_plan_walk_steps(void **state)
     plan_config("configs/ldg_wider2.json", 2048, 2045, 2048, &p, &err);
     assert_non_null(strstr(p.switches, "EVEC_B=1")); /* N odd: scalar loads of B */
     done(&p);
-    plan_config("configs/warptile_db.json", 2048, 2046, 2048, &p, &err);
+    plan_config("configs/sb10_warptiling.json", 2048, 2046, 2048, &p, &err);
     assert_non_null(strstr(p.switches, "EVEC_B=1")); /* warptile keeps scalar loads (measured) */
+    assert_int_equal(p.nlaunches, 1);
+    done(&p);
+    /* ...unless B is packed first (warptile_db: PACK_B 3, where N's rows are unaligned and K's are
+     * not): a pack_b launch over rup(N, 128) columns and cdiv(K, 4) row groups, into a workspace of
+     * K x rup(N, 128) elements, and B's loads at full width. */
+    plan_config("configs/warptile_db.json", 2048, 2046, 2048, &p, &err);
+    assert_non_null(strstr(p.switches, "PACKB=1 EVEC_B=4"));
+    assert_int_equal(p.nlaunches, 2);
+    assert_string_equal(p.launches[0].kernel, "pack_b");
+    assert_int_equal(p.launches[0].grid[0], 2048 / 256);
+    assert_int_equal(p.launches[0].grid[1], 2048 / 4);
+    assert_int_equal(p.main_launch, 1);
+    assert_int_equal(p.workspace, 2048 * 2048);
+    done(&p);
+    plan_config("configs/warptile_db.json", 2048, 2046, 2047, &p, &err); /* K odd: not packed */
+    assert_non_null(strstr(p.switches, "PACKB=0 EVEC_B=1"));
+    assert_int_equal(p.nlaunches, 1);
+    assert_int_equal(p.workspace, 0);
+    done(&p);
+    plan_config("configs/dgemm_simt.json", 1000, 999, 999, &p, &err); /* PACK_B 2: K odd too */
+    assert_non_null(strstr(p.switches, "PACKB=1 EVEC_B=2"));
+    assert_int_equal(p.workspace, 999 * 1024);
     done(&p);
 }
 
