@@ -215,9 +215,9 @@ check_rc "LOAD_AHEAD=1 at odd and whole shapes" 0 $? "$(grep -A3 -E '^(FAIL|erro
 $E verify configs/warptile_db.json configs/dgemm_simt.json --dtype f64 --set DB=3 --set LOAD_AHEAD=1 --shapes 17x33x5,257x385x131,128x128x16 >"$LOG/ahead-f64.txt" 2>&1
 check_rc "LOAD_AHEAD=1 in f64" 0 $? "$(grep -A3 -E '^(FAIL|error)' "$LOG/ahead-f64.txt" | head -20)"
 # B packed into the workspace first (PACK_B 1 at every shape; 2 where N % VEC_B != 0; 3 where also
-# K % VEC_A == 0): every pipeline
-# (DB 0 sb10, 1 sb11, 2 dgemm_simt and sb12, 3 warptile_db), split-K by atomics, stream-K, loads two
-# tiles ahead, EDGE 3; M, N, K = 1 mod the 128x128x8 tile, N = 2 mod 4, and K past one pack row group.
+# K % VEC_A == 0): every pipeline (DB 0 sb10, 1 sb11, 2 dgemm_simt and sb12, 3 warptile_db), split-K
+# by atomics, stream-K, loads two tiles ahead, EDGE 3; M, N, K = 1 mod the 128x128x8 tile, N = 2 mod 4,
+# and K past one pack row group.
 PK="configs/warptile_db.json configs/dgemm_simt.json configs/sb10_warptiling.json configs/sb11_double_buffer.json configs/sb12_double_buffer2.json configs/warptile_splitk.json configs/warptile_streamk.json"
 for pb in 1 2 3; do
   # shellcheck disable=SC2086
