@@ -4,8 +4,12 @@
 # from which entry), its TFLOP/s and its ratio to cuBLAS; then the geometric mean and the minimum.
 #   bench/shapes.sh                    --auto: wisdom picks the config per shape
 #   bench/shapes.sh CONFIG...          the best of these configs per shape (configs of the other
-#                                      dtype are left out of that dtype's half)
+#                                      dtype are left out of that dtype's half; an @LIST runs in
+#                                      each dtype, with --dtype)
+#   ENGINE_ARGS="--wisdom DIR"         more options for every engine bench
 #   DTYPES=f32 bench/shapes.sh         one dtype only;  RUNS=11 (default) timed runs per row
+#   SEED=S RANDOM=N bench/shapes.sh    N random shapes of seed S (bench/random_shapes.sh) instead of
+#                                      the suite file: how selection is judged on shapes never tuned on
 # Full rows (JSON Lines) go to $OUT/shapes-<dtype>.jsonl (default build/shapes). Needs a GPU and the
 # prebuilt build/engine. Targets (issue 8): f32 geomean >= 0.95, min >= 0.7; f64 geomean >= 1.05,
 # min >= 0.8. Exits 0 whatever the ratios unless CHECK=1, which prints met/MISSED per target and
@@ -17,20 +21,34 @@ E=${ENGINE_BIN:-build/engine} # ENGINE_BIN: another build, for A/B runs
 SUITE=${SUITE:-bench/suites/shapes.txt}
 OUTDIR=${OUT:-build/shapes}
 mkdir -p "$OUTDIR"
+# bash gives $RANDOM a new random number at every read: the caller's RANDOM=N is read from this
+# process's starting environment instead.
+NRANDOM=$(tr '\0' '\n' </proc/$$/environ 2>/dev/null | sed -n 's/^RANDOM=//p')
+if [ -n "${SEED:-}" ] || [ -n "$NRANDOM" ]; then
+  [ -n "${SEED:-}" ] && [ -n "$NRANDOM" ] || { echo "shapes: SEED=S and RANDOM=N go together"; exit 2; }
+  SUITE=$OUTDIR/random-$SEED-$NRANDOM.txt
+  bash bench/random_shapes.sh "$SEED" "$NRANDOM" >"$SUITE" || exit 2
+fi
 shapes=$(grep -v '^ *#' "$SUITE" | awk 'NF {print $1}' | paste -sd, -)
 rc=0
 for dt in ${DTYPES:-f32 f64}; do
   log=$OUTDIR/shapes-$dt.jsonl
   if [ $# -eq 0 ]; then
-    $E bench --auto --dtype "$dt" --shapes "$shapes" --runs "${RUNS:-11}" --format jsonl >"$log" 2>"$OUTDIR/shapes-$dt.err"
+    $E bench --auto --dtype "$dt" --shapes "$shapes" --runs "${RUNS:-11}" --format jsonl ${ENGINE_ARGS:-} >"$log" 2>"$OUTDIR/shapes-$dt.err"
   else
     mine=()
+    dtflag=()
     for c in "$@"; do
-      want=$(sed -n 's/.*"dtype": *"\(f[0-9]*\)".*/\1/p' "$c" | head -1)
-      [ "${want:-f32}" = "$dt" ] && mine+=("$c")
+      case $c in
+        @*) mine+=("$c"); dtflag=(--dtype "$dt") ;; # a list runs in every dtype
+        *)
+          want=$(sed -n 's/.*"dtype": *"\(f[0-9]*\)".*/\1/p' "$c" | head -1)
+          [ "${want:-f32}" = "$dt" ] && mine+=("$c")
+          ;;
+      esac
     done
     [ ${#mine[@]} -eq 0 ] && continue
-    $E bench "${mine[@]}" --shapes "$shapes" --runs "${RUNS:-11}" --format jsonl >"$log" 2>"$OUTDIR/shapes-$dt.err"
+    $E bench "${mine[@]}" "${dtflag[@]}" --shapes "$shapes" --runs "${RUNS:-11}" --format jsonl ${ENGINE_ARGS:-} >"$log" 2>"$OUTDIR/shapes-$dt.err"
   fi
   r=$?
   [ $r -gt $rc ] && rc=$r

@@ -149,6 +149,8 @@ void report_row_print(report_t *r, const report_row *w)
         json_str(f, "bound", w->bound, true);
         fprintf(f, "\"max_err_ratio\":%.4g,", w->max_ratio);
         json_str(f, "cubin", w->cubin, true);
+        if (w->pdl >= 0)
+            fprintf(f, "\"pdl\":%s,", w->pdl ? "true" : "false");
         json_str(f, "switches", w->switches, true);
         json_str(f, "params", w->params, true);
         if (w->chosen)

@@ -28,6 +28,7 @@ typedef struct {
     int smem_bytes;        /* static + dynamic per block */
     int threads;           /* per block */
     int occ_blocks;        /* resident blocks per SM */
+    int pdl;               /* launched with programmatic dependent launch: 1, 0, -1 unknown (cuBLAS) */
     double occ_pct;        /* resident threads / max threads per SM */
     double clock_mhz;      /* SM clock seen by the probe after timing */
     double power_w;        /* mean board power over the timed runs (NVML, windows of 500 ms or more,

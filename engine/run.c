@@ -348,6 +348,7 @@ static void bench_row(report_row *row, json_t *reply, const build_job *j, const 
     row->smem_bytes = (int)jnum(reply, "smem_bytes", -1);
     row->threads = (int)jnum(reply, "threads", 0);
     row->occ_blocks = (int)jnum(reply, "occ_blocks", 0);
+    row->pdl = json_is_boolean(json_object_get(reply, "pdl")) ? json_is_true(json_object_get(reply, "pdl")) : -1;
     row->occ_pct = jnum(reply, "occ_pct", 0);
     row->max_ratio = jnum(reply, "max_ratio", 0);
     row->ms = jnum(reply, "ms", 0);
@@ -425,7 +426,7 @@ int run_bench(const opts_t *o)
                 char *args = rerun_args(o, c, sh, alpha, beta, r.su.arch);
                 report_row row = {.config = c->label, .tmpl = c->tpl.name, .dtype = dtype_name(c->dtype),
                                   .M = sh->m, .N = sh->n, .K = sh->k, .alpha = alpha, .beta = beta,
-                                  .status = "error", .regs = -1, .bound = "", .switches = "", .params = params,
+                                  .status = "error", .regs = -1, .pdl = -1, .bound = "", .switches = "", .params = params,
                                   .args = args, .chosen = r.pick ? pick.why[s] : NULL};
                 json_t *reply = NULL;
                 if (j->rc) {
@@ -456,7 +457,7 @@ int run_bench(const opts_t *o)
                 report_row ref = {.config = "cublas", .tmpl = "cublas", .dtype = dtype_name((dtype_t)d), .M = sh->m,
                                   .N = sh->n, .K = sh->k, .alpha = alpha, .beta = beta, .status = "ok", .ms = ms,
                                   .ms_min = jnum(last, "cublas_ms_min", 0), .ms_max = jnum(last, "cublas_ms_max", 0),
-                                  .tflops = flops / (ms * 1e-3) / 1e12, .pct_ref = 100.0, .regs = -1,
+                                  .tflops = flops / (ms * 1e-3) / 1e12, .pct_ref = 100.0, .regs = -1, .pdl = -1,
                                   .clock_mhz = jnum(last, "cublas_clock_mhz", 0),
                                   .power_w = jnum(last, "cublas_power_w", -1), .bound = "", .switches = "",
                                   .params = "",

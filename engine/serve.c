@@ -216,6 +216,7 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
     json_object_set_new(r, "smem_bytes", json_integer(smem_bytes));
     json_object_set_new(r, "threads", json_integer(threads));
     json_object_set_new(r, "occ_blocks", json_integer(blocks));
+    json_object_set_new(r, "pdl", json_boolean(k->pdl));
     json_object_set_new(r, "occ_pct", json_real(100.0 * blocks * threads / s->gpu.max_threads_sm));
     return 0;
 }

@@ -12,7 +12,7 @@ int session_open(session_t *s, int device, err_t *err)
 {
     memset(s, 0, sizeof *s);
     const char *pdl = getenv("ENGINE_PDL");
-    s->pdl = !(pdl && strcmp(pdl, "0") == 0);
+    s->pdl = pdl && strcmp(pdl, "0") == 0 ? 0 : pdl && strcmp(pdl, "1") == 0 ? 1 : -1;
     if (gpu_open(&s->gpu, device, err))
         return -1;
     s->gpu_open = true;
@@ -208,6 +208,13 @@ int kernel_load(session_t *s, kernel_t *k, err_t *err)
             gpu_set_smem(&s->gpu, k->fn[i], (int)l->smem, err))
             return -1;
     }
+    k->pdl = false;
+    if (k->plan.pdl && s->pdl != 0) {
+        int blocks = 0, threads = 0;
+        if (kernel_occupancy(s, k, &blocks, &threads, err))
+            return -1;
+        k->pdl = s->pdl == 1 || plan_use_pdl(&k->plan, s->gpu.sms, blocks);
+    }
     k->loaded = true;
     return 0;
 }
@@ -250,7 +257,7 @@ int kernel_enqueue(session_t *s, kernel_t *k, err_t *err)
     void *args[] = {&M, &N, &K, a, &p->A, &p->B, b, &p->C, &s->W};
     for (size_t i = 0; i < k->plan.nlaunches; i++) {
         const plan_launch *l = &k->plan.launches[i];
-        if (gpu_launch_pdl(&s->gpu, k->fn[i], l->grid, l->block, (int)l->smem, args, k->plan.pdl && s->pdl, err))
+        if (gpu_launch_pdl(&s->gpu, k->fn[i], l->grid, l->block, (int)l->smem, args, k->pdl, err))
             return -1;
     }
     return 0;

@@ -38,7 +38,9 @@ typedef struct {
     problem_t prob;
     CUdeviceptr W; /* split-K and other scratch, grown on demand */
     size_t W_bytes;
-    bool pdl; /* launch "pdl" templates with programmatic dependent launch (ENGINE_PDL=0: never) */
+    /* ENGINE_PDL: -1 (unset) each config's PDL parameter decides (plan_use_pdl); 0 never;
+     * 1 always, where the template allows it (for A/B runs). */
+    int pdl;
 } session_t;
 
 int session_open(session_t *s, int device, err_t *err);
@@ -59,6 +61,7 @@ typedef struct {
     const jit_func_info *info; /* of kernel "gemm" */
     gpu_module mod;
     CUfunction fn[TPL_MAX_LAUNCHES];
+    bool pdl; /* launched with programmatic dependent launch: decided by kernel_load */
     bool loaded;
 } kernel_t;
 

@@ -591,7 +591,8 @@ int template_plan(const template_t *t, const char *label, const char *config_nam
     plan->dtype = dtype;
     plan->main_launch = -1;
     plan->traffic = -1;
-    plan->pdl = t->pdl && arch >= 90;
+    int pdl_param = template_param_index(t, "PDL");
+    plan->pdl = !(t->pdl && arch >= 90) ? 0 : pdl_param >= 0 ? (int)values[pdl_param] : 1;
     tpl_scope s;
     scope_init(&s);
     scope_add_params(&s, t, values, dtype, arch);
@@ -704,4 +705,16 @@ void plan_free(plan_t *plan)
     free(plan->switches);
     free(plan->source);
     plan->switches = plan->source = NULL;
+}
+
+bool plan_use_pdl(const plan_t *plan, int sms, int blocks_per_sm)
+{
+    if (plan->pdl != 2)
+        return plan->pdl == 1;
+    const plan_launch *l = &plan->launches[plan->main_launch];
+    int64_t blocks = l->grid[0] * l->grid[1] * l->grid[2];
+    int64_t warps = (l->block[0] * l->block[1] * l->block[2] + 31) / 32;
+    int64_t even = (blocks + sms - 1) / sms;           /* blocks per SM when spread breadth-first */
+    int64_t early = (int64_t)sms * blocks_per_sm - blocks; /* slots the same grid before it leaves free */
+    return !(blocks > sms && even < blocks_per_sm && blocks > early && even * warps >= PDL_BUSY_WARPS);
 }

@@ -159,7 +159,10 @@ typedef struct {
     plan_launch launches[TPL_MAX_LAUNCHES];
     size_t nlaunches;
     int main_launch;   /* index of the launch of kernel "gemm": its resources are the ones reported */
-    bool pdl;          /* launch with programmatic stream serialization (template's "pdl", ARCH >= 90) */
+    /* Programmatic dependent launch (template's "pdl", ARCH >= 90): 0 launch plainly, 1 with
+     * programmatic stream serialization, 2 decided when the kernel is loaded, from its grid and
+     * occupancy (session.c). The template's PDL parameter gives it; 1 when it declares none. */
+    int pdl;
     int64_t workspace; /* elements */
     int64_t traffic;   /* elements loaded from L2 by all blocks; -1 when the template gives none */
     char *switches;    /* "FULL=1 EVEC_A=4", for reports */
@@ -173,5 +176,20 @@ int template_plan(const template_t *t, const char *label, const char *config_nam
                   dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit,
                   plan_t *plan, err_t *err);
 void plan_free(plan_t *plan);
+
+/* Whether to launch the plan with programmatic dependent launch on a GPU of `sms` SMs where its
+ * main kernel keeps `blocks_per_sm` blocks resident. Modes 0 and 1 say it outright; mode 2 decides.
+ * Launched plainly, a grid of one partial wave is spread breadth-first, even = cdiv(blocks, sms)
+ * per SM at most. Launched early behind the same grid (a timed run, a model's repeated layer), its
+ * blocks first fill the slots that grid leaves free, breadth-first, and once those are taken the
+ * rest go to whichever SMs free slots first, packing them to blocks_per_sm. So mode 2 says no where
+ * even < blocks_per_sm, the grid is larger than the free slots (blocks > sms * blocks_per_sm -
+ * blocks), and `even` blocks already keep an SM busy (PDL_BUSY_WARPS warps or more), so the packed
+ * SMs set the time: 256 blocks of 4 warps at 3 per SM on 132 SMs run 2 per SM plainly and up to 3
+ * with PDL, 34% slower. Where even blocks leave an SM idle (one-warp tiles of tiny shapes), a packed
+ * SM costs little and PDL's hidden launch latency is most of the time (docs/NOTES.md, "PDL only
+ * where it helps"). */
+#define PDL_BUSY_WARPS 8
+bool plan_use_pdl(const plan_t *plan, int sms, int blocks_per_sm);
 
 #endif

@@ -45,7 +45,8 @@
     "STAGES": {"default": 1, "min": 1, "max": 4, "doc": "shared-memory buffers; 2 without ASYNC = register-staged double buffering"},
     "ASYNC": {"default": 0, "values": [0, 1], "doc": "1: cp.async global-to-shared copies, VEC_A/VEC_B elements each"},
     "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z"},
-    "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"}
+    "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"},
+    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless the grid is more blocks than SMs but less than one full wave, where early blocks land unevenly (engine/session.c)"}
   },
   "constraints": [
     {"rule": "BM % TM == 0", "why": "each thread owns TM whole rows of the block tile"},
@@ -82,6 +83,7 @@
     "GX": "cdiv(cdiv(N, BN), TPB_EFF)",
     "GY": "cdiv(cdiv(M, BM), TPB_EFF)",
     "SW": "SUPER > 1 ? SUPER : 1",
+    "SPLITS": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL && K > 0 ? cdiv(cdiv(K, BK), cdiv(cdiv(K, BK), SPLITK)) : SPLITK",
     "SMEM": "STAGES * (rup(A_KMAJOR ? BK * (BM + PAD_A) : BM * (BK + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)) * ELEM"
   },
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
@@ -89,7 +91,7 @@
   "compile_cost": "100 + TM * TN * BK / 5",
   "launches": [
     {"kernel": "scale_c", "if": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
-    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "SPLITK"],
+    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "SPLITS"],
      "block": ["THREADS", 1, 1], "smem": "SMEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]

@@ -40,7 +40,8 @@
     "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z (splitk.cuh)"},
     "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off; splitk.cuh)"},
     "EDGE": {"default": 1, "values": [0, 1], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all"},
-    "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"}
+    "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"},
+    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless the grid is more blocks than SMs but less than one full wave, where early blocks land unevenly (engine/session.c)"}
   },
   "derived": {
     "SHAPE": "MMA != 0 ? MMA : ARCH >= 90 ? 1688 : 884",
@@ -75,14 +76,15 @@
   "let": {
     "GX": "cdiv(N, BN)",
     "GY": "cdiv(M, BM)",
-    "SW": "SUPER > 1 ? SUPER : 1"
+    "SW": "SUPER > 1 ? SUPER : 1",
+    "SPLITS": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL && K > 0 ? cdiv(cdiv(K, BK), cdiv(cdiv(K, BK), SPLITK)) : SPLITK"
   },
   "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
   "compile_cost": "250",
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
   "launches": [
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
-    {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "SPLITK"],
+    {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "SPLITS"],
      "block": ["THREADS", 1, 1],
      "smem": "STAGES * (rup(BM * (BK + PAD_A), 2) + rup(BK * (BN + PAD_B), 2)) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}

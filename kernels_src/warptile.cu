@@ -65,7 +65,8 @@
     "LOAD_AHEAD": {"default": 0, "values": [0, 1], "doc": "DB 3: 1 issues the loads of tile t + 2 at the end of tile t, after tile t + 1 is stored and before the barrier, instead of at the start of tile t + 1 (ptxas cannot sink them onto their stores; faster at 2500^3, slower at 1999^3 and 4096x4095x4096: docs/NOTES.md)"},
     "EDGE": {"default": 2, "values": [0, 1, 2, 3], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all; 2: 1 where K is a multiple of VEC_A, else 0 (with K's loads narrowed too, the second copy cost 2-3%: docs/NOTES.md); 3: as 1, with the guarded copy a function of its own (not inlined), so the kernel's registers are allocated for the unguarded one"},
     "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off)"},
-    "PACK_B": {"default": 0, "values": [0, 1, 2, 3], "doc": "1: a first launch (pack_b) copies B into the workspace with its rows padded to a whole number of block tiles (zeros past N), so every tile's B loads are full-width vectors and unguarded; 2: only where N is not a multiple of VEC_B (B's rows not aligned to the vector); 3: as 2, and only where K is a multiple of VEC_A (with A's loads narrowed, warptile_db ran 8% slower packed: docs/NOTES.md). The copy is timed with the GEMM"}
+    "PACK_B": {"default": 0, "values": [0, 1, 2, 3], "doc": "1: a first launch (pack_b) copies B into the workspace with its rows padded to a whole number of block tiles (zeros past N), so every tile's B loads are full-width vectors and unguarded; 2: only where N is not a multiple of VEC_B (B's rows not aligned to the vector); 3: as 2, and only where K is a multiple of VEC_A (with A's loads narrowed, warptile_db ran 8% slower packed: docs/NOTES.md). The copy is timed with the GEMM"},
+    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless the grid is more blocks than SMs but less than one full wave, where early blocks land unevenly (engine/session.c)"}
   },
   "constraints": [
     {"rule": "BM % WM == 0", "why": "warp tiles cover the block tile's rows"},
@@ -113,6 +114,7 @@
     "GX": "cdiv(N, BN)",
     "GY": "cdiv(M, BM)",
     "SW": "SUPER > 1 ? SUPER : 1",
+    "SPLITS": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL && K > 0 ? cdiv(cdiv(K, BK), cdiv(cdiv(K, BK), SPLITK)) : SPLITK",
     "NBUF": "DB == 2 ? STAGES : DB == 0 ? 1 : 2"
   },
   "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N + (PACKB ? K * N + K * rup(N, BN) : 0)",
@@ -121,7 +123,7 @@
   "launches": [
     {"kernel": "pack_b", "if": "PACKB", "grid": ["cdiv(rup(N, BN), 256)", "min(cdiv(K, 4), 65535)", 1], "block": [256, 1, 1]},
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
-    {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "SPLITK"],
+    {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "SPLITS"],
      "block": ["THREADS", 1, 1],
      "smem": "max(max(NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)), (SLICEK - 1) * BM * BN), CSTAGE ? BM * (BN + 1) : 0) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}

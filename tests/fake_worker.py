@@ -11,6 +11,7 @@ searches have something to find; chosen points misbehave the ways real kernels d
   FAKE_WRONG=...            such a point fails verification
   FAKE_NOGPU=1              the hello reports that there is no GPU
   FAKE_DELAY=0.05           seconds each timed request takes
+  FAKE_SLOW=1.5             every kernel (not cuBLAS) takes this many times as long (regressions)
   FAKE_LOG=FILE             append every request line to FILE (tests count them)
   FAKE_REPLAY=LOG.jsonl     answer with the stage-1 times a real tune logged for the same
                             configuration (a landscape measured once on a GPU, replayed to study
@@ -123,6 +124,7 @@ def main():
                     cublas = 2.0 * shape[0] * shape[1] * shape[2] / 50e12 * 1e3
                     if times:
                         ms, cublas = times
+                    ms *= float(os.environ.get("FAKE_SLOW", "1"))
                     reply.update(ms=ms, ms_min=ms * 0.99, ms_max=ms * 1.01, runs=req.get("runs", 3),
                                  clock_mhz=1980.0, power_w=500.0, t_bench=delay, cublas_ms=cublas,
                                  cublas_ms_min=cublas * 0.99, cublas_ms_max=cublas * 1.01, cublas_clock_mhz=1980.0)

@@ -16,6 +16,7 @@ static report_row row(const char *name, double ms, int regs)
                     .N = 2048, .K = 2048, .alpha = 1, .beta = 0, .status = "ok", .ms = ms, .ms_min = ms,
                     .ms_max = ms, .tflops = 17.18 / ms, .pct_ref = 50, .pct_peak = 25, .regs = regs,
                     .spill_bytes = 0, .smem_bytes = 33024, .threads = 128, .occ_blocks = 3, .occ_pct = 18.75,
+                    .pdl = regs < 0 ? -1 : 1,
                     .clock_mhz = 1980, .floor_ms = 0.3, .bound = "flop", .max_ratio = 0.01,
                     .switches = "FULL_M=1", .params = "BM=64", .args = "engine bench \"x\""};
     return r;
@@ -57,6 +58,10 @@ static void test_jsonl(void **state)
     assert_true(s[0] == '{');
     assert_non_null(strstr(s, "\"config\":\"a\""));
     assert_non_null(strstr(s, "\"regs\":168"));
+    assert_non_null(strstr(s, "\"pdl\":true,\"switches\""));
+    rows[0].pdl = -1; /* unknown (cuBLAS): no key */
+    s = render(FORMAT_JSONL, rows, 1);
+    assert_null(strstr(s, "\"pdl\""));
     assert_non_null(strstr(s, "\"args\":\"engine bench \\\"x\\\"\"}\n"));
 }
 

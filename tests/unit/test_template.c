@@ -172,6 +172,22 @@ static void test_plan_splitk_launches(void **state)
     plan_config("configs/warptile_splitk.json", 127, 129, 4097, &p, &err); /* mode 0, as shipped */
     assert_int_equal(p.nlaunches, 2);
     assert_string_equal(p.launches[0].kernel, "scale_c");
+    assert_int_equal(p.launches[1].grid[2], 8);
+    done(&p);
+    /* Mode 0 launches only the splits that get k-tiles (SPLITS): K = 9 is one k-tile of 8 (warptile_splitk
+     * BK 8, SPLITK 8) ... two k-tiles, so two splits of one; K = 17, three; K = 57, eight k-tiles of 8. */
+    const int64_t ks[] = {9, 17, 57, 64, 65};
+    const int64_t want_splits[] = {2, 3, 8, 8, 5};
+    for (int i = 0; i < 5; i++) {
+        plan_config("configs/warptile_splitk.json", 127, 129, ks[i], &p, &err);
+        if (p.launches[1].grid[2] != want_splits[i])
+            fail_msg("K = %lld: %lld splits launched, want %lld", (long long)ks[i], (long long)p.launches[1].grid[2],
+                     (long long)want_splits[i]);
+        done(&p);
+    }
+    /* ... not in the two-pass mode, whose reduction sums all SPLITK slices of W. */
+    plan_config("configs/splitk4_2pass.json", 64, 64, 9, &p, &err);
+    assert_int_equal(p.launches[0].grid[2], 4);
     done(&p);
     /* Stream-K: C scaled by beta first, then a 1-D grid of exactly STREAMK blocks. */
     plan_config("configs/warptile_streamk.json", 2500, 2500, 2500, &p, &err);
@@ -334,8 +350,60 @@ static void test_pdl(void **state)
             fail_msg("%s", err.text);
         assert_true(t.pdl);
         assert_non_null(strstr(t.text, "grid_dep_sync();"));
+        /* ... and lets a config choose: PDL 2 (even grids only) unless a config says otherwise. */
+        int pi = template_param_index(&t, "PDL");
+        assert_true(pi >= 0);
+        assert_int_equal(t.params[pi].def, 2);
         template_free(&t);
     }
+}
+
+/* The PDL parameter reaches the plan; mode 2 refuses PDL exactly where spread evenly the grid would
+ * leave SMs (132 here) fewer blocks than they hold, it does not fit the slots the same grid leaves
+ * free, and the even share holds 8 warps or more (template.h). */
+static void test_pdl_modes(void **state)
+{
+    (void)state;
+    err_t err;
+    err_clear(&err);
+    const char *text = "/* engine:template\n{\"summary\": \"t\", \"dtypes\": [\"f32\"], \"pdl\": true, "
+                       "\"params\": {\"G\": {\"default\": 1}, \"W\": {\"default\": 1}, "
+                       "\"PDL\": {\"default\": 2, \"values\": [0, 1, 2]}}, "
+                       "\"launches\": [{\"kernel\": \"gemm\", \"grid\": [\"G\", 1, 1], \"block\": [\"32 * W\", 1, 1]}]}\n*/\n";
+    template_t t;
+    if (template_parse("t", "t.cu", text, &t, &err))
+        fail_msg("%s", err.text);
+    struct {
+        int64_t grid, warps, mode;
+        int occ;
+        bool want;
+    } cases[] = {
+        {256, 4, 2, 3, false}, /* the walk's 64x64 blocktile at 2048^3: 2 per SM evenly, 3 with PDL */
+        {256, 4, 2, 2, true},  /* ... at 2 per SM: evenly 2 as well (measured: no loss) */
+        {200, 4, 2, 3, false}, {264, 4, 2, 3, false}, {1, 4, 2, 3, true},    {132, 4, 2, 3, true},
+        {133, 4, 2, 3, true},  /* 133 blocks fit the 263 slots left free: all placed breadth-first */
+        {265, 4, 2, 3, true},  {395, 4, 2, 3, true},  {1000, 4, 2, 3, true}, {256, 4, 2, 1, true},
+        {133, 8, 2, 4, true},  {640, 1, 2, 16, true}, /* one-warp tiles: an SM is not busy */
+        {1100, 1, 2, 16, false}, {256, 4, 1, 3, true}, {256, 4, 0, 3, false}, {1, 1, 0, 1, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t values[3] = {cases[i].grid, cases[i].warps, cases[i].mode};
+        plan_t p;
+        if (template_plan(&t, "t.cu", "t", values, DTYPE_F32, 90, 8, 8, 8, 232448, &p, &err))
+            fail_msg("%s", err.text);
+        assert_int_equal(p.pdl, cases[i].mode);
+        if (plan_use_pdl(&p, 132, cases[i].occ) != cases[i].want)
+            fail_msg("grid %lld of %lld warps, mode %lld, %d blocks/SM: want %d", (long long)cases[i].grid,
+                     (long long)cases[i].warps, (long long)cases[i].mode, cases[i].occ, cases[i].want);
+        plan_free(&p);
+        /* Before sm_90 there is no PDL, whatever the parameter says. */
+        if (template_plan(&t, "t.cu", "t", values, DTYPE_F32, 86, 8, 8, 8, 232448, &p, &err))
+            fail_msg("%s", err.text);
+        assert_int_equal(p.pdl, 0);
+        assert_false(plan_use_pdl(&p, 132, cases[i].occ));
+        plan_free(&p);
+    }
+    template_free(&t);
 }
 
 int main(void)
@@ -348,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_plan_refusals),
         cmocka_unit_test(test_compile_cost),
         cmocka_unit_test(test_pdl),
+        cmocka_unit_test(test_pdl_modes),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

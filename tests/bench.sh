@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The scripts of bench/ that judge numbers, on the CPU: the fake worker (tests/fake_worker.py)
+# stands in for the GPU. bench/random_shapes.sh (deterministic, the documented distribution),
+# bench/shapes.sh with SEED/RANDOM, bench/oracle.sh, and the regression guard bench/regress.sh
+# (a baseline written, a run that holds, a slowed run caught, a corrupt baseline refused).
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export ENGINE_WORKER=$PWD/tests/fake_worker.py XDG_CACHE_HOME=${XDG_CACHE_HOME:-$tmp/xdg}
+B=${BUILD:-build}
+
+echo "== bench/random_shapes.sh"
+bash bench/random_shapes.sh 7 300 >"$tmp/r1" && bash bench/random_shapes.sh 7 300 >"$tmp/r2"
+check_rc "random_shapes.sh 7 300" 0 $?
+cmp -s "$tmp/r1" "$tmp/r2" && pass "the same seed gives the same shapes" || fail "the same seed gives the same shapes"
+bash bench/random_shapes.sh 8 300 | cmp -s - "$tmp/r1" && fail "another seed gives other shapes" || pass "another seed gives other shapes"
+python3 - "$tmp/r1" <<'PY' && pass "300 shapes MxNxK, sides in [1, 16384], M*N*K in [2^18, 2^36], each side class at least a fifth of the sides" || fail "random shapes follow the documented distribution"
+import sys
+lines = open(sys.argv[1]).read().split()
+assert len(lines) == 300, len(lines)
+near = lambda v: any(abs(v - 2 ** e) <= 3 for e in range(15)) or abs(v - 64 * round(v / 64)) <= 3
+counts = [0, 0, 0]
+for l in lines:
+    m, n, k = map(int, l.split("x"))
+    assert 2 ** 18 <= m * n * k <= 2 ** 36, l
+    for v in (m, n, k):
+        assert 1 <= v <= 16384, l
+        assert v % 128 == 0 or v % 2 == 1 or near(v), (l, v)
+        counts[0] += v % 128 == 0
+        counts[1] += v % 2 == 1
+        counts[2] += near(v)
+for c in counts:
+    assert c >= 0.2 * 900, counts  # classes overlap (129 is odd and near 128): a floor each
+PY
+bash bench/random_shapes.sh x 3 >/dev/null 2>&1
+check_rc "random_shapes.sh with a seed that is not a number: exit 2" 2 $?
+
+echo "== bench/shapes.sh and bench/oracle.sh on random shapes"
+mkdir -p "$tmp/wisdom"
+cat >"$tmp/wisdom/fake-gpu-0.json" <<EOF
+{"version": 1, "device": "Fake GPU 0", "arch": "sm_90", "entries": [
+  {"dtype": "f32", "shape": "512x512x512", "config": "configs/warptile_splitk.json", "set": {"SPLITK": 2}, "tflops": 1, "vs_cublas": 1},
+  {"dtype": "f32", "shape": "4096x4096x4096", "config": "configs/warptile_db.json", "tflops": 40, "vs_cublas": 0.9}
+]}
+EOF
+SEED=3 RANDOM=4 DTYPES=f32 RUNS=2 OUT=$tmp/shapes ENGINE_ARGS="--arch sm_90 --wisdom $tmp/wisdom" ENGINE_BIN=$B/engine \
+  bash bench/shapes.sh >"$tmp/shapes.out" 2>&1
+check_rc "SEED=3 RANDOM=4 bench/shapes.sh" 0 $? "$(tail -5 "$tmp/shapes.out")"
+bash bench/random_shapes.sh 3 4 | cmp -s - "$tmp/shapes/random-3-4.txt" && grep -q 'f32: 4 shapes: geometric mean' "$tmp/shapes.out" &&
+  pass "shapes.sh times the 4 shapes of seed 3" || fail "shapes.sh times the 4 shapes of seed 3" "$(cat "$tmp/shapes.out")"
+SEED=3 bash bench/shapes.sh >"$tmp/half.out" 2>&1
+check_rc "SEED without RANDOM: exit 2" 2 $? "$(cat "$tmp/half.out")"
+SEED=3 RANDOM=4 DTYPES=f32 RUNS=2 OUT=$tmp/oracle WISDOM_FILE=$tmp/wisdom/fake-gpu-0.json ENGINE_ARGS="--arch sm_90" \
+  ENGINE_BIN=$B/engine bash bench/oracle.sh >"$tmp/oracle.out" 2>&1
+check_rc "SEED=3 RANDOM=4 bench/oracle.sh" 0 $? "$(tail -5 "$tmp/oracle.out")"
+n=$(grep -c '"config":"warptile' "$tmp/oracle/shapes-f32.jsonl")
+[ "$n" = 8 ] && grep -q 'f32: 4 shapes: geometric mean' "$tmp/oracle.out" &&
+  pass "oracle.sh runs both wisdom entries at each of the 4 shapes (8 rows) and keeps the best" ||
+  fail "oracle.sh: 8 rows" "$n rows; $(tail -3 "$tmp/oracle.out")"
+
+echo "== bench/regress.sh"
+reg() { # extra env assignments, then the run; output in $tmp/reg.out
+  env DEVICE="Fake GPU 0" WISDOM=$tmp/wisdom CONFIGS="configs/tiled.json configs/warptile_db.json configs/sb10_warptiling.json" \
+    BASELINE=$tmp/base.jsonl RUNS=2 ENGINE_ARGS="--arch sm_90" ENGINE_BIN=$B/engine OUT=$tmp/regress "$@" \
+    bash bench/regress.sh >"$tmp/reg.out" 2>&1
+}
+reg UPDATE=1
+check_rc "UPDATE=1 writes a baseline" 0 $? "$(tail -5 "$tmp/reg.out")"
+rows=$(wc -l <"$tmp/base.jsonl")
+[ "$rows" = 5 ] && grep -q '"key": "sb10_warptiling 4096x4096x4096"' "$tmp/base.jsonl" &&
+  grep -q '"key": "wisdom f32 512x512x512"' "$tmp/base.jsonl" && grep -q '"key": "tiled 2048x2048x2048"' "$tmp/base.jsonl" &&
+  pass "the baseline has a row per config (siboehm's at 4096^3, others at 2048^3) and per wisdom entry" ||
+  fail "baseline rows" "$rows rows: $(cat "$tmp/base.jsonl")"
+reg CHECK=1
+check_rc "CHECK=1 against its own baseline: exit 0" 0 $? "$(cat "$tmp/reg.out")"
+grep -q 'regress: 5 rows timed, 5 in the baseline: 0 dropped' "$tmp/reg.out" && pass "no row dropped" || fail "no row dropped" "$(cat "$tmp/reg.out")"
+reg CHECK=1 FAKE_SLOW=1.2
+check_rc "CHECK=1 with every kernel 20% slower: exit 1" 1 $? "$(cat "$tmp/reg.out")"
+[ "$(grep -c ' DROP$' "$tmp/reg.out")" = 5 ] && pass "each of the 5 rows is marked DROP" || fail "5 DROP rows" "$(cat "$tmp/reg.out")"
+reg FAKE_SLOW=1.2
+check_rc "without CHECK a drop is reported, exit 0" 0 $? "$(cat "$tmp/reg.out")"
+reg CHECK=1 FAKE_SLOW=1.02
+check_rc "2% slower is inside max(3%, 3 x spread): exit 0" 0 $? "$(cat "$tmp/reg.out")"
+reg PDL_AB=1
+grep -q 'PDL off  PDL on' "$tmp/reg.out" && grep -q '^PDL: ' "$tmp/reg.out" &&
+  pass "PDL_AB=1 adds the PDL off / on columns and the PDL summary" || fail "PDL_AB=1 columns" "$(cat "$tmp/reg.out")"
+grep -c '"config":"tiled\[PDL=[01]\]"' "$tmp/regress/configs-2048.jsonl" | grep -qx 2 &&
+  pass "PDL_AB=1 times each config with --set PDL=0 and PDL=1 in the same run" || fail "PDL twins" "$(grep -o '"config":"[^"]*"' "$tmp/regress/configs-2048.jsonl")"
+echo '{"key": broken' >>"$tmp/base.jsonl"
+reg CHECK=1
+check_rc "a corrupt baseline line: exit 2" 2 $? "$(cat "$tmp/reg.out")"
+grep -q "base.jsonl:6: not a baseline row" "$tmp/reg.out" && pass "... naming the file and line" || fail "corrupt baseline named" "$(cat "$tmp/reg.out")"
+summary
