@@ -8,20 +8,23 @@
  * a brief timing (3 runs) against a cuBLAS baseline; then re-time the --top K with --runs runs,
  * each run of the kernel interleaved with one of cuBLAS in the same worker, on the first GPU, so
  * the finalists are compared with each other and with cuBLAS under the same conditions. Every
- * point, pruned ones included, is one line of the --log (results.h), written as it finishes, so
+ * point, pruned ones included, is one line of the --log (tunelog.h), written as it finishes, so
  * an interrupted tune loses nothing and --resume takes it up where it stopped. */
 #define _GNU_SOURCE
 #include "tune.h"
 
 #include "arch.h"
 #include "jit.h"
+#include "merge.h"
 #include "progress.h"
+#include "rank.h"
 #include "report.h"
-#include "results.h"
+#include "tunelog.h"
 #include "dispatch.h"
 #include "setup.h"
 #include "space.h"
 #include "util.h"
+#include "winner.h"
 #include "wisdom.h"
 
 #include <errno.h>

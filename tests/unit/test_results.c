@@ -17,7 +17,11 @@
 #include <sys/wait.h>
 
 #include "config.h"
-#include "results.h"
+#include "merge.h"
+#include "rank.h"
+#include "result.h"
+#include "tunelog.h"
+#include "winner.h"
 #include "util.h"
 
 static const char *const k_names[] = {"BM", "BN", "BK", "TM", "TN", "THREADS"};
