@@ -51,7 +51,7 @@ static bool problem_differs(const result_row *r, const result_row *ref, const ch
     return false;
 }
 
-int results_merge(const merge_opts *o, FILE *out, err_t *err)
+int merge_logs(const merge_opts *o, FILE *out, err_t *err)
 {
     if (o->nlogs == 0)
         return err_set(err, EXIT_INPUT, "engine merge", 0, 0, "no log to merge");
@@ -60,12 +60,12 @@ int results_merge(const merge_opts *o, FILE *out, err_t *err)
     bool *cut = xcalloc(o->nlogs, sizeof *cut);
     result_row *kept = NULL;
     const result_row **ranked = NULL;
-    results_index index = {0};
+    tunelog_index index = {0};
     size_t total = 0, nkept = 0, dups = 0, nranked = 0;
     int rc = -1;
 
     for (size_t i = 0; i < o->nlogs; i++) {
-        if (results_read(o->logs[i], &rows[i], &nrows[i], &cut[i], err) != 0)
+        if (tunelog_read(o->logs[i], &rows[i], &nrows[i], &cut[i], err) != 0)
             goto out;
         total += nrows[i];
     }
@@ -113,35 +113,35 @@ int results_merge(const merge_opts *o, FILE *out, err_t *err)
         }
     }
     if (o->out_path) {
-        results_log lo;
-        if (results_open(&lo, o->out_path, false, err) != 0)
+        tunelog_t lo;
+        if (tunelog_open(&lo, o->out_path, false, err) != 0)
             goto out;
         for (size_t i = 0; i < nkept; i++) {
-            if (results_append(&lo, &kept[i], err) != 0) {
-                results_close(&lo);
+            if (tunelog_append(&lo, &kept[i], err) != 0) {
+                tunelog_close(&lo);
                 goto out;
             }
         }
-        results_close(&lo);
+        tunelog_close(&lo);
     }
     for (size_t i = 0; i < o->nlogs; i++)
         if (cut[i])
             fprintf(out, "%s: the last line is an interrupted write; left out\n", o->logs[i]);
-    ranked = results_rank(kept, nkept, &nranked);
+    ranked = rank_rows(kept, nkept, &nranked);
     fprintf(out, "merged %zu log%s: %zu row%s kept, %zu duplicate%s dropped, %zu point%s ranked", o->nlogs,
             o->nlogs == 1 ? "" : "s", nkept, nkept == 1 ? "" : "s", dups, dups == 1 ? "" : "s", nranked,
             nranked == 1 ? "" : "s");
     if (o->out_path)
         fprintf(out, "; written to %s", o->out_path);
     fprintf(out, "\n");
-    results_print_ranking(out, ranked, nranked, o->top);
+    rank_print(out, ranked, nranked, o->top);
     if (o->emit_best) {
         if (nranked == 0) {
             err_set(err, EXIT_INPUT, o->emit_best, 0, 0, "no point has status ok: there is no winner to write");
             goto out;
         }
         char *name = xasprintf("%s_tuned", ranked[0]->config);
-        int erc = results_emit_config(ranked[0], name, NULL, o->emit_best, err);
+        int erc = winner_write(ranked[0], name, NULL, o->emit_best, err);
         free(name);
         if (erc != 0)
             goto out;
@@ -153,7 +153,7 @@ out:
     free(kept);
     tunelog_index_free(&index);
     for (size_t i = 0; i < o->nlogs; i++)
-        results_rows_free(rows[i], nrows[i]);
+        result_rows_free(rows[i], nrows[i]);
     free(rows);
     free(nrows);
     free(cut);

@@ -32,7 +32,7 @@ static int cmp_ms_key(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
-const result_row **results_rank(const result_row *rows, size_t n, size_t *nranked)
+const result_row **rank_rows(const result_row *rows, size_t n, size_t *nranked)
 {
     const result_row **c = xcalloc(n, sizeof *c);
     size_t m = 0;
@@ -52,7 +52,7 @@ const result_row **results_rank(const result_row *rows, size_t n, size_t *nranke
     return c;
 }
 
-double results_cublas_ms(const result_row *rows, size_t n)
+double rank_cublas_ms(const result_row *rows, size_t n)
 {
     double *v = xcalloc(n + 1, sizeof *v);
     size_t m = 0;
@@ -83,7 +83,7 @@ static void fmt_opt(char *buf, size_t len, const char *fmt, double v)
         snprintf(buf, len, fmt, v);
 }
 
-void results_print_ranking(FILE *f, const result_row *const *ranked, size_t n, size_t top)
+void rank_print(FILE *f, const result_row *const *ranked, size_t n, size_t top)
 {
     size_t shown = top && top < n ? top : n;
     if (shown == 0) {

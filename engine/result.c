@@ -59,15 +59,15 @@ void result_row_set_params(result_row *r, const char *const *names, const int64_
     r->nparams = n;
 }
 
-void results_rows_free(result_row *rows, size_t n)
+void result_rows_free(result_row *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         result_row_free(&rows[i]);
     free(rows);
 }
 
-char *results_make_key(const char *tmpl, const char *dtype, int arch, int64_t M, int64_t N, int64_t K, double alpha,
-                       double beta, const char *const *names, const int64_t *values, size_t n)
+char *result_make_key(const char *tmpl, const char *dtype, int arch, int64_t M, int64_t N, int64_t K, double alpha,
+                      double beta, const char *const *names, const int64_t *values, size_t n)
 {
     strbuf sb;
     sb_init(&sb);
@@ -85,7 +85,7 @@ static const char *const k_status[][2] = {
 };
 #define NSTATUS (sizeof k_status / sizeof k_status[0])
 
-const char *results_invalidity(const char *status)
+const char *result_invalidity(const char *status)
 {
     for (size_t i = 0; status && i < NSTATUS; i++)
         if (strcmp(k_status[i][0], status) == 0)
@@ -135,8 +135,8 @@ char *result_row_to_json(const result_row *r)
     strbuf sb;
     sb_init(&sb);
     char *now = r->time ? NULL : utc_now();
-    const char *inv = results_invalidity(r->status);
-    sb_addf(&sb, "{\"log\":\"%s\",\"version\":%d", RESULTS_LOG_NAME, RESULTS_VERSION);
+    const char *inv = result_invalidity(r->status);
+    sb_addf(&sb, "{\"log\":\"%s\",\"version\":%d", RESULT_LOG_NAME, RESULT_VERSION);
     add_key(&sb, "time", false);
     sb_add_json_string(&sb, r->time ? r->time : now);
     add_key(&sb, "key", false);
@@ -469,18 +469,18 @@ int result_row_parse(const char *text, size_t len, const char *path, int lineno,
     char *log = NULL;
     if (get_string(c, root, NULL, "log", false, &log))
         goto out;
-    bool is_log = strcmp(log, RESULTS_LOG_NAME) == 0;
+    bool is_log = strcmp(log, RESULT_LOG_NAME) == 0;
     free(log);
     if (!is_log) {
-        fail_at(c, NULL, "log", false, "\"log\" must be \"%s\": this is not an engine tune log", RESULTS_LOG_NAME);
+        fail_at(c, NULL, "log", false, "\"log\" must be \"%s\": this is not an engine tune log", RESULT_LOG_NAME);
         goto out;
     }
     int64_t x;
     if (get_int(c, root, "version", 0, INT_MAX, false, &x))
         goto out;
-    if (x != RESULTS_VERSION) {
+    if (x != RESULT_VERSION) {
         fail_at(c, NULL, "version", false, "\"version\" %lld is not one this engine reads (%d)", (long long)x,
-                RESULTS_VERSION);
+                RESULT_VERSION);
         goto out;
     }
     if (get_string(c, root, NULL, "time", true, &r->time))
@@ -511,7 +511,7 @@ int result_row_parse(const char *text, size_t len, const char *path, int lineno,
     r->stage = (int)x;
     if (get_configuration(c, root, r) || get_string(c, root, NULL, "status", true, &r->status))
         goto out;
-    const char *inv = results_invalidity(r->status);
+    const char *inv = result_invalidity(r->status);
     if (!inv) {
         fail_at(c, NULL, "status", false,
                 "\"status\" must be ok, pruned, filtered, compile, FAIL, fault, timeout or error, got \"%s\"",

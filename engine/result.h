@@ -25,14 +25,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RESULTS_LOG_NAME "engine-tune" /* value of "log" in every row */
-#define RESULTS_VERSION 1              /* value of "version"; a reader refuses any other */
+#define RESULT_LOG_NAME "engine-tune" /* value of "log" in every row */
+#define RESULT_VERSION 1              /* value of "version"; a reader refuses any other */
 
 /* One evaluated point. Strings are owned (result_row_free frees them); a NULL string is written as "".
  * Every number documented as "-1 = null" is unknown when negative and is written as JSON null. */
 typedef struct {
     char *time;         /* "2026-11-22T19:04:05Z", UTC, when the row was written; NULL: result_row_to_json fills now */
-    char *key;          /* identity of the point (results_make_key); with stage, identifies a row */
+    char *key;          /* identity of the point (result_make_key); with stage, identifies a row */
     char *config;       /* name of the config the point came from: "warptile_db" */
     char *tmpl;         /* template name: "warptile" ("template" in the log) */
     char *dtype;        /* "f32" / "f64" */
@@ -74,24 +74,24 @@ void result_row_init(result_row *r);
 void result_row_free(result_row *r);
 /* Replace r's configuration by a copy of names[0..n) / values[0..n). */
 void result_row_set_params(result_row *r, const char *const *names, const int64_t *values, size_t n);
-/* Free an array of n rows (as returned by results_read) and the array itself. */
-void results_rows_free(result_row *rows, size_t n);
+/* Free an array of n rows (as returned by tunelog_read) and the array itself. */
+void result_rows_free(result_row *rows, size_t n);
 
 /* The identity of a point, newly allocated:
  *   "<template> <dtype> sm_<arch> <M>x<N>x<K> a=<alpha %g> b=<beta %g> P1=v1 P2=v2 ..."
  * with the params in the order given (the template's). */
-char *results_make_key(const char *tmpl, const char *dtype, int arch, int64_t M, int64_t N, int64_t K, double alpha,
-                       double beta, const char *const *names, const int64_t *values, size_t n);
+char *result_make_key(const char *tmpl, const char *dtype, int arch, int64_t M, int64_t N, int64_t K, double alpha,
+                      double beta, const char *const *names, const int64_t *values, size_t n);
 
 /* The invalidity word for a status: ok→correct, pruned/filtered→constraints, compile→compile,
  * FAIL→correctness, fault/error→runtime, timeout→timeout. NULL for an unknown status. */
-const char *results_invalidity(const char *status);
+const char *result_invalidity(const char *status);
 
 /* One row as one JSON line ending in '\n', newly allocated. Fills "log", "version", "invalidity"
  * (from status, "" when the status is unknown), "measurements" (time, throughput, cublas_time and
  * power, the ones known) and "time" (now, UTC) when r->time is NULL. Numbers are written in the
  * shortest form that reads back to the same double; strings are escaped (an invalid UTF-8 byte
- * becomes U+FFFD), so the line never holds a raw newline. Does not check the row: results_append does. */
+ * becomes U+FFFD), so the line never holds a raw newline. Does not check the row: tunelog_append does. */
 char *result_row_to_json(const result_row *r);
 
 /* Parse one line (a trailing '\n' is allowed) into r (initialised here; free with result_row_free).

@@ -41,7 +41,7 @@
 typedef struct {
     const space_point *sp;
     uint64_t fidx;   /* its place among all feasible points (shards and --dry-run count this) */
-    char *key;       /* results_make_key */
+    char *key;       /* result_make_key */
     char **sets;     /* NAME=value of each dimension of the space: what the worker applies */
     size_t nsets;
     dispatch_point sch;
@@ -56,7 +56,7 @@ typedef struct {
     space_t sp;
     int *devices;
     size_t ndevices;
-    results_log log;
+    tunelog_t log;
     bool have_log;
     progress_t prog;
     shape_t shape;
@@ -127,8 +127,8 @@ static const char *const *param_names(const space_t *s)
 static char *point_key(const tuner_t *t, const int64_t *values)
 {
     const template_t *tp = &t->sp.base.tpl;
-    return results_make_key(tp->name, dtype_name(t->sp.base.dtype), t->su.arch, t->shape.m, t->shape.n, t->shape.k,
-                            t->o->alpha, t->o->beta, param_names(&t->sp), values, tp->nparams);
+    return result_make_key(tp->name, dtype_name(t->sp.base.dtype), t->su.arch, t->shape.m, t->shape.n, t->shape.k,
+                           t->o->alpha, t->o->beta, param_names(&t->sp), values, tp->nparams);
 }
 
 /* The command that reruns one point alone. */
@@ -176,7 +176,7 @@ static void append(tuner_t *t, const result_row *r)
         return;
     err_t err;
     err_clear(&err);
-    if (results_append(&t->log, r, &err)) {
+    if (tunelog_append(&t->log, r, &err)) {
         /* A full disk must not cost the measurements still in memory: say so once, go on. */
         if (t->logged != (size_t)-1)
             err_print(stderr, &err);
@@ -195,7 +195,7 @@ static void row_of(tuner_t *t, tpoint *p, result_row *r)
     bool ok = strcmp(status, "ok") == 0;
     row_base(t, p->sp->values, p->key, s->stage == 2 ? 2 : ok ? 1 : 0, r);
     free(r->status);
-    r->status = xstrdup(results_invalidity(status) ? status : "error");
+    r->status = xstrdup(result_invalidity(status) ? status : "error");
     if (!ok) {
         free(r->reason);
         const char *why = json_string_value(json_object_get(rep, "error"));
@@ -643,18 +643,18 @@ static int report(tuner_t *t, size_t nshapes, err_t *err)
             if (t->tp[i].has[s])
                 rows[nrows++] = t->tp[i].r[s]; /* shallow: owned by the points */
     size_t nranked = 0;
-    const result_row **ranked = results_rank(rows, nrows, &nranked);
+    const result_row **ranked = rank_rows(rows, nrows, &nranked);
     int rc = 0;
     if (nranked == 0) {
         printf("no point of the space passed verification and timing at %lldx%lldx%lld\n", (long long)t->shape.m,
                (long long)t->shape.n, (long long)t->shape.k);
         rc = EXIT_VERIFY;
     } else {
-        results_print_ranking(stdout, ranked, nranked, (size_t)t->o->top);
+        rank_print(stdout, ranked, nranked, (size_t)t->o->top);
         const result_row *w = ranked[0];
         /* The winner against cuBLAS's median over the finalists, not against the cuBLAS runs
-         * beside the winner alone (results_cublas_ms says why). */
-        const double cub = results_cublas_ms(rows, nrows);
+         * beside the winner alone (rank_cublas_ms says why). */
+        const double cub = rank_cublas_ms(rows, nrows);
         const double vs = cub > 0 && w->ms > 0 ? cub / w->ms : w->pct_cublas / 100;
         printf("best at %lldx%lldx%lld: %.2f TFLOP/s, %.4f ms (median of %d runs, spread %.1f%%), %.3fx cuBLAS%s, SM clock %.0f MHz, on %s\n",
                (long long)t->shape.m, (long long)t->shape.n, (long long)t->shape.k, w->tflops, w->ms, w->runs,
@@ -665,7 +665,7 @@ static int report(tuner_t *t, size_t nshapes, err_t *err)
         if (t->o->emit_best) {
             char *path = emit_path(t, nshapes);
             char *name = xasprintf("%s_tuned", t->sp.base.name);
-            if (results_emit_config(w, name, t->sp.base.path, path, err))
+            if (winner_write(w, name, t->sp.base.path, path, err))
                 rc = -1;
             else
                 printf("  wrote %s\n", path);
@@ -775,7 +775,7 @@ static void resume_shape(tuner_t *t)
     for (size_t i = 0; i < t->ntp; i++) {
         tpoint *p = &t->tp[i];
         for (int s = 0; s <= 2; s++) {
-            const result_row *r = results_lookup(&t->log, p->key, s);
+            const result_row *r = tunelog_lookup(&t->log, p->key, s);
             if (r) {
                 int slot = s == 0 ? 1 : s;
                 if (p->has[slot])
@@ -791,7 +791,7 @@ static void resume_shape(tuner_t *t)
         if (!sp->pruned || !in_shard(t->o, sp->index) || space_values(&t->sp, sp->index, vals))
             continue;
         char *key = point_key(t, vals);
-        if (!results_lookup(&t->log, key, -1)) {
+        if (!tunelog_lookup(&t->log, key, -1)) {
             result_row r;
             row_base(t, vals, key, 0, &r);
             free(r.status);
@@ -906,7 +906,7 @@ int tune_main(const opts_t *o)
             goto out;
         }
     if (o->log && !o->dry_run) {
-        if (results_open(&t.log, o->log, o->resume, &err))
+        if (tunelog_open(&t.log, o->log, o->resume, &err))
             goto fail;
         t.have_log = true;
         if (t.log.truncated_tail)
@@ -954,7 +954,7 @@ out:
     if (t.have_disp)
         dispatch_free(&t.disp);
     if (t.have_log)
-        results_close(&t.log);
+        tunelog_close(&t.log);
     if (t.sp.base.name || t.sp.ndims)
         space_free(&t.sp);
     free(t.devices);
@@ -967,7 +967,7 @@ int tune_merge(const opts_t *o)
     merge_opts m = {(const char *const *)o->args, o->nargs, o->force, o->log, (size_t)o->top, o->emit_best};
     err_t err;
     err_clear(&err);
-    int rc = results_merge(&m, stdout, &err);
+    int rc = merge_logs(&m, stdout, &err);
     if (rc)
         err_print(stderr, &err);
     return rc;

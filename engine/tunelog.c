@@ -21,7 +21,7 @@ static uint64_t key_hash(const char *key, int stage)
 }
 
 /* Slot of (key, stage): the one holding it, or the empty one where it would go. x->cap > 0. */
-static size_t index_slot(const results_index *x, const result_row *rows, const char *key, int stage)
+static size_t index_slot(const tunelog_index *x, const result_row *rows, const char *key, int stage)
 {
     size_t mask = x->cap - 1, i = (size_t)key_hash(key, stage) & mask;
     while (x->slots[i]) {
@@ -33,10 +33,10 @@ static size_t index_slot(const results_index *x, const result_row *rows, const c
     return i;
 }
 
-bool tunelog_index_add(results_index *x, const result_row *rows, size_t i)
+bool tunelog_index_add(tunelog_index *x, const result_row *rows, size_t i)
 {
     if ((x->count + 1) * 2 > x->cap) {
-        results_index bigger = {xcalloc(x->cap ? x->cap * 2 : 64, sizeof(size_t)), x->cap ? x->cap * 2 : 64, 0};
+        tunelog_index bigger = {xcalloc(x->cap ? x->cap * 2 : 64, sizeof(size_t)), x->cap ? x->cap * 2 : 64, 0};
         for (size_t s = 0; s < x->cap; s++) {
             if (!x->slots[s])
                 continue;
@@ -55,7 +55,7 @@ bool tunelog_index_add(results_index *x, const result_row *rows, size_t i)
     return true;
 }
 
-static const result_row *index_get(const results_index *x, const result_row *rows, const char *key, int stage)
+static const result_row *index_get(const tunelog_index *x, const result_row *rows, const char *key, int stage)
 {
     if (!x->cap || !key)
         return NULL;
@@ -63,7 +63,7 @@ static const result_row *index_get(const results_index *x, const result_row *row
     return x->slots[s] ? &rows[x->slots[s] - 1] : NULL;
 }
 
-void tunelog_index_free(results_index *x)
+void tunelog_index_free(tunelog_index *x)
 {
     free(x->slots);
     memset(x, 0, sizeof *x);
@@ -108,7 +108,7 @@ static int parse_log(const char *path, char *text, size_t len, result_row **rows
                 break;
             }
             err_set(err, lerr.code, lerr.source, lerr.line, lerr.column, "%s", lerr.text);
-            results_rows_free(rows, n);
+            result_rows_free(rows, n);
             *rows_out = NULL;
             *n_out = 0;
             return -1;
@@ -166,7 +166,7 @@ static void lock(int fd, int op)
         ;
 }
 
-int results_open(results_log *l, const char *path, bool resume, err_t *err)
+int tunelog_open(tunelog_t *l, const char *path, bool resume, err_t *err)
 {
     memset(l, 0, sizeof *l);
     l->fd = -1;
@@ -227,14 +227,14 @@ fail:
     lock(fd, LOCK_UN);
     close(fd);
     free(text);
-    results_rows_free(l->rows, l->nrows);
+    result_rows_free(l->rows, l->nrows);
     tunelog_index_free(&l->index);
     memset(l, 0, sizeof *l);
     l->fd = -1;
     return -1;
 }
 
-int results_append(results_log *l, const result_row *r, err_t *err)
+int tunelog_append(tunelog_t *l, const result_row *r, err_t *err)
 {
     if (l->fd < 0)
         return err_set(err, EXIT_SYSTEM, l->path, 0, 0, "the log is not open"), -1;
@@ -277,18 +277,18 @@ int results_append(results_log *l, const result_row *r, err_t *err)
     return 0;
 }
 
-void results_close(results_log *l)
+void tunelog_close(tunelog_t *l)
 {
     if (l->fd >= 0)
         close(l->fd);
-    results_rows_free(l->rows, l->nrows);
+    result_rows_free(l->rows, l->nrows);
     tunelog_index_free(&l->index);
     free(l->path);
     memset(l, 0, sizeof *l);
     l->fd = -1;
 }
 
-const result_row *results_lookup(const results_log *l, const char *key, int stage)
+const result_row *tunelog_lookup(const tunelog_t *l, const char *key, int stage)
 {
     if (stage >= 0)
         return index_get(&l->index, l->rows, key, stage);
@@ -300,7 +300,7 @@ const result_row *results_lookup(const results_log *l, const char *key, int stag
     return NULL;
 }
 
-int results_read(const char *path, result_row **rows, size_t *n, bool *truncated_tail, err_t *err)
+int tunelog_read(const char *path, result_row **rows, size_t *n, bool *truncated_tail, err_t *err)
 {
     *rows = NULL;
     *n = 0;

@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int results_emit_config(const result_row *r, const char *name, const char *src_config_path, const char *out_path,
-                        err_t *err)
+int winner_write(const result_row *r, const char *name, const char *src_config_path, const char *out_path, err_t *err)
 {
     if (!r->status || strcmp(r->status, "ok") != 0)
         return err_set(err, EXIT_INPUT, out_path, 0, 0,

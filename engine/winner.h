@@ -16,7 +16,6 @@
  * its basename against realpath of the source; out_path may not exist yet; src_config_path may be
  * NULL). A directory that is missing or not writable is EXIT_INPUT, an I/O error while writing
  * EXIT_SYSTEM; either way the temp file is removed and out_path is left as it was. */
-int results_emit_config(const result_row *r, const char *name, const char *src_config_path, const char *out_path,
-                        err_t *err);
+int winner_write(const result_row *r, const char *name, const char *src_config_path, const char *out_path, err_t *err);
 
 #endif

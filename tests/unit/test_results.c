@@ -68,7 +68,7 @@ static void make_row(result_row *r, int64_t bm, int stage, const char *status, d
     result_row_init(r);
     int64_t values[NPARAMS] = {bm, 64, 16, 8, 4, 128};
     result_row_set_params(r, k_names, values, NPARAMS);
-    r->key = results_make_key("blocktile", "f32", 90, 4096, 4096, 4096, 1.0, 0.0, k_names, values, NPARAMS);
+    r->key = result_make_key("blocktile", "f32", 90, 4096, 4096, 4096, 1.0, 0.0, k_names, values, NPARAMS);
     r->time = xstrdup("2026-11-22T19:04:05Z");
     r->config = xstrdup("bank_pad_vec");
     r->tmpl = xstrdup("blocktile");
@@ -125,17 +125,17 @@ static off_t file_size(const char *path)
 /* Append n rows (bm = first, first+1, ...) to a new log at path; returns the file. */
 static void write_log(const char *path, int64_t first, size_t n, int stage)
 {
-    results_log l;
+    tunelog_t l;
     err_t err;
     err_clear(&err);
-    assert_int_equal(results_open(&l, path, false, &err), 0);
+    assert_int_equal(tunelog_open(&l, path, false, &err), 0);
     for (size_t i = 0; i < n; i++) {
         result_row r;
         make_row(&r, first + (int64_t)i, stage, "ok", 3.0 + (double)i);
-        assert_int_equal(results_append(&l, &r, &err), 0);
+        assert_int_equal(tunelog_append(&l, &r, &err), 0);
         result_row_free(&r);
     }
-    results_close(&l);
+    tunelog_close(&l);
 }
 
 /* A valid line as a jansson object, to break one field at a time. */
@@ -172,19 +172,19 @@ static void test_make_key_and_invalidity(void **state)
     (void)state;
     const char *names[] = {"BM", "BN", "BK"};
     int64_t values[] = {128, 64, 8};
-    char *k = results_make_key("warptile", "f32", 90, 4096, 2048, 512, 1.0, 0.5, names, values, 3);
+    char *k = result_make_key("warptile", "f32", 90, 4096, 2048, 512, 1.0, 0.5, names, values, 3);
     assert_string_equal(k, "warptile f32 sm_90 4096x2048x512 a=1 b=0.5 BM=128 BN=64 BK=8");
     free(k);
-    k = results_make_key("dmma", "f64", 80, 1, 1, 1, -2.0, 0.0, NULL, NULL, 0);
+    k = result_make_key("dmma", "f64", 80, 1, 1, 1, -2.0, 0.0, NULL, NULL, 0);
     assert_string_equal(k, "dmma f64 sm_80 1x1x1 a=-2 b=0");
     free(k);
     const char *table[][2] = {{"ok", "correct"},      {"pruned", "constraints"}, {"filtered", "constraints"},
                               {"compile", "compile"}, {"FAIL", "correctness"},   {"fault", "runtime"},
                               {"error", "runtime"},   {"timeout", "timeout"}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        assert_string_equal(results_invalidity(table[i][0]), table[i][1]);
-    assert_null(results_invalidity("fail"));
-    assert_null(results_invalidity(NULL));
+        assert_string_equal(result_invalidity(table[i][0]), table[i][1]);
+    assert_null(result_invalidity("fail"));
+    assert_null(result_invalidity(NULL));
 }
 
 static void test_round_trip(void **state)
@@ -415,18 +415,18 @@ static void test_open_new_and_refuse_existing(void **state)
 {
     (void)state;
     char *path = in_dir("tune.jsonl");
-    results_log l;
+    tunelog_t l;
     err_t err;
     err_clear(&err);
-    assert_int_equal(results_open(&l, path, false, &err), 0);
+    assert_int_equal(tunelog_open(&l, path, false, &err), 0);
     assert_int_equal(l.nrows, 0);
     assert_false(l.truncated_tail);
-    results_close(&l);
+    tunelog_close(&l);
     assert_int_equal(file_size(path), 0);
-    assert_int_equal(results_open(&l, path, false, &err), 0); /* empty: fine */
-    results_close(&l);
+    assert_int_equal(tunelog_open(&l, path, false, &err), 0); /* empty: fine */
+    tunelog_close(&l);
     write_log(path, 1, 2, 1);
-    assert_int_equal(results_open(&l, path, false, &err), -1);
+    assert_int_equal(tunelog_open(&l, path, false, &err), -1);
     assert_int_equal(err.code, EXIT_INPUT);
     assert_int_equal(l.fd, -1);
     char buf[2048], want[1024];
@@ -436,7 +436,7 @@ static void test_open_new_and_refuse_existing(void **state)
     assert_string_equal(buf, want);
     err_clear(&err);
     char *nodir = in_dir("no/such/dir.jsonl");
-    assert_int_equal(results_open(&l, nodir, true, &err), -1);
+    assert_int_equal(tunelog_open(&l, nodir, true, &err), -1);
     assert_non_null(strstr(err.text, "cannot open the log"));
     free(nodir);
     free(path);
@@ -446,75 +446,75 @@ static void test_resume_and_lookup(void **state)
 {
     (void)state;
     char *path = in_dir("tune.jsonl");
-    results_log l;
+    tunelog_t l;
     err_t err;
     err_clear(&err);
-    assert_int_equal(results_open(&l, path, false, &err), 0);
+    assert_int_equal(tunelog_open(&l, path, false, &err), 0);
     result_row r;
     make_row(&r, 128, 1, "ok", 3.0); /* A, stage 1 */
     char *key_a = xstrdup(r.key);
-    assert_int_equal(results_append(&l, &r, &err), 0);
+    assert_int_equal(tunelog_append(&l, &r, &err), 0);
     result_row_free(&r);
     make_row(&r, 128, 2, "ok", 2.9); /* A, stage 2 */
-    assert_int_equal(results_append(&l, &r, &err), 0);
+    assert_int_equal(tunelog_append(&l, &r, &err), 0);
     result_row_free(&r);
     make_row(&r, 7, 0, "pruned", -1); /* B, stage 0 */
     char *key_b = xstrdup(r.key);
-    assert_int_equal(results_append(&l, &r, &err), 0);
+    assert_int_equal(tunelog_append(&l, &r, &err), 0);
     result_row_free(&r);
     make_row(&r, 128, 1, "ok", 9.0); /* A, stage 1 again: the first one wins */
-    assert_int_equal(results_append(&l, &r, &err), 0);
+    assert_int_equal(tunelog_append(&l, &r, &err), 0);
     result_row_free(&r);
     for (int i = 0; i < 300; i++) { /* enough to grow the index a few times */
         make_row(&r, 1000 + i, 1, "ok", 1.0 + i);
-        assert_int_equal(results_append(&l, &r, &err), 0);
+        assert_int_equal(tunelog_append(&l, &r, &err), 0);
         result_row_free(&r);
     }
     /* A row the log could not read back is refused, and nothing is written. */
     off_t before = file_size(path);
     make_row(&r, 1, 1, "bogus", 1.0);
-    assert_int_equal(results_append(&l, &r, &err), -1);
+    assert_int_equal(tunelog_append(&l, &r, &err), -1);
     assert_int_equal(err.code, EXIT_INPUT);
     assert_non_null(strstr(err.text, "refusing to append a row the log could not read back: \"status\" must be"));
     result_row_free(&r);
     assert_int_equal(file_size(path), before);
     assert_int_equal(l.nrows, 304);
-    assert_int_equal(results_lookup(&l, key_a, -1)->stage, 2);
-    results_close(&l);
+    assert_int_equal(tunelog_lookup(&l, key_a, -1)->stage, 2);
+    tunelog_close(&l);
 
     err_clear(&err);
-    assert_int_equal(results_open(&l, path, true, &err), 0);
+    assert_int_equal(tunelog_open(&l, path, true, &err), 0);
     assert_int_equal(l.nrows, 304);
     assert_int_equal(l.nresumed, 304);
     assert_false(l.truncated_tail);
-    const result_row *x = results_lookup(&l, key_a, 1);
+    const result_row *x = tunelog_lookup(&l, key_a, 1);
     assert_non_null(x);
     assert_true(x->ms == 3.0);
-    x = results_lookup(&l, key_a, 2);
+    x = tunelog_lookup(&l, key_a, 2);
     assert_true(x && x->ms == 2.9);
-    x = results_lookup(&l, key_a, -1);
+    x = tunelog_lookup(&l, key_a, -1);
     assert_true(x && x->stage == 2);
-    x = results_lookup(&l, key_b, -1);
+    x = tunelog_lookup(&l, key_b, -1);
     assert_true(x && x->stage == 0 && strcmp(x->status, "pruned") == 0);
-    assert_null(results_lookup(&l, key_b, 1));
-    assert_null(results_lookup(&l, "no such point", -1));
+    assert_null(tunelog_lookup(&l, key_b, 1));
+    assert_null(tunelog_lookup(&l, "no such point", -1));
     for (int i = 0; i < 300; i++) {
         make_row(&r, 1000 + i, 1, "ok", 1.0);
-        x = results_lookup(&l, r.key, 1);
+        x = tunelog_lookup(&l, r.key, 1);
         assert_true(x && x->param_values[0] == 1000 + i);
         result_row_free(&r);
     }
     /* Appended rows join the index. */
     make_row(&r, 5, 1, "ok", 1.5);
-    assert_null(results_lookup(&l, r.key, -1));
-    assert_int_equal(results_append(&l, &r, &err), 0);
-    x = results_lookup(&l, r.key, -1);
+    assert_null(tunelog_lookup(&l, r.key, -1));
+    assert_int_equal(tunelog_append(&l, &r, &err), 0);
+    x = tunelog_lookup(&l, r.key, -1);
     assert_true(x && x->ms == 1.5 && strcmp(x->time, "2026-11-22T19:04:05Z") == 0);
     assert_int_equal(l.nrows, 305);
     assert_int_equal(l.nresumed, 304);
     result_row_free(&r);
-    results_close(&l);
-    results_close(&l); /* twice is harmless */
+    tunelog_close(&l);
+    tunelog_close(&l); /* twice is harmless */
     free(key_a);
     free(key_b);
     free(path);
@@ -542,27 +542,27 @@ static void test_truncated_tail(void **state)
     bool cut = false;
     err_t err;
     err_clear(&err);
-    assert_int_equal(results_read(path, &rows, &n, &cut, &err), 0);
+    assert_int_equal(tunelog_read(path, &rows, &n, &cut, &err), 0);
     assert_int_equal(n, 3);
     assert_true(cut);
     assert_int_equal(file_size(path), with_tail);
-    results_rows_free(rows, n);
+    result_rows_free(rows, n);
 
-    results_log l;
-    assert_int_equal(results_open(&l, path, true, &err), 0);
+    tunelog_t l;
+    assert_int_equal(tunelog_open(&l, path, true, &err), 0);
     assert_true(l.truncated_tail);
     assert_int_equal(l.nrows, 3);
     assert_int_equal(file_size(path), three);
     make_row(&r, 4, 1, "ok", 4.0);
-    assert_int_equal(results_append(&l, &r, &err), 0);
+    assert_int_equal(tunelog_append(&l, &r, &err), 0);
     result_row_free(&r);
-    results_close(&l);
+    tunelog_close(&l);
 
-    assert_int_equal(results_read(path, &rows, &n, &cut, &err), 0);
+    assert_int_equal(tunelog_read(path, &rows, &n, &cut, &err), 0);
     assert_int_equal(n, 4);
     assert_false(cut);
     assert_int_equal(rows[3].param_values[0], 4);
-    results_rows_free(rows, n);
+    result_rows_free(rows, n);
     free(path);
 }
 
@@ -573,19 +573,19 @@ static int append_over_limit(const char *path)
     struct rlimit lim = {(rlim_t)file_size(path) + 100, RLIM_INFINITY};
     if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
         return 10;
-    results_log l;
+    tunelog_t l;
     err_t err;
     err_clear(&err);
-    if (results_open(&l, path, true, &err) != 0)
+    if (tunelog_open(&l, path, true, &err) != 0)
         return 11;
     result_row r;
     make_row(&r, 99, 1, "ok", 1.0);
-    int rc = results_append(&l, &r, &err);
+    int rc = tunelog_append(&l, &r, &err);
     bool said = err.code == EXIT_SYSTEM && strstr(err.text, "short write: 100 of ") != NULL;
     err_clear(&err);
-    bool closed = results_append(&l, &r, &err) != 0 && l.fd == -1; /* nothing more through this handle */
+    bool closed = tunelog_append(&l, &r, &err) != 0 && l.fd == -1; /* nothing more through this handle */
     result_row_free(&r);
-    results_close(&l);
+    tunelog_close(&l);
     return rc != 0 && said && closed ? 0 : 12;
 }
 
@@ -605,14 +605,14 @@ static void test_short_write(void **state)
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
     assert_int_equal(file_size(path), two + 100);
-    results_log l;
+    tunelog_t l;
     err_t err;
     err_clear(&err);
-    assert_int_equal(results_open(&l, path, true, &err), 0);
+    assert_int_equal(tunelog_open(&l, path, true, &err), 0);
     assert_true(l.truncated_tail);
     assert_int_equal(l.nrows, 2);
     assert_int_equal(file_size(path), two);
-    results_close(&l);
+    tunelog_close(&l);
     free(path);
 }
 
@@ -633,10 +633,10 @@ static void test_corrupt_line(void **state)
     size_t len0;
     char *before = read_file(path, &len0);
 
-    results_log l;
+    tunelog_t l;
     err_t err;
     err_clear(&err);
-    assert_int_equal(results_open(&l, path, true, &err), -1);
+    assert_int_equal(tunelog_open(&l, path, true, &err), -1);
     assert_int_equal(err.code, EXIT_INPUT);
     assert_string_equal(err.source, path);
     assert_int_equal(err.line, 2);
@@ -649,11 +649,11 @@ static void test_corrupt_line(void **state)
     assert_memory_equal(before, after, len0);
     free(after);
 
-    /* results_read says the same. */
+    /* tunelog_read says the same. */
     result_row *rows;
     size_t n;
     err_clear(&err);
-    assert_int_equal(results_read(path, &rows, &n, NULL, &err), -1);
+    assert_int_equal(tunelog_read(path, &rows, &n, NULL, &err), -1);
     assert_int_equal(err.line, 2);
     assert_null(rows);
 
@@ -670,7 +670,7 @@ static void test_corrupt_line(void **state)
     free(line);
     off_t size = file_size(path);
     err_clear(&err);
-    assert_int_equal(results_open(&l, path, true, &err), -1);
+    assert_int_equal(tunelog_open(&l, path, true, &err), -1);
     assert_int_equal(err.line, 2);
     assert_non_null(strstr(err.text, "\"status\" must be"));
     assert_int_equal(file_size(path), size);
@@ -697,39 +697,39 @@ static void test_last_line_without_newline(void **state)
     bool cut = true;
     err_t err;
     err_clear(&err);
-    assert_int_equal(results_read(path, &rows, &n, &cut, &err), 0);
+    assert_int_equal(tunelog_read(path, &rows, &n, &cut, &err), 0);
     assert_int_equal(n, 2);
     assert_false(cut);
-    results_rows_free(rows, n);
+    result_rows_free(rows, n);
     assert_int_equal(file_size(path), size);
 
-    results_log l;
-    assert_int_equal(results_open(&l, path, true, &err), 0);
+    tunelog_t l;
+    assert_int_equal(tunelog_open(&l, path, true, &err), 0);
     assert_int_equal(l.nrows, 2);
     assert_false(l.truncated_tail);
     assert_int_equal(file_size(path), size + 1);
     make_row(&r, 3, 1, "ok", 3.0);
-    assert_int_equal(results_append(&l, &r, &err), 0);
+    assert_int_equal(tunelog_append(&l, &r, &err), 0);
     result_row_free(&r);
-    results_close(&l);
+    tunelog_close(&l);
     size_t len;
     char *text = read_file(path, &len);
     assert_int_equal(text[size], '\n');
     assert_int_equal(text[len - 1], '\n');
     free(text);
-    assert_int_equal(results_read(path, &rows, &n, &cut, &err), 0);
+    assert_int_equal(tunelog_read(path, &rows, &n, &cut, &err), 0);
     assert_int_equal(n, 3);
-    results_rows_free(rows, n);
+    result_rows_free(rows, n);
     free(path);
 }
 
 /* Child of the concurrency test: resume the log and append 500 rows; exit status 0 when all went in. */
 static int append_500(const char *path, int child)
 {
-    results_log l;
+    tunelog_t l;
     err_t err;
     err_clear(&err);
-    if (results_open(&l, path, true, &err) != 0)
+    if (tunelog_open(&l, path, true, &err) != 0)
         return 1;
     char *reason = xmalloc(5000);
     memset(reason, 'x', 4999);
@@ -741,13 +741,13 @@ static int append_500(const char *path, int child)
             free(r.reason);
             r.reason = xstrdup(reason + (i % 4999));
         }
-        int rc = results_append(&l, &r, &err);
+        int rc = tunelog_append(&l, &r, &err);
         result_row_free(&r);
         if (rc != 0)
             return 1;
     }
     free(reason);
-    results_close(&l);
+    tunelog_close(&l);
     return 0;
 }
 
@@ -774,7 +774,7 @@ static void test_concurrent_appends(void **state)
     bool cut = true;
     err_t err;
     err_clear(&err);
-    assert_int_equal(results_read(path, &rows, &n, &cut, &err), 0);
+    assert_int_equal(tunelog_read(path, &rows, &n, &cut, &err), 0);
     assert_int_equal(n, 1000);
     assert_false(cut);
     int per_child[3] = {0, 0, 0};
@@ -782,7 +782,7 @@ static void test_concurrent_appends(void **state)
         per_child[rows[i].param_values[0] / 10000]++;
     assert_int_equal(per_child[1], 500);
     assert_int_equal(per_child[2], 500);
-    results_rows_free(rows, n);
+    result_rows_free(rows, n);
     size_t len;
     char *text = read_file(path, &len);
     size_t lines = 0;
@@ -807,7 +807,7 @@ static void test_rank_and_print(void **state)
     make_row(&rows[7], 48, 1, "ok", 3.0);   /* ... so its stage-1 row is ranked */
     make_row(&rows[8], 64, 1, "ok", 0.5);   /* B again, same stage: the first one wins */
     size_t n;
-    const result_row **ranked = results_rank(rows, 9, &n);
+    const result_row **ranked = rank_rows(rows, 9, &n);
     assert_int_equal(n, 4);
     assert_ptr_equal(ranked[0], &rows[1]);
     assert_ptr_equal(ranked[1], &rows[2]);
@@ -818,7 +818,7 @@ static void test_rank_and_print(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    results_print_ranking(f, ranked, n, 3);
+    rank_print(f, ranked, n, 3);
     fclose(f);
     assert_non_null(strstr(buf, "top 3 of 4 points ranked; common to every row shown: BN=64 BK=16 TM=8 TN=4 "
                                 "THREADS=128\n"));
@@ -829,7 +829,7 @@ static void test_rank_and_print(void **state)
     free(buf);
     buf = NULL;
     f = open_memstream(&buf, &len);
-    results_print_ranking(f, ranked, 0, 10);
+    rank_print(f, ranked, 0, 10);
     fclose(f);
     assert_string_equal(buf, "no point has status ok: nothing to rank\n");
     free(buf);
@@ -854,10 +854,10 @@ static void test_cublas_median(void **state)
     rows[3].cublas_ms = 3.87;
     rows[4].cublas_ms = 1.0;
     rows[5].cublas_ms = 1.0;
-    assert_float_equal(results_cublas_ms(rows, 6), 3.865, 1e-12); /* median of 3.85 3.86 3.87 27.97 */
-    assert_float_equal(results_cublas_ms(rows, 3), 3.86, 1e-12);  /* odd count: the middle one */
-    assert_float_equal(results_cublas_ms(&rows[4], 1), 1.0, 1e-12); /* no finalist: stage 1 */
-    assert_float_equal(results_cublas_ms(&rows[5], 1), -1, 1e-12);  /* none */
+    assert_float_equal(rank_cublas_ms(rows, 6), 3.865, 1e-12); /* median of 3.85 3.86 3.87 27.97 */
+    assert_float_equal(rank_cublas_ms(rows, 3), 3.86, 1e-12);  /* odd count: the middle one */
+    assert_float_equal(rank_cublas_ms(&rows[4], 1), 1.0, 1e-12); /* no finalist: stage 1 */
+    assert_float_equal(rank_cublas_ms(&rows[5], 1), -1, 1e-12);  /* none */
     for (int i = 0; i < 6; i++)
         result_row_free(&rows[i]);
 }
@@ -877,7 +877,7 @@ static void test_emit_config(void **state)
     char *out = in_dir("src_tuned.json");
     err_t err;
     err_clear(&err);
-    assert_int_equal(results_emit_config(&r, "src_tuned", src, out, &err), 0);
+    assert_int_equal(winner_write(&r, "src_tuned", src, out, &err), 0);
     json_error_t jerr;
     json_t *o = json_load_file(out, 0, &jerr);
     assert_non_null(o);
@@ -909,21 +909,21 @@ static void test_emit_config(void **state)
     assert_string_equal(cfg.name, "src_tuned");
     config_free(&cfg);
     /* Writing again replaces it. */
-    assert_int_equal(results_emit_config(&r, "src_tuned", src, out, &err), 0);
+    assert_int_equal(winner_write(&r, "src_tuned", src, out, &err), 0);
 
     /* Never over the source, however it is spelled. */
     size_t srclen;
     char *before = read_file(src, &srclen);
-    assert_int_equal(results_emit_config(&r, "x", src, src, &err), -1);
+    assert_int_equal(winner_write(&r, "x", src, src, &err), -1);
     assert_int_equal(err.code, EXIT_INPUT);
     assert_non_null(strstr(err.text, "refusing to overwrite the source config"));
     const char *leaf = strrchr(g_dir, '/') + 1;
     char *spelled = xasprintf("%s/../%s/./src.json", g_dir, leaf);
     err_clear(&err);
-    assert_int_equal(results_emit_config(&r, "x", src, spelled, &err), -1);
+    assert_int_equal(winner_write(&r, "x", src, spelled, &err), -1);
     assert_int_equal(err.code, EXIT_INPUT);
     err_clear(&err);
-    assert_int_equal(results_emit_config(&r, "x", spelled, src, &err), -1);
+    assert_int_equal(winner_write(&r, "x", spelled, src, &err), -1);
     assert_int_equal(err.code, EXIT_INPUT);
     free(spelled);
     char *after = read_file(src, &len);
@@ -936,13 +936,13 @@ static void test_emit_config(void **state)
     free(r.status);
     r.status = xstrdup("FAIL");
     err_clear(&err);
-    assert_int_equal(results_emit_config(&r, "x", NULL, out, &err), -1);
+    assert_int_equal(winner_write(&r, "x", NULL, out, &err), -1);
     assert_non_null(strstr(err.text, "its status is FAIL, not ok"));
     free(r.status);
     r.status = xstrdup("ok");
     char *nodir = in_dir("nodir/x.json");
     err_clear(&err);
-    assert_int_equal(results_emit_config(&r, "x", NULL, nodir, &err), -1);
+    assert_int_equal(winner_write(&r, "x", NULL, nodir, &err), -1);
     assert_non_null(strstr(err.text, "cannot write the config"));
     free(nodir);
 
@@ -962,22 +962,22 @@ static void test_emit_config(void **state)
 /* A log of n rows of M^3 points on device, bm = first, first+1, ... */
 static void write_problem_log(const char *path, int64_t first, size_t n, int64_t M, const char *device)
 {
-    results_log l;
+    tunelog_t l;
     err_t err;
     err_clear(&err);
-    assert_int_equal(results_open(&l, path, false, &err), 0);
+    assert_int_equal(tunelog_open(&l, path, false, &err), 0);
     for (size_t i = 0; i < n; i++) {
         result_row r;
         make_row(&r, first + (int64_t)i, 1, "ok", 10.0 - (double)(first + (int64_t)i) / 100);
         r.M = M;
         free(r.key);
-        r.key = results_make_key("blocktile", "f32", 90, M, M, M, 1.0, 0.0, k_names, r.param_values, NPARAMS);
+        r.key = result_make_key("blocktile", "f32", 90, M, M, M, 1.0, 0.0, k_names, r.param_values, NPARAMS);
         free(r.device);
         r.device = xstrdup(device);
-        assert_int_equal(results_append(&l, &r, &err), 0);
+        assert_int_equal(tunelog_append(&l, &r, &err), 0);
         result_row_free(&r);
     }
-    results_close(&l);
+    tunelog_close(&l);
 }
 
 static char *merge_output(const merge_opts *o, int *code, err_t *err)
@@ -986,7 +986,7 @@ static char *merge_output(const merge_opts *o, int *code, err_t *err)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     err_clear(err);
-    *code = results_merge(o, f, err);
+    *code = merge_logs(o, f, err);
     fclose(f);
     return buf;
 }
@@ -1016,9 +1016,9 @@ static void test_merge(void **state)
     free(s);
     result_row *rows;
     size_t n;
-    assert_int_equal(results_read(c, &rows, &n, NULL, &err), 0);
+    assert_int_equal(tunelog_read(c, &rows, &n, NULL, &err), 0);
     assert_int_equal(n, 5);
-    results_rows_free(rows, n);
+    result_rows_free(rows, n);
     json_t *cfg = json_load_file(best, 0, NULL);
     assert_string_equal(json_string_value(json_object_get(cfg, "name")), "bank_pad_vec_tuned");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(cfg, "params"), "BM")), 5);
