@@ -159,3 +159,14 @@ out:
     free(cut);
     return rc == 0 ? EXIT_OK : err && err->code ? err->code : EXIT_INPUT;
 }
+
+int merge_main(const opts_t *o)
+{
+    merge_opts m = {(const char *const *)o->args, o->nargs, o->force, o->log, (size_t)o->top, o->emit_best};
+    err_t err;
+    err_clear(&err);
+    int rc = merge_logs(&m, stdout, &err);
+    if (rc)
+        err_print(stderr, &err);
+    return rc;
+}

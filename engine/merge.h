@@ -3,6 +3,7 @@
 #ifndef ENGINE_MERGE_H
 #define ENGINE_MERGE_H
 
+#include "cli.h"
 #include "err.h"
 
 #include <stdbool.h>
@@ -29,5 +30,9 @@ typedef struct {
  * ("merged 2 logs: 812 rows kept, 17 duplicates dropped, 301 points ranked") and the ranking, and
  * with o->emit_best writes the winner through winner_write. Returns EXIT_OK, or err's code. */
 int merge_logs(const merge_opts *o, FILE *out, err_t *err);
+
+/* The command: merge_logs over the LOG arguments with --force, --log, --top and --emit-best, to
+ * stdout; an error is printed to stderr. Returns the exit code. */
+int merge_main(const opts_t *o);
 
 #endif

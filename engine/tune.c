@@ -1,5 +1,4 @@
-/* tune.c — `engine tune`: search a space of tile parameters for the fastest verified kernel, and
- * `engine merge`: join the logs of a tune run in parts.
+/* tune.c — `engine tune`: search a space of tile parameters for the fastest verified kernel.
  *
  * For each shape: enumerate the space (space.h) and keep the feasible points of this --shard;
  * choose which to evaluate (every one, a random sample of --budget, or a guided search that spends
@@ -15,7 +14,6 @@
 
 #include "arch.h"
 #include "jit.h"
-#include "merge.h"
 #include "progress.h"
 #include "rank.h"
 #include "report.h"
@@ -959,16 +957,5 @@ out:
         space_free(&t.sp);
     free(t.devices);
     setup_free(&t.su);
-    return rc;
-}
-
-int tune_merge(const opts_t *o)
-{
-    merge_opts m = {(const char *const *)o->args, o->nargs, o->force, o->log, (size_t)o->top, o->emit_best};
-    err_t err;
-    err_clear(&err);
-    int rc = merge_logs(&m, stdout, &err);
-    if (rc)
-        err_print(stderr, &err);
     return rc;
 }
