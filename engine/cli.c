@@ -5,8 +5,8 @@
 #include "arch.h"
 #include "err.h"
 #include "paths.h"
+#include "range.h"
 #include "report.h"
-#include "space.h"
 #include "util.h"
 
 #include <dirent.h>

@@ -28,14 +28,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RANGE_MAX_VALUES 100000
-
-/* Parse a range: "a:b:step" (a, a+step, ... up to b), "a:b:*f" (a, a*f, a*f^2, ... up to b),
- * "v1,v2,..." or a single integer. Returns 0 with a newly allocated array, 1 when text is not
- * written as a range at all (it may be an expression), -1 with a one-line reason in why when it
- * is a broken range (step 0, a > b, factor < 2, too many values, duplicates). */
-int range_parse(const char *text, int64_t **values, size_t *n, char *why, size_t whylen);
-
 typedef struct {
     char *name;       /* template parameter */
     int param;        /* its index in the template */
