@@ -124,36 +124,23 @@ static int p_scalar(const cli_opt *d, const char *arg, opts_t *o)
     return 0;
 }
 
-/* A size from 1 (0 for K: BLAS defines K = 0 as C = beta*C) to CLI_MAX_DIM. */
+/* A size from 1 (0 for K: BLAS defines K = 0 as C = beta*C) to SHAPE_MAX_DIM. */
 static int check_dim(const char *flag, const char *text, int64_t *out, int64_t min)
 {
     int64_t v;
     if (parse_i64(text, &v))
         return usage_error("%s %s: expected a whole number", flag, text);
-    if (v < min || v > CLI_MAX_DIM)
+    if (v < min || v > SHAPE_MAX_DIM)
         return usage_error("%s %s: %s must be between %lld and %d", flag, text, min ? "sizes" : "K",
-                           (long long)min, CLI_MAX_DIM);
+                           (long long)min, SHAPE_MAX_DIM);
     *out = v;
-    return 0;
-}
-
-int cli_shape_elems_rule(const shape_t *s, char *why, size_t len)
-{
-    const int64_t prods[3] = {s->m * s->k, s->k * s->n, s->m * s->n};
-    const char *names[3] = {"M*K", "K*N", "M*N"};
-    for (int i = 0; i < 3; i++)
-        if (prods[i] > CLI_MAX_ELEMS) {
-            snprintf(why, len, "%s = %lld elements exceeds 2^40, more than any GPU holds", names[i],
-                     (long long)prods[i]);
-            return -1;
-        }
     return 0;
 }
 
 int cli_check_shape(const shape_t *s)
 {
     char why[128];
-    if (cli_shape_elems_rule(s, why, sizeof why))
+    if (shape_elems_rule(s, why, sizeof why))
         return usage_error("shape %lldx%lldx%lld: %s", (long long)s->m, (long long)s->n, (long long)s->k, why);
     return 0;
 }
@@ -199,8 +186,8 @@ static int p_shapes(const cli_opt *d, const char *arg, opts_t *o)
     int rc = 0;
     o->nshapes = 0;
     for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
-        if (o->nshapes == CLI_MAX_SHAPES)
-            rc = usage_error("--shapes: at most %d shapes", CLI_MAX_SHAPES);
+        if (o->nshapes == SHAPE_MAX_LIST)
+            rc = usage_error("--shapes: at most %d shapes", SHAPE_MAX_LIST);
         else
             rc = parse_shape(t, &o->shapes[o->nshapes++]);
     }
@@ -221,9 +208,9 @@ static int p_sizes(const cli_opt *d, const char *arg, opts_t *o)
         return usage_error("--sizes %s: expected a range a:b:step, a:b:*2 or a list v1,v2,...", arg);
     if (rc < 0)
         return usage_error("--sizes %s: %s", arg, why);
-    if (n > CLI_MAX_SHAPES) {
+    if (n > SHAPE_MAX_LIST) {
         free(v);
-        return usage_error("--sizes %s: %zu sizes; at most %d", arg, n, CLI_MAX_SHAPES);
+        return usage_error("--sizes %s: %zu sizes; at most %d", arg, n, SHAPE_MAX_LIST);
     }
     char flag[] = "--sizes";
     for (size_t i = 0; i < n && !rc; i++) {

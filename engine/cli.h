@@ -8,6 +8,7 @@
 #define ENGINE_CLI_H
 
 #include "config.h"
+#include "shape.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,17 +27,7 @@ enum {
 };
 
 #define CLI_MAX_SETS 64
-#define CLI_MAX_SHAPES 64
 #define CLI_MAX_DEVICES 64
-#define CLI_MAX_DIM (1 << 24)
-/* Matrices past 2^31 elements are fine (templates switch to 64-bit offsets, IDX64); this only
- * refuses the absurd (4 TiB of f32) before anything is allocated. Whether a shape fits is decided
- * later against the memory actually free (session.c). */
-#define CLI_MAX_ELEMS (1LL << 40)
-
-typedef struct {
-    int64_t m, n, k;
-} shape_t;
 
 /* A config as named on the command line: the file, and the overrides its @LIST line gave it
  * (they take precedence over the command line's --set). */
@@ -51,7 +42,7 @@ typedef struct {
     const char *cmd_name; /* "bench", ... */
     shape_t shape;        /* --size / --m --n --k */
     bool shape_given;
-    shape_t shapes[CLI_MAX_SHAPES]; /* --shapes of verify, tune and bench; bench --sizes */
+    shape_t shapes[SHAPE_MAX_LIST]; /* --shapes of verify, tune and bench; bench --sizes */
     size_t nshapes;
     double alpha, beta;
     bool alpha_given, beta_given;
@@ -100,9 +91,6 @@ void cli_help(int cmd, const char *cmd_name, FILE *f);
 /* Print "engine: <message>" to stderr; returns EXIT_INPUT, so `return usage_error(...)` reads well. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The rule a shape's matrices break (one of M*K, K*N, M*N above CLI_MAX_ELEMS), in why: -1, or 0.
- * Shared by the command line and the files that name shapes (wisdom). */
-int cli_shape_elems_rule(const shape_t *s, char *why, size_t len);
 /* Check a shape against what the kernels can index; prints the error. */
 int cli_check_shape(const shape_t *s);
 

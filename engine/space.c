@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "space.h"
 
+#include "cli.h" /* cli_expand_config: moves below space next */
 #include "expr.h"
 #include "jsonloc.h"
 #include "paths.h"
@@ -289,10 +290,10 @@ static int load_native(space_t *s, json_t *root, const char *file, const char *t
         char tail;
         const char *str = json_string_value(c);
         if (!str || sscanf(str, "%lldx%lldx%lld%c", &m, &n, &k, &tail) != 3 || m < 1 || n < 1 || k < 1 ||
-            m > CLI_MAX_DIM || n > CLI_MAX_DIM || k > CLI_MAX_DIM || s->nshapes == CLI_MAX_SHAPES) {
+            m > SHAPE_MAX_DIM || n > SHAPE_MAX_DIM || k > SHAPE_MAX_DIM || s->nshapes == SHAPE_MAX_LIST) {
             const char *p[] = {"shapes"};
             fail_json(err, file, text, p, 1, "shapes[%zu] must be a string MxNxK with sizes from 1 to %d (at most %d shapes)",
-                      i, CLI_MAX_DIM, CLI_MAX_SHAPES);
+                      i, SHAPE_MAX_DIM, SHAPE_MAX_LIST);
             return -1;
         }
         s->shapes[s->nshapes++] = (shape_t){m, n, k};

@@ -20,9 +20,9 @@
 #ifndef ENGINE_SPACE_H
 #define ENGINE_SPACE_H
 
-#include "cli.h"
 #include "config.h"
 #include "err.h"
+#include "shape.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -60,7 +60,7 @@ typedef struct {
     size_t ndims, nfree;
     space_rule *rules;
     size_t nrules;
-    shape_t shapes[CLI_MAX_SHAPES]; /* from the space file (the command line's --size/--shapes win) */
+    shape_t shapes[SHAPE_MAX_LIST]; /* from the space file (the command line's --size/--shapes win) */
     size_t nshapes;
     int arch; /* the target: expressions and constraints see it as ARCH */
 } space_t;

@@ -887,7 +887,7 @@ int tune_main(const opts_t *o)
         goto fail;
     if (pick_devices(&t, &err))
         goto fail;
-    shape_t shapes[CLI_MAX_SHAPES];
+    shape_t shapes[SHAPE_MAX_LIST];
     size_t nshapes = 0;
     if (o->nshapes) {
         memcpy(shapes, o->shapes, o->nshapes * sizeof *shapes);
