@@ -1,6 +1,6 @@
 /* cli.h — the command line: one table of options (name, value parser, the commands that take it,
- * its help line and default) from which both parsing and every `--help` text come, and the
- * expansion of CONFIG arguments (files, shipped names, directories, @LIST files) into entries.
+ * its help line and default) from which both parsing and every `--help` text come; CONFIG
+ * arguments are expanded into entries (entries.h).
  *
  * Parsing only checks and stores values; each command (run.c, compile.c, tune.c, info.c) reads
  * the options it takes from opts_t. */
@@ -8,6 +8,7 @@
 #define ENGINE_CLI_H
 
 #include "config.h"
+#include "entries.h"
 #include "shape.h"
 
 #include <stdbool.h>
@@ -28,14 +29,6 @@ enum {
 
 #define CLI_MAX_SETS 64
 #define CLI_MAX_DEVICES 64
-
-/* A config as named on the command line: the file, and the overrides its @LIST line gave it
- * (they take precedence over the command line's --set). */
-typedef struct {
-    char *path;
-    char **sets; /* "KEY=VALUE", owned */
-    size_t nsets;
-} entry_t;
 
 typedef struct {
     int cmd;              /* one CMD_* bit */
@@ -93,9 +86,5 @@ int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Check a shape against what the kernels can index; prints the error. */
 int cli_check_shape(const shape_t *s);
-
-/* Expand one CONFIG argument (path, shipped config name, directory, @LIST) into entries. */
-int cli_expand_config(const char *arg, entry_t **entries, size_t *n);
-void entries_free(entry_t *e, size_t n);
 
 #endif

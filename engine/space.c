@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "space.h"
 
-#include "cli.h" /* cli_expand_config: moves below space next */
+#include "entries.h"
 #include "expr.h"
 #include "jsonloc.h"
 #include "paths.h"
@@ -175,7 +175,7 @@ static char *resolve_config(const char *file, const char *name)
     entry_t *e = NULL;
     size_t n = 0;
     char *out = NULL;
-    if (cli_expand_config(name, &e, &n) == 0 && n == 1)
+    if (entries_expand(name, &e, &n, NULL) == 0 && n == 1)
         out = xstrdup(e[0].path);
     entries_free(e, n);
     return out ? out : xstrdup(name);
@@ -482,7 +482,7 @@ int space_load(space_t *s, const char *config_arg, char *const *set_text, size_t
     if (stat(config_arg, &st) != 0 && !strchr(config_arg, '/')) {
         entry_t *e = NULL;
         size_t n = 0;
-        if (cli_expand_config(config_arg, &e, &n) == 0 && n == 1 && stat(e[0].path, &st) == 0)
+        if (entries_expand(config_arg, &e, &n, NULL) == 0 && n == 1 && stat(e[0].path, &st) == 0)
             path = xstrdup(e[0].path);
         entries_free(e, n);
         if (!path && paths_tune_dir()) {
