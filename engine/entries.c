@@ -33,6 +33,22 @@ void entries_free(entry_t *e, size_t n)
     free(e);
 }
 
+char *entries_resolve(const char *dir, const char *name)
+{
+    char *p = path_join(dir, name);
+    struct stat st;
+    if (stat(p, &st) == 0 || strchr(name, '/') || !paths_configs_dir())
+        return p;
+    const char *dot = strrchr(name, '.');
+    char *shipped = xasprintf("%s/%s%s", paths_configs_dir(), name, dot && strcmp(dot, ".json") == 0 ? "" : ".json");
+    if (stat(shipped, &st) == 0) {
+        free(p);
+        return shipped;
+    }
+    free(shipped);
+    return p;
+}
+
 static void push_entry(entry_t **v, size_t *n, char *path)
 {
     *v = xrealloc(*v, (*n + 1) * sizeof **v);
@@ -58,7 +74,7 @@ static int expand_list(const char *path, entry_t **v, size_t *n, int depth, err_
         char *tok_save = NULL, *first = strtok_r(line, " \t\r", &tok_save);
         if (!first)
             continue;
-        char *p = path_join(dir, first);
+        char *p = entries_resolve(dir, first);
         char *tok = strtok_r(NULL, " \t\r", &tok_save);
         if (!tok) {
             rc = expand(p, v, n, depth + 1, err);
@@ -107,17 +123,7 @@ static int expand(const char *arg, entry_t **v, size_t *n, int depth, err_t *err
         free(found);
         return 0;
     }
-    /* A bare name that is not a file is a shipped config. */
-    if (stat(arg, &st) != 0 && !strchr(arg, '/') && paths_configs_dir()) {
-        const char *dot = strrchr(arg, '.');
-        char *p = xasprintf("%s/%s%s", paths_configs_dir(), arg, dot && strcmp(dot, ".json") == 0 ? "" : ".json");
-        if (stat(p, &st) == 0) {
-            push_entry(v, n, p);
-            return 0;
-        }
-        free(p);
-    }
-    push_entry(v, n, xstrdup(arg));
+    push_entry(v, n, entries_resolve(NULL, arg));
     return 0;
 }
 

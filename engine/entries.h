@@ -21,4 +21,11 @@ typedef struct {
 int entries_expand(const char *arg, entry_t **entries, size_t *n, err_t *err);
 void entries_free(entry_t *e, size_t n);
 
+/* The file a config's name stands for, newly allocated: name taken relative to dir (NULL or ".": as
+ * given; an absolute name as it is) when that exists; else, for a bare name (no '/'), the shipped
+ * config of that name ("warptile_db" or "warptile_db.json" under the shipped configs) when there is
+ * one; else name relative to dir, so that the error which follows names the file looked for. The
+ * one place a name is resolved: CONFIG arguments, @LIST lines (dir: the list's), space files. */
+char *entries_resolve(const char *dir, const char *name);
+
 #endif

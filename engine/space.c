@@ -163,7 +163,8 @@ static void fail_json(err_t *err, const char *file, const char *text, const char
     va_end(ap);
 }
 
-/* The config a space file names: a path relative to the file, or a shipped config's name. */
+/* The config a space file names: a path relative to the file, else as the command line takes it
+ * (relative to the working directory, or a shipped config's name). */
 static char *resolve_config(const char *file, const char *name)
 {
     char *dir = path_dirname(file), *p = path_join(dir, name);
@@ -172,13 +173,7 @@ static char *resolve_config(const char *file, const char *name)
     if (stat(p, &st) == 0)
         return p;
     free(p);
-    entry_t *e = NULL;
-    size_t n = 0;
-    char *out = NULL;
-    if (entries_expand(name, &e, &n, NULL) == 0 && n == 1)
-        out = xstrdup(e[0].path);
-    entries_free(e, n);
-    return out ? out : xstrdup(name);
+    return entries_resolve(NULL, name);
 }
 
 static int load_base(space_t *s, const char *path, const char *dtype, int arch, err_t *err)
@@ -480,11 +475,11 @@ int space_load(space_t *s, const char *config_arg, char *const *set_text, size_t
     char *path = NULL;
     struct stat st;
     if (stat(config_arg, &st) != 0 && !strchr(config_arg, '/')) {
-        entry_t *e = NULL;
-        size_t n = 0;
-        if (entries_expand(config_arg, &e, &n, NULL) == 0 && n == 1 && stat(e[0].path, &st) == 0)
-            path = xstrdup(e[0].path);
-        entries_free(e, n);
+        path = entries_resolve(NULL, config_arg);
+        if (stat(path, &st) != 0) {
+            free(path);
+            path = NULL;
+        }
         if (!path && paths_tune_dir()) {
             char *p = xasprintf("%s/%s%s", paths_tune_dir(), config_arg,
                                 strstr(config_arg, ".json") ? "" : ".json");
