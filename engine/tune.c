@@ -14,6 +14,7 @@
 
 #include "arch.h"
 #include "jit.h"
+#include "model.h"
 #include "progress.h"
 #include "rank.h"
 #include "report.h"
@@ -370,79 +371,16 @@ static size_t count_evaluated(const tuner_t *t)
     return n;
 }
 
-/* The digit of free dimension d in a cartesian index (the last free dimension varies fastest). */
-static size_t digit_of(const space_t *sp, uint64_t index, size_t d)
+/* The model of the points timed so far (model.h); idx and ms have room for every point. */
+static void fit(const tuner_t *t, model_t *m, uint64_t *idx, double *ms)
 {
-    for (size_t i = sp->nfree; i-- > d + 1;)
-        index /= sp->dims[i].nvalues;
-    return (size_t)(index % sp->dims[d].nvalues);
-}
-
-/* An additive model of log(time) over the free dimensions' values: log t = mu + sum_d e[d][v_d],
- * fitted by backfitting on the points timed so far. Cheap, and it captures what matters most in
- * tile spaces (each parameter's own effect) from few points; the refinement phase catches what
- * interactions it misses. */
-typedef struct {
-    double mu;
-    double **e; /* e[d][v]: effect of value v of free dimension d */
-} model_t;
-
-static void model_fit(const tuner_t *t, model_t *m)
-{
-    const space_t *sp = &t->sp;
     size_t n = 0;
-    double sum = 0;
     for (size_t i = 0; i < t->ntp; i++)
         if (isfinite(stage1_ms(&t->tp[i]))) {
-            sum += log(stage1_ms(&t->tp[i]));
-            n++;
+            idx[n] = t->tp[i].sp->index;
+            ms[n++] = stage1_ms(&t->tp[i]);
         }
-    m->mu = n ? sum / n : 0;
-    m->e = xcalloc(sp->nfree ? sp->nfree : 1, sizeof *m->e);
-    for (size_t d = 0; d < sp->nfree; d++)
-        m->e[d] = xcalloc(sp->dims[d].nvalues, sizeof **m->e);
-    double *acc = NULL;
-    size_t *cnt = NULL;
-    for (int iter = 0; iter < 10 && n; iter++) {
-        for (size_t d = 0; d < sp->nfree; d++) {
-            size_t k = sp->dims[d].nvalues;
-            acc = xrealloc(acc, k * sizeof *acc);
-            cnt = xrealloc(cnt, k * sizeof *cnt);
-            memset(acc, 0, k * sizeof *acc);
-            memset(cnt, 0, k * sizeof *cnt);
-            for (size_t i = 0; i < t->ntp; i++) {
-                const tpoint *p = &t->tp[i];
-                if (!isfinite(stage1_ms(p)))
-                    continue;
-                double r = log(stage1_ms(p)) - m->mu;
-                for (size_t e = 0; e < sp->nfree; e++)
-                    if (e != d)
-                        r -= m->e[e][digit_of(sp, p->sp->index, e)];
-                size_t v = digit_of(sp, p->sp->index, d);
-                acc[v] += r;
-                cnt[v]++;
-            }
-            for (size_t v = 0; v < k; v++)
-                m->e[d][v] = cnt[v] ? acc[v] / cnt[v] : 0;
-        }
-    }
-    free(acc);
-    free(cnt);
-}
-
-static double model_predict(const tuner_t *t, const model_t *m, const tpoint *p)
-{
-    double y = m->mu;
-    for (size_t d = 0; d < t->sp.nfree; d++)
-        y += m->e[d][digit_of(&t->sp, p->sp->index, d)];
-    return y;
-}
-
-static void model_free(const tuner_t *t, model_t *m)
-{
-    for (size_t d = 0; d < t->sp.nfree; d++)
-        free(m->e[d]);
-    free(m->e);
+    model_fit(m, &t->sp, idx, ms, n);
 }
 
 typedef struct {
@@ -474,14 +412,16 @@ static int guided_search(tuner_t *t, tpoint **order, size_t budget, err_t *err)
     int rc = evaluate_new(t, order, t->ntp, first, err);
     scored *sc = xcalloc(t->ntp ? t->ntp : 1, sizeof *sc);
     tpoint **cand = xcalloc(t->ntp ? t->ntp : 1, sizeof *cand);
+    uint64_t *idx = xcalloc(t->ntp ? t->ntp : 1, sizeof *idx);
+    double *ms = xcalloc(t->ntp ? t->ntp : 1, sizeof *ms);
     while (!rc && count_evaluated(t) < model_end) {
         model_t m;
-        model_fit(t, &m);
+        fit(t, &m, idx, ms);
         size_t n = 0;
         for (size_t i = 0; i < t->ntp; i++)
             if (!evaluated(&t->tp[i]))
-                sc[n++] = (scored){&t->tp[i], model_predict(t, &m, &t->tp[i])};
-        model_free(t, &m);
+                sc[n++] = (scored){&t->tp[i], model_predict(&m, &t->sp, t->tp[i].sp->index)};
+        model_free(&m);
         if (n == 0)
             break;
         qsort(sc, n, sizeof *sc, cmp_scored);
@@ -523,6 +463,8 @@ static int guided_search(tuner_t *t, tpoint **order, size_t budget, err_t *err)
     }
     free(sc);
     free(cand);
+    free(idx);
+    free(ms);
     return rc;
 }
 
