@@ -66,6 +66,16 @@ void result_rows_free(result_row *rows, size_t n)
     free(rows);
 }
 
+void result_row_copy(result_row *dst, const result_row *src)
+{
+    char *line = result_row_to_json(src);
+    err_t err;
+    err_clear(&err);
+    if (result_row_from_json(line, "copy", 0, dst, &err))
+        result_row_init(dst);
+    free(line);
+}
+
 char *result_make_key(const char *tmpl, const char *dtype, int arch, int64_t M, int64_t N, int64_t K, double alpha,
                       double beta, const char *const *names, const int64_t *values, size_t n)
 {

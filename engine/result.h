@@ -74,6 +74,9 @@ void result_row_init(result_row *r);
 void result_row_free(result_row *r);
 /* Replace r's configuration by a copy of names[0..n) / values[0..n). */
 void result_row_set_params(result_row *r, const char *const *names, const int64_t *values, size_t n);
+/* dst (initialised here) as a deep copy of src, made through its JSON line: the row a log would
+ * read back. An empty row when src would not read back. */
+void result_row_copy(result_row *dst, const result_row *src);
 /* Free an array of n rows (as returned by tunelog_read) and the array itself. */
 void result_rows_free(result_row *rows, size_t n);
 

@@ -105,16 +105,6 @@ static void shuffle(tpoint **v, size_t n, uint64_t seed)
     }
 }
 
-static void row_copy(result_row *dst, const result_row *src)
-{
-    char *line = result_row_to_json(src);
-    err_t err;
-    err_clear(&err);
-    if (result_row_from_json(line, "copy", 0, dst, &err))
-        result_row_init(dst);
-    free(line);
-}
-
 static const char *const *param_names(const space_t *s)
 {
     static const char *names[SCOPE_MAX];
@@ -720,7 +710,7 @@ static void resume_shape(tuner_t *t)
                 int slot = s == 0 ? 1 : s;
                 if (p->has[slot])
                     result_row_free(&p->r[slot]);
-                row_copy(&p->r[slot], r);
+                result_row_copy(&p->r[slot], r);
                 p->has[slot] = true;
             }
         }

@@ -169,6 +169,28 @@ static void test_round_trip(void **state)
     result_row_free(&a);
 }
 
+static void test_copy(void **state)
+{
+    (void)state;
+    result_row r, c;
+    make_row(&r, 128, 2, "ok", 3.012);
+    result_row_copy(&c, &r);
+    char *a = result_row_to_json(&r), *b = result_row_to_json(&c);
+    assert_string_equal(a, b);
+    assert_ptr_not_equal(c.key, r.key);
+    free(a);
+    free(b);
+    result_row_free(&c);
+    /* A row the log could not read back copies as an empty row. */
+    free(r.status);
+    r.status = xstrdup("no such status");
+    result_row_copy(&c, &r);
+    assert_null(c.key);
+    assert_int_equal(c.stage, 0);
+    result_row_free(&c);
+    result_row_free(&r);
+}
+
 static void test_from_json_missing_fields(void **state)
 {
     (void)state;
@@ -292,6 +314,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_make_key_and_invalidity),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_copy),
         cmocka_unit_test(test_from_json_missing_fields),
         cmocka_unit_test(test_from_json_errors),
     };
