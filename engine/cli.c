@@ -5,11 +5,10 @@
 #include "arch.h"
 #include "err.h"
 #include "paths.h"
+#include "range.h"
 #include "report.h"
-#include "space.h"
 #include "util.h"
 
-#include <dirent.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,36 +123,23 @@ static int p_scalar(const cli_opt *d, const char *arg, opts_t *o)
     return 0;
 }
 
-/* A size from 1 (0 for K: BLAS defines K = 0 as C = beta*C) to CLI_MAX_DIM. */
+/* A size from 1 (0 for K: BLAS defines K = 0 as C = beta*C) to SHAPE_MAX_DIM. */
 static int check_dim(const char *flag, const char *text, int64_t *out, int64_t min)
 {
     int64_t v;
     if (parse_i64(text, &v))
         return usage_error("%s %s: expected a whole number", flag, text);
-    if (v < min || v > CLI_MAX_DIM)
+    if (v < min || v > SHAPE_MAX_DIM)
         return usage_error("%s %s: %s must be between %lld and %d", flag, text, min ? "sizes" : "K",
-                           (long long)min, CLI_MAX_DIM);
+                           (long long)min, SHAPE_MAX_DIM);
     *out = v;
-    return 0;
-}
-
-int cli_shape_elems_rule(const shape_t *s, char *why, size_t len)
-{
-    const int64_t prods[3] = {s->m * s->k, s->k * s->n, s->m * s->n};
-    const char *names[3] = {"M*K", "K*N", "M*N"};
-    for (int i = 0; i < 3; i++)
-        if (prods[i] > CLI_MAX_ELEMS) {
-            snprintf(why, len, "%s = %lld elements exceeds 2^40, more than any GPU holds", names[i],
-                     (long long)prods[i]);
-            return -1;
-        }
     return 0;
 }
 
 int cli_check_shape(const shape_t *s)
 {
     char why[128];
-    if (cli_shape_elems_rule(s, why, sizeof why))
+    if (shape_elems_rule(s, why, sizeof why))
         return usage_error("shape %lldx%lldx%lld: %s", (long long)s->m, (long long)s->n, (long long)s->k, why);
     return 0;
 }
@@ -199,8 +185,8 @@ static int p_shapes(const cli_opt *d, const char *arg, opts_t *o)
     int rc = 0;
     o->nshapes = 0;
     for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
-        if (o->nshapes == CLI_MAX_SHAPES)
-            rc = usage_error("--shapes: at most %d shapes", CLI_MAX_SHAPES);
+        if (o->nshapes == SHAPE_MAX_LIST)
+            rc = usage_error("--shapes: at most %d shapes", SHAPE_MAX_LIST);
         else
             rc = parse_shape(t, &o->shapes[o->nshapes++]);
     }
@@ -221,9 +207,9 @@ static int p_sizes(const cli_opt *d, const char *arg, opts_t *o)
         return usage_error("--sizes %s: expected a range a:b:step, a:b:*2 or a list v1,v2,...", arg);
     if (rc < 0)
         return usage_error("--sizes %s: %s", arg, why);
-    if (n > CLI_MAX_SHAPES) {
+    if (n > SHAPE_MAX_LIST) {
         free(v);
-        return usage_error("--sizes %s: %zu sizes; at most %d", arg, n, CLI_MAX_SHAPES);
+        return usage_error("--sizes %s: %zu sizes; at most %d", arg, n, SHAPE_MAX_LIST);
     }
     char flag[] = "--sizes";
     for (size_t i = 0; i < n && !rc; i++) {
@@ -479,6 +465,17 @@ static void set_defaults(int cmd, opts_t *o)
     o->max_spill = -1;
 }
 
+/* The configs a CONFIG argument names, added to o->entries; its error printed. */
+static int add_entries(const char *arg, opts_t *o)
+{
+    err_t err;
+    err_clear(&err);
+    if (entries_expand(arg, &o->entries, &o->nentries, &err) == 0)
+        return 0;
+    err_print(stderr, &err);
+    return EXIT_INPUT;
+}
+
 int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
 {
     memset(o, 0, sizeof *o);
@@ -532,7 +529,7 @@ int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
         return usage_error("--no-cache and --cache DIR: give one or the other");
     for (int i = optind; i < argc; i++) {
         if (cmd & (BUILDS & ~CMD_TUNE)) {
-            if ((rc = cli_expand_config(argv[i], &o->entries, &o->nentries)))
+            if ((rc = add_entries(argv[i], o)))
                 return rc;
         } else {
             o->args = xrealloc(o->args, (o->nargs + 1) * sizeof *o->args);
@@ -548,7 +545,7 @@ int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
         if (!paths_configs_dir())
             return usage_error("no CONFIG given and no shipped configs found for the default walk");
         char *list = xasprintf("@%s/walk.list", paths_configs_dir());
-        rc = cli_expand_config(list, &o->entries, &o->nentries);
+        rc = add_entries(list, o);
         free(list);
         if (rc)
             return rc;
@@ -566,17 +563,6 @@ int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
     return 0;
 }
 
-void entries_free(entry_t *e, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(e[i].path);
-        for (size_t j = 0; j < e[i].nsets; j++)
-            free(e[i].sets[j]);
-        free(e[i].sets);
-    }
-    free(e);
-}
-
 void cli_free(opts_t *o)
 {
     for (size_t i = 0; i < o->nsets; i++) {
@@ -589,95 +575,3 @@ void cli_free(opts_t *o)
     free(o->args);
     memset(o, 0, sizeof *o);
 }
-
-/* ---- CONFIG arguments ---------------------------------------------------------------------- */
-
-static void push_entry(entry_t **v, size_t *n, char *path)
-{
-    *v = xrealloc(*v, (*n + 1) * sizeof **v);
-    (*v)[(*n)++] = (entry_t){path, NULL, 0};
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static int expand(const char *arg, entry_t **v, size_t *n, int depth);
-
-static int expand_list(const char *path, entry_t **v, size_t *n, int depth)
-{
-    char *text = read_file(path, NULL);
-    if (!text)
-        return usage_error("@%s: cannot read config list", path);
-    char *dir = path_dirname(path), *save = NULL;
-    int rc = 0;
-    for (char *line = strtok_r(text, "\n", &save); line && !rc; line = strtok_r(NULL, "\n", &save)) {
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        /* "path KEY=VALUE ...": the overrides apply to this entry only (a sweep in one file). */
-        char *tok_save = NULL, *first = strtok_r(line, " \t\r", &tok_save);
-        if (!first)
-            continue;
-        char *p = path_join(dir, first);
-        char *tok = strtok_r(NULL, " \t\r", &tok_save);
-        if (!tok) {
-            rc = expand(p, v, n, depth + 1);
-            free(p);
-            continue;
-        }
-        push_entry(v, n, p);
-        entry_t *e = &(*v)[*n - 1];
-        for (; tok; tok = strtok_r(NULL, " \t\r", &tok_save)) {
-            e->sets = xrealloc(e->sets, (e->nsets + 1) * sizeof *e->sets);
-            e->sets[e->nsets++] = xstrdup(tok);
-        }
-    }
-    free(dir);
-    free(text);
-    return rc;
-}
-
-static int expand(const char *arg, entry_t **v, size_t *n, int depth)
-{
-    if (depth > 8)
-        return usage_error("%s: config lists nest too deeply", arg);
-    if (arg[0] == '@')
-        return expand_list(arg + 1, v, n, depth);
-    struct stat st;
-    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(arg);
-        if (!d)
-            return usage_error("%s: cannot read directory", arg);
-        char **found = NULL;
-        size_t nfound = 0;
-        struct dirent *de;
-        while ((de = readdir(d))) {
-            size_t len = strlen(de->d_name);
-            if (len > 5 && strcmp(de->d_name + len - 5, ".json") == 0) {
-                found = xrealloc(found, (nfound + 1) * sizeof *found);
-                found[nfound++] = xasprintf("%s/%s", arg, de->d_name);
-            }
-        }
-        closedir(d);
-        if (nfound == 0)
-            return usage_error("%s: the directory holds no .json configs", arg);
-        qsort(found, nfound, sizeof *found, cmp_str);
-        for (size_t i = 0; i < nfound; i++)
-            push_entry(v, n, found[i]);
-        free(found);
-        return 0;
-    }
-    /* A bare name that is not a file is a shipped config. */
-    if (stat(arg, &st) != 0 && !strchr(arg, '/') && paths_configs_dir()) {
-        const char *dot = strrchr(arg, '.');
-        char *p = xasprintf("%s/%s%s", paths_configs_dir(), arg, dot && strcmp(dot, ".json") == 0 ? "" : ".json");
-        if (stat(p, &st) == 0) {
-            push_entry(v, n, p);
-            return 0;
-        }
-        free(p);
-    }
-    push_entry(v, n, xstrdup(arg));
-    return 0;
-}
-
-int cli_expand_config(const char *arg, entry_t **entries, size_t *n) { return expand(arg, entries, n, 0); }

@@ -1,6 +1,6 @@
 /* cli.h — the command line: one table of options (name, value parser, the commands that take it,
- * its help line and default) from which both parsing and every `--help` text come, and the
- * expansion of CONFIG arguments (files, shipped names, directories, @LIST files) into entries.
+ * its help line and default) from which both parsing and every `--help` text come; CONFIG
+ * arguments are expanded into entries (entries.h).
  *
  * Parsing only checks and stores values; each command (run.c, compile.c, tune.c, info.c) reads
  * the options it takes from opts_t. */
@@ -8,6 +8,8 @@
 #define ENGINE_CLI_H
 
 #include "config.h"
+#include "entries.h"
+#include "shape.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,32 +28,14 @@ enum {
 };
 
 #define CLI_MAX_SETS 64
-#define CLI_MAX_SHAPES 64
 #define CLI_MAX_DEVICES 64
-#define CLI_MAX_DIM (1 << 24)
-/* Matrices past 2^31 elements are fine (templates switch to 64-bit offsets, IDX64); this only
- * refuses the absurd (4 TiB of f32) before anything is allocated. Whether a shape fits is decided
- * later against the memory actually free (session.c). */
-#define CLI_MAX_ELEMS (1LL << 40)
-
-typedef struct {
-    int64_t m, n, k;
-} shape_t;
-
-/* A config as named on the command line: the file, and the overrides its @LIST line gave it
- * (they take precedence over the command line's --set). */
-typedef struct {
-    char *path;
-    char **sets; /* "KEY=VALUE", owned */
-    size_t nsets;
-} entry_t;
 
 typedef struct {
     int cmd;              /* one CMD_* bit */
     const char *cmd_name; /* "bench", ... */
     shape_t shape;        /* --size / --m --n --k */
     bool shape_given;
-    shape_t shapes[CLI_MAX_SHAPES]; /* --shapes of verify, tune and bench; bench --sizes */
+    shape_t shapes[SHAPE_MAX_LIST]; /* --shapes of verify, tune and bench; bench --sizes */
     size_t nshapes;
     double alpha, beta;
     bool alpha_given, beta_given;
@@ -100,14 +84,7 @@ void cli_help(int cmd, const char *cmd_name, FILE *f);
 /* Print "engine: <message>" to stderr; returns EXIT_INPUT, so `return usage_error(...)` reads well. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The rule a shape's matrices break (one of M*K, K*N, M*N above CLI_MAX_ELEMS), in why: -1, or 0.
- * Shared by the command line and the files that name shapes (wisdom). */
-int cli_shape_elems_rule(const shape_t *s, char *why, size_t len);
 /* Check a shape against what the kernels can index; prints the error. */
 int cli_check_shape(const shape_t *s);
-
-/* Expand one CONFIG argument (path, shipped config name, directory, @LIST) into entries. */
-int cli_expand_config(const char *arg, entry_t **entries, size_t *n);
-void entries_free(entry_t *e, size_t n);
 
 #endif

@@ -4,6 +4,7 @@
 #include "compile.h"
 #include "err.h"
 #include "info.h"
+#include "merge.h"
 #include "paths.h"
 #include "run.h"
 #include "serve.h"
@@ -24,7 +25,7 @@ static const command k_commands[] = {
     {"verify", CMD_VERIFY, run_verify, "check each config at many shapes, beta = 0 and beta != 0"},
     {"compile", CMD_COMPILE, compile_main, "compile only (no GPU needed); print registers, spills, shared memory"},
     {"tune", CMD_TUNE, tune_main, "search a space of tile parameters; log, rank, and write the best config"},
-    {"merge", CMD_MERGE, tune_merge, "join tune logs (shards, machines) and rank their points again"},
+    {"merge", CMD_MERGE, merge_main, "join tune logs (shards, machines) and rank their points again"},
     {"cache", CMD_CACHE, info_cache, "info | clear: what the CUBIN cache holds, or empty it"},
     {"info", CMD_INFO, info_main, "the GPU, its peaks, and the driver, NVRTC and cuBLAS versions"},
     {"__worker", CMD_WORKER, serve_main, NULL},

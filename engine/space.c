@@ -2,9 +2,11 @@
 #define _GNU_SOURCE
 #include "space.h"
 
+#include "entries.h"
 #include "expr.h"
 #include "jsonloc.h"
 #include "paths.h"
+#include "range.h"
 #include "template.h"
 #include "util.h"
 
@@ -15,130 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* ---- ranges -------------------------------------------------------------------------------- */
-
-static bool all_digits(const char *s, const char *end)
-{
-    if (s < end && (*s == '-' || *s == '+'))
-        s++;
-    if (s >= end)
-        return false;
-    for (; s < end; s++)
-        if (!isdigit((unsigned char)*s))
-            return false;
-    return true;
-}
-
-static int parse_num(const char *s, const char *end, int64_t *v)
-{
-    char buf[32];
-    size_t n = (size_t)(end - s);
-    while (n && isspace((unsigned char)*s)) {
-        s++;
-        n--;
-    }
-    while (n && isspace((unsigned char)s[n - 1]))
-        n--;
-    if (n == 0 || n >= sizeof buf || !all_digits(s, s + n))
-        return -1;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return parse_i64(buf, v);
-}
-
-static int push_value(int64_t **v, size_t *n, int64_t x, char *why, size_t whylen)
-{
-    if (*n >= RANGE_MAX_VALUES)
-        return snprintf(why, whylen, "more than %d values", RANGE_MAX_VALUES), -1;
-    if (*n % 64 == 0)
-        *v = xrealloc(*v, (*n + 64) * sizeof **v);
-    (*v)[(*n)++] = x;
-    return 0;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* A value listed twice, found by sorting a copy (lists can be long: no quadratic scan). */
-static int check_distinct(const int64_t *v, size_t n, char *why, size_t whylen)
-{
-    int64_t *c = xmalloc((n ? n : 1) * sizeof *c);
-    memcpy(c, v, n * sizeof *c);
-    qsort(c, n, sizeof *c, cmp_i64);
-    int rc = 0;
-    for (size_t i = 1; i < n && !rc; i++)
-        if (c[i] == c[i - 1]) {
-            snprintf(why, whylen, "%lld is listed twice", (long long)c[i]);
-            rc = -1;
-        }
-    free(c);
-    return rc;
-}
-
-int range_parse(const char *text, int64_t **values, size_t *n, char *why, size_t whylen)
-{
-    *values = NULL;
-    *n = 0;
-    const char *end = text + strlen(text);
-    const char *c1 = strchr(text, ':');
-    int rc = 0;
-    if (c1) {
-        const char *c2 = strchr(c1 + 1, ':');
-        int64_t a, b, step = 1;
-        bool geometric = false;
-        if (parse_num(text, c1, &a) || parse_num(c1 + 1, c2 ? c2 : end, &b))
-            return 1;
-        if (c2) {
-            const char *s = c2 + 1;
-            while (isspace((unsigned char)*s))
-                s++;
-            geometric = *s == '*';
-            if (parse_num(geometric ? s + 1 : s, end, &step))
-                return 1;
-        }
-        if (a > b)
-            return snprintf(why, whylen, "the range starts above its end (%lld > %lld)", (long long)a, (long long)b), -1;
-        if (geometric && (step < 2 || a < 1))
-            return snprintf(why, whylen, "a geometric range a:b:*f needs a >= 1 and f >= 2"), -1;
-        if (!geometric && step < 1)
-            return snprintf(why, whylen, "the step must be at least 1"), -1;
-        /* Count first: a:b:step is known to hold (b - a) / step + 1 values (computed without
-         * overflow), a geometric range at most 63. */
-        if (!geometric && (uint64_t)b - (uint64_t)a >= (uint64_t)step * RANGE_MAX_VALUES)
-            return snprintf(why, whylen, "more than %d values", RANGE_MAX_VALUES), -1;
-        for (int64_t x = a; x <= b && !rc; x = geometric ? x * step : x + step) {
-            rc = push_value(values, n, x, why, whylen);
-            if ((geometric && x > INT64_MAX / step) || (!geometric && x > INT64_MAX - step))
-                break;
-        }
-    } else {
-        for (const char *s = text; s <= end && !rc;) {
-            const char *comma = strchr(s, ',');
-            const char *e = comma ? comma : end;
-            int64_t x;
-            if (parse_num(s, e, &x)) {
-                free(*values);
-                *values = NULL;
-                *n = 0;
-                return 1;
-            }
-            rc = push_value(values, n, x, why, whylen);
-            s = e + 1;
-        }
-        if (!rc)
-            rc = check_distinct(*values, *n, why, whylen);
-    }
-    if (rc) {
-        free(*values);
-        *values = NULL;
-        *n = 0;
-    }
-    return rc;
-}
 
 /* ---- loading ------------------------------------------------------------------------------- */
 
@@ -285,7 +163,8 @@ static void fail_json(err_t *err, const char *file, const char *text, const char
     va_end(ap);
 }
 
-/* The config a space file names: a path relative to the file, or a shipped config's name. */
+/* The config a space file names: a path relative to the file, else as the command line takes it
+ * (relative to the working directory, or a shipped config's name). */
 static char *resolve_config(const char *file, const char *name)
 {
     char *dir = path_dirname(file), *p = path_join(dir, name);
@@ -294,13 +173,7 @@ static char *resolve_config(const char *file, const char *name)
     if (stat(p, &st) == 0)
         return p;
     free(p);
-    entry_t *e = NULL;
-    size_t n = 0;
-    char *out = NULL;
-    if (cli_expand_config(name, &e, &n) == 0 && n == 1)
-        out = xstrdup(e[0].path);
-    entries_free(e, n);
-    return out ? out : xstrdup(name);
+    return entries_resolve(NULL, name);
 }
 
 static int load_base(space_t *s, const char *path, const char *dtype, int arch, err_t *err)
@@ -366,13 +239,13 @@ static int load_native(space_t *s, json_t *root, const char *file, const char *t
                     break;
                 }
                 char why[128];
-                if (push_value(&vals, &n, json_integer_value(e), why, sizeof why)) {
+                if (range_push(&vals, &n, json_integer_value(e), why, sizeof why)) {
                     rc = err_set(err, EXIT_INPUT, origin, 0, 0, "space.%s: %s", key, why);
                     break;
                 }
             }
             char why[128];
-            if (!rc && check_distinct(vals, n, why, sizeof why))
+            if (!rc && range_check_distinct(vals, n, why, sizeof why))
                 rc = err_set(err, EXIT_INPUT, origin, 0, 0, "space.%s: %s", key, why);
             if (!rc)
                 rc = add_dim(s, key, NULL, vals, n, origin, err);
@@ -412,10 +285,10 @@ static int load_native(space_t *s, json_t *root, const char *file, const char *t
         char tail;
         const char *str = json_string_value(c);
         if (!str || sscanf(str, "%lldx%lldx%lld%c", &m, &n, &k, &tail) != 3 || m < 1 || n < 1 || k < 1 ||
-            m > CLI_MAX_DIM || n > CLI_MAX_DIM || k > CLI_MAX_DIM || s->nshapes == CLI_MAX_SHAPES) {
+            m > SHAPE_MAX_DIM || n > SHAPE_MAX_DIM || k > SHAPE_MAX_DIM || s->nshapes == SHAPE_MAX_LIST) {
             const char *p[] = {"shapes"};
             fail_json(err, file, text, p, 1, "shapes[%zu] must be a string MxNxK with sizes from 1 to %d (at most %d shapes)",
-                      i, CLI_MAX_DIM, CLI_MAX_SHAPES);
+                      i, SHAPE_MAX_DIM, SHAPE_MAX_LIST);
             return -1;
         }
         s->shapes[s->nshapes++] = (shape_t){m, n, k};
@@ -480,11 +353,11 @@ static int load_t1(space_t *s, json_t *root, const char *file, const char *text,
         json_array_foreach(list, j, e)
         {
             char why[128];
-            if (rc || !json_is_integer(e) || push_value(&v, &n, json_integer_value(e), why, sizeof why))
+            if (rc || !json_is_integer(e) || range_push(&v, &n, json_integer_value(e), why, sizeof why))
                 rc = -1;
         }
         char why[128];
-        if (!rc && check_distinct(v, n, why, sizeof why))
+        if (!rc && range_check_distinct(v, n, why, sizeof why))
             rc = -1;
         json_decref(list);
         if (rc)
@@ -602,11 +475,11 @@ int space_load(space_t *s, const char *config_arg, char *const *set_text, size_t
     char *path = NULL;
     struct stat st;
     if (stat(config_arg, &st) != 0 && !strchr(config_arg, '/')) {
-        entry_t *e = NULL;
-        size_t n = 0;
-        if (cli_expand_config(config_arg, &e, &n) == 0 && n == 1 && stat(e[0].path, &st) == 0)
-            path = xstrdup(e[0].path);
-        entries_free(e, n);
+        path = entries_resolve(NULL, config_arg);
+        if (stat(path, &st) != 0) {
+            free(path);
+            path = NULL;
+        }
         if (!path && paths_tune_dir()) {
             char *p = xasprintf("%s/%s%s", paths_tune_dir(), config_arg,
                                 strstr(config_arg, ".json") ? "" : ".json");

@@ -20,21 +20,13 @@
 #ifndef ENGINE_SPACE_H
 #define ENGINE_SPACE_H
 
-#include "cli.h"
 #include "config.h"
 #include "err.h"
+#include "shape.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define RANGE_MAX_VALUES 100000
-
-/* Parse a range: "a:b:step" (a, a+step, ... up to b), "a:b:*f" (a, a*f, a*f^2, ... up to b),
- * "v1,v2,..." or a single integer. Returns 0 with a newly allocated array, 1 when text is not
- * written as a range at all (it may be an expression), -1 with a one-line reason in why when it
- * is a broken range (step 0, a > b, factor < 2, too many values, duplicates). */
-int range_parse(const char *text, int64_t **values, size_t *n, char *why, size_t whylen);
 
 typedef struct {
     char *name;       /* template parameter */
@@ -68,7 +60,7 @@ typedef struct {
     size_t ndims, nfree;
     space_rule *rules;
     size_t nrules;
-    shape_t shapes[CLI_MAX_SHAPES]; /* from the space file (the command line's --size/--shapes win) */
+    shape_t shapes[SHAPE_MAX_LIST]; /* from the space file (the command line's --size/--shapes win) */
     size_t nshapes;
     int arch; /* the target: expressions and constraints see it as ARCH */
 } space_t;

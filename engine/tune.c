@@ -1,5 +1,4 @@
-/* tune.c — `engine tune`: search a space of tile parameters for the fastest verified kernel, and
- * `engine merge`: join the logs of a tune run in parts.
+/* tune.c — `engine tune`: search a space of tile parameters for the fastest verified kernel.
  *
  * For each shape: enumerate the space (space.h) and keep the feasible points of this --shard;
  * choose which to evaluate (every one, a random sample of --budget, or a guided search that spends
@@ -8,20 +7,23 @@
  * a brief timing (3 runs) against a cuBLAS baseline; then re-time the --top K with --runs runs,
  * each run of the kernel interleaved with one of cuBLAS in the same worker, on the first GPU, so
  * the finalists are compared with each other and with cuBLAS under the same conditions. Every
- * point, pruned ones included, is one line of the --log (results.h), written as it finishes, so
+ * point, pruned ones included, is one line of the --log (tunelog.h), written as it finishes, so
  * an interrupted tune loses nothing and --resume takes it up where it stopped. */
 #define _GNU_SOURCE
 #include "tune.h"
 
 #include "arch.h"
 #include "jit.h"
+#include "model.h"
 #include "progress.h"
+#include "rank.h"
 #include "report.h"
-#include "results.h"
+#include "tunelog.h"
 #include "dispatch.h"
 #include "setup.h"
 #include "space.h"
 #include "util.h"
+#include "winner.h"
 #include "wisdom.h"
 
 #include <errno.h>
@@ -38,7 +40,7 @@
 typedef struct {
     const space_point *sp;
     uint64_t fidx;   /* its place among all feasible points (shards and --dry-run count this) */
-    char *key;       /* results_make_key */
+    char *key;       /* result_make_key */
     char **sets;     /* NAME=value of each dimension of the space: what the worker applies */
     size_t nsets;
     dispatch_point sch;
@@ -53,7 +55,7 @@ typedef struct {
     space_t sp;
     int *devices;
     size_t ndevices;
-    results_log log;
+    tunelog_t log;
     bool have_log;
     progress_t prog;
     shape_t shape;
@@ -103,16 +105,6 @@ static void shuffle(tpoint **v, size_t n, uint64_t seed)
     }
 }
 
-static void row_copy(result_row *dst, const result_row *src)
-{
-    char *line = result_row_to_json(src);
-    err_t err;
-    err_clear(&err);
-    if (result_row_from_json(line, "copy", 0, dst, &err))
-        result_row_init(dst);
-    free(line);
-}
-
 static const char *const *param_names(const space_t *s)
 {
     static const char *names[SCOPE_MAX];
@@ -124,8 +116,8 @@ static const char *const *param_names(const space_t *s)
 static char *point_key(const tuner_t *t, const int64_t *values)
 {
     const template_t *tp = &t->sp.base.tpl;
-    return results_make_key(tp->name, dtype_name(t->sp.base.dtype), t->su.arch, t->shape.m, t->shape.n, t->shape.k,
-                            t->o->alpha, t->o->beta, param_names(&t->sp), values, tp->nparams);
+    return result_make_key(tp->name, dtype_name(t->sp.base.dtype), t->su.arch, t->shape.m, t->shape.n, t->shape.k,
+                           t->o->alpha, t->o->beta, param_names(&t->sp), values, tp->nparams);
 }
 
 /* The command that reruns one point alone. */
@@ -173,7 +165,7 @@ static void append(tuner_t *t, const result_row *r)
         return;
     err_t err;
     err_clear(&err);
-    if (results_append(&t->log, r, &err)) {
+    if (tunelog_append(&t->log, r, &err)) {
         /* A full disk must not cost the measurements still in memory: say so once, go on. */
         if (t->logged != (size_t)-1)
             err_print(stderr, &err);
@@ -192,7 +184,7 @@ static void row_of(tuner_t *t, tpoint *p, result_row *r)
     bool ok = strcmp(status, "ok") == 0;
     row_base(t, p->sp->values, p->key, s->stage == 2 ? 2 : ok ? 1 : 0, r);
     free(r->status);
-    r->status = xstrdup(results_invalidity(status) ? status : "error");
+    r->status = xstrdup(result_invalidity(status) ? status : "error");
     if (!ok) {
         free(r->reason);
         const char *why = json_string_value(json_object_get(rep, "error"));
@@ -369,79 +361,16 @@ static size_t count_evaluated(const tuner_t *t)
     return n;
 }
 
-/* The digit of free dimension d in a cartesian index (the last free dimension varies fastest). */
-static size_t digit_of(const space_t *sp, uint64_t index, size_t d)
+/* The model of the points timed so far (model.h); idx and ms have room for every point. */
+static void fit(const tuner_t *t, model_t *m, uint64_t *idx, double *ms)
 {
-    for (size_t i = sp->nfree; i-- > d + 1;)
-        index /= sp->dims[i].nvalues;
-    return (size_t)(index % sp->dims[d].nvalues);
-}
-
-/* An additive model of log(time) over the free dimensions' values: log t = mu + sum_d e[d][v_d],
- * fitted by backfitting on the points timed so far. Cheap, and it captures what matters most in
- * tile spaces (each parameter's own effect) from few points; the refinement phase catches what
- * interactions it misses. */
-typedef struct {
-    double mu;
-    double **e; /* e[d][v]: effect of value v of free dimension d */
-} model_t;
-
-static void model_fit(const tuner_t *t, model_t *m)
-{
-    const space_t *sp = &t->sp;
     size_t n = 0;
-    double sum = 0;
     for (size_t i = 0; i < t->ntp; i++)
         if (isfinite(stage1_ms(&t->tp[i]))) {
-            sum += log(stage1_ms(&t->tp[i]));
-            n++;
+            idx[n] = t->tp[i].sp->index;
+            ms[n++] = stage1_ms(&t->tp[i]);
         }
-    m->mu = n ? sum / n : 0;
-    m->e = xcalloc(sp->nfree ? sp->nfree : 1, sizeof *m->e);
-    for (size_t d = 0; d < sp->nfree; d++)
-        m->e[d] = xcalloc(sp->dims[d].nvalues, sizeof **m->e);
-    double *acc = NULL;
-    size_t *cnt = NULL;
-    for (int iter = 0; iter < 10 && n; iter++) {
-        for (size_t d = 0; d < sp->nfree; d++) {
-            size_t k = sp->dims[d].nvalues;
-            acc = xrealloc(acc, k * sizeof *acc);
-            cnt = xrealloc(cnt, k * sizeof *cnt);
-            memset(acc, 0, k * sizeof *acc);
-            memset(cnt, 0, k * sizeof *cnt);
-            for (size_t i = 0; i < t->ntp; i++) {
-                const tpoint *p = &t->tp[i];
-                if (!isfinite(stage1_ms(p)))
-                    continue;
-                double r = log(stage1_ms(p)) - m->mu;
-                for (size_t e = 0; e < sp->nfree; e++)
-                    if (e != d)
-                        r -= m->e[e][digit_of(sp, p->sp->index, e)];
-                size_t v = digit_of(sp, p->sp->index, d);
-                acc[v] += r;
-                cnt[v]++;
-            }
-            for (size_t v = 0; v < k; v++)
-                m->e[d][v] = cnt[v] ? acc[v] / cnt[v] : 0;
-        }
-    }
-    free(acc);
-    free(cnt);
-}
-
-static double model_predict(const tuner_t *t, const model_t *m, const tpoint *p)
-{
-    double y = m->mu;
-    for (size_t d = 0; d < t->sp.nfree; d++)
-        y += m->e[d][digit_of(&t->sp, p->sp->index, d)];
-    return y;
-}
-
-static void model_free(const tuner_t *t, model_t *m)
-{
-    for (size_t d = 0; d < t->sp.nfree; d++)
-        free(m->e[d]);
-    free(m->e);
+    model_fit(m, &t->sp, idx, ms, n);
 }
 
 typedef struct {
@@ -473,14 +402,16 @@ static int guided_search(tuner_t *t, tpoint **order, size_t budget, err_t *err)
     int rc = evaluate_new(t, order, t->ntp, first, err);
     scored *sc = xcalloc(t->ntp ? t->ntp : 1, sizeof *sc);
     tpoint **cand = xcalloc(t->ntp ? t->ntp : 1, sizeof *cand);
+    uint64_t *idx = xcalloc(t->ntp ? t->ntp : 1, sizeof *idx);
+    double *ms = xcalloc(t->ntp ? t->ntp : 1, sizeof *ms);
     while (!rc && count_evaluated(t) < model_end) {
         model_t m;
-        model_fit(t, &m);
+        fit(t, &m, idx, ms);
         size_t n = 0;
         for (size_t i = 0; i < t->ntp; i++)
             if (!evaluated(&t->tp[i]))
-                sc[n++] = (scored){&t->tp[i], model_predict(t, &m, &t->tp[i])};
-        model_free(t, &m);
+                sc[n++] = (scored){&t->tp[i], model_predict(&m, &t->sp, t->tp[i].sp->index)};
+        model_free(&m);
         if (n == 0)
             break;
         qsort(sc, n, sizeof *sc, cmp_scored);
@@ -522,6 +453,8 @@ static int guided_search(tuner_t *t, tpoint **order, size_t budget, err_t *err)
     }
     free(sc);
     free(cand);
+    free(idx);
+    free(ms);
     return rc;
 }
 
@@ -640,18 +573,18 @@ static int report(tuner_t *t, size_t nshapes, err_t *err)
             if (t->tp[i].has[s])
                 rows[nrows++] = t->tp[i].r[s]; /* shallow: owned by the points */
     size_t nranked = 0;
-    const result_row **ranked = results_rank(rows, nrows, &nranked);
+    const result_row **ranked = rank_rows(rows, nrows, &nranked);
     int rc = 0;
     if (nranked == 0) {
         printf("no point of the space passed verification and timing at %lldx%lldx%lld\n", (long long)t->shape.m,
                (long long)t->shape.n, (long long)t->shape.k);
         rc = EXIT_VERIFY;
     } else {
-        results_print_ranking(stdout, ranked, nranked, (size_t)t->o->top);
+        rank_print(stdout, ranked, nranked, (size_t)t->o->top);
         const result_row *w = ranked[0];
         /* The winner against cuBLAS's median over the finalists, not against the cuBLAS runs
-         * beside the winner alone (results_cublas_ms says why). */
-        const double cub = results_cublas_ms(rows, nrows);
+         * beside the winner alone (rank_cublas_ms says why). */
+        const double cub = rank_cublas_ms(rows, nrows);
         const double vs = cub > 0 && w->ms > 0 ? cub / w->ms : w->pct_cublas / 100;
         printf("best at %lldx%lldx%lld: %.2f TFLOP/s, %.4f ms (median of %d runs, spread %.1f%%), %.3fx cuBLAS%s, SM clock %.0f MHz, on %s\n",
                (long long)t->shape.m, (long long)t->shape.n, (long long)t->shape.k, w->tflops, w->ms, w->runs,
@@ -662,7 +595,7 @@ static int report(tuner_t *t, size_t nshapes, err_t *err)
         if (t->o->emit_best) {
             char *path = emit_path(t, nshapes);
             char *name = xasprintf("%s_tuned", t->sp.base.name);
-            if (results_emit_config(w, name, t->sp.base.path, path, err))
+            if (winner_write(w, name, t->sp.base.path, path, err))
                 rc = -1;
             else
                 printf("  wrote %s\n", path);
@@ -772,12 +705,12 @@ static void resume_shape(tuner_t *t)
     for (size_t i = 0; i < t->ntp; i++) {
         tpoint *p = &t->tp[i];
         for (int s = 0; s <= 2; s++) {
-            const result_row *r = results_lookup(&t->log, p->key, s);
+            const result_row *r = tunelog_lookup(&t->log, p->key, s);
             if (r) {
                 int slot = s == 0 ? 1 : s;
                 if (p->has[slot])
                     result_row_free(&p->r[slot]);
-                row_copy(&p->r[slot], r);
+                result_row_copy(&p->r[slot], r);
                 p->has[slot] = true;
             }
         }
@@ -788,7 +721,7 @@ static void resume_shape(tuner_t *t)
         if (!sp->pruned || !in_shard(t->o, sp->index) || space_values(&t->sp, sp->index, vals))
             continue;
         char *key = point_key(t, vals);
-        if (!results_lookup(&t->log, key, -1)) {
+        if (!tunelog_lookup(&t->log, key, -1)) {
             result_row r;
             row_base(t, vals, key, 0, &r);
             free(r.status);
@@ -886,7 +819,7 @@ int tune_main(const opts_t *o)
         goto fail;
     if (pick_devices(&t, &err))
         goto fail;
-    shape_t shapes[CLI_MAX_SHAPES];
+    shape_t shapes[SHAPE_MAX_LIST];
     size_t nshapes = 0;
     if (o->nshapes) {
         memcpy(shapes, o->shapes, o->nshapes * sizeof *shapes);
@@ -903,7 +836,7 @@ int tune_main(const opts_t *o)
             goto out;
         }
     if (o->log && !o->dry_run) {
-        if (results_open(&t.log, o->log, o->resume, &err))
+        if (tunelog_open(&t.log, o->log, o->resume, &err))
             goto fail;
         t.have_log = true;
         if (t.log.truncated_tail)
@@ -951,21 +884,10 @@ out:
     if (t.have_disp)
         dispatch_free(&t.disp);
     if (t.have_log)
-        results_close(&t.log);
+        tunelog_close(&t.log);
     if (t.sp.base.name || t.sp.ndims)
         space_free(&t.sp);
     free(t.devices);
     setup_free(&t.su);
-    return rc;
-}
-
-int tune_merge(const opts_t *o)
-{
-    merge_opts m = {(const char *const *)o->args, o->nargs, o->force, o->log, (size_t)o->top, o->emit_best};
-    err_t err;
-    err_clear(&err);
-    int rc = results_merge(&m, stdout, &err);
-    if (rc)
-        err_print(stderr, &err);
     return rc;
 }

@@ -148,6 +148,77 @@ void sb_add_double(strbuf *sb, double v)
         sb_add(sb, ".0");
 }
 
+/* Length of the valid UTF-8 sequence at p (2 to 4 bytes, p[0] >= 0x80), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (p[0] >= 0xC2 && p[0] <= 0xDF)
+        n = 2;
+    else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
+        n = 3;
+        if (p[0] == 0xE0)
+            lo = 0xA0; /* overlong */
+        if (p[0] == 0xED)
+            hi = 0x9F; /* surrogates */
+    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
+        n = 4;
+        if (p[0] == 0xF0)
+            lo = 0x90; /* overlong */
+        if (p[0] == 0xF4)
+            hi = 0x8F; /* above U+10FFFF */
+    } else
+        return 0;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+/* s as a JSON string: quotes, backslashes and control characters escaped, invalid UTF-8 replaced by
+ * U+FFFD (jansson, and every other reader, refuses it). NULL is written as "". */
+void sb_add_json_string(strbuf *sb, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    sb_add(sb, "\"");
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        unsigned char c = *p;
+        size_t n;
+        if (c == '"' || c == '\\') {
+            char esc[3] = {'\\', (char)c, 0};
+            sb_add(sb, esc);
+            p++;
+        } else if (c < 0x20) {
+            const char *e = c == '\n'   ? "\\n"
+                            : c == '\r' ? "\\r"
+                            : c == '\t' ? "\\t"
+                            : c == '\b' ? "\\b"
+                            : c == '\f' ? "\\f"
+                                        : NULL;
+            if (e) {
+                sb_add(sb, e);
+            } else {
+                char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+                sb_add(sb, u);
+            }
+            p++;
+        } else if (c < 0x80) {
+            sb_addn(sb, (const char *)p, 1);
+            p++;
+        } else if ((n = utf8_len(p)) != 0) {
+            sb_addn(sb, (const char *)p, n);
+            p += n;
+        } else {
+            sb_add(sb, "\xEF\xBF\xBD");
+            p++;
+        }
+    }
+    sb_add(sb, "\"");
+}
+
 char *sb_steal(strbuf *sb)
 {
     char *s = sb->buf;
@@ -191,6 +262,17 @@ uint64_t hash64(const void *data, size_t len, uint64_t seed)
         h *= 1099511628211ULL;
     }
     return h;
+}
+
+/* "2026-11-22T19:04:05Z", newly allocated. */
+char *utc_now(void)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    char buf[32];
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return xstrdup(buf);
 }
 
 double now_ms(void)

@@ -34,6 +34,9 @@ void sb_addf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 
  * added to whole numbers so it reads as a real (51.2, not 51.200000000000003 as jansson writes it;
  * 1.0, not 1). */
 void sb_add_double(strbuf *sb, double v);
+/* s as a JSON string, quoted: quotes, backslashes and control characters escaped, invalid UTF-8
+ * replaced by U+FFFD (jansson, and every other reader, refuses it). NULL is written as "". */
+void sb_add_json_string(strbuf *sb, const char *s);
 /* Hand over the buffer; sb becomes empty. */
 char *sb_steal(strbuf *sb);
 
@@ -59,6 +62,9 @@ int write_file_atomic(const char *path, const void *data, size_t len);
 
 /* FNV-1a, for cache keys. */
 uint64_t hash64(const void *data, size_t len, uint64_t seed);
+
+/* Now, UTC, as "2026-11-22T19:04:05Z", newly allocated. */
+char *utc_now(void);
 
 /* Monotonic wall clock in milliseconds. */
 double now_ms(void);

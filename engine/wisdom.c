@@ -99,23 +99,6 @@ static int parse_dtype(const char *s, dtype_t *d)
     return -1;
 }
 
-/* The rule a shape breaks, in why (after the shape's own text), or 0 when it is a shape the kernels
- * can run: M, N >= 1, K >= 0, each at most CLI_MAX_DIM, no operand above CLI_MAX_ELEMS elements. */
-static int check_shape(const shape_t *s, char *why, size_t len)
-{
-    const char *names[3] = {"M", "N", "K"};
-    const int64_t dims[3] = {s->m, s->n, s->k};
-    for (int i = 0; i < 3; i++) {
-        int64_t lo = i == 2 ? 0 : 1;
-        if (dims[i] < lo || dims[i] > CLI_MAX_DIM) {
-            snprintf(why, len, "%s = %lld must be between %lld and %d", names[i], (long long)dims[i], (long long)lo,
-                     CLI_MAX_DIM);
-            return -1;
-        }
-    }
-    return cli_shape_elems_rule(s, why, len);
-}
-
 /* "MxNxK" with whole decimal numbers: no sign, no space, no leading zero (one spelling per shape,
  * so a file never holds the same shape twice under two names). 0, or -1 with the reason in why. */
 static int parse_shape(const char *text, shape_t *s, char *why, size_t len)
@@ -133,11 +116,11 @@ static int parse_shape(const char *text, shape_t *s, char *why, size_t len)
                      "must look like MxNxK with whole numbers (no signs or leading zeros), e.g. 4096x4096x4096");
             return -1;
         }
-        for (const char *q = start; q < p && v[i] <= CLI_MAX_DIM; q++)
+        for (const char *q = start; q < p && v[i] <= SHAPE_MAX_DIM; q++)
             v[i] = v[i] * 10 + (*q - '0');
-        if (v[i] > CLI_MAX_DIM) { /* said with the digits as written: v stopped growing past the limit */
+        if (v[i] > SHAPE_MAX_DIM) { /* said with the digits as written: v stopped growing past the limit */
             snprintf(why, len, "%s = %.*s must be between %d and %d", names[i], digits > 24 ? 24 : digits, start,
-                     i == 2 ? 0 : 1, CLI_MAX_DIM);
+                     i == 2 ? 0 : 1, SHAPE_MAX_DIM);
             return -1;
         }
         if (i < 2)
@@ -146,7 +129,7 @@ static int parse_shape(const char *text, shape_t *s, char *why, size_t len)
     s->m = v[0];
     s->n = v[1];
     s->k = v[2];
-    return check_shape(s, why, len);
+    return shape_rule(s, why, len);
 }
 
 static void format_shape(const shape_t *s, char *buf, size_t len)
@@ -652,7 +635,7 @@ static int check_entry(const wisdom_entry *e, char *why, size_t len)
     format_shape(&e->shape, shape, sizeof shape);
     if (e->dtype != DTYPE_F32 && e->dtype != DTYPE_F64)
         return snprintf(why, len, "dtype %d is neither f32 nor f64", (int)e->dtype), -1;
-    if (check_shape(&e->shape, sw, sizeof sw))
+    if (shape_rule(&e->shape, sw, sizeof sw))
         return snprintf(why, len, "shape %s: %s", shape, sw), -1;
     if (!e->config || !*e->config)
         return snprintf(why, len, "the entry names no config"), -1;

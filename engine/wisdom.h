@@ -33,9 +33,9 @@
 #ifndef ENGINE_WISDOM_H
 #define ENGINE_WISDOM_H
 
-#include "cli.h" /* shape_t */
 #include "config.h"
 #include "err.h"
+#include "shape.h"
 #include "template.h"
 
 #include <stdbool.h>
@@ -46,7 +46,7 @@
 /* One measured winner. Strings are owned by the wisdom_file that holds the entry. */
 typedef struct {
     dtype_t dtype;
-    shape_t shape;   /* M, N >= 1, K >= 0, each at most CLI_MAX_DIM */
+    shape_t shape;   /* M, N >= 1, K >= 0, each at most SHAPE_MAX_DIM */
     char *config;    /* path of the config as written in the file: "configs/warptile_db.json" */
     param_set *sets; /* "set": overrides of the config's params, in file order (config_load takes them) */
     size_t nsets;
@@ -99,7 +99,7 @@ int wisdom_load_file(wisdom_t *w, const char *path, err_t *err);
  * invalid JSON (jansson's line and column), a member of the wrong type, an unknown key, a
  * "version" other than 1, a bad "arch", a "device" without "arch" or empty, a missing "entries"
  * or entry member, an unknown dtype, a shape that is not MxNxK (M, N >= 1, K >= 0, no signs or
- * leading zeros, each at most CLI_MAX_DIM), an empty "config", a "set" value that is not an integer
+ * leading zeros, each at most SHAPE_MAX_DIM), an empty "config", a "set" value that is not an integer
  * or a "set" key that is not a parameter name, a tflops or vs_cublas that is negative, and a
  * (dtype, shape) that the file already holds. */
 int wisdom_parse(wisdom_t *w, const char *path, const char *text, size_t len, err_t *err);

@@ -57,6 +57,23 @@ check_rc "compile @LIST with per-entry overrides" 0 $?
 grep -q '^tiled\[BK=16\] ' "$tmp/out" && grep -q '^tiled ' "$tmp/out" && pass "list rows carry their overrides" || fail "list rows carry their overrides" "$(cat "$tmp/out")"
 $E compile ldg_wider2 --arch sm_90 >"$tmp/out" 2>&1
 check_rc "a shipped config by name" 0 $?
+# A list line names a config as the command line does: a file next to the list first, else a
+# shipped config's name, with overrides or without, wherever the list lies.
+mkdir "$tmp/lists"
+printf 'tiled BK=16\nldg_wider2\n' >"$tmp/lists/shipped.list"
+$E compile @"$tmp/lists/shipped.list" --arch sm_90 >"$tmp/out" 2>&1
+check_rc "compile @LIST of shipped names, one with overrides" 0 $? "$(cat "$tmp/out")"
+grep -q '^tiled\[BK=16\] ' "$tmp/out" && grep -q '^ldg_wider2 ' "$tmp/out" && pass "...each line is the shipped config" ||
+  fail "...each line is the shipped config" "$(cat "$tmp/out")"
+e_abs=$(realpath "$E")
+(cd "$tmp/lists" && "$e_abs" compile @shipped.list --arch sm_90) >"$tmp/out" 2>&1
+check_rc "...and from the list's own directory" 0 $? "$(cat "$tmp/out")"
+cp configs/naive.json "$tmp/lists/tiled.json"
+printf 'tiled.json\ntiled.json BX=32\n' >"$tmp/lists/local.list"
+$E compile @"$tmp/lists/local.list" --arch sm_90 >"$tmp/out" 2>&1
+check_rc "compile @LIST of names with a file of that name beside the list" 0 $? "$(cat "$tmp/out")"
+[ "$(grep -c '^naive' "$tmp/out")" = 2 ] && pass "...the file beside the list wins over the shipped config" ||
+  fail "...the file beside the list wins over the shipped config" "$(cat "$tmp/out")"
 
 make -s install B="${BUILD:-build}" PREFIX="$tmp/prefix" >/dev/null 2>&1
 check_rc "make install PREFIX=..." 0 $?

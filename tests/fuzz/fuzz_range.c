@@ -1,6 +1,6 @@
 /* fuzz_range.c — tune ranges (`a:b:step`, `a:b:*f`, `v1,v2,...`): parsed values must be distinct,
  * at most RANGE_MAX_VALUES, and a range must never return values together with an error. */
-#include "space.h"
+#include "range.h"
 #include "util.h"
 
 #include <stdint.h>

@@ -28,8 +28,8 @@ seed space tune/*.json tests/configs/tune/*.json tests/fuzz/seeds/space/*
 seed expr tests/fuzz/seeds/expr/*
 seed range tests/fuzz/seeds/range/*
 seed wisdom wisdom/*.json tests/fixtures/wisdom/invalid/*/wisdom.json tests/fuzz/seeds/wisdom/*
-mkdir -p "$F/corpus/results" "$F/corpus/cache"
-head -n 40 bench/data/h100-warptile-4096.jsonl | split -l 1 - "$F/corpus/results/h100-"
+mkdir -p "$F/corpus/result" "$F/corpus/cache"
+head -n 40 bench/data/h100-warptile-4096.jsonl | split -l 1 - "$F/corpus/result/h100-"
 if [ -x "$E" ] && [ -z "$(ls "$F/corpus/cache")" ]; then
   $E compile configs/tiled.json configs/naive.json --arch sm_90 --cache "$F/seedcache" >/dev/null 2>&1
   find "$F/seedcache" -type f -name '[0-9a-f]*' -exec cp {} "$F/corpus/cache/" \;
@@ -39,7 +39,7 @@ for h in "$F"/fuzz_*; do
   name=${h##*/fuzz_}
   [ -n "$ONLY" ] && [[ " $ONLY " != *" $name "* ]] && continue
   dict=""
-  case $name in config | template | space | results | wisdom) dict=-dict=tests/fuzz/json.dict ;; esac
+  case $name in config | template | space | result | wisdom) dict=-dict=tests/fuzz/json.dict ;; esac
   limit="-max_total_time=$T"
   if [ -n "$RUNS" ]; then
     limit="-runs=$(((RUNS + JOBS - 1) / JOBS))"

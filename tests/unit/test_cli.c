@@ -194,11 +194,11 @@ static void test_shapes(void **state)
     refuses(CMD_VERIFY, "--shapes \x01 x.json", "give at least one MxNxK");
     refuses(CMD_VERIFY, "--shapes 16777216x16777216x1 x.json", "M*N = 281474976710656 elements exceeds 2^40");
     refuses(CMD_VERIFY, "--shapes 1x16777216x16777216 x.json", "K*N");
-    /* At most CLI_MAX_SHAPES. */
+    /* At most SHAPE_MAX_LIST. */
     strbuf sb;
     sb_init(&sb);
     sb_add(&sb, "--shapes ");
-    for (int i = 0; i <= CLI_MAX_SHAPES; i++)
+    for (int i = 0; i <= SHAPE_MAX_LIST; i++)
         sb_addf(&sb, "%s%dx1x1", i ? "," : "", i + 1);
     sb_add(&sb, " x.json");
     refuses(CMD_VERIFY, sb.buf, "at most 64 shapes");
@@ -266,8 +266,8 @@ static void test_sizes(void **state)
     assert_int_equal(o.shapes[0].m, 512);
     assert_int_equal(o.shapes[1].k, 128);
     release(&o);
-    accepts(CMD_BENCH, "--sizes 1:64:1 x.json", &o); /* exactly CLI_MAX_SHAPES */
-    assert_int_equal(o.nshapes, CLI_MAX_SHAPES);
+    accepts(CMD_BENCH, "--sizes 1:64:1 x.json", &o); /* exactly SHAPE_MAX_LIST */
+    assert_int_equal(o.nshapes, SHAPE_MAX_LIST);
     release(&o);
     refuses(CMD_BENCH, "--sizes 1:65:1 x.json", "65 sizes; at most 64");
     refuses(CMD_BENCH, "--sizes 0,64 x.json", "--sizes 0: sizes must be between 1 and 16777216");

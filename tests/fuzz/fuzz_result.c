@@ -1,6 +1,6 @@
-/* fuzz_results.c — one line of a tune log. A line that parses must write back to a line that
+/* fuzz_result.c — one line of a tune log (result.h). A line that parses must write back to a line that
  * parses to the same line again (what --resume and engine merge rely on). */
-#include "results.h"
+#include "result.h"
 #include "util.h"
 
 #include <stdint.h>

@@ -1,0 +1,105 @@
+/* winner.c — see winner.h: the winner of a tune written as a ready config. */
+#define _GNU_SOURCE /* realpath */
+#include "winner.h"
+
+#include "paths.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int winner_write(const result_row *r, const char *name, const char *src_config_path, const char *out_path, err_t *err)
+{
+    if (!r->status || strcmp(r->status, "ok") != 0)
+        return err_set(err, EXIT_INPUT, out_path, 0, 0,
+                       "refusing to write point \"%s\" as a config: its status is %s, not ok", r->key ? r->key : "",
+                       r->status ? r->status : "unset"),
+               -1;
+    if (!name || !*name)
+        return err_set(err, EXIT_INPUT, out_path, 0, 0, "a tuned config needs a name"), -1;
+    const char *slash = strrchr(out_path, '/');
+    const char *base = slash ? slash + 1 : out_path;
+    if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        return err_set(err, EXIT_INPUT, out_path, 0, 0, "the output path must name a file"), -1;
+    char *dir = path_dirname(out_path);
+    char *rdir = realpath(dir, NULL);
+    if (!rdir) {
+        err_set(err, EXIT_INPUT, out_path, 0, 0, "cannot write the config: directory %s: %s", dir, strerror(errno));
+        free(dir);
+        return -1;
+    }
+    char *target = xasprintf("%s/%s", strcmp(rdir, "/") == 0 ? "" : rdir, base);
+    char *rsrc = src_config_path ? realpath(src_config_path, NULL) : NULL;
+    bool same = rsrc && strcmp(rsrc, target) == 0;
+    free(rsrc);
+    free(target);
+    free(rdir);
+    if (same) {
+        free(dir);
+        return err_set(err, EXIT_INPUT, out_path, 0, 0,
+                       "refusing to overwrite the source config %s with the tuned one; choose another output path",
+                       src_config_path),
+               -1;
+    }
+
+    strbuf sb;
+    sb_init(&sb);
+    sb_add(&sb, "{\n  \"name\": ");
+    sb_add_json_string(&sb, name);
+    sb_add(&sb, ",\n  \"template\": ");
+    sb_add_json_string(&sb, r->tmpl);
+    sb_add(&sb, ",\n  \"dtype\": ");
+    sb_add_json_string(&sb, r->dtype);
+    sb_add(&sb, ",\n  \"params\": {");
+    for (size_t i = 0; i < r->nparams; i++) {
+        if (i)
+            sb_add(&sb, ", ");
+        sb_add_json_string(&sb, r->param_names[i]);
+        sb_addf(&sb, ": %lld", (long long)r->param_values[i]);
+    }
+    sb_add(&sb, "},\n  \"description\": ");
+    strbuf d;
+    sb_init(&d);
+    sb_addf(&d, "tuned by engine tune for %lldx%lldx%lld", (long long)r->M, (long long)r->N, (long long)r->K);
+    if (r->device && *r->device)
+        sb_addf(&d, " on %s", r->device);
+    char *today = r->time ? NULL : utc_now(); /* a row not read from a log: measured just now */
+    const char *when = r->time ? r->time : today;
+    if (strlen(when) >= 10)
+        sb_addf(&d, " (%.10s)", when);
+    free(today);
+    sb_add(&d, ":");
+    const char *sep = " ";
+    if (r->tflops >= 0) {
+        sb_addf(&d, "%s%.2f TFLOP/s", sep, r->tflops);
+        sep = ", ";
+    }
+    if (r->pct_cublas >= 0) {
+        sb_addf(&d, "%s%.1f %% of cuBLAS", sep, r->pct_cublas);
+        sep = ", ";
+    }
+    if (r->runs >= 0) {
+        sb_addf(&d, "%smedian of %d runs", sep, r->runs);
+        sep = ", ";
+    } else {
+        sb_addf(&d, "%s%.4f ms", sep, r->ms);
+        sep = ", ";
+    }
+    if (r->ms > 0 && r->ms_min >= 0 && r->ms_max >= 0)
+        sb_addf(&d, "%sspread %.1f%%", sep, 100.0 * (r->ms_max - r->ms_min) / r->ms);
+    sb_add_json_string(&sb, d.buf);
+    sb_free(&d);
+    sb_add(&sb, "\n}\n");
+
+    free(dir);
+    /* Atomically: a reader sees the old file or the whole new one, never half of it. */
+    int rc = 0, step = write_file_atomic(out_path, sb.buf, sb.len);
+    if (step != WRITE_OK) {
+        err_set(err, step == WRITE_DATA ? EXIT_SYSTEM : EXIT_INPUT, out_path, 0, 0, "cannot write the config: %s",
+                strerror(errno));
+        rc = -1;
+    }
+    sb_free(&sb);
+    return rc;
+}
