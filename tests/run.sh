@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# make test: everything that needs no GPU. Ends with one line, "N passed, N failed", over all suites.
+# make test: everything that needs no GPU. Ends with one line, "N passed, N failed", over all suites
+# (", N skipped" added when a suite skipped checks).
 set -u
 cd "$(dirname "$0")/.."
 total_pass=0
 total_fail=0
+total_skip=0
 failed=()
-tally() { # name, log: adds the suite's "N passed, N failed" line to the totals
-  local line p f
-  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$2" | tail -n 1)
+tally() { # name, log: adds the suite's "N passed, N failed[, N skipped]" line to the totals
+  local line p f s
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$2" | tail -n 1)
   if [ -z "$line" ]; then
     total_fail=$((total_fail + 1)); failed+=("$1 (no summary line)"); return
   fi
-  p=${line%% passed*}; f=${line#*, }; f=${f%% failed}
-  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+  read -r p _ f _ s _ <<<"${line//,/}"
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f)); total_skip=$((total_skip + ${s:-0}))
   [ "$f" -gt 0 ] && failed+=("$1: $f failed")
   return 0
 }
@@ -34,7 +36,7 @@ for t in "${BUILD:-build}"/tests/test_*; do
   total_pass=$((total_pass + ok)); total_fail=$((total_fail + bad))
 done
 
-for suite in invalid compile_matrix cli tools scripts tune bench; do
+for suite in invalid compile_matrix cli tools scripts tune bench gpu_stub; do
   echo "== $suite"
   bash "tests/$suite.sh" >"$log" 2>&1
   if [ "$suite" = compile_matrix ]; then grep -v '^  ok ' "$log"; else grep -v '^  ok ' "$log" | grep -v '^[0-9]* passed' ; fi
@@ -52,5 +54,5 @@ echo "   and the refusal of a problem that does not fit; an sm_90a-only template
 echo "   on the GPU; compute-sanitizer memcheck, racecheck, initcheck and synccheck on every template"
 echo
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
-echo "$total_pass passed, $total_fail failed"
+if [ "$total_skip" -gt 0 ]; then echo "$total_pass passed, $total_fail failed, $total_skip skipped"; else echo "$total_pass passed, $total_fail failed"; fi
 [ "$total_fail" -eq 0 ]

@@ -2,8 +2,9 @@
 # make fuzz: run every harness of build-fuzz for FUZZ_SECONDS each (default 60), each with a corpus
 # seeded from the repository: shipped and invalid configs, templates, spaces, a measured tune log,
 # cache entries made by the engine, the shipped wisdom, and tests/fuzz/seeds. A crash, a leak,
-# undefined behaviour or a broken round trip fails the harness; the input that did it is kept in
-# build-fuzz/crash-*. Corpora persist in build-fuzz/corpus between runs. Ends with "N passed, N failed".
+# undefined behaviour or a broken round trip fails the harness, and so does a process that ran no
+# input at all; the input that did it is kept in build-fuzz/crash-*. Corpora persist in
+# build-fuzz/corpus between runs. Ends with "N passed, N failed, N skipped".
 # A long campaign: FUZZ_RUNS=N runs N executions per harness in all (no time limit unless
 # FUZZ_SECONDS is also given), split over FUZZ_JOBS processes sharing the corpus; FUZZ_ONLY="a b"
 # runs only those harnesses. Example: make fuzz FUZZ_RUNS=10000000 FUZZ_JOBS=8
@@ -22,7 +23,8 @@ seed() { # harness files...: copy seeds into its corpus
   mkdir -p "$dir"
   for f in "$@"; do [ -f "$f" ] && cp "$f" "$dir/$(echo "$f" | tr '/' '_')"; done
 }
-seed config configs/*.json tests/configs/invalid/*/config.json tests/configs/gpu/*.json tests/configs/tune/toy.json
+seed config configs/*.json tests/configs/invalid/*/config.json tests/configs/gpu/*.json tests/configs/tune/toy.json \
+  tests/fuzz/seeds/config/*
 seed template kernels_src/*.cu tests/templates/*.cu
 seed space tune/*.json tests/configs/tune/*.json tests/fuzz/seeds/space/*
 seed expr tests/fuzz/seeds/expr/*
@@ -56,10 +58,21 @@ for h in "$F"/fuzz_*; do
   rc=0
   for p in "${pids[@]}"; do wait "$p" || rc=$?; done
   secs=$(($(date +%s) - start))
-  execs=$(cat "$F/$name".*.log | sed -n 's/^stat::number_of_executed_units: *//p' | awk '{s += $1} END {print s + 0}')
+  # Executions of each process: libFuzzer's "Done N runs" line, else its "#N DONE" line, else the
+  # final stats; a process that ran none (it died in its setup, or was given no time) fails.
+  execs=0
+  idle=0
+  for j in $(seq 1 "$JOBS"); do
+    n=$(sed -n -e 's/^Done \([0-9][0-9]*\) runs in .*/\1/p' -e 's/^#\([0-9][0-9]*\)[[:space:]]*DONE .*/\1/p' \
+      -e 's/^stat::number_of_executed_units: *\([0-9][0-9]*\)$/\1/p' "$F/$name.$j.log" | head -n 1)
+    [ "${n:-0}" -gt 0 ] || idle=$((idle + 1))
+    execs=$((execs + ${n:-0}))
+  done
   units=$(find "$F/corpus/$name" -type f | wc -l)
-  if [ $rc = 0 ]; then
+  if [ $rc = 0 ] && [ $idle = 0 ]; then
     pass "$name: $execs executions in $secs s ($JOBS process(es)), corpus of $units inputs"
+  elif [ $rc = 0 ]; then
+    fail "$name: $idle of $JOBS process(es) ran no input ($execs executions in all)" "$(tail -n 6 "$F/$name".*.log)"
   else
     fail "$name: exit $rc after $execs executions" "$(cat "$F/$name".*.log | grep -E 'ERROR|SUMMARY|Test unit written|runtime error' | head -6)"
   fi

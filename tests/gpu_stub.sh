@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# tests/gpu.sh, the GPU tests, against stubs on this machine: an engine and a compute-sanitizer that
+# print nothing and exit 0, then 1, 2 and 3. Every GPU check must fail against each: a check that
+# passes there looks at an exit code or at nothing, and is named. Also: without python3 or
+# compute-sanitizer the checks that need them are counted as skipped, never passed; an unknown
+# GPU_ONLY section is refused. Takes seconds: the stubs return at once.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# gpu RC [VAR=VALUE...]: tests/gpu.sh with stubs that exit RC, output in $tmp/out-RC; prints its
+# exit code and the counts of its summary line ("P F S", empty when there is none).
+gpu() {
+  local rc=$1 d=$tmp/stub-$1
+  shift
+  mkdir -p "$d"
+  printf '#!/bin/sh\nexit %d\n' "$rc" >"$d/engine"
+  cp "$d/engine" "$d/compute-sanitizer"
+  chmod +x "$d/engine" "$d/compute-sanitizer"
+  env -u GPU_ONLY -u GPU_SANITIZE -u GPU_SANITIZE_TOOLS -u PYTHON ENGINE_BIN="$d/engine" \
+    COMPUTE_SANITIZER="$d/compute-sanitizer" GPU_LOG_DIR="$d/logs" "$@" bash tests/gpu.sh >"$tmp/out-$rc" 2>&1
+  echo "$? $(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' "$tmp/out-$rc" | tail -n 1)"
+}
+
+total=""
+for rc in 0 1 2 3; do
+  read -r grc p f s <<<"$(gpu $rc)"
+  if [ -z "${p:-}" ]; then
+    fail "stub engine exiting $rc: gpu.sh printed no summary (exit $grc)" "$(tail -n 5 "$tmp/out-$rc")"
+  elif [ "$p" = 0 ] && [ "$s" = 0 ] && [ "$f" -gt 0 ] && [ "$grc" = 1 ]; then
+    pass "stub engine exiting $rc: all $f GPU checks fail"
+  else
+    fail "stub engine exiting $rc: $p of $((p + f + s)) GPU checks passed, $s skipped (gpu.sh exit $grc)" \
+      "$(grep -E '^  (ok|SKIP) ' "$tmp/out-$rc")"
+  fi
+  [ "$rc" = 0 ] && total=$((${p:-0} + ${f:-0} + ${s:-0}))
+done
+
+# Without python3 and compute-sanitizer: the same checks, those that need them skipped.
+read -r grc p f s <<<"$(gpu 0 PYTHON=/nonexistent/python3 COMPUTE_SANITIZER=/nonexistent/compute-sanitizer)"
+nsan=$(grep -c '^  SKIP .* (no compute-sanitizer)$' "$tmp/out-0")
+npy=$(grep -c '^  SKIP .* (no python3)$' "$tmp/out-0")
+if [ "${p:-x}" = 0 ] && [ "$nsan" -gt 0 ] && [ "$npy" -gt 0 ] && [ "$s" = $((nsan + npy)) ] && [ $((f + s)) = "$total" ] &&
+  grep -q '^skipped:$' "$tmp/out-0"; then
+  pass "without python3 and compute-sanitizer: $s of $total checks skipped ($nsan sanitizer, $npy python), listed, none passed"
+else
+  fail "without python3 and compute-sanitizer (exit $grc; ${p:-?} passed, ${f:-?} failed, ${s:-?} skipped of $total; $nsan + $npy SKIP lines)" \
+    "$(tail -n 5 "$tmp/out-0")"
+fi
+
+grc=$(gpu 0 GPU_ONLY="edges typo" | cut -d' ' -f1)
+grep -q '^GPU_ONLY: no section "typo"; the sections are: device verify .* sanitize$' "$tmp/out-0" && [ "$grc" = 2 ] &&
+  pass "an unknown GPU_ONLY section: exit 2, the known sections listed" ||
+  fail "an unknown GPU_ONLY section (exit $grc, expected 2 and the list)" "$(cat "$tmp/out-0")"
+read -r grc p f s <<<"$(gpu 0 GPU_ONLY=formats)"
+[ "$grc" = 1 ] && [ "${p:-x}" = 0 ] && [ "${f:-0}" -gt 0 ] && [ "$f" -lt "$total" ] && ! grep -q '^== verify' "$tmp/out-0" &&
+  pass "GPU_ONLY=formats runs that section alone ($f checks)" || fail "GPU_ONLY=formats (exit $grc, ${f:-?} checks)" "$(head -5 "$tmp/out-0")"
+summary
