@@ -55,6 +55,16 @@ int blas_gemm(blas_t *b, dtype_t dtype, int M, int N, int K, const void *alpha, 
                         err);
 }
 
+int blas_gemm_tf32(blas_t *b, int M, int N, int K, const void *alpha, CUdeviceptr A, CUdeviceptr B, const void *beta,
+                   CUdeviceptr C, err_t *err)
+{
+    int lda = K > 0 ? K : 1;
+    return CUBLAS_CHECK(cublasGemmEx(b->handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, alpha, (const void *)B, CUDA_R_32F,
+                                     N, (const void *)A, CUDA_R_32F, lda, beta, (void *)C, CUDA_R_32F, N,
+                                     CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+                        err);
+}
+
 int blas_scal(blas_t *b, dtype_t dtype, size_t n, const void *alpha, CUdeviceptr x, err_t *err)
 {
     cublasHandle_t h = b->handle;

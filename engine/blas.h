@@ -21,6 +21,11 @@ void blas_close(blas_t *b);
 int blas_gemm(blas_t *b, dtype_t dtype, int M, int N, int K, const void *alpha, CUdeviceptr A, CUdeviceptr B,
               const void *beta, CUdeviceptr C, err_t *err);
 
+/* The same in f32 on the TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32): the yardstick of the
+ * tf32 accuracy class (accuracy.h). alpha and beta point at floats. */
+int blas_gemm_tf32(blas_t *b, int M, int N, int K, const void *alpha, CUdeviceptr A, CUdeviceptr B, const void *beta,
+                   CUdeviceptr C, err_t *err);
+
 /* x = alpha * x for n contiguous elements (K = 0: C = beta*C). */
 int blas_scal(blas_t *b, dtype_t dtype, size_t n, const void *alpha, CUdeviceptr x, err_t *err);
 

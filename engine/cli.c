@@ -104,6 +104,16 @@ static int p_percent(const cli_opt *d, const char *arg, opts_t *o)
     return 0;
 }
 
+/* --auto-tune or --auto-tune=SECONDS (GPU seconds per new shape, default 1). */
+static int p_auto_tune(const cli_opt *d, const char *arg, opts_t *o)
+{
+    double v = 1.0;
+    if (arg && (parse_double(arg, &v) || !(v > 0) || v > (double)d->max))
+        return usage_error("--auto-tune=%s: expected seconds above 0 and at most %lld", arg, (long long)d->max);
+    o->auto_tune_s = v;
+    return 0;
+}
+
 static int p_string(const cli_opt *d, const char *arg, opts_t *o)
 {
     if (!*arg)
@@ -348,6 +358,7 @@ static const cli_opt k_opts[] = {
     {"shapes", "LIST", CMD_VERIFY, p_shapes, 0, 0, 0, "MxNxK,...", "1x1x1,17x33x5,127x129x131,1000x1000x1000,2048x2048x2048"},
     {"shapes", "LIST", CMD_TUNE, p_shapes, 0, 0, 0, "tune for each shape MxNxK,... (instead of --size)", NULL},
     {"shapes", "LIST", CMD_BENCH, p_shapes, 0, 0, 0, "run at each shape MxNxK,... (instead of --size)", NULL},
+    {"shapes", "LIST", CMD_PICK, p_shapes, 0, 0, 0, "the shapes to choose a config for, MxNxK,...", NULL},
     {"alpha", "A", CMD_BENCH | CMD_TUNE, p_scalar, 0, 0, 0, "alpha", "1"},
     {"alpha", "A", CMD_VERIFY, p_scalar, 0, 0, 0, "alpha", "1.25"},
     {"beta", "B", CMD_BENCH | CMD_TUNE, p_scalar, 0, 0, 0, "beta", "0"},
@@ -360,13 +371,19 @@ static const cli_opt k_opts[] = {
     {"set", "KEY=VALUE", BUILDS & ~CMD_TUNE, p_set, 0, 0, 0, "override a template param without editing the file (repeatable)", NULL},
     {"set", "KEY=RANGE", CMD_TUNE, p_set, 0, 0, 0, "a dimension: a:b:step, a:b:*2, v1,v2,..., a value, or an expression of the other params (repeatable)", NULL},
     {"dtype", "f32|f64", BUILDS, p_dtype, 0, 0, 0, "override the configs' dtype", NULL},
-    {"arch", "sm_XX", BUILDS, p_arch, 0, 0, 0, "target architecture", "the GPU's; sm_90 without one"},
-    {"device", "N", RUNS | CMD_INFO | CMD_WORKER, p_int, OFF(device), 0, 1023, "GPU ordinal", "0"},
+    {"dtype", "f32|f64", CMD_PICK, p_dtype, 0, 0, 0, "the dtype to choose for", "f32"},
+    {"arch", "sm_XX", BUILDS | CMD_PICK, p_arch, 0, 0, 0, "target architecture", "the GPU's; sm_90 without one"},
+    {"device", "N", RUNS | CMD_INFO | CMD_WORKER | CMD_PICK, p_int, OFF(device), 0, 1023, "GPU ordinal", "0"},
     {"devices", "LIST", CMD_TUNE, p_devices, 0, 0, 0, "time on these GPUs, one worker each: 0,1,... or all", "0"},
     {"format", "F", CMD_BENCH, p_format, 0, 0, 0, "table, csv, jsonl or md", "table"},
     {"format", "F", CMD_TUNE, p_format, 0, 0, 0, "table or jsonl (with --dry-run: every feasible point, one per line)", "table"},
+    {"format", "F", CMD_PICK, p_format, 0, 0, 0, "table (with the weighing) or jsonl (one line per shape)", "table"},
     {"auto", NULL, RUNS, p_flag, OFF(auto_pick), 0, 0, "no CONFIG: run, for each shape, the config wisdom chose for this GPU", NULL},
-    {"wisdom", "DIR", RUNS, p_string, OFF(wisdom), 0, 0, "the wisdom read by --auto", "the shipped wisdom/"},
+    {"explain", NULL, RUNS, p_flag, OFF(explain), 0, 0, "with --auto: print, per shape, the candidates the selection model weighed and why one won", NULL},
+    {"auto-tune", "[=SECONDS]", RUNS, p_auto_tune, 0, 0, 3600, "with --auto: at a shape wisdom has no entry for, time the model's best candidates for up to SECONDS of GPU time, keep the fastest verified one in the user's wisdom", "1"},
+    {"wisdom", "DIR", RUNS | CMD_PICK, p_string, OFF(wisdom), 0, 0, "the wisdom read by --auto (and written by --auto-tune); the user's wisdom ($XDG_DATA_HOME/engine/wisdom) is read first", "the shipped wisdom/"},
+    {"device-name", "NAME", CMD_PICK, p_string, OFF(device_name), 0, 0, "the GPU whose wisdom to use, as the driver names it (\"NVIDIA H100 80GB HBM3\")", "the GPU found, else none"},
+    {"sms", "N", CMD_PICK, p_int, OFF(sms), 1, 100000, "SMs of the GPU the model plans for", "the GPU's; without one 132 (sm_90), 108 (sm_80), 84 (sm_86), 128 (sm_89)"},
     {"wisdom", "DIR", CMD_TUNE, p_string, OFF(wisdom), 0, 0, "record each shape's winner in DIR/<device>.json (kept when faster than what is there)", NULL},
     {"cross-check", NULL, RUNS, p_flag, OFF(cross_check), 0, 0, "first check cuBLAS against an FP64 Kahan CPU GEMM (128^3 and 77x65x129)", NULL},
     {"emit", "DIR", CMD_COMPILE, p_string, OFF(emit), 0, 0, "write each config's pasted .cu, .ptx and .cubin to DIR", NULL},
@@ -408,6 +425,7 @@ static const cmd_info k_cmds[] = {
     {CMD_MERGE, "merge", "LOG...", "join tune logs (shards, machines) and rank their points again"},
     {CMD_CACHE, "cache", "info|clear", "what the CUBIN cache holds, or empty it"},
     {CMD_INFO, "info", "", "the GPU, its peaks, and the driver, NVRTC and cuBLAS versions"},
+    {CMD_PICK, "pick", "", "the config --auto would run at each shape, the candidates weighed and why (no GPU needed)"},
     {CMD_WORKER, "__worker", "", "(internal) serve verification and timing requests on one GPU"},
 };
 
@@ -424,7 +442,7 @@ void cli_help(int cmd, const char *cmd_name, FILE *f)
         if (!(d->cmds & cmd))
             continue;
         char head[64];
-        snprintf(head, sizeof head, "--%s%s%s", d->name, d->meta ? " " : "", d->meta ? d->meta : "");
+        snprintf(head, sizeof head, "--%s%s%s", d->name, d->meta && d->meta[0] != '[' ? " " : "", d->meta ? d->meta : "");
         fprintf(f, "  %-22s %s", head, d->help);
         if (d->def)
             fprintf(f, " (default %s)", d->def);
@@ -444,7 +462,8 @@ static struct option *build_longopts(void)
             seen = seen || strcmp(lo[j].name, k_opts[i].name) == 0;
         if (seen)
             continue;
-        lo[n] = (struct option){k_opts[i].name, k_opts[i].meta ? required_argument : no_argument, NULL, (int)(256 + n)};
+        int has = !k_opts[i].meta ? no_argument : k_opts[i].meta[0] == '[' ? optional_argument : required_argument;
+        lo[n] = (struct option){k_opts[i].name, has, NULL, (int)(256 + n)};
         n++;
     }
     return lo;
@@ -536,6 +555,12 @@ int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
             o->args[o->nargs++] = xstrdup(argv[i]);
         }
     }
+    if ((cmd & RUNS) && (o->explain || o->auto_tune_s > 0) && !o->auto_pick)
+        return usage_error("--%s needs --auto (it explains or tunes wisdom's choice)", o->explain ? "explain" : "auto-tune");
+    if (cmd == CMD_PICK && o->nshapes == 0)
+        return usage_error("`engine pick` needs --shapes MxNxK,... (see engine pick --help)");
+    if (cmd == CMD_PICK && o->nargs)
+        return usage_error("`engine pick` takes no CONFIG: it chooses one");
     if ((cmd & RUNS) && o->auto_pick && o->nentries) {
         /* A config named on the command line always wins over wisdom. */
         fprintf(stderr, "engine: --auto ignored: the CONFIG named on the command line is run instead\n");

@@ -25,6 +25,7 @@ enum {
     CMD_MERGE = 1 << 5,
     CMD_CACHE = 1 << 6,
     CMD_WORKER = 1 << 7, /* the hidden `engine __worker` (serve.c) */
+    CMD_PICK = 1 << 8,
 };
 
 #define CLI_MAX_SETS 64
@@ -52,6 +53,10 @@ typedef struct {
     int format; /* report_format */
     bool cross_check, verbose, bandwidth, dry_run, resume, force, no_cache;
     bool auto_pick;        /* bench/verify --auto: wisdom chooses the config per shape */
+    bool explain;          /* --explain: print the selection model's weighing for each shape */
+    double auto_tune_s;    /* --auto-tune[=SECONDS]: GPU seconds per shape without an entry; 0: off */
+    const char *device_name; /* pick --device-name: the GPU whose wisdom to use */
+    int sms;               /* pick --sms: SM count for the model; 0: the GPU's, else the arch's usual */
     const char *wisdom;    /* --wisdom DIR: where wisdom is read (bench/verify) or recorded (tune) */
     const char *dtype;     /* --dtype override, or NULL */
     const char *emit;      /* compile --emit DIR */

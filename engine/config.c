@@ -1,6 +1,8 @@
 /* config.c — strict loading and validation of tile configs. */
 #include "config.h"
 
+#include "accuracy.h"
+
 #include "arch.h"
 #include "expr.h"
 #include "jsonloc.h"
@@ -12,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const k_keys[] = {"name", "template", "dtype", "params", "description", NULL};
+static const char *const k_keys[] = {"name", "template", "dtype", "params", "description", "accuracy", NULL};
 
 int param_set_parse(const char *text, param_set *out, err_t *err)
 {
@@ -269,19 +271,32 @@ int config_parse(const char *path, const char *text, size_t len, const param_set
         if (!known) {
             const char *p[] = {key};
             fail_at(cfg, err, p, 1, true,
-                    "unknown key \"%s\" (a config has name, template, dtype, params, description)", key);
+                    "unknown key \"%s\" (a config has name, template, dtype, params, description, accuracy)", key);
             goto out;
         }
     }
-    char *tname = NULL, *dtype = NULL;
+    char *tname = NULL, *dtype = NULL, *accuracy = NULL;
     if (get_string(cfg, root, "name", true, &cfg->name, err) ||
         get_string(cfg, root, "template", true, &tname, err) ||
         get_string(cfg, root, "dtype", false, &dtype, err) ||
-        get_string(cfg, root, "description", false, &cfg->description, err)) {
+        get_string(cfg, root, "description", false, &cfg->description, err) ||
+        get_string(cfg, root, "accuracy", false, &accuracy, err)) {
         free(tname);
         free(dtype);
+        free(accuracy);
         goto out;
     }
+    acc_kind acc_given = ACC_NATIVE;
+    bool has_acc = accuracy != NULL;
+    if (has_acc && acc_kind_parse(accuracy, &acc_given)) {
+        const char *p[] = {"accuracy"};
+        fail_at(cfg, err, p, 1, false, "\"accuracy\" must be \"f32\", \"f64\" or \"tf32\", got \"%s\"", accuracy);
+        free(tname);
+        free(dtype);
+        free(accuracy);
+        goto out;
+    }
+    free(accuracy);
     if (!cfg->description)
         cfg->description = xstrdup("");
     const char *dsel = dtype_override ? dtype_override : dtype ? dtype : "f32";
@@ -326,6 +341,14 @@ int config_parse(const char *path, const char *text, size_t len, const param_set
         goto out;
     }
 
+    /* The accuracy class: the config's, else the template's; TF32 rounding only exists for f32. */
+    cfg->accuracy = has_acc ? acc_given : (acc_kind)t->accuracy;
+    if (cfg->accuracy == ACC_TF32 && cfg->dtype != DTYPE_F32) {
+        const char *p[] = {"accuracy"};
+        fail_at(cfg, err, p, has_acc ? 1 : 0, false, "accuracy class tf32 is for f32 kernels, not %s",
+                dtype_name(cfg->dtype));
+        goto out;
+    }
     cfg->values = xcalloc(t->nparams, sizeof *cfg->values);
     cfg->origin = xcalloc(t->nparams, sizeof *cfg->origin);
     for (size_t i = 0; i < t->nparams; i++)

@@ -2,12 +2,15 @@
  * is compiled or any GPU work starts.
  *
  *   {"name": "bank_pad_vec", "template": "blocktile", "dtype": "f32",
- *    "params": {"BM": 64, ...}, "description": "..."}
+ *    "params": {"BM": 64, ...}, "description": "...", "accuracy": "f32"}
  *
- * name and template are required; dtype defaults to "f32", params to {}, description to "". */
+ * name and template are required; dtype defaults to "f32", params to {}, description to "", accuracy
+ * (the class verification holds the kernel to: "f32", "f64" or "tf32") to the template's, else the
+ * dtype's own. */
 #ifndef ENGINE_CONFIG_H
 #define ENGINE_CONFIG_H
 
+#include "accuracy.h"
 #include "err.h"
 #include "template.h"
 
@@ -39,6 +42,7 @@ typedef struct {
     char *overrides;     /* "--set BM=128 --set TM=4" as applied (for reruns), or "" */
     char *label;         /* name, or name[BM=128,TM=4] when overridden: what rows show */
     int64_t compile_cost; /* the template's estimate of its NVRTC time (>= 1), to order compiles */
+    acc_kind accuracy;    /* "accuracy": the class verification holds it to (accuracy.h) */
 } config_t;
 
 /* Load path, apply the overrides that name this template's params (every override must name one),

@@ -55,8 +55,6 @@ static void push_entry(entry_t **v, size_t *n, char *path)
     (*v)[(*n)++] = (entry_t){path, NULL, 0};
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static int expand(const char *arg, entry_t **v, size_t *n, int depth, err_t *err);
 
 static int expand_list(const char *path, entry_t **v, size_t *n, int depth, err_t *err)
@@ -117,7 +115,7 @@ static int expand(const char *arg, entry_t **v, size_t *n, int depth, err_t *err
         closedir(d);
         if (nfound == 0)
             return usage(err, "%s: the directory holds no .json configs", arg);
-        qsort(found, nfound, sizeof *found, cmp_str);
+        qsort(found, nfound, sizeof *found, cmp_strp);
         for (size_t i = 0; i < nfound; i++)
             push_entry(v, n, found[i]);
         free(found);

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -51,8 +52,11 @@ static void skip_ws(parser *ps)
 static bool accept(parser *ps, const char *tok)
 {
     skip_ws(ps);
-    size_t n = strlen(tok);
-    if (strncmp(ps->p, tok, n) != 0)
+    /* Compared by hand: this runs for every operator at every precedence level of every term. */
+    size_t n = 0;
+    while (tok[n] && ps->p[n] == tok[n])
+        n++;
+    if (tok[n])
         return false;
     /* "<" must not swallow the first half of "<="; likewise "=" never stands alone. */
     if (n == 1 && (tok[0] == '<' || tok[0] == '>' || tok[0] == '!') && ps->p[1] == '=')
@@ -336,4 +340,366 @@ void expr_idents(const char *src, expr_ident_fn fn, void *ctx)
             p++;
         }
     }
+}
+
+/* ---- compiled form: the same grammar into a tree, evaluated without parsing ----------------- */
+
+enum { N_NUM, N_ID, N_NEG, N_NOT, N_MUL, N_DIV, N_MOD, N_ADD, N_SUB, N_LE, N_GE, N_LT, N_GT, N_EQ, N_NE, N_AND, N_OR,
+       N_COND, N_CDIV, N_RUP, N_MIN, N_MAX, N_LOG2, N_POW2 };
+
+typedef struct {
+    int op;
+    int a, b, c;      /* operands: node indexes, -1 when none */
+    int64_t v;        /* N_NUM */
+    const char *name; /* N_ID: into the program's copy of the source */
+    size_t len;
+} enode;
+
+struct expr_prog {
+    char *src;
+    enode *n;
+    size_t nn, cap;
+    int root;
+};
+
+typedef struct {
+    expr_prog *pr;
+    const char *p;
+    bool failed;
+    int depth;
+} compiler;
+
+static int c_cond(compiler *c);
+
+static int node(compiler *c, int op, int a, int b, int x)
+{
+    if (c->pr->nn == c->pr->cap) {
+        c->pr->cap = c->pr->cap ? 2 * c->pr->cap : 16;
+        enode *n = realloc(c->pr->n, c->pr->cap * sizeof *n);
+        if (!n) {
+            c->failed = true;
+            return -1;
+        }
+        c->pr->n = n;
+    }
+    c->pr->n[c->pr->nn] = (enode){op, a, b, x, 0, NULL, 0};
+    return (int)c->pr->nn++;
+}
+
+/* accept() on the compiler's position (the interpreter's rules for "<" against "<=" and so on). */
+static bool c_accept(compiler *c, const char *tok)
+{
+    parser ps = {c->p, c->p, NULL, NULL, NULL, 0, false, 0};
+    if (!accept(&ps, tok))
+        return false;
+    c->p = ps.p;
+    return true;
+}
+
+static void c_ws(compiler *c)
+{
+    while (isspace((unsigned char)*c->p))
+        c->p++;
+}
+
+static int c_primary(compiler *c)
+{
+    c_ws(c);
+    if (c->failed)
+        return -1;
+    if (c_accept(c, "(")) {
+        int v = c_cond(c);
+        if (!c_accept(c, ")"))
+            c->failed = true;
+        return v;
+    }
+    if (isdigit((unsigned char)*c->p)) {
+        int64_t v = 0;
+        while (isdigit((unsigned char)*c->p)) {
+            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *c->p - '0', &v)) {
+                c->failed = true;
+                return -1;
+            }
+            c->p++;
+        }
+        int i = node(c, N_NUM, -1, -1, -1);
+        if (i >= 0)
+            c->pr->n[i].v = v;
+        return i;
+    }
+    if (isalpha((unsigned char)*c->p) || *c->p == '_') {
+        const char *name = c->p;
+        while (isalnum((unsigned char)*c->p) || *c->p == '_')
+            c->p++;
+        size_t len = (size_t)(c->p - name);
+        c_ws(c);
+        if (*c->p == '(') {
+            static const char *fns[] = {"cdiv", "rup", "min", "max", "log2", "pow2"};
+            static const int ops[] = {N_CDIV, N_RUP, N_MIN, N_MAX, N_LOG2, N_POW2};
+            int fi = -1;
+            for (int i = 0; i < 6; i++)
+                if (strlen(fns[i]) == len && strncmp(fns[i], name, len) == 0)
+                    fi = i;
+            if (fi < 0) {
+                c->failed = true;
+                return -1;
+            }
+            c->p++;
+            int a = c_cond(c), b = -1;
+            if (fi < 4) {
+                if (!c_accept(c, ","))
+                    c->failed = true;
+                b = c_cond(c);
+            }
+            if (!c_accept(c, ")"))
+                c->failed = true;
+            return node(c, ops[fi], a, b, -1);
+        }
+        int i = node(c, N_ID, -1, -1, -1);
+        if (i >= 0) {
+            c->pr->n[i].name = name;
+            c->pr->n[i].len = len;
+        }
+        return i;
+    }
+    c->failed = true;
+    return -1;
+}
+
+static int c_unary(compiler *c)
+{
+    if (++c->depth > MAX_DEPTH) {
+        c->failed = true;
+        return -1;
+    }
+    int v;
+    if (c_accept(c, "-"))
+        v = node(c, N_NEG, c_unary(c), -1, -1);
+    else if (c_accept(c, "+"))
+        v = c_unary(c);
+    else if (c_accept(c, "!"))
+        v = node(c, N_NOT, c_unary(c), -1, -1);
+    else
+        v = c_primary(c);
+    c->depth--;
+    return v;
+}
+
+/* One left-associative level: toks[i] makes ops[i] over operands of the next level. */
+static int c_level(compiler *c, int (*next)(compiler *), const char *const *toks, const int *ops, int n)
+{
+    int v = next(c);
+    for (;;) {
+        int i = 0;
+        while (i < n && !c_accept(c, toks[i]))
+            i++;
+        if (i == n || c->failed)
+            return v;
+        v = node(c, ops[i], v, next(c), -1);
+    }
+}
+
+static int c_mul(compiler *c)
+{
+    static const char *const t[] = {"*", "/", "%"};
+    static const int o[] = {N_MUL, N_DIV, N_MOD};
+    return c_level(c, c_unary, t, o, 3);
+}
+static int c_add(compiler *c)
+{
+    static const char *const t[] = {"+", "-"};
+    static const int o[] = {N_ADD, N_SUB};
+    return c_level(c, c_mul, t, o, 2);
+}
+static int c_rel(compiler *c)
+{
+    static const char *const t[] = {"<=", ">=", "<", ">"};
+    static const int o[] = {N_LE, N_GE, N_LT, N_GT};
+    return c_level(c, c_add, t, o, 4);
+}
+static int c_eq(compiler *c)
+{
+    static const char *const t[] = {"==", "!="};
+    static const int o[] = {N_EQ, N_NE};
+    return c_level(c, c_rel, t, o, 2);
+}
+static int c_and(compiler *c)
+{
+    static const char *const t[] = {"&&"};
+    static const int o[] = {N_AND};
+    return c_level(c, c_eq, t, o, 1);
+}
+static int c_or(compiler *c)
+{
+    static const char *const t[] = {"||"};
+    static const int o[] = {N_OR};
+    return c_level(c, c_and, t, o, 1);
+}
+
+static int c_cond(compiler *c)
+{
+    if (++c->depth > MAX_DEPTH) {
+        c->failed = true;
+        return -1;
+    }
+    int v = c_or(c);
+    if (c_accept(c, "?")) {
+        int a = c_cond(c);
+        if (!c_accept(c, ":"))
+            c->failed = true;
+        int b = c_cond(c);
+        v = node(c, N_COND, v, a, b);
+    }
+    c->depth--;
+    return v;
+}
+
+void expr_prog_free(expr_prog *p)
+{
+    if (!p)
+        return;
+    free(p->src);
+    free(p->n);
+    free(p);
+}
+
+expr_prog *expr_compile(const char *src)
+{
+    expr_prog *pr = calloc(1, sizeof *pr);
+    size_t len = strlen(src);
+    if (!pr || !(pr->src = malloc(len + 1))) {
+        free(pr);
+        return NULL;
+    }
+    memcpy(pr->src, src, len + 1);
+    compiler c = {pr, pr->src, false, 0};
+    pr->root = c_cond(&c);
+    c_ws(&c);
+    if (c.failed || *c.p != '\0' || pr->root < 0) {
+        expr_prog_free(pr);
+        return NULL;
+    }
+    return pr;
+}
+
+typedef struct {
+    const expr_prog *pr;
+    expr_lookup_fn lookup;
+    void *ctx;
+    bool failed;
+} runner;
+
+/* Mirrors the interpreter: untaken branches still look names up, and only taken ones fail on
+ * arithmetic. Any failure stops the run (the interpreter then gives the message). */
+static int64_t run(runner *r, int i, bool live)
+{
+    const enode *e = &r->pr->n[i];
+    int64_t a, b, v;
+    switch (e->op) {
+    case N_NUM:
+        return e->v;
+    case N_ID:
+        if (!r->lookup || !r->lookup(r->ctx, e->name, e->len, &v))
+            r->failed = true;
+        return r->failed ? 0 : v;
+    case N_NEG:
+        a = run(r, e->a, live);
+        if (a == INT64_MIN) {
+            r->failed = r->failed || live;
+            return 0;
+        }
+        return -a;
+    case N_NOT:
+        return !run(r, e->a, live);
+    case N_AND:
+        a = run(r, e->a, live);
+        b = run(r, e->b, live && a);
+        return live ? (a && b) : 0;
+    case N_OR:
+        a = run(r, e->a, live);
+        b = run(r, e->b, live && !a);
+        return live ? (a || b) : 0;
+    case N_COND:
+        v = run(r, e->a, live);
+        a = run(r, e->b, live && v);
+        b = run(r, e->c, live && !v);
+        return v ? a : b;
+    default:
+        break;
+    }
+    a = run(r, e->a, live);
+    b = e->b >= 0 ? run(r, e->b, live) : 0;
+    switch (e->op) {
+    case N_MUL:
+        if (__builtin_mul_overflow(a, b, &v)) {
+            r->failed = r->failed || live;
+            return 0;
+        }
+        return v;
+    case N_DIV:
+    case N_MOD:
+        if (!live)
+            return 0;
+        if (b == 0 || (a == INT64_MIN && b == -1)) {
+            r->failed = true;
+            return 0;
+        }
+        return e->op == N_DIV ? a / b : a % b;
+    case N_ADD:
+    case N_SUB:
+        if (e->op == N_ADD ? __builtin_add_overflow(a, b, &v) : __builtin_sub_overflow(a, b, &v)) {
+            r->failed = r->failed || live;
+            return 0;
+        }
+        return v;
+    case N_LE: return a <= b;
+    case N_GE: return a >= b;
+    case N_LT: return a < b;
+    case N_GT: return a > b;
+    case N_EQ: return a == b;
+    case N_NE: return a != b;
+    case N_MIN: return live ? (a < b ? a : b) : 0;
+    case N_MAX: return live ? (a > b ? a : b) : 0;
+    case N_POW2: return live ? a > 0 && (a & (a - 1)) == 0 : 0;
+    case N_LOG2:
+        if (!live)
+            return 0;
+        if (a <= 0 || (a & (a - 1)) != 0) {
+            r->failed = true;
+            return 0;
+        }
+        for (v = 0; a > 1; a >>= 1)
+            v++;
+        return v;
+    case N_CDIV:
+    case N_RUP: {
+        if (!live)
+            return 0;
+        if (b <= 0) {
+            r->failed = true;
+            return 0;
+        }
+        int64_t q = a / b + (a % b > 0);
+        if (e->op == N_CDIV)
+            return q;
+        if (__builtin_mul_overflow(q, b, &v)) {
+            r->failed = true;
+            return 0;
+        }
+        return v;
+    }
+    default:
+        r->failed = true;
+        return 0;
+    }
+}
+
+int expr_run(const expr_prog *p, expr_lookup_fn lookup, void *ctx, int64_t *out)
+{
+    runner r = {p, lookup, ctx, false};
+    int64_t v = run(&r, p->root, true);
+    if (r.failed)
+        return -1;
+    *out = v;
+    return 0;
 }

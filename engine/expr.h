@@ -22,6 +22,16 @@ typedef bool (*expr_lookup_fn)(void *ctx, const char *name, size_t len, int64_t 
 int expr_eval(const char *src, expr_lookup_fn lookup, void *ctx, int64_t *out, char *errbuf,
               size_t errlen);
 
+/* The same expression parsed once and evaluated many times (template plans evaluate the same
+ * few dozen expressions at every shape the selection model weighs). expr_compile returns NULL when
+ * src does not parse (or nests too deep); expr_run gives exactly expr_eval's value, and returns -1
+ * without a message on any error (an unknown name, division by zero, overflow in a taken branch):
+ * the caller then runs expr_eval for the message, so errors read the same either way. */
+typedef struct expr_prog expr_prog;
+expr_prog *expr_compile(const char *src);
+int expr_run(const expr_prog *p, expr_lookup_fn lookup, void *ctx, int64_t *out);
+void expr_prog_free(expr_prog *p);
+
 /* Call fn once for each identifier in src (functions excluded), in order of appearance, with
  * duplicates. Used to name the parameters a broken rule mentions. */
 typedef void (*expr_ident_fn)(void *ctx, const char *name, size_t len);

@@ -6,6 +6,7 @@
 #include "info.h"
 #include "merge.h"
 #include "paths.h"
+#include "pick.h"
 #include "run.h"
 #include "serve.h"
 #include "tune.h"
@@ -28,6 +29,7 @@ static const command k_commands[] = {
     {"merge", CMD_MERGE, merge_main, "join tune logs (shards, machines) and rank their points again"},
     {"cache", CMD_CACHE, info_cache, "info | clear: what the CUBIN cache holds, or empty it"},
     {"info", CMD_INFO, info_main, "the GPU, its peaks, and the driver, NVRTC and cuBLAS versions"},
+    {"pick", CMD_PICK, pick_main, "the config --auto would run at each shape, the candidates weighed and why (no GPU needed)"},
     {"__worker", CMD_WORKER, serve_main, NULL},
 };
 #define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])
@@ -68,7 +70,7 @@ int main(int argc, char **argv)
         if (strcmp(k_commands[i].name, argv[1]) == 0)
             c = &k_commands[i];
     if (!c) {
-        fprintf(stderr, "engine: unknown command \"%s\" (commands: bench, verify, compile, tune, merge, cache, info)\n",
+        fprintf(stderr, "engine: unknown command \"%s\" (commands: bench, verify, compile, tune, merge, cache, info, pick)\n",
                 argv[1]);
         paths_free();
         return EXIT_INPUT;

@@ -137,6 +137,14 @@ void paths_free(void)
 const char *paths_tune_dir(void) { return g_tune; }
 const char *paths_wisdom_dir(void) { return g_wisdom ? g_wisdom : "wisdom"; }
 
+char *paths_user_wisdom_dir(void)
+{
+    const char *x = getenv("XDG_DATA_HOME"), *h = getenv("HOME");
+    if (x && *x)
+        return xasprintf("%s/engine/wisdom", x);
+    return h && *h ? xasprintf("%s/.local/share/engine/wisdom", h) : NULL;
+}
+
 const char *paths_exe(void) { return g_exe ? g_exe : "/proc/self/exe"; }
 
 size_t paths_template_dirs(const char *const **dirs)

@@ -28,6 +28,10 @@ const char *paths_exe(void);
  * binary (wisdom.h). */
 const char *paths_wisdom_dir(void);
 
+/* The user's wisdom (written by --auto-tune, read before the shipped one): $XDG_DATA_HOME/engine/wisdom,
+ * else $HOME/.local/share/engine/wisdom; newly allocated, NULL when neither variable is set. */
+char *paths_user_wisdom_dir(void);
+
 /* Directory part of path ("." when there is none), newly allocated. */
 char *path_dirname(const char *path);
 /* Join dir and name unless name is absolute, newly allocated. */

@@ -1,11 +1,14 @@
 /* pick.c — see pick.h. */
 #include "pick.h"
 
+#include "arch.h"
 #include "gpu.h"
 #include "paths.h"
+#include "report.h"
 #include "util.h"
-#include "wisdom.h"
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,7 +29,7 @@ static char *resolve_config(const char *config, const char *wisdom_path)
 }
 
 /* Index of the entry with this path and these overrides, adding it when new. */
-static size_t entry_of(pick_t *p, char *path, const wisdom_entry *e)
+static size_t entry_of(pick_t *p, const char *path, const wisdom_entry *e)
 {
     for (size_t i = 0; i < p->nentries; i++) {
         entry_t *x = &p->entries[i];
@@ -38,14 +41,12 @@ static size_t entry_of(pick_t *p, char *path, const wisdom_entry *e)
             same += strcmp(kv, x->sets[k]) == 0;
             free(kv);
         }
-        if (same == e->nsets) {
-            free(path);
+        if (same == e->nsets)
             return i;
-        }
     }
     p->entries = xrealloc(p->entries, (p->nentries + 1) * sizeof *p->entries);
     entry_t *x = &p->entries[p->nentries];
-    x->path = path;
+    x->path = xstrdup(path);
     x->nsets = e->nsets;
     x->sets = xcalloc(e->nsets ? e->nsets : 1, sizeof *x->sets);
     for (size_t k = 0; k < e->nsets; k++)
@@ -53,54 +54,272 @@ static size_t entry_of(pick_t *p, char *path, const wisdom_entry *e)
     return p->nentries++;
 }
 
+size_t pick_entry_of_cand(pick_t *p, size_t c)
+{
+    if (p->entry_of_cand[c] == (size_t)-1)
+        p->entry_of_cand[c] = entry_of(p, p->sel.cands[c].path, p->sel.cands[c].entry);
+    return p->entry_of_cand[c];
+}
+
+/* The user's wisdom, one file at a time: a damaged file is reported in one line and left out (it
+ * stays on disk as it is: --auto-tune then refuses to write over it), the others are read. */
+static void load_user(wisdom_t *w, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    char **names = NULL;
+    size_t n = 0;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".json") != 0)
+            continue;
+        names = xrealloc(names, (n + 1) * sizeof *names);
+        names[n++] = xstrdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_strp);
+    for (size_t i = 0; i < n; i++) {
+        char *path = path_join(dir, names[i]);
+        err_t err;
+        err_clear(&err);
+        if (wisdom_load_file(w, path, &err)) {
+            char line[ERR_SOURCE_LEN + ERR_TEXT_LEN + 64];
+            err_format(&err, line, sizeof line);
+            fprintf(stderr, "engine: %s (this user wisdom file is ignored; fix or remove it)\n", line);
+        }
+        free(path);
+        free(names[i]);
+    }
+    free(names);
+}
+
+/* SMs of a GPU of this arch when there is none to ask: the usual data-centre part of each. */
+static int usual_sms(int arch)
+{
+    switch (arch_sm(arch)) {
+    case 80:
+        return 108;
+    case 86:
+        return 84;
+    case 89:
+        return 128;
+    default:
+        return 132;
+    }
+}
+
+static int add_candidates(pick_t *p, const wisdom_t *w, int level, dtype_t dtype, const char *device,
+                          const wisdom_entry ***entries, const wisdom_file ***files, char ***paths, size_t *n)
+{
+    size_t count = wisdom_level_entries(w, device, p->arch, dtype, level, NULL, 0);
+    wisdom_choice *ch = xcalloc(count ? count : 1, sizeof *ch);
+    wisdom_level_entries(w, device, p->arch, dtype, level, ch, count);
+    *entries = xrealloc(*entries, (*n + count + 1) * sizeof **entries);
+    *files = xrealloc(*files, (*n + count + 1) * sizeof **files);
+    *paths = xrealloc(*paths, (*n + count + 1) * sizeof **paths);
+    for (size_t i = 0; i < count; i++) {
+        (*entries)[*n] = ch[i].entry;
+        (*files)[*n] = ch[i].file;
+        (*paths)[*n] = resolve_config(ch[i].entry->config, ch[i].file->path);
+        (*n)++;
+    }
+    free(ch);
+    return 0;
+}
+
+/* "name[SETS] (file:line, level, ...)": where a shape's config came from. */
+static char *why_of(const select_t *s, const select_result *r, int level)
+{
+    const select_cand *c = &s->cands[r->chosen];
+    const char *lv = level == WISDOM_DEVICE ? "device" : level == WISDOM_ARCH ? "arch" : "default";
+    char shape[64];
+    snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)c->entry->shape.m, (long long)c->entry->shape.n,
+             (long long)c->entry->shape.k);
+    if (r->exact)
+        return xasprintf("%s (%s:%d, %s, exact %s)", c->label, c->file->path, c->entry->line, lv, shape);
+    double t = 0;
+    for (size_t j = 0; j < r->nw; j++)
+        if (r->w[j].cand == r->chosen)
+            t = r->w[j].t_est;
+    return xasprintf("%s (%s:%d, %s, model: %.1f us estimated, of the %zu nearest entries; its own %s)", c->label,
+                     c->file->path, c->entry->line, lv, t * 1e6, r->nw, shape);
+}
+
 int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes, err_t *err)
 {
     memset(p, 0, sizeof *p);
-    /* The GPU's name and arch, without a context; with no GPU, the arch of --arch (or sm_90) still
-     * reaches the arch and default levels, and the run itself reports the missing GPU. */
+    wisdom_init(&p->user);
+    wisdom_init(&p->shipped);
+    /* The GPU's name, arch and SMs, without a context; with no GPU, --arch (or sm_90) still reaches
+     * the arch and default levels, and a run reports the missing GPU itself. */
     gpu_t g;
     memset(&g, 0, sizeof g);
     err_t ignored;
     err_clear(&ignored);
     bool have_gpu = gpu_driver_present() && gpu_probe(&g, o->device, &ignored) == 0;
-    int arch = o->arch ? o->arch : have_gpu ? g.sm : 90;
-    p->device = xstrdup(have_gpu ? g.name : "");
+    p->arch = o->arch ? o->arch : have_gpu ? g.sm : 90;
+    p->device = xstrdup(o->device_name ? o->device_name : have_gpu ? g.name : "");
+    int sms = o->sms ? o->sms : have_gpu ? g.sms : usual_sms(p->arch);
+    double clock = have_gpu && g.clock_khz > 0 ? g.clock_khz * 1e3 : 1.98e9;
     dtype_t dtype = o->dtype && strcmp(o->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32;
     const char *dir = o->wisdom ? o->wisdom : paths_wisdom_dir();
-    wisdom_t w;
-    wisdom_init(&w);
-    if (wisdom_load_dir(&w, dir, err)) {
+    p->user_dir = paths_user_wisdom_dir();
+    if (p->user_dir)
+        load_user(&p->user, p->user_dir);
+    if (wisdom_load_dir(&p->shipped, dir, err)) {
         pick_free(p);
         return -1;
     }
+    const char *dev = *p->device ? p->device : NULL;
+    int lu = wisdom_first_level(&p->user, dev, p->arch, dtype), ls = wisdom_first_level(&p->shipped, dev, p->arch, dtype);
+    int level = lu && (!ls || lu <= ls) ? lu : ls;
+    const wisdom_entry **entries = NULL;
+    const wisdom_file **files = NULL;
+    char **paths = NULL;
+    size_t n = 0;
+    if (level) {
+        if (lu == level)
+            add_candidates(p, &p->user, level, dtype, dev, &entries, &files, &paths, &n);
+        if (ls == level)
+            add_candidates(p, &p->shipped, level, dtype, dev, &entries, &files, &paths, &n);
+    }
+    select_gpu sg;
+    select_gpu_init(&sg, p->arch, sms, clock);
+    select_init(&p->sel, &sg, dtype, entries, files, paths, n);
+    for (size_t c = 0; c < n; c++)
+        if (!p->sel.cands[c].loaded)
+            fprintf(stderr, "engine: %s:%d: this wisdom entry is left out: %s\n", p->sel.cands[c].file->path,
+                    p->sel.cands[c].entry->line, p->sel.cands[c].err_text);
+    free(entries);
+    free(files);
+    free(paths);
+    p->entry_of_cand = xcalloc(n ? n : 1, sizeof *p->entry_of_cand);
+    for (size_t c = 0; c < n; c++)
+        p->entry_of_cand[c] = (size_t)-1;
     p->nshapes = nshapes;
     p->of_shape = xcalloc(nshapes ? nshapes : 1, sizeof *p->of_shape);
     p->why = xcalloc(nshapes ? nshapes : 1, sizeof *p->why);
-    int rc = 0;
-    for (size_t s = 0; s < nshapes && !rc; s++) {
-        wisdom_choice c;
-        if (wisdom_lookup(&w, have_gpu ? g.name : NULL, arch, dtype, &shapes[s], &c)) {
-            rc = err_set(err, EXIT_INPUT, dir, 0, 0,
-                         "--auto: no wisdom for %s at %lldx%lldx%lld (no device, arch or default entry of that dtype)",
-                         dtype_name(dtype), (long long)shapes[s].m, (long long)shapes[s].n, (long long)shapes[s].k);
-            break;
+    p->explain = xcalloc(nshapes ? nshapes : 1, sizeof *p->explain);
+    p->result = xcalloc(nshapes ? nshapes : 1, sizeof *p->result);
+    for (size_t s = 0; s < nshapes; s++) {
+        if (select_pick(&p->sel, &shapes[s], &p->result[s])) {
+            const char *why = n ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
+            for (size_t c = 0; c < n && !p->sel.cands[c].loaded; c++)
+                why = p->sel.cands[c].err_text;
+            err_set(err, EXIT_INPUT, dir, 0, 0, "--auto: no wisdom for %s at %lldx%lldx%lld (%s)", dtype_name(dtype),
+                    (long long)shapes[s].m, (long long)shapes[s].n, (long long)shapes[s].k, why);
+            pick_free(p);
+            return -1;
         }
-        p->of_shape[s] = entry_of(p, resolve_config(c.entry->config, c.file->path), c.entry);
-        p->why[s] = wisdom_choice_format(&c);
+        p->of_shape[s] = pick_entry_of_cand(p, p->result[s].chosen);
+        p->why[s] = why_of(&p->sel, &p->result[s], level);
+        p->explain[s] = select_explain(&p->sel, &shapes[s], &p->result[s]);
     }
-    wisdom_free(&w);
-    if (rc)
-        pick_free(p);
-    return rc ? -1 : 0;
+    return 0;
 }
 
 void pick_free(pick_t *p)
 {
     entries_free(p->entries, p->nentries);
-    for (size_t s = 0; p->why && s < p->nshapes; s++)
-        free(p->why[s]);
+    for (size_t s = 0; s < p->nshapes; s++) {
+        free(p->why ? p->why[s] : NULL);
+        free(p->explain ? p->explain[s] : NULL);
+    }
     free(p->why);
+    free(p->explain);
+    free(p->result);
     free(p->of_shape);
     free(p->device);
+    free(p->user_dir);
+    free(p->entry_of_cand);
+    select_free(&p->sel);
+    wisdom_free(&p->user);
+    wisdom_free(&p->shipped);
     memset(p, 0, sizeof *p);
+}
+
+int pick_main(const opts_t *o)
+{
+    pick_t p;
+    err_t err;
+    err_clear(&err);
+    double t0 = now_ms();
+    if (pick_init(&p, o, NULL, 0, &err)) {
+        err_print(stderr, &err);
+        return err.code;
+    }
+    double t_load = now_ms() - t0;
+    /* The lookups alone, timed: what --auto adds per shape once the candidates are loaded. */
+    select_result *res = xcalloc(o->nshapes ? o->nshapes : 1, sizeof *res);
+    double t1 = now_ms();
+    int rc = EXIT_OK;
+    for (size_t s = 0; s < o->nshapes; s++)
+        if (select_pick(&p.sel, &o->shapes[s], &res[s]))
+            res[s].nw = (size_t)-1;
+    double t_pick = now_ms() - t1;
+    char arch[16];
+    if (o->format == FORMAT_TABLE)
+        printf("pick: %s, %s, %d SMs, %s; %zu candidates (loaded in %.1f ms)\n",
+               *p.device ? p.device : "no device", arch_name(p.arch, arch, sizeof arch), p.sel.gpu.sms,
+               dtype_name(p.sel.dtype), p.sel.ncands, t_load);
+    for (size_t c = 0; o->format == FORMAT_TABLE && c < p.sel.ncands; c++) {
+        const select_cand *x = &p.sel.cands[c];
+        if (x->loaded)
+            printf("  entry %lldx%lldx%lld %s: eff %.2f, occ %d%s, %.1f us there (%s:%d)\n", (long long)x->entry->shape.m,
+                   (long long)x->entry->shape.n, (long long)x->entry->shape.k, x->label, x->eff, x->occ,
+                   x->occ_estimated ? " (estimated)" : "", x->t_entry * 1e6, x->file->path, x->entry->line);
+    }
+    for (size_t s = 0; s < o->nshapes; s++) {
+        const shape_t *sh = &o->shapes[s];
+        if (res[s].nw == (size_t)-1) {
+            fprintf(stderr, "engine: --auto: no wisdom for %s at %lldx%lldx%lld\n", dtype_name(p.sel.dtype),
+                    (long long)sh->m, (long long)sh->n, (long long)sh->k);
+            rc = EXIT_INPUT;
+            continue;
+        }
+        const select_cand *c = &p.sel.cands[res[s].chosen];
+        if (o->format == FORMAT_JSONL) {
+            double t = -1;
+            for (size_t j = 0; j < res[s].nw; j++)
+                if (res[s].w[j].cand == res[s].chosen)
+                    t = res[s].w[j].t_est;
+            strbuf sb;
+            sb_init(&sb);
+            sb_addf(&sb, "{\"shape\":\"%lldx%lldx%lld\",\"dtype\":\"%s\",\"config\":", (long long)sh->m, (long long)sh->n,
+                    (long long)sh->k, dtype_name(p.sel.dtype));
+            sb_add_json_string(&sb, c->path);
+            sb_add(&sb, ",\"label\":");
+            sb_add_json_string(&sb, c->label);
+            sb_add(&sb, ",\"set\":{");
+            for (size_t k = 0; k < c->entry->nsets; k++)
+                sb_addf(&sb, "%s\"%s\":%lld", k ? "," : "", c->entry->sets[k].key, (long long)c->entry->sets[k].value);
+            sb_addf(&sb, "},\"exact\":%s,\"entry\":\"%lldx%lldx%lld\",\"est_us\":", res[s].exact ? "true" : "false",
+                    (long long)c->entry->shape.m, (long long)c->entry->shape.n, (long long)c->entry->shape.k);
+            if (t >= 0)
+                sb_addf(&sb, "%.3f", t * 1e6);
+            else
+                sb_add(&sb, "null");
+            sb_add(&sb, ",\"candidates\":[");
+            for (size_t j = 0; j < res[s].nw; j++) {
+                sb_add(&sb, j ? "," : "");
+                sb_add_json_string(&sb, p.sel.cands[res[s].w[j].cand].label);
+            }
+            sb_add(&sb, "]}");
+            char *line = sb_steal(&sb);
+            printf("%s\n", line);
+            free(line);
+        } else {
+            char *ex = select_explain(&p.sel, sh, &res[s]);
+            printf("\n%lldx%lldx%lld: %s\n%s", (long long)sh->m, (long long)sh->n, (long long)sh->k, c->label, ex);
+            free(ex);
+        }
+    }
+    if (o->format == FORMAT_TABLE)
+        printf("\npick: %zu shapes in %.3f ms, %.1f us a shape\n", o->nshapes, t_pick,
+               o->nshapes ? 1e3 * t_pick / (double)o->nshapes : 0);
+    free(res);
+    pick_free(&p);
+    return rc;
 }

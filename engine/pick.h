@@ -1,5 +1,11 @@
-/* pick.h — `engine bench --auto` and `engine verify --auto`: for each shape of the run, the config
- * that wisdom (wisdom.h) chose for this GPU, its arch and the dtype (--dtype, else f32).
+/* pick.h — `engine bench --auto`, `engine verify --auto` and `engine pick`: for each shape of the
+ * run, the config to use on this GPU, its arch and the dtype (--dtype, else f32).
+ *
+ * Wisdom (wisdom.h) is read from two places: the user's ($XDG_DATA_HOME/engine/wisdom, where
+ * --auto-tune records; a damaged file there is reported in one line and left out) and then the
+ * shipped one (--wisdom DIR, else paths_wisdom_dir(); a damaged file there is an error). A shape that
+ * has an entry of its own runs it, the user's first; any other shape goes to the selection model
+ * (select.h) over the entries of the first level that holds the dtype.
  *
  * The choices become the run's entries, one per distinct (config, overrides), and each shape
  * records which entry runs there and why, so a row can say where its config came from. A config
@@ -9,6 +15,8 @@
 
 #include "cli.h"
 #include "err.h"
+#include "select.h"
+#include "wisdom.h"
 
 #include <stddef.h>
 
@@ -17,17 +25,30 @@ typedef struct {
     size_t nentries;
     size_t *of_shape; /* per shape: index into entries */
     char **why;       /* per shape: "warptile_db (wisdom/x.json:12, device, exact)" */
+    char **explain;   /* per shape: the model's weighing, several lines (select_explain) */
+    select_result *result; /* per shape: what the model found (the candidates' ranks, for --auto-tune) */
     size_t nshapes;
     char *device;     /* the GPU's name as wisdom saw it ("" without a GPU) */
+    int arch;
+    char *user_dir;   /* the user's wisdom directory, NULL when there is none to use */
+    wisdom_t user, shipped;
+    select_t sel;     /* the candidates */
+    size_t *entry_of_cand; /* per candidate: index into entries, or (size_t)-1 when not chosen */
 } pick_t;
 
-/* Look up every shape. The GPU named by --device is probed without a context for its name and
- * arch (--arch wins for the arch); the wisdom comes from --wisdom DIR or paths_wisdom_dir().
- * Fails (EXIT_INPUT) on a malformed wisdom file or a shape no level of wisdom covers. */
+/* Choose for every shape. The GPU named by --device is probed without a context for its name, arch
+ * and SM count (--device-name, --arch and --sms win). Fails (EXIT_INPUT) on a malformed shipped
+ * wisdom file or a shape that nothing covers. */
 int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes, err_t *err);
 void pick_free(pick_t *p);
 
+/* Index into entries of candidate c, adding it when new (--auto-tune times candidates that were not chosen). */
+size_t pick_entry_of_cand(pick_t *p, size_t c);
+
 /* Whether entry i runs at shape s: always without a pick. */
 static inline int pick_runs(const pick_t *p, size_t s, size_t i) { return !p || p->of_shape[s] == i; }
+
+/* `engine pick`: print the choice for each --shapes, with the weighing (table) or as JSON lines. */
+int pick_main(const opts_t *o);
 
 #endif

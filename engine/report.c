@@ -62,7 +62,20 @@ static void csv_str(FILE *f, const char *v, bool comma)
 
 static const char *k_csv_header =
     "config,template,dtype,M,N,K,alpha,beta,status,ms,ms_min,ms_max,tflops,pct_cublas,pct_peak,regs,"
-    "spill_bytes,smem_bytes,threads,occ_blocks,occ_pct,clock_mhz,power_w,floor_ms,bound,max_err_ratio,cubin,switches,params,args";
+    "spill_bytes,smem_bytes,threads,occ_blocks,occ_pct,clock_mhz,power_w,floor_ms,bound,max_err_ratio,class,err_max_u,"
+    "err_mean_u,cublas_err_max_u,cublas_err_mean_u,cubin,switches,params,args";
+
+/* An error in u, or nothing (CSV) / null (JSON) when not measured. */
+static void err_num(FILE *f, const char *key, double v)
+{
+    if (key)
+        fprintf(f, "\"%s\":", key);
+    if (v >= 0)
+        fprintf(f, "%.4g", v);
+    else if (key)
+        fputs("null", f);
+    fputc(',', f);
+}
 
 void report_row_print(report_t *r, const report_row *w)
 {
@@ -121,6 +134,11 @@ void report_row_print(report_t *r, const report_row *w)
         fprintf(f, ",%.6f,", w->floor_ms);
         csv_str(f, w->bound, true);
         fprintf(f, "%.4g,", w->max_ratio);
+        csv_str(f, w->acc_class, true);
+        err_num(f, NULL, w->acc_class ? w->err_max_u : -1);
+        err_num(f, NULL, w->acc_class ? w->err_mean_u : -1);
+        err_num(f, NULL, w->acc_class ? w->ref_err_max_u : -1);
+        err_num(f, NULL, w->acc_class ? w->ref_err_mean_u : -1);
         csv_str(f, w->cubin, true);
         csv_str(f, w->switches, true);
         csv_str(f, w->params, true);
@@ -148,6 +166,13 @@ void report_row_print(report_t *r, const report_row *w)
         fprintf(f, "\"floor_ms\":%.6f,", w->floor_ms);
         json_str(f, "bound", w->bound, true);
         fprintf(f, "\"max_err_ratio\":%.4g,", w->max_ratio);
+        if (w->acc_class) {
+            json_str(f, "class", w->acc_class, true);
+            err_num(f, "err_max_u", w->err_max_u);
+            err_num(f, "err_mean_u", w->err_mean_u);
+            err_num(f, "cublas_err_max_u", w->ref_err_max_u);
+            err_num(f, "cublas_err_mean_u", w->ref_err_mean_u);
+        }
         json_str(f, "cubin", w->cubin, true);
         if (w->pdl >= 0)
             fprintf(f, "\"pdl\":%s,", w->pdl ? "true" : "false");

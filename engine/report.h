@@ -36,6 +36,9 @@ typedef struct {
     double floor_ms;       /* roofline floor, 0 when unknown */
     const char *bound;     /* which term sets the floor: "flop", "dram", "l2" */
     double max_ratio;      /* largest error / tolerance seen in verification */
+    const char *acc_class; /* accuracy class judged (accuracy.h): "f32", "f64", "tf32"; NULL: none */
+    double err_max_u, err_mean_u;         /* errors against the FP64 reference, in u of S; < 0: not measured */
+    double ref_err_max_u, ref_err_mean_u; /* the class's cuBLAS yardstick's, on the same inputs */
     const char *cubin;     /* "nvrtc" (compiled by this run), "cache" (found compiled), "" (cuBLAS) */
     const char *switches;  /* shape switches the kernel was compiled with */
     const char *params;    /* every param value */

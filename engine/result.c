@@ -24,6 +24,7 @@ void result_row_init(result_row *r)
     r->tflops = r->pct_cublas = r->cublas_ms = -1;
     r->regs = r->spill_bytes = r->smem_bytes = r->threads = -1;
     r->occ_pct = r->clock_mhz = r->power_w = -1;
+    r->err_max_u = r->err_mean_u = r->cublas_err_max_u = r->cublas_err_mean_u = -1;
 }
 
 static void free_params(result_row *r)
@@ -40,7 +41,7 @@ static void free_params(result_row *r)
 void result_row_free(result_row *r)
 {
     char *strs[] = {r->time,   r->key,    r->config,     r->tmpl,   r->dtype,    r->arch,
-                    r->device, r->status, r->invalidity, r->reason, r->switches, r->args};
+                    r->device, r->status, r->invalidity, r->reason, r->switches, r->args, r->acc_class};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         free(strs[i]);
     free_params(r);
@@ -231,6 +232,19 @@ char *result_row_to_json(const result_row *r)
         add_key(&sb, d3[i].name, false);
         add_opt_double(&sb, d3[i].v);
     }
+    add_key(&sb, "class", false);
+    sb_add_json_string(&sb, r->acc_class);
+    const struct {
+        const char *name;
+        double v;
+    } d4[] = {{"err_max_u", r->err_max_u},
+              {"err_mean_u", r->err_mean_u},
+              {"cublas_err_max_u", r->cublas_err_max_u},
+              {"cublas_err_mean_u", r->cublas_err_mean_u}};
+    for (size_t i = 0; i < 4; i++) {
+        add_key(&sb, d4[i].name, false);
+        add_opt_double(&sb, d4[i].v);
+    }
     sb_addf(&sb, ",\"from_cache\":%s", r->from_cache ? "true" : "false");
     add_key(&sb, "switches", false);
     sb_add_json_string(&sb, r->switches);
@@ -250,7 +264,7 @@ static const char *const k_fields[] = {
     "stage",      "configuration", "status",  "invalidity", "reason",     "times",      "measurements", "ms",
     "ms_min",     "ms_max",        "runs",    "tflops",     "pct_cublas", "cublas_ms",  "regs",         "spill_bytes",
     "smem_bytes", "threads",       "occ_pct", "clock_mhz",  "power_w",    "from_cache", "switches",     "args",
-    NULL};
+    "class",      "err_max_u",     "err_mean_u", "cublas_err_max_u", "cublas_err_mean_u", NULL};
 
 static const char *const k_times[] = {"compilation", "verification", "benchmark", NULL};
 
@@ -547,6 +561,14 @@ int result_row_parse(const char *text, size_t len, const char *path, int lineno,
         get_number(c, root, NULL, "clock_mhz", true, &r->clock_mhz) ||
         get_number(c, root, NULL, "power_w", true, &r->power_w))
         goto out;
+    /* The accuracy fields: absent in logs written before them (null then). */
+    if (json_object_get(root, "class") && get_string(c, root, NULL, "class", false, &r->acc_class))
+        goto out;
+    const char *errs[] = {"err_max_u", "err_mean_u", "cublas_err_max_u", "cublas_err_mean_u"};
+    double *errv[] = {&r->err_max_u, &r->err_mean_u, &r->cublas_err_max_u, &r->cublas_err_mean_u};
+    for (size_t i = 0; i < 4; i++)
+        if (json_object_get(root, errs[i]) && get_number(c, root, NULL, errs[i], true, errv[i]))
+            goto out;
     v = json_object_get(root, "from_cache");
     if (!v) {
         fail_at(c, NULL, NULL, false, "missing field \"from_cache\"");

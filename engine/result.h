@@ -12,10 +12,12 @@
  *    "measurements":[{"name":"time","value":3.012,"unit":"ms"},...],
  *    "ms":3.012,"ms_min":2.99,"ms_max":3.05,"runs":3,"tflops":45.63,"pct_cublas":89.1,
  *    "cublas_ms":2.68,"regs":128,"spill_bytes":0,"smem_bytes":16384,"threads":256,"occ_pct":25.0,
- *    "clock_mhz":1980,"power_w":512.3,"from_cache":true,"switches":"FULL_M=1 FULL_N=1",
+ *    "clock_mhz":1980,"power_w":512.3,"class":"f32","err_max_u":3.1,"err_mean_u":0.27,
+ *    "cublas_err_max_u":7.4,"cublas_err_mean_u":0.28,"from_cache":true,"switches":"FULL_M=1 FULL_N=1",
  *    "args":"engine bench configs/warptile_db.json ..."}
  *
- * Every field is always present; an unknown number is JSON null. */
+ * Every field is always written; an unknown number is JSON null. The accuracy fields (class,
+ * err_*_u, cublas_err_*_u) came later: a log written before them reads back with them null. */
 #ifndef ENGINE_RESULT_H
 #define ENGINE_RESULT_H
 
@@ -62,6 +64,9 @@ typedef struct {
     double occ_pct;                      /* resident threads / max threads per SM, %; -1 = null */
     double clock_mhz;                    /* SM clock seen after timing, MHz; -1 = null */
     double power_w;                      /* board power while timing, W; -1 = null */
+    char *acc_class;                     /* accuracy class verified (accuracy.h), "" when not verified */
+    double err_max_u, err_mean_u;        /* errors against the FP64 reference, u of S; -1 = null */
+    double cublas_err_max_u, cublas_err_mean_u; /* the class's cuBLAS yardstick's; -1 = null */
     bool from_cache;                     /* the CUBIN came from the compile cache */
     char *switches;                      /* shape switches compiled in: "FULL_M=1 FULL_N=1" */
     char *args;                          /* command that reruns this point alone */

@@ -351,6 +351,11 @@ static void bench_row(report_row *row, json_t *reply, const build_job *j, const 
     row->pdl = json_is_boolean(json_object_get(reply, "pdl")) ? json_is_true(json_object_get(reply, "pdl")) : -1;
     row->occ_pct = jnum(reply, "occ_pct", 0);
     row->max_ratio = jnum(reply, "max_ratio", 0);
+    row->acc_class = json_is_string(json_object_get(reply, "class")) ? jstr(reply, "class", "") : NULL;
+    row->err_max_u = jnum(reply, "err_max_u", -1);
+    row->err_mean_u = jnum(reply, "err_mean_u", -1);
+    row->ref_err_max_u = jnum(reply, "ref_err_max_u", -1);
+    row->ref_err_mean_u = jnum(reply, "ref_err_mean_u", -1);
     row->ms = jnum(reply, "ms", 0);
     row->ms_min = jnum(reply, "ms_min", 0);
     row->ms_max = jnum(reply, "ms_max", 0);
@@ -482,6 +487,24 @@ out:
 
 /* ---- verify ---------------------------------------------------------------------------------- */
 
+/* "f32 err 3.1/0.25 u (cuBLAS 7.4/0.28)": the class, the kernel's max and mean error against the
+ * FP64 reference and its yardstick's (accuracy.h); "f32 err not measured" without a reference. */
+static void accuracy_text(json_t *reply, char *buf, size_t len)
+{
+    const char *cls = jstr(reply, "class", "");
+    json_t *mx = json_object_get(reply, "err_max_u");
+    if (!*cls) {
+        snprintf(buf, len, "-");
+    } else if (!json_is_number(mx)) {
+        snprintf(buf, len, "%s err %s", cls,
+                 json_is_null(mx) && strcmp(jstr(reply, "reference", "none"), "none") != 0 ? "inf (not finite)"
+                                                                                            : "not measured (no reference)");
+    } else {
+        snprintf(buf, len, "%s err %.3g/%.3g u (cuBLAS %.3g/%.3g)", cls, jnum(reply, "err_max_u", 0),
+                 jnum(reply, "err_mean_u", 0), jnum(reply, "ref_err_max_u", 0), jnum(reply, "ref_err_mean_u", 0));
+    }
+}
+
 int run_verify(const opts_t *o)
 {
     const shape_t *shapes = o->nshapes ? o->shapes : k_verify_shapes;
@@ -533,15 +556,23 @@ int run_verify(const opts_t *o)
                     if (!reply)
                         goto out;
                     const char *status = jstr(reply, "status", "error");
+                    char errs[160];
+                    accuracy_text(reply, errs, sizeof errs);
                     if (strcmp(status, "ok") == 0) {
-                        printf("ok    %-22s %s %-16s beta=%-5g max err/tol %.3g  [%s]\n", c->label,
-                               dtype_name(c->dtype), shape, betas[bi], jnum(reply, "max_ratio", 0), j->k.plan.switches);
+                        printf("ok    %-22s %s %-16s beta=%-5g max err/tol %.3g  %s  [%s]\n", c->label,
+                               dtype_name(c->dtype), shape, betas[bi], jnum(reply, "max_ratio", 0), errs,
+                               j->k.plan.switches);
                         passed++;
+                    } else if (strcmp(status, "FAIL") == 0 && jnum(reply, "bad", 0) == 0) {
+                        /* every element within the screen's bound: the accuracy class failed */
+                        printf("FAIL  %-22s %s %-16s beta=%-5g %s\n", c->label, dtype_name(c->dtype), shape, betas[bi],
+                               errs);
+                        failed++;
                     } else if (strcmp(status, "FAIL") == 0) {
-                        printf("FAIL  %-22s %s %-16s beta=%-5g %lld of %lld wrong (%lld NaN/Inf), max err/tol %.3g\n",
+                        printf("FAIL  %-22s %s %-16s beta=%-5g %lld of %lld wrong (%lld NaN/Inf), max err/tol %.3g  %s\n",
                                c->label, dtype_name(c->dtype), shape, betas[bi], (long long)jnum(reply, "bad", 0),
                                (long long)jnum(reply, "checked", 0), (long long)jnum(reply, "nonfinite", 0),
-                               jnum(reply, "max_ratio", 0));
+                               jnum(reply, "max_ratio", 0), errs);
                         failed++;
                     } else {
                         printf("%-5s %-22s %s %-16s beta=%-5g\n", status, c->label, dtype_name(c->dtype), shape,

@@ -150,6 +150,21 @@ static void put_mismatches(json_t *r, const verify_report *vr)
     json_object_set_new(r, "mismatches", a);
 }
 
+/* A number, or null where it is not finite (NaN and Inf are not JSON). */
+static json_t *finite_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+/* The errors against the FP64 reference (accuracy.h), null when there was none. */
+static void put_accuracy(json_t *r, const acc_verdict *a)
+{
+    json_object_set_new(r, "class", json_string(acc_class_name(a->cls)));
+    json_object_set_new(r, "reference", json_string(a->reference ? a->reference : "none"));
+    bool m = a->kernel.measured;
+    json_object_set_new(r, "err_max_u", m ? finite_or_null(a->kernel.max_u) : json_null());
+    json_object_set_new(r, "err_mean_u", m ? finite_or_null(a->kernel.mean_u) : json_null());
+    json_object_set_new(r, "ref_err_max_u", m ? finite_or_null(a->yardstick.max_u) : json_null());
+    json_object_set_new(r, "ref_err_mean_u", m ? finite_or_null(a->yardstick.mean_u) : json_null());
+}
+
 static void send_line(server_t *sv, json_t *msg);
 
 /* Tell the engine that the set-up is over and the kernel is about to run: its deadline for this
@@ -300,13 +315,16 @@ static void handle_run(server_t *sv, json_t *req, json_t *r)
     if (flag(req, "verify")) {
         verify_report vr;
         memset(&vr, 0, sizeof vr);
+        acc_verdict acc;
         double tv = now_ms();
-        int vrc = kernel_verify(s, &k, &vr, &err);
+        int vrc = kernel_verify(s, &k, &vr, &acc, &err);
         json_object_set_new(r, "t_verify", json_real((now_ms() - tv) * 1e-3));
         if (vrc && err.code == EXIT_VERIFY)
             json_object_set_new(r, "status", json_string("FAIL"));
-        if (!vrc || err.code == EXIT_VERIFY)
+        if (!vrc || err.code == EXIT_VERIFY) {
             put_mismatches(r, &vr);
+            put_accuracy(r, &acc);
+        }
         if (vrc)
             goto out;
     }
@@ -363,6 +381,27 @@ static void handle_cross_check(server_t *sv, json_t *req, json_t *r)
                         ((float *)ref_t)[j] = (float)ref[j];
                         ((float *)bound_t)[j] = (float)bound[j];
                     }
+                }
+                /* The FP64 reference of the accuracy classes (reference.h) against the CPU's
+                 * double-double: within a few units of 2^-53 S (f32: K of them, DGEMM's sums). */
+                if (p->hRef64) {
+                    double *dd = xmalloc(nC * sizeof *dd);
+                    ref_gemm_dd(dt, sh[0], sh[1], sh[2], alpha, p->hA, p->hB, beta, p->hC0, dd);
+                    double far = 0, lim = dt == DTYPE_F64 ? 4.0 : 4.0 + (double)sh[2];
+                    for (size_t j = 0; j < nC; j++) {
+                        double e = fabs(p->hRef64[j] - dd[j]) / (ldexp(1.0, -53) * (bound[j] > 0 ? bound[j] : 1e-300));
+                        far = e > far || isnan(e) ? e : far;
+                    }
+                    free(dd);
+                    bool rok = far <= lim;
+                    char *rl = xasprintf("reference check %s (%s) vs CPU double-double at %lldx%lldx%lld beta=%g: %s (max err %.3g, limit %g, in 2^-53 S)",
+                                         dtype_name(dt), dt == DTYPE_F64 ? "double-double on the GPU" : "DGEMM of the widened inputs",
+                                         (long long)sh[0], (long long)sh[1], (long long)sh[2], beta, rok ? "ok" : "FAIL",
+                                         far, lim);
+                    json_array_append_new(lines, json_string(rl));
+                    free(rl);
+                    if (!rok)
+                        worst = exit_worst(worst, EXIT_VERIFY);
                 }
                 verify_report rep;
                 int bad = verify_compare(p->hRef, ref_t, bound_t, dt, sh[0], sh[1], sh[2], &rep);

@@ -16,7 +16,8 @@ int session_open(session_t *s, int device, err_t *err)
     if (gpu_open(&s->gpu, device, err))
         return -1;
     s->gpu_open = true;
-    if (blas_open(&s->blas, &s->gpu, err) || bench_flush_init(&s->gpu, &s->flush, err)) {
+    if (blas_open(&s->blas, &s->gpu, err) || bench_flush_init(&s->gpu, &s->flush, err) ||
+        reference_init(&s->gpu, &s->ref, err)) {
         session_close(s);
         return -1;
     }
@@ -32,6 +33,7 @@ static void problem_release(session_t *s)
     free(p->hRef);
     free(p->hBound);
     free(p->hGot);
+    free(p->hRef64);
     if (s->gpu_open) {
         gpu_free(&s->gpu, p->A);
         gpu_free(&s->gpu, p->B);
@@ -47,6 +49,7 @@ void session_close(session_t *s)
     problem_release(s);
     if (s->gpu_open) {
         gpu_free(&s->gpu, s->W);
+        reference_free(&s->gpu, &s->ref);
         bench_flush_free(&s->gpu, &s->flush);
         blas_close(&s->blas);
         gpu_close(&s->gpu);
@@ -94,6 +97,51 @@ static void abs_array(void *dst, const void *src, dtype_t d, size_t n)
         else
             ((float *)dst)[i] = fabsf(((const float *)src)[i]);
     }
+}
+
+/* The FP64-accurate product of the current problem on the host (hRef64) and cuBLAS's error against
+ * it. Skipped, with nothing measured, where its memory does not fit beside the problem's (the 2^32
+ * elements of C at 65536x65536x16): the per-element screen still runs there. */
+static int reference_setup(session_t *s, err_t *err)
+{
+    problem_t *p = &s->prob;
+    gpu_t *g = &s->gpu;
+    size_t nC = (size_t)(p->M * p->N);
+    size_t dev_need = nC * sizeof(double) + reference_scratch_bytes(p->dtype, p->M, p->N, p->K);
+    size_t free_b = 0, total_b = 0, host_free = host_mem_available();
+    if (gpu_mem_info(g, &free_b, &total_b, err))
+        return -1;
+    if (dev_need + (64u << 20) > free_b || (host_free && nC * sizeof(double) + (256u << 20) > host_free) || p->K == 0)
+        return 0;
+    CUdeviceptr out = 0;
+    p->hRef64 = xmalloc(nC * sizeof(double));
+    int rc = gpu_alloc(g, nC * sizeof(double), &out, err) ||
+             reference_gemm(&s->ref, g, &s->blas, p->dtype, p->M, p->N, p->K, p->alpha, p->A, p->B, p->beta, p->C0, out,
+                            err) ||
+             gpu_download(g, p->hRef64, out, nC * sizeof(double), err);
+    gpu_free(g, out);
+    if (rc)
+        return -1;
+    acc_measure(p->hRef, p->dtype, p->hRef64, p->hBound, nC, &p->cublas_err);
+    return 0;
+}
+
+/* cuBLAS TF32's error on the current problem: the yardstick of the tf32 class, measured once. */
+static int tf32_setup(session_t *s, err_t *err)
+{
+    problem_t *p = &s->prob;
+    if (p->tf32_err.measured || !p->hRef64)
+        return 0;
+    size_t nC = (size_t)(p->M * p->N);
+    float a = (float)p->alpha, b = (float)p->beta;
+    void *host = xmalloc(nC * sizeof(float));
+    int rc = gpu_copy(&s->gpu, p->C, p->C0, nC * sizeof(float), err) ||
+             blas_gemm_tf32(&s->blas, (int)p->M, (int)p->N, (int)p->K, &a, p->A, p->B, &b, p->C, err) ||
+             gpu_download(&s->gpu, host, p->C, nC * sizeof(float), err);
+    if (!rc)
+        acc_measure(host, DTYPE_F32, p->hRef64, p->hBound, nC, &p->tf32_err);
+    free(host);
+    return rc ? -1 : 0;
 }
 
 int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, double alpha, double beta,
@@ -165,7 +213,8 @@ int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, 
     }
     if (gpu_upload(g, p->A, p->hA, nA * es, err) || gpu_upload(g, p->B, p->hB, nB * es, err) ||
         gpu_upload(g, p->C0, p->hC0, nC * es, err) || gpu_copy(g, p->Ref, p->C0, nC * es, err) ||
-        problem_cublas(s, p->Ref, err) || gpu_download(g, p->hRef, p->Ref, nC * es, err))
+        problem_cublas(s, p->Ref, err) || gpu_download(g, p->hRef, p->Ref, nC * es, err) ||
+        reference_setup(s, err))
         goto fail;
     p->ready = true;
     return 0;
@@ -263,7 +312,7 @@ int kernel_enqueue(session_t *s, kernel_t *k, err_t *err)
     return 0;
 }
 
-int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, err_t *err)
+int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, acc_verdict *acc, err_t *err)
 {
     problem_t *p = &s->prob;
     size_t nC = (size_t)(p->M * p->N), es = dtype_size(p->dtype);
@@ -283,12 +332,26 @@ int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, err_t *err)
     }
     if (gpu_sync(&s->gpu, err) || gpu_download(&s->gpu, p->hGot, p->C, nC * es, err))
         return -1;
-    if (verify_compare(p->hGot, p->hRef, p->hBound, p->dtype, p->M, p->N, p->K, rep) == 0)
-        return 0;
-    return err_set(err, EXIT_VERIFY, k->cfg->path, 0, 0,
-                   "verification failed at %lldx%lldx%lld beta=%g: %zu of %zu elements wrong (%zu NaN/Inf)",
-                   (long long)p->M, (long long)p->N, (long long)p->K, p->beta, rep->bad, rep->checked,
-                   rep->nonfinite);
+    int screen = verify_compare(p->hGot, p->hRef, p->hBound, p->dtype, p->M, p->N, p->K, rep);
+    memset(acc, 0, sizeof *acc);
+    acc->cls = acc_class_of(k->cfg->accuracy, p->dtype);
+    acc->reference = !p->hRef64 ? "none" : p->dtype == DTYPE_F64 ? "dd" : "dgemm";
+    if (p->hRef64) {
+        acc_measure(p->hGot, p->dtype, p->hRef64, p->hBound, nC, &acc->kernel);
+        if (acc->cls == ACC_CLASS_TF32 && tf32_setup(s, err))
+            return -1;
+        acc->yardstick = acc->cls == ACC_CLASS_TF32 ? p->tf32_err : p->cublas_err;
+    }
+    if (screen)
+        return err_set(err, EXIT_VERIFY, k->cfg->path, 0, 0,
+                       "verification failed at %lldx%lldx%lld beta=%g: %zu of %zu elements wrong (%zu NaN/Inf)",
+                       (long long)p->M, (long long)p->N, (long long)p->K, p->beta, rep->bad, rep->checked,
+                       rep->nonfinite);
+    char why[256];
+    if (p->hRef64 && !acc_check(acc->cls, &acc->kernel, &acc->yardstick, why, sizeof why))
+        return err_set(err, EXIT_VERIFY, k->cfg->path, 0, 0, "verification failed at %lldx%lldx%lld beta=%g: %s",
+                       (long long)p->M, (long long)p->N, (long long)p->K, p->beta, why);
+    return 0;
 }
 
 int kernel_occupancy(session_t *s, kernel_t *k, int *blocks, int *threads, err_t *err)

@@ -5,12 +5,14 @@
 #ifndef ENGINE_SESSION_H
 #define ENGINE_SESSION_H
 
+#include "accuracy.h"
 #include "bench.h"
 #include "blas.h"
 #include "config.h"
 #include "err.h"
 #include "gpu.h"
 #include "jit.h"
+#include "reference.h"
 #include "template.h"
 #include "verify.h"
 
@@ -26,6 +28,9 @@ typedef struct {
     void *hRef;          /* cuBLAS result */
     void *hBound;        /* S = |alpha| |A||B| + |beta| |C0| (verify.h) */
     void *hGot;          /* a kernel's result, downloaded */
+    double *hRef64;      /* the FP64-accurate product (reference.h); NULL when it did not fit */
+    acc_err cublas_err;  /* cuBLAS's own error against it (accuracy.h) */
+    acc_err tf32_err;    /* cuBLAS TF32's, measured when a tf32-class kernel first asks */
     CUdeviceptr A, B, C, C0, Ref;
     bool ready;
 } problem_t;
@@ -35,6 +40,7 @@ typedef struct {
     bool gpu_open;
     blas_t blas;
     bench_flush flush;
+    reference_t ref;
     problem_t prob;
     CUdeviceptr W; /* split-K and other scratch, grown on demand */
     size_t W_bytes;
@@ -77,9 +83,10 @@ void kernel_free(session_t *s, kernel_t *k);
 int kernel_enqueue(session_t *s, kernel_t *k, err_t *err);
 
 /* Prepare C (NaN when beta = 0, so unwritten or beta-polluted outputs fail; C0 otherwise), run
- * once, check every element against the reference. Returns 0 and fills rep; EXIT_VERIFY in err
- * when an element is wrong. */
-int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, err_t *err);
+ * once, check every element against cuBLAS (verify.h), then the errors against the FP64 reference
+ * against the config's accuracy class (accuracy.h). Returns 0 and fills rep and acc; EXIT_VERIFY in
+ * err when an element is wrong or the errors are not the class's. */
+int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, acc_verdict *acc, err_t *err);
 
 /* Registers per thread, spill bytes (stores + loads) and shared memory per block (static + dynamic)
  * of kernel "gemm". Registers and static shared memory come from the loaded function (the driver

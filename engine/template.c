@@ -1,6 +1,8 @@
 /* template.c — load a template's parameter block; plan a launch for one shape. */
 #include "template.h"
 
+#include "accuracy.h"
+
 #include "arch.h"
 #include "expr.h"
 #include "jsonloc.h"
@@ -19,34 +21,118 @@ size_t dtype_size(dtype_t d) { return d == DTYPE_F64 ? 8 : 4; }
 
 /* ---- scope ---------------------------------------------------------------------------------- */
 
-void scope_init(tpl_scope *s) { s->n = 0; }
+void scope_init(tpl_scope *s)
+{
+    s->n = 0;
+    s->tpl = NULL;
+    memset(s->slot, 0, sizeof s->slot);
+}
+
+/* FNV-1a over the name: where its search starts in the scope's index. */
+static size_t name_hash(const char *name, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)name[i]) * 16777619u;
+    return h & (SCOPE_SLOTS - 1);
+}
+
+/* The slot that holds name, or the empty one where it would go. */
+static size_t find_slot(const tpl_scope *s, const char *name, size_t len)
+{
+    size_t h = name_hash(name, len);
+    for (;;) {
+        unsigned char e = s->slot[h];
+        if (e == 0 || (s->lens[e - 1] == len && memcmp(s->names[e - 1], name, len) == 0))
+            return h;
+        h = (h + 1) & (SCOPE_SLOTS - 1);
+    }
+}
+
+typedef struct tpl_prog {
+    const char *text; /* the template's own string: looked up by address */
+    expr_prog *prog;
+} tpl_prog;
+
+static int cmp_prog(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const tpl_prog *)a)->text, y = (uintptr_t)((const tpl_prog *)b)->text;
+    return x < y ? -1 : x > y;
+}
+
+static void add_prog(template_t *t, size_t *cap, const char *text)
+{
+    if (!text)
+        return;
+    expr_prog *p = expr_compile(text);
+    if (!p) /* a syntax error: left to expr_eval, which reports it where it always has */
+        return;
+    if (t->nprogs == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        t->progs = xrealloc(t->progs, *cap * sizeof *t->progs);
+    }
+    t->progs[t->nprogs++] = (tpl_prog){text, p};
+}
+
+/* Compile every expression of t (template.h, progs). */
+static void compile_progs(template_t *t)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < t->nderived; i++)
+        add_prog(t, &cap, t->derived[i].expr);
+    for (size_t i = 0; i < t->nconstraints; i++)
+        add_prog(t, &cap, t->constraints[i].rule);
+    for (size_t i = 0; i < t->nrequires; i++)
+        add_prog(t, &cap, t->requires[i].rule);
+    for (size_t i = 0; i < t->nswitches; i++)
+        add_prog(t, &cap, t->switches[i].expr);
+    for (size_t i = 0; i < t->nlets; i++)
+        add_prog(t, &cap, t->lets[i].expr);
+    const char *one[] = {t->workspace, t->traffic, t->compile_cost, t->model_tile[0], t->model_tile[1],
+                         t->model_tile[2], t->model_atomics, t->model_slow};
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
+        add_prog(t, &cap, one[i]);
+    for (size_t i = 0; i < t->nlaunches; i++) {
+        const tpl_launch *l = &t->launches[i];
+        add_prog(t, &cap, l->cond);
+        add_prog(t, &cap, l->smem);
+        for (int d = 0; d < 3; d++) {
+            add_prog(t, &cap, l->grid[d]);
+            add_prog(t, &cap, l->block[d]);
+        }
+    }
+    if (t->nprogs)
+        qsort(t->progs, t->nprogs, sizeof *t->progs, cmp_prog);
+}
 
 void scope_set(tpl_scope *s, const char *name, int64_t v)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->names[i], name) == 0) {
-            s->values[i] = v;
-            return;
-        }
+    size_t len = strlen(name), h = find_slot(s, name, len);
+    if (s->slot[h]) {
+        s->values[s->slot[h] - 1] = v;
+        return;
+    }
     if (s->n < SCOPE_MAX) {
         s->names[s->n] = name;
+        s->lens[s->n] = len;
         s->values[s->n++] = v;
+        s->slot[h] = (unsigned char)s->n;
     }
 }
 
 static bool scope_lookup(void *ctx, const char *name, size_t len, int64_t *v)
 {
     const tpl_scope *s = ctx;
-    for (size_t i = 0; i < s->n; i++)
-        if (strlen(s->names[i]) == len && strncmp(s->names[i], name, len) == 0) {
-            *v = s->values[i];
-            return true;
-        }
-    return false;
+    unsigned char e = s->slot[find_slot(s, name, len)];
+    if (!e)
+        return false;
+    *v = s->values[e - 1];
+    return true;
 }
 
 void scope_add_params(tpl_scope *s, const template_t *t, const int64_t *values, dtype_t dtype, int arch)
 {
+    s->tpl = t;
     for (size_t i = 0; i < t->nparams; i++)
         scope_set(s, t->params[i].name, values[i]);
     scope_set(s, "ELEM", (int64_t)dtype_size(dtype));
@@ -57,6 +143,12 @@ void scope_add_params(tpl_scope *s, const template_t *t, const int64_t *values, 
 
 int scope_eval(const tpl_scope *s, const char *expr, int64_t *out, char *errbuf, size_t errlen)
 {
+    if (s->tpl && s->tpl->nprogs) {
+        tpl_prog key = {expr, NULL};
+        const tpl_prog *p = bsearch(&key, s->tpl->progs, s->tpl->nprogs, sizeof key, cmp_prog);
+        if (p && expr_run(p->prog, scope_lookup, (void *)s, out) == 0)
+            return 0;
+    }
     return expr_eval(expr, scope_lookup, (void *)s, out, errbuf, errlen);
 }
 
@@ -335,7 +427,7 @@ static int parse_block(loader *ld, template_t *t)
 {
     static const char *const allowed[] = {"summary", "dtypes", "peak", "params", "derived", "constraints",
                                           "requires", "switches", "let", "workspace", "traffic",
-                                          "compile_cost", "pdl", "launches", NULL};
+                                          "compile_cost", "pdl", "accuracy", "model", "launches", NULL};
     json_error_t jerr;
     json_t *root = json_loads(ld->json, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
     if (!root) {
@@ -386,6 +478,14 @@ static int parse_block(loader *ld, template_t *t)
         goto out;
     }
     t->pdl = pdl && json_is_true(pdl);
+    json_t *acc = json_object_get(root, "accuracy");
+    const char *p_acc[] = {"accuracy"};
+    acc_kind kind = ACC_NATIVE;
+    if (acc && !(json_is_string(acc) && acc_kind_parse(json_string_value(acc), &kind) == 0)) {
+        load_fail(ld, p_acc, 1, "\"accuracy\" must be \"f32\", \"f64\" or \"tf32\" (accuracy.h)");
+        goto out;
+    }
+    t->accuracy = (int)kind;
 
     json_t *params = json_object_get(root, "params");
     const char *p_params[] = {"params"};
@@ -413,6 +513,29 @@ static int parse_block(loader *ld, template_t *t)
     if ((ws && get_expr(ld, ws, p_ws, 1, &t->workspace)) || (tr && get_expr(ld, tr, p_tr, 1, &t->traffic)) ||
         (cc && get_expr(ld, cc, p_cc, 1, &t->compile_cost)))
         goto out;
+
+    json_t *model = json_object_get(root, "model");
+    if (model) {
+        static const char *const model_keys[] = {"tile", "atomics", "slow", NULL};
+        const char *p_m[] = {"model", "tile"}, *p_a[] = {"model", "atomics"}, *p_s[] = {"model", "slow"};
+        if (!json_is_object(model)) {
+            load_fail(ld, p_m, 1, "\"model\" must be an object (tile, atomics, slow)");
+            goto out;
+        }
+        if (check_keys(ld, model, p_m, 1, model_keys, "\"model\""))
+            goto out;
+        json_t *tile = json_object_get(model, "tile"), *at = json_object_get(model, "atomics");
+        json_t *slow = json_object_get(model, "slow");
+        if (tile && (!json_is_array(tile) || json_array_size(tile) != 3)) {
+            load_fail(ld, p_m, 2, "\"tile\" must be [rows, columns, depth]: the block tile C is padded to");
+            goto out;
+        }
+        for (size_t d = 0; tile && d < 3; d++)
+            if (get_expr(ld, json_array_get(tile, d), p_m, 2, &t->model_tile[d]))
+                goto out;
+        if ((at && get_expr(ld, at, p_a, 2, &t->model_atomics)) || (slow && get_expr(ld, slow, p_s, 2, &t->model_slow)))
+            goto out;
+    }
 
     json_t *launches = json_object_get(root, "launches");
     const char *p_l[] = {"launches"};
@@ -503,6 +626,8 @@ static int template_parse_block(template_t *t, err_t *err)
     loader ld = {t, json, 1, 1, err};
     jsonloc_position(t->text, (size_t)(start - t->text), &ld.first_line, &ld.first_col);
     int rc = parse_block(&ld, t);
+    if (rc == 0)
+        compile_progs(t);
     free(json);
     if (rc) {
         template_free(t);
@@ -550,6 +675,13 @@ void template_free(template_t *t)
     free(t->workspace);
     free(t->traffic);
     free(t->compile_cost);
+    for (int d = 0; d < 3; d++)
+        free(t->model_tile[d]);
+    free(t->model_atomics);
+    free(t->model_slow);
+    for (size_t i = 0; i < t->nprogs; i++)
+        expr_prog_free(t->progs[i].prog);
+    free(t->progs);
     for (size_t i = 0; i < t->nlaunches; i++) {
         tpl_launch *l = &t->launches[i];
         free(l->kernel);
@@ -579,9 +711,26 @@ static int tpl_expr_fail(const template_t *t, err_t *err, const char *what, cons
     return err_set(err, EXIT_INPUT, t->path, 0, 0, "%s: %s", what, msg);
 }
 
+static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,
+                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit, bool paste,
+                     plan_t *plan, err_t *err);
+
 int template_plan(const template_t *t, const char *label, const char *config_name, const int64_t *values,
                   dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit,
                   plan_t *plan, err_t *err)
+{
+    return plan_eval(t, label, config_name, values, dtype, arch, M, N, K, smem_limit, true, plan, err);
+}
+
+int template_plan_geometry(const template_t *t, const char *label, const int64_t *values, dtype_t dtype, int arch,
+                           int64_t M, int64_t N, int64_t K, int64_t smem_limit, plan_t *plan, err_t *err)
+{
+    return plan_eval(t, label, "", values, dtype, arch, M, N, K, smem_limit, false, plan, err);
+}
+
+static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,
+                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit, bool paste,
+                     plan_t *plan, err_t *err)
 {
     memset(plan, 0, sizeof *plan);
     plan->M = M;
@@ -624,9 +773,13 @@ int template_plan(const template_t *t, const char *label, const char *config_nam
             return tpl_expr_fail(t, err, t->switches[i].name, msg);
         }
         scope_set(&s, t->switches[i].name, v);
-        sb_addf(&sw, "%s%s=%lld", i ? " " : "", t->switches[i].name, (long long)v);
+        if (paste) /* the text is for reports; the model plans too often to format it */
+            sb_addf(&sw, "%s%s=%lld", i ? " " : "", t->switches[i].name, (long long)v);
     }
-    plan->switches = sb_steal(&sw);
+    if (paste)
+        plan->switches = sb_steal(&sw);
+    else
+        sb_free(&sw);
     for (size_t i = 0; i < t->nlets; i++) {
         if (scope_eval(&s, t->lets[i].expr, &v, msg, sizeof msg))
             return tpl_expr_fail(t, err, t->lets[i].name, msg);
@@ -673,6 +826,19 @@ int template_plan(const template_t *t, const char *label, const char *config_nam
         return tpl_expr_fail(t, err, "workspace", msg);
     if (t->traffic && scope_eval(&s, t->traffic, &plan->traffic, msg, sizeof msg))
         return tpl_expr_fail(t, err, "traffic", msg);
+    /* What the selection model reads (select.h): the tile C is padded to, atomic additions, slowness. */
+    for (int d = 0; d < 3; d++) {
+        plan->tile[d] = 1;
+        if (t->model_tile[d] && (scope_eval(&s, t->model_tile[d], &plan->tile[d], msg, sizeof msg) || plan->tile[d] < 1))
+            return tpl_expr_fail(t, err, "model tile", plan->tile[d] < 1 ? "a tile dimension below 1" : msg);
+    }
+    plan->atomics = 0;
+    plan->slow_pct = 100;
+    if ((t->model_atomics && scope_eval(&s, t->model_atomics, &plan->atomics, msg, sizeof msg)) ||
+        (t->model_slow && scope_eval(&s, t->model_slow, &plan->slow_pct, msg, sizeof msg)))
+        return tpl_expr_fail(t, err, "model", msg);
+    if (!paste)
+        return 0;
 
     strbuf src;
     sb_init(&src);

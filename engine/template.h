@@ -15,7 +15,9 @@
  *     "workspace":   "0",                                          scratch elements
  *     "traffic":     "M*K*cdiv(N,BN) + K*N*cdiv(M,BM)",            elements loaded, for the roofline
  *     "compile_cost": "100 + TM*TN*BK/5",                          rough NVRTC ms on one core
+ *     "model":       {"tile": ["BM", "BN", "BK"], "atomics": "0", "slow": "100"},  for select.h
  *     "pdl":         true,                 every kernel calls grid_dep_wait() first (gemm_common.cuh)
+ *     "accuracy":    "tf32",               the accuracy class (accuracy.h; default the dtype's own)
  *     "launches":    [{"kernel": "gemm", "grid": ["GX", "cdiv(M,BM)", 1], "block": ["THREADS", 1, 1],
  *                      "smem": "BM*BK*ELEM", "if": "1"}] }
  *   +/
@@ -79,6 +81,9 @@ typedef struct {
      * touches global memory, so on sm_90+ it may be launched with programmatic stream
      * serialization: its blocks start while the kernel before it in the stream finishes. */
     bool pdl;
+    /* "accuracy": the class its kernels are verified against (accuracy.h): 0 (ACC_NATIVE, the
+     * dtype's own, also "f32"/"f64") or ACC_TF32 ("tf32"). A config may say otherwise. */
+    int accuracy;
     tpl_param *params;
     size_t nparams;
     tpl_named *derived; /* shape-independent names computed from the params and ARCH */
@@ -97,8 +102,19 @@ typedef struct {
      * accumulators x unrolled k-steps); may be NULL. Only an order: parallel compiles start the
      * longest first, so the last to finish is not a long one started late. */
     char *compile_cost;
+    /* "model": what the selection model (select.h) needs beyond the launches, as expressions over
+     * everything the launches see: "tile" [rows, cols, depth] that M, N, K are padded up to,
+     * "atomics" the elements added into C with atomics (split-K, stream-K), "slow" a slowdown in
+     * percent where the shape takes a slower path (narrower vectors). NULL: 1, 0, 100. */
+    char *model_tile[3];
+    char *model_atomics;
+    char *model_slow;
     tpl_launch launches[TPL_MAX_LAUNCHES];
     size_t nlaunches;
+    /* Every expression above compiled once (expr.h), sorted by the address of its text: scopes made
+     * by scope_add_params run these instead of parsing the text at each evaluation. */
+    struct tpl_prog *progs;
+    size_t nprogs;
 } template_t;
 
 /* Find `name` on the template path (paths.h) and parse its parameter block. Errors carry the
@@ -111,10 +127,14 @@ int template_param_index(const template_t *t, const char *name);
 
 /* Names and values an expression can see. */
 #define SCOPE_MAX 128
+#define SCOPE_SLOTS 256 /* open-addressed index of the names: a power of two above SCOPE_MAX */
 typedef struct {
     const char *names[SCOPE_MAX];
+    size_t lens[SCOPE_MAX]; /* strlen of each name */
     int64_t values[SCOPE_MAX];
     size_t n;
+    unsigned char slot[SCOPE_SLOTS]; /* hash of a name -> its index + 1; 0: empty */
+    const template_t *tpl; /* whose compiled expressions scope_eval may use; NULL: parse each time */
 } tpl_scope;
 void scope_init(tpl_scope *s);
 void scope_set(tpl_scope *s, const char *name, int64_t v);
@@ -165,6 +185,9 @@ typedef struct {
     int pdl;
     int64_t workspace; /* elements */
     int64_t traffic;   /* elements loaded from L2 by all blocks; -1 when the template gives none */
+    int64_t tile[3];   /* the template's "model": tile C is padded to, */
+    int64_t atomics;   /* elements added with atomics, */
+    int64_t slow_pct;  /* and slowness of this shape's paths, percent (100: none) */
     char *switches;    /* "FULL=1 EVEC_A=4", for reports */
     char *source;      /* pasted CUDA source */
 } plan_t;
@@ -176,6 +199,10 @@ int template_plan(const template_t *t, const char *label, const char *config_nam
                   dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit,
                   plan_t *plan, err_t *err);
 void plan_free(plan_t *plan);
+/* The same without the source (source and switches stay NULL): launch geometry, workspace and the
+ * model's figures only, for the selection model, which plans candidates at many shapes. */
+int template_plan_geometry(const template_t *t, const char *label, const int64_t *values, dtype_t dtype, int arch,
+                           int64_t M, int64_t N, int64_t K, int64_t smem_limit, plan_t *plan, err_t *err);
 
 /* Whether to launch the plan with programmatic dependent launch on a GPU of `sms` SMs where its
  * main kernel keeps `blocks_per_sm` blocks resident. Modes 0 and 1 say it outright; mode 2 decides.

@@ -231,6 +231,15 @@ static void row_of(tuner_t *t, tpoint *p, result_row *r)
         double w = jnum(rep, "power_w", -1);
         r->power_w = w > 0 ? w : -1;
     }
+    /* What verification measured against the FP64 reference (accuracy.h), wrong results included. */
+    if (json_is_string(json_object_get(rep, "class"))) {
+        free(r->acc_class);
+        r->acc_class = xstrdup(json_string_value(json_object_get(rep, "class")));
+        r->err_max_u = jnum(rep, "err_max_u", -1);
+        r->err_mean_u = jnum(rep, "err_mean_u", -1);
+        r->cublas_err_max_u = jnum(rep, "ref_err_max_u", -1);
+        r->cublas_err_mean_u = jnum(rep, "ref_err_mean_u", -1);
+    }
     free(r->args);
     r->args = rerun_args(t, p);
 }
@@ -528,6 +537,12 @@ static int record_wisdom(const tuner_t *t, const result_row *w, double vs_cublas
                       .shape = {w->M, w->N, w->K},
                       .tflops = w->tflops,
                       .vs_cublas = vs_cublas > 0 ? vs_cublas : 0};
+    /* Blocks per SM at this shape, for the selection model (select.h): from the occupancy the driver
+     * gave (resident threads / the SM's) and the block's threads. */
+    if (w->occ_pct > 0 && w->threads > 0) {
+        double blocks = w->occ_pct / 100.0 * arch_lookup(arch_sm(arch))->max_threads_sm / w->threads;
+        e.occ = blocks >= 1 && blocks <= 64 ? (int)(blocks + 0.5) : 0;
+    }
     char root[4096], cfg[4096];
     const char *config = base->path;
     if (realpath(t->o->wisdom, root) && realpath(base->path, cfg)) {

@@ -69,4 +69,7 @@ char *utc_now(void);
 /* Monotonic wall clock in milliseconds. */
 double now_ms(void);
 
+/* strcmp for qsort over an array of char *. */
+int cmp_strp(const void *a, const void *b);
+
 #endif

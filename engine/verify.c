@@ -90,3 +90,35 @@ void ref_gemm_kahan(dtype_t dtype, int64_t M, int64_t N, int64_t K, double alpha
         }
     }
 }
+
+/* (hi, lo) += (p, e): TwoSum of the leading parts, then the trailing parts, renormalised. */
+static void dd_add(double *hi, double *lo, double p, double e)
+{
+    double s = *hi + p, bb = s - *hi;
+    double t = (*hi - (s - bb)) + (p - bb);
+    t += *lo + e;
+    *hi = s + t;
+    *lo = t - (*hi - s);
+}
+
+void ref_gemm_dd(dtype_t dtype, int64_t M, int64_t N, int64_t K, double alpha, const void *A, const void *B,
+                 double beta, const void *C0, double *out)
+{
+    for (int64_t i = 0; i < M; i++) {
+        for (int64_t j = 0; j < N; j++) {
+            double hi = 0.0, lo = 0.0;
+            for (int64_t k = 0; k < K; k++) {
+                double a = elem_get(A, dtype, (size_t)(i * K + k)), b = elem_get(B, dtype, (size_t)(k * N + j));
+                double p = a * b;
+                dd_add(&hi, &lo, p, fma(a, b, -p));
+            }
+            double ah = alpha * hi, rh = 0.0, rl = 0.0;
+            dd_add(&rh, &rl, ah, fma(alpha, hi, -ah) + alpha * lo);
+            if (beta != 0.0) {
+                double c = elem_get(C0, dtype, (size_t)(i * N + j)), bc = beta * c;
+                dd_add(&rh, &rl, bc, fma(beta, c, -bc));
+            }
+            out[i * N + j] = rh + rl;
+        }
+    }
+}

@@ -55,6 +55,12 @@ int verify_compare(const void *got, const void *want, const void *bound, dtype_t
 void ref_gemm_kahan(dtype_t dtype, int64_t M, int64_t N, int64_t K, double alpha, const void *A, const void *B,
                     double beta, const void *C0, double *out, double *out_bound);
 
+/* The product to double-double accuracy on the CPU (the arithmetic of reference.h's GPU kernel:
+ * exact products through fma, compensated sums), rounded to double: checks that kernel in
+ * --cross-check at small shapes. out is double M x N. */
+void ref_gemm_dd(dtype_t dtype, int64_t M, int64_t N, int64_t K, double alpha, const void *A, const void *B,
+                 double beta, const void *C0, double *out);
+
 /* Element i of a dtype array as a double. */
 static inline double elem_get(const void *p, dtype_t d, size_t i)
 {

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 static const char *const k_file_keys[] = {"version", "device", "arch", "entries", NULL};
-static const char *const k_entry_keys[] = {"dtype", "shape", "config", "set", "tflops", "vs_cublas", "source", NULL};
+static const char *const k_entry_keys[] = {"dtype", "shape", "config", "set", "tflops", "vs_cublas", "occ", "source", NULL};
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Entries and files                                                                               */
@@ -224,7 +224,7 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
             const char *p[] = {key};
             return fail_at(
                 c, base, p, 1, true,
-                "entries[%zu]: unknown key \"%s\" (an entry has dtype, shape, config, set, tflops, vs_cublas, source)",
+                "entries[%zu]: unknown key \"%s\" (an entry has dtype, shape, config, set, tflops, vs_cublas, occ, source)",
                 idx, key);
         }
     }
@@ -279,6 +279,13 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
     if (get_measure(c, base, idx, obj, "tflops", &e->tflops) ||
         get_measure(c, base, idx, obj, "vs_cublas", &e->vs_cublas))
         return -1;
+    json_t *occ = json_object_get(obj, "occ");
+    if (occ) {
+        const char *p[] = {"occ"};
+        if (!json_is_integer(occ) || json_integer_value(occ) < 1 || json_integer_value(occ) > 64)
+            return fail_at(c, base, p, 1, false, "entries[%zu].occ must be a whole number of blocks per SM, 1 to 64", idx);
+        e->occ = (int)json_integer_value(occ);
+    }
     json_t *src = json_object_get(obj, "source");
     if (src) {
         const char *p[] = {"source"};
@@ -396,11 +403,6 @@ int wisdom_load_file(wisdom_t *w, const char *path, err_t *err)
     return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int wisdom_load_dir(wisdom_t *w, const char *dir, err_t *err)
 {
     DIR *d = opendir(dir);
@@ -421,7 +423,7 @@ int wisdom_load_dir(wisdom_t *w, const char *dir, err_t *err)
         names[n++] = xstrdup(de->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
+    qsort(names, n, sizeof *names, cmp_strp);
     /* Into a scratch wisdom first, so that a bad file leaves w as it was. */
     wisdom_t tmp;
     wisdom_init(&tmp);
@@ -516,6 +518,36 @@ int wisdom_lookup(const wisdom_t *w, const char *device_name, int arch, dtype_t 
     return -1;
 }
 
+int wisdom_first_level(const wisdom_t *w, const char *device_name, int arch, dtype_t dtype)
+{
+    for (wisdom_level level = WISDOM_DEVICE; level <= WISDOM_DEFAULT; level++)
+        for (size_t i = 0; i < w->nfiles; i++)
+            if (in_level(&w->files[i], level, device_name, arch))
+                for (size_t j = 0; j < w->files[i].nentries; j++)
+                    if (w->files[i].entries[j].dtype == dtype)
+                        return (int)level;
+    return 0;
+}
+
+size_t wisdom_level_entries(const wisdom_t *w, const char *device_name, int arch, dtype_t dtype, int level,
+                            wisdom_choice *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < w->nfiles; i++) {
+        const wisdom_file *f = &w->files[i];
+        if (level < WISDOM_DEVICE || !in_level(f, (wisdom_level)level, device_name, arch))
+            continue;
+        for (size_t j = 0; j < f->nentries; j++) {
+            if (f->entries[j].dtype != dtype)
+                continue;
+            if (n < max)
+                out[n] = (wisdom_choice){&f->entries[j], f, (wisdom_level)level, false, 0};
+            n++;
+        }
+    }
+    return n;
+}
+
 static const char *level_name(wisdom_level l)
 {
     return l == WISDOM_DEVICE ? "device" : l == WISDOM_ARCH ? "arch" : "default";
@@ -601,6 +633,8 @@ char *wisdom_file_to_json(const wisdom_file *f)
         sb_add_double(&sb, e->tflops);
         sb_add(&sb, ", \"vs_cublas\": ");
         sb_add_double(&sb, e->vs_cublas);
+        if (e->occ > 0)
+            sb_addf(&sb, ", \"occ\": %d", e->occ);
         if (e->source) {
             sb_add(&sb, ", \"source\": ");
             ok = ok && add_json_string(&sb, e->source);
@@ -642,6 +676,8 @@ static int check_entry(const wisdom_entry *e, char *why, size_t len)
     if (!isfinite(e->tflops) || e->tflops < 0 || !isfinite(e->vs_cublas) || e->vs_cublas < 0)
         return snprintf(why, len, "tflops = %g and vs_cublas = %g must be finite and >= 0", e->tflops, e->vs_cublas),
                -1;
+    if (e->occ < 0 || e->occ > 64)
+        return snprintf(why, len, "occ = %d must be 1 to 64 blocks per SM (0: not known)", e->occ), -1;
     for (size_t i = 0; i < e->nsets; i++) {
         if (!e->sets[i].key || !param_name_ok(e->sets[i].key))
             return snprintf(why, len, "set: \"%.64s\" is not a parameter name (letters, digits, _)",

@@ -16,9 +16,9 @@
  *
  * A file without "device" is an arch-level file; a file with neither "device" nor "arch" is a
  * default-level file (wisdom/default.json); a file with "device" must name its "arch". An entry has
- * dtype, shape, config, set, tflops, vs_cublas and source, of which "set" (overrides of the
- * config's params, like --set) and "source" (free text: the command and date that measured it) are
- * optional. One file holds each (dtype, shape) at most once. wisdom/README.md has the details.
+ * dtype, shape, config, set, tflops, vs_cublas, occ and source, of which "set" (overrides of the
+ * config's params, like --set), "occ" (blocks per SM measured there, 1 to 64) and "source" (free text:
+ * the command and date that measured it) are optional. One file holds each (dtype, shape) at most once. wisdom/README.md has the details.
  *
  * Lookup for (device D, arch A, dtype T, shape S) tries three levels in order and stops at the
  * first that holds any entry of dtype T:
@@ -52,6 +52,8 @@ typedef struct {
     size_t nsets;
     double tflops;    /* TFLOP/s measured, finite, >= 0 (0: not measured, e.g. the shipped defaults) */
     double vs_cublas; /* cuBLAS time / ours (0.91: 91 % of cuBLAS), finite, >= 0 */
+    int occ;          /* "occ": blocks of the main kernel resident per SM, measured at the entry's shape;
+                       * 0 when not known (the selection model then estimates it: select.h) */
     char *source;     /* how it was measured, free text; NULL when absent */
     int line;         /* 1-based line of the entry in its file; 0 for an entry not read from a file */
 } wisdom_entry;
@@ -109,6 +111,13 @@ int wisdom_parse(wisdom_t *w, const char *path, const char *text, size_t len, er
  * choice": no entry of dtype at any level; *choice zeroed). */
 int wisdom_lookup(const wisdom_t *w, const char *device_name, int arch, dtype_t dtype, const shape_t *shape,
                   wisdom_choice *choice);
+
+/* The first level (above) that holds an entry of dtype, 0 when none does. */
+int wisdom_first_level(const wisdom_t *w, const char *device_name, int arch, dtype_t dtype);
+/* Every entry of dtype at `level`, in file order, as choices (exact false, distance 0): the
+ * candidates of the selection model (select.h). Returns how many; at most max are stored. */
+size_t wisdom_level_entries(const wisdom_t *w, const char *device_name, int arch, dtype_t dtype, int level,
+                            wisdom_choice *out, size_t max);
 
 /* The log distance between two shapes (see above); symmetric, 0 for equal shapes. */
 double wisdom_distance(const shape_t *a, const shape_t *b);

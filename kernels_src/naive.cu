@@ -24,6 +24,7 @@
   ],
   "traffic": "M * K * cdiv(N, MAP ? BX : BY) + K * N * cdiv(M, MAP ? BY : BX) + M * N",
   "compile_cost": "70",
+  "model": {"tile": ["BY", "BX", 1]},
   "launches": [
     {"kernel": "gemm", "grid": ["MAP ? cdiv(N, BX) : cdiv(M, BX)", "MAP ? cdiv(M, BY) : cdiv(N, BY)", 1],
      "block": ["BX", "BY", 1]}

@@ -119,6 +119,7 @@
   },
   "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N + (PACKB ? K * N + K * rup(N, BN) : 0)",
   "compile_cost": "150 + (WM * WN / 32) * min(KUNROLL, BK / SLICEK) * 2 / 5",
+  "model": {"tile": ["BM", "BN", "BK"], "atomics": "STREAMK > 0 ? M * N + STREAMK * BM * BN : SPLITK > 1 && SPLITK_MODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_B < VEC_B ? 105 : 100"},
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : PACKB ? K * rup(N, BN) : 0",
   "launches": [
     {"kernel": "pack_b", "if": "PACKB", "grid": ["cdiv(rup(N, BN), 256)", "min(cdiv(K, 4), 65535)", 1], "block": [256, 1, 1]},

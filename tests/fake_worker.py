@@ -117,7 +117,9 @@ def main():
                              mismatches=[[0, 1, 1.5, 1.0, 0.01]], error="verification failed (fake)")
             else:
                 reply.update(status="ok", code=0, checked=100, bad=0, nonfinite=0, max_ratio=0.1, mismatches=[],
-                             t_verify=0.001)
+                             t_verify=0.001, reference="dgemm" if (req.get("dtype") or "f32") == "f32" else "dd",
+                             err_max_u=3.0, err_mean_u=0.25, ref_err_max_u=7.0, ref_err_mean_u=0.28)
+                reply["class"] = req.get("dtype") or "f32"
                 if req.get("time"):
                     time.sleep(delay)
                     ms = fake_ms(sets, shape)

@@ -88,6 +88,11 @@ static inline void make_row(result_row *r, int64_t bm, int stage, const char *st
         r->occ_pct = 25.0;
         r->clock_mhz = 1980;
         r->power_w = 512.3;
+        r->acc_class = xstrdup("f32");
+        r->err_max_u = 3.25;
+        r->err_mean_u = 0.27;
+        r->cublas_err_max_u = 7.5;
+        r->cublas_err_mean_u = 0.28;
         r->from_cache = true;
     }
 }

@@ -59,7 +59,7 @@ static const struct {
 } k_cmds[] = {
     {CMD_BENCH, "bench", "x.json"},   {CMD_VERIFY, "verify", "x.json"}, {CMD_COMPILE, "compile", "x.json"},
     {CMD_INFO, "info", ""},           {CMD_TUNE, "tune", "x.json"},     {CMD_MERGE, "merge", "a.jsonl"},
-    {CMD_CACHE, "cache", "info"},     {CMD_WORKER, "__worker", ""},
+    {CMD_CACHE, "cache", "info"},     {CMD_WORKER, "__worker", ""},     {CMD_PICK, "pick", "--shapes 64x64x64"},
 };
 #define NCMDS (sizeof k_cmds / sizeof k_cmds[0])
 
@@ -562,11 +562,16 @@ static size_t help_options(int cmd, help_opt *out, size_t max, char **text)
             help_opt *h = &out[n++];
             memset(h, 0, sizeof *h);
             const char *p = line + 4;
-            size_t k = strcspn(p, " \n");
+            size_t k = strcspn(p, " [\n");
             assert_true(k > 0 && k < sizeof h->name);
             memcpy(h->name, p, k);
             p += k;
-            if (*p == ' ' && p[1] != ' ') { /* "--name META" */
+            if (*p == '[') { /* "--name[=META]": an optional value, given as --name=VALUE */
+                k = strcspn(p, " \n");
+                assert_true(k < sizeof h->meta);
+                memcpy(h->meta, p, k);
+                p += k;
+            } else if (*p == ' ' && p[1] != ' ') { /* "--name META" */
                 p++;
                 k = strcspn(p, " \n");
                 assert_true(k < sizeof h->meta);
@@ -645,7 +650,8 @@ static void test_help_lists_what_parses(void **state)
                         if (strcmp(h2[i].name, all[a]) == 0 && h2[i].meta[0])
                             valued = true;
                 }
-            char *args = xasprintf("--%s%s %s", all[a], valued ? " 1" : "", k_cmds[c].positional);
+            bool optional = listed && listed->meta[0] == '[';
+            char *args = xasprintf("--%s%s %s", all[a], optional ? "=1" : valued ? " 1" : "", k_cmds[c].positional);
             opts_t o;
             char *err;
             int rc = parse_into(cmd, args, &o, &err, NULL);

@@ -1,0 +1,76 @@
+/* accuracy.c — see accuracy.h. */
+#include "accuracy.h"
+
+#include "verify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The class bounds: a kernel may err twice as much as its yardstick plus this many u. */
+#define ACC_MAX_SLACK_U 16.0
+#define ACC_MEAN_SLACK_U 4.0
+
+acc_class acc_class_of(acc_kind kind, dtype_t dtype)
+{
+    if (kind == ACC_TF32)
+        return ACC_CLASS_TF32;
+    return dtype == DTYPE_F64 ? ACC_F64 : ACC_F32;
+}
+
+const char *acc_class_name(acc_class c) { return c == ACC_F64 ? "f64" : c == ACC_CLASS_TF32 ? "tf32" : "f32"; }
+
+int acc_kind_parse(const char *text, acc_kind *kind)
+{
+    if (strcmp(text, "f32") == 0 || strcmp(text, "f64") == 0) {
+        *kind = ACC_NATIVE;
+        return 0;
+    }
+    if (strcmp(text, "tf32") == 0) {
+        *kind = ACC_TF32;
+        return 0;
+    }
+    return -1;
+}
+
+void acc_measure(const void *got, dtype_t dtype, const double *ref, const void *bound, size_t n, acc_err *out)
+{
+    const double u = verify_unit_roundoff(dtype);
+    double max = 0.0, sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double g = elem_get(got, dtype, i), s = fabs(elem_get(bound, dtype, i));
+        double d = fabs(g - ref[i]), e;
+        if (!isfinite(g))
+            e = INFINITY;
+        else if (s > 0.0)
+            e = d / (u * s);
+        else
+            e = d == 0.0 ? 0.0 : INFINITY;
+        if (!(e <= max)) /* NaN-safe: a NaN error is the largest */
+            max = isnan(e) ? INFINITY : e;
+        sum += e;
+    }
+    out->max_u = max;
+    out->mean_u = n ? sum / (double)n : 0.0;
+    out->measured = true;
+}
+
+bool acc_check(acc_class c, const acc_err *kernel, const acc_err *yardstick, char *why, size_t whylen)
+{
+    double max_lim = 2.0 * yardstick->max_u + ACC_MAX_SLACK_U;
+    double mean_lim = 2.0 * yardstick->mean_u + ACC_MEAN_SLACK_U;
+    const char *who = c == ACC_F64 ? "DGEMM" : c == ACC_CLASS_TF32 ? "cuBLAS TF32" : "SGEMM";
+    if (!(kernel->max_u <= max_lim)) {
+        snprintf(why, whylen, "accuracy class %s: max error %.4g u > %.4g u (2 x %s's %.3g u + %g u)", acc_class_name(c),
+                 kernel->max_u, max_lim, who, yardstick->max_u, ACC_MAX_SLACK_U);
+        return false;
+    }
+    if (!(kernel->mean_u <= mean_lim)) {
+        snprintf(why, whylen, "accuracy class %s: mean error %.4g u > %.4g u (2 x %s's %.3g u + %g u)",
+                 acc_class_name(c), kernel->mean_u, mean_lim, who, yardstick->mean_u, ACC_MEAN_SLACK_U);
+        return false;
+    }
+    if (whylen)
+        why[0] = '\0';
+    return true;
+}

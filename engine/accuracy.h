@@ -1,0 +1,57 @@
+/* accuracy.h — how far a kernel's C is from the exact product, and whether that is the error of its
+ * accuracy class.
+ *
+ * Verification's first screen (verify.h) bounds each element's distance from cuBLAS by
+ * u (16 + 8 sqrt(K)) S; it admits TF32 rounding and, at K = 65536, a dropped k-step. So every
+ * verification also measures each element's error against an FP64-accurate reference
+ * (reference.h), in units of u S, where u is the dtype's unit roundoff and
+ *     S[i][j] = |alpha| sum_k |A[i][k]| |B[k][j]| + |beta| |C0[i][j]|,
+ * and takes the largest and the mean over C. cuBLAS's own result on the same inputs is measured the
+ * same way, and a class bounds the kernel's figures by cuBLAS's:
+ *     f32   max <= 2 max(SGEMM) + 16 u,   mean <= 2 mean(SGEMM) + 4 u   (strict FP32 kernels)
+ *     f64   the same against DGEMM                                       (FP64 kernels)
+ *     tf32  the same against cuBLAS with TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32)
+ * Measured on the H100 at 4096^3: SGEMM max 7.4 u, mean 0.28 u; TF32 max 497 u, mean 73 u. A
+ * dropped k-step at K moves its elements by about 2^24 / K u (256 u at 65536), far beyond the f32
+ * class; summation orders of FP32 kernels (split-K, sliced K) stay within it. */
+#ifndef ENGINE_ACCURACY_H
+#define ENGINE_ACCURACY_H
+
+#include "template.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { ACC_NATIVE = 0, ACC_TF32 } acc_kind; /* native: the dtype's own class (f32 or f64) */
+typedef enum { ACC_F32 = 0, ACC_F64, ACC_CLASS_TF32 } acc_class;
+
+/* The class of a kernel of this dtype: its own for ACC_NATIVE, tf32 for ACC_TF32. */
+acc_class acc_class_of(acc_kind kind, dtype_t dtype);
+const char *acc_class_name(acc_class c);
+/* "f32", "f64" or "tf32" (a config's or template's "accuracy"): 0, or -1 when unknown. */
+int acc_kind_parse(const char *text, acc_kind *kind);
+
+typedef struct {
+    double max_u;  /* largest |got - exact| / (u S) over C; +inf when an element is not finite */
+    double mean_u; /* its mean */
+    bool measured; /* false: no reference (it did not fit in memory), nothing to judge */
+} acc_err;
+
+/* What one verification found: the kernel's class, its errors and its yardstick's. */
+typedef struct {
+    acc_class cls;
+    acc_err kernel;
+    acc_err yardstick; /* cuBLAS SGEMM / DGEMM / TF32 on the same inputs */
+    const char *reference; /* "dgemm" (f32 inputs widened), "dd" (double-double), "none" */
+} acc_verdict;
+
+/* Errors of n elements of got (a dtype array) against ref (double), S in bound (dtype). An element
+ * with S = 0 counts 0 when it equals the reference exactly and +inf otherwise. */
+void acc_measure(const void *got, dtype_t dtype, const double *ref, const void *bound, size_t n, acc_err *out);
+
+/* Whether kernel's errors are those of class c, given the errors of its cuBLAS yardstick on the
+ * same inputs. When not, why says which bound broke and by how much ("max error 812 u > 30.8 u
+ * (2 x cuBLAS's 7.4 u + 16 u)"). */
+bool acc_check(acc_class c, const acc_err *kernel, const acc_err *yardstick, char *why, size_t whylen);
+
+#endif

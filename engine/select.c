@@ -1,0 +1,241 @@
+/* select.c — see select.h. */
+#include "select.h"
+
+#include "arch.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Registers per thread assumed where an entry has no measured occupancy: most shipped tiles use
+ * 100 to 255; 128 gives their usual one to four blocks per SM. */
+#define SELECT_REGS_GUESS 128
+
+void select_gpu_init(select_gpu *g, int arch, int sms, double clock_hz)
+{
+    const arch_info *ai = arch_lookup(arch_sm(arch));
+    g->arch = arch;
+    g->sms = sms > 0 ? sms : 1;
+    g->clock_hz = clock_hz > 0 ? clock_hz : 1.5e9;
+    g->dram_bps = 3.0e12;
+    g->smem_limit = ai->smem_optin;
+}
+
+/* FLOP/s of one SM on the unit the candidate's template uses. */
+static double peak_sm(const select_t *s, const config_t *c)
+{
+    const arch_info *ai = arch_lookup(arch_sm(s->gpu.arch));
+    int lanes = c->dtype == DTYPE_F32 ? ai->fp32_lanes
+                : c->tpl.tensor && ai->fp64_tc_lanes > 0 ? ai->fp64_tc_lanes
+                                                        : ai->fp64_lanes;
+    return 2.0 * lanes * s->gpu.clock_hz;
+}
+
+static int64_t rup64(int64_t a, int64_t m) { return (a + m - 1) / m * m; }
+
+/* The model's time with efficiency eff, from a plan at the shape (select.h). */
+static double model_time(const select_t *s, const select_cand *c, const plan_t *p, double eff)
+{
+    const plan_launch *l = &p->launches[p->main_launch];
+    /* Blocks that get work: a grid rounded up to whole supertiles launches blocks that exit at once. */
+    double tiles = (double)((p->M + p->tile[0] - 1) / p->tile[0]) * (double)((p->N + p->tile[1] - 1) / p->tile[1]);
+    double blocks = fmin((double)(l->grid[0] * l->grid[1]), tiles) * (double)l->grid[2];
+    double warps = (double)((l->block[0] * l->block[1] * l->block[2] + 31) / 32);
+    double sms = s->gpu.sms, occ = c->occ;
+    double n = ceil(blocks / sms);
+    double busy = fmin(1.0, fmin(n, occ) * warps / SELECT_WSAT);
+    double work = n * 2.0 * (double)rup64(p->M, p->tile[0]) * (double)rup64(p->N, p->tile[1]) *
+                  (double)rup64(p->K, p->tile[2]) / blocks;
+    double t = work / (peak_sm(s, &c->cfg) * eff * busy) + ceil(n / occ) * SELECT_T_ROUND;
+    double es = (double)dtype_size(p->dtype);
+    for (size_t i = 0; i < p->nlaunches; i++) {
+        if ((int)i == p->main_launch)
+            continue;
+        const plan_launch *x = &p->launches[i];
+        double threads = (double)(x->grid[0] * x->grid[1] * x->grid[2]) * (double)(x->block[0] * x->block[1] * x->block[2]);
+        t += SELECT_T_LAUNCH + 2.0 * es * threads / s->gpu.dram_bps;
+    }
+    t += (double)p->atomics * SELECT_T_ATOMIC / sms;
+    return t * (double)p->slow_pct / 100.0;
+}
+
+static int plan_at(const select_t *s, const select_cand *c, const shape_t *sh, plan_t *p)
+{
+    err_t err;
+    err_clear(&err);
+    int rc = template_plan_geometry(&c->cfg.tpl, c->cfg.path, c->cfg.values, c->cfg.dtype, s->gpu.arch, sh->m, sh->n,
+                                    sh->k, s->gpu.smem_limit, p, &err);
+    return rc;
+}
+
+/* Fit eff so that the model gives the entry's own time at its own shape (bisection in log space:
+ * the time falls as eff grows). Capped at 1.5: a kernel the model cannot explain keeps that. */
+static double fit_eff(const select_t *s, const select_cand *c, const plan_t *p)
+{
+    if (c->t_entry <= 0)
+        return SELECT_EFF_UNKNOWN;
+    double lo = 1e-4, hi = 1.5;
+    if (model_time(s, c, p, hi) >= c->t_entry)
+        return hi;
+    for (int i = 0; i < 60; i++) {
+        double mid = sqrt(lo * hi);
+        if (model_time(s, c, p, mid) > c->t_entry)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return sqrt(lo * hi);
+}
+
+void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_entry *const *entries,
+                 const wisdom_file *const *files, char **paths, size_t n)
+{
+    memset(s, 0, sizeof *s);
+    s->gpu = *g;
+    s->dtype = dtype;
+    s->cands = xcalloc(n ? n : 1, sizeof *s->cands);
+    s->ncands = n;
+    for (size_t i = 0; i < n; i++) {
+        select_cand *c = &s->cands[i];
+        const wisdom_entry *e = entries[i];
+        c->entry = e;
+        c->file = files[i];
+        c->path = paths[i];
+        err_t err;
+        err_clear(&err);
+        const char *dt = dtype_name(dtype);
+        if (config_load(c->path, e->sets, e->nsets, dt, g->arch, &c->cfg, &err)) {
+            err_format(&err, c->err_text, sizeof c->err_text);
+            c->label = xstrdup(c->path);
+            continue;
+        }
+        c->label = xstrdup(c->cfg.label);
+        plan_t p;
+        if (plan_at(s, c, &e->shape, &p) || e->shape.k == 0) {
+            snprintf(c->err_text, sizeof c->err_text, "%s does not plan at its own shape", c->label);
+            config_free(&c->cfg);
+            continue;
+        }
+        c->loaded = true;
+        const plan_launch *l = &p.launches[p.main_launch];
+        int threads = (int)(l->block[0] * l->block[1] * l->block[2]);
+        c->occ = e->occ;
+        if (c->occ <= 0) {
+            c->occ = arch_occupancy(arch_lookup(arch_sm(g->arch)), threads, SELECT_REGS_GUESS, (int)l->smem);
+            c->occ = c->occ > 0 ? c->occ : 1;
+            c->occ_estimated = true;
+        }
+        c->t_entry = e->tflops > 0 ? 2.0 * (double)e->shape.m * e->shape.n * e->shape.k / (e->tflops * 1e12) : 0;
+        c->eff = fit_eff(s, c, &p);
+        plan_free(&p);
+    }
+}
+
+void select_free(select_t *s)
+{
+    for (size_t i = 0; i < s->ncands; i++) {
+        if (s->cands[i].loaded)
+            config_free(&s->cands[i].cfg);
+        free(s->cands[i].path);
+        free(s->cands[i].label);
+    }
+    free(s->cands);
+    memset(s, 0, sizeof *s);
+}
+
+double select_estimate(const select_t *s, size_t c, const shape_t *sh)
+{
+    const select_cand *x = &s->cands[c];
+    if (!x->loaded)
+        return -1;
+    plan_t p;
+    if (plan_at(s, x, sh, &p))
+        return -1;
+    double t = sh->k == 0 ? 0 : model_time(s, x, &p, x->eff);
+    plan_free(&p);
+    return t;
+}
+
+int select_pick(const select_t *s, const shape_t *sh, select_result *r)
+{
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < s->ncands; i++) {
+        const shape_t *e = &s->cands[i].entry->shape;
+        if (s->cands[i].loaded && e->m == sh->m && e->n == sh->n && e->k == sh->k) {
+            r->chosen = i;
+            r->exact = true;
+            return 0;
+        }
+    }
+    /* The SELECT_K nearest, by insertion into a short sorted list (ties: candidate order). */
+    for (size_t i = 0; i < s->ncands; i++) {
+        if (!s->cands[i].loaded)
+            continue;
+        double d = wisdom_distance(&s->cands[i].entry->shape, sh);
+        size_t at = r->nw;
+        while (at > 0 && r->w[at - 1].dist > d)
+            at--;
+        if (at >= SELECT_K)
+            continue;
+        size_t last = r->nw < SELECT_K ? r->nw : SELECT_K - 1;
+        for (size_t j = last; j > at; j--)
+            r->w[j] = r->w[j - 1];
+        r->w[at] = (select_weighed){i, d, 0};
+        if (r->nw < SELECT_K)
+            r->nw++;
+    }
+    int best = -1;
+    for (size_t j = 0; j < r->nw; j++) {
+        r->w[j].t_est = select_estimate(s, r->w[j].cand, sh);
+        if (r->w[j].t_est >= 0 && (best < 0 || r->w[j].t_est < r->w[best].t_est))
+            best = (int)j;
+    }
+    if (best < 0)
+        return -1;
+    r->chosen = r->w[best].cand;
+    return 0;
+}
+
+char *select_explain(const select_t *s, const shape_t *sh, const select_result *r)
+{
+    strbuf sb;
+    sb_init(&sb);
+    const select_cand *ch = &s->cands[r->chosen];
+    if (r->exact) {
+        sb_addf(&sb, "  %s: wisdom holds this shape (%s:%d); no model needed\n", ch->label, ch->file->path,
+                ch->entry->line);
+        return sb_steal(&sb);
+    }
+    sb_addf(&sb, "  the %zu nearest entries, each config's time estimated at %lldx%lldx%lld on %d SMs (select.h):\n",
+            r->nw, (long long)sh->m, (long long)sh->n, (long long)sh->k, s->gpu.sms);
+    for (size_t j = 0; j < r->nw; j++) {
+        const select_weighed *w = &r->w[j];
+        const select_cand *c = &s->cands[w->cand];
+        char shp[64], est[48];
+        snprintf(shp, sizeof shp, "%lldx%lldx%lld", (long long)c->entry->shape.m, (long long)c->entry->shape.n,
+                 (long long)c->entry->shape.k);
+        if (w->t_est >= 0)
+            snprintf(est, sizeof est, "%10.2f us", w->t_est * 1e6);
+        else
+            snprintf(est, sizeof est, "%13s", "cannot run");
+        sb_addf(&sb, "  %s %s  entry %-18s dist %.2f  eff %.2f  occ %d%s  %s\n", w->cand == r->chosen ? "*" : " ", est,
+                shp, w->dist, c->eff, c->occ, c->occ_estimated ? "?" : " ", c->label);
+    }
+    double best = 0, next = 0;
+    for (size_t j = 0; j < r->nw; j++) {
+        if (r->w[j].cand == r->chosen)
+            best = r->w[j].t_est;
+    }
+    for (size_t j = 0; j < r->nw; j++) {
+        double t = r->w[j].t_est;
+        if (r->w[j].cand != r->chosen && t >= 0 && (next == 0 || t < next))
+            next = t;
+    }
+    if (next > 0)
+        sb_addf(&sb, "  chosen: %s, %.2fx faster than the next estimate\n", ch->label, next / best);
+    else
+        sb_addf(&sb, "  chosen: %s, the only candidate that runs the shape\n", ch->label);
+    return sb_steal(&sb);
+}

@@ -1,0 +1,110 @@
+/* select.h — the selection model: which measured config to run at a shape that wisdom holds no
+ * entry for.
+ *
+ * Nearest-neighbour lookup in log(M, N, K) alone (wisdom.h) weighs the three sides equally; what
+ * decides a config's speed is how its tiles fill the GPU at the shape, how deep K runs per tile and
+ * which paths the shape's alignment allows. So for a shape without an exact entry the candidates
+ * are the configs of the SELECT_K entries nearest in log distance (each entry's config with its
+ * overrides, measured at the entry's own shape), and each is given an estimated time there:
+ *
+ *   blocks  = the main launch's grid (the template's plan at the shape), w warps each, at most
+ *             cdiv(M, tm) cdiv(N, tn) in x and y (blocks of a grid rounded up to supertiles idle),
+ *             `occ` of them resident per SM (the entry's measured occupancy, else estimated)
+ *   n       = cdiv(blocks, SMs)                         blocks on the busiest SM
+ *   busy    = min(1, min(n, occ) * w / SELECT_WSAT)     how well n concurrent blocks fill an SM
+ *   work    = n * 2 rup(M, tm) rup(N, tn) rup(K, tk) / blocks    padded flops of the busiest SM
+ *             (tm x tn x tk: the template's "model" tile)
+ *   t       = work / (peak per SM * eff * busy) + cdiv(n, occ) * SELECT_T_ROUND
+ *           + for each launch besides the main one: SELECT_T_LAUNCH + 2 bytes a thread / DRAM rate
+ *           + atomics (the template's count of elements added with atomics) * SELECT_T_ATOMIC / SMs
+ *   times the template's "slow" percentage where the shape takes a narrower path.
+ *
+ * eff, the one unknown per candidate, is fitted so that the model gives the entry's measured time at
+ * the entry's own shape: each candidate carries its own efficiency, and the model moves it to the new
+ * shape by tiles, waves, fill and depth. The fastest estimate wins. The constants were fitted on the
+ * H100 over one random shape suite (bench/random_shapes.sh, seed 1) and are judged on others
+ * (docs/NOTES.md, "Selection that generalises"). Needs no GPU: the SM count, the arch's limits and the
+ * wisdom are enough (`engine pick`). */
+#ifndef ENGINE_SELECT_H
+#define ENGINE_SELECT_H
+
+#include "config.h"
+#include "err.h"
+#include "shape.h"
+#include "template.h"
+#include "wisdom.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SELECT_K 6            /* entries weighed: the nearest ones */
+#define SELECT_WSAT 24.0      /* warps an SM needs resident to run at full rate */
+#define SELECT_T_ROUND 1e-6   /* s: start and end of each round of resident blocks */
+#define SELECT_T_LAUNCH 2e-6  /* s: each extra launch (scale_c, reduce, pack_b) */
+#define SELECT_T_ATOMIC 1e-9  /* s: one atomic addition into C, per SM */
+#define SELECT_EFF_UNKNOWN 0.5 /* efficiency of an entry that was never measured (tflops 0) */
+
+/* The GPU the model is for. */
+typedef struct {
+    int arch;           /* target, as arch_parse gives it */
+    int sms;            /* streaming multiprocessors */
+    double clock_hz;    /* SM clock the peaks are taken at (it cancels out of the fitted efficiency) */
+    double dram_bps;    /* for the extra launches' bytes */
+    int64_t smem_limit; /* per-block opt-in shared memory */
+} select_gpu;
+
+/* The model's figures for the GPU of `arch` (the arch table's limits), `sms` SMs. */
+void select_gpu_init(select_gpu *g, int arch, int sms, double clock_hz);
+
+/* One candidate: a wisdom entry's config with its overrides. */
+typedef struct {
+    const wisdom_entry *entry;
+    const wisdom_file *file;
+    char *path;         /* the config's path, resolved (pick.c) */
+    char *label;        /* name[OVERRIDES] */
+    config_t cfg;
+    bool loaded;        /* cfg holds the config; false: it did not load (err_text says why), never chosen */
+    char err_text[256];
+    int occ;            /* blocks per SM: the entry's "occ", else an estimate */
+    bool occ_estimated;
+    double t_entry;     /* s, the entry's measured time at its shape; 0: not measured */
+    double eff;         /* fitted efficiency (see above) */
+} select_cand;
+
+typedef struct {
+    select_gpu gpu;
+    dtype_t dtype;
+    select_cand *cands;
+    size_t ncands;
+} select_t;
+
+/* Load the candidates: entries[i] of files[i] with its config at paths[i] (taken over, freed by
+ * select_free). A config that does not load is kept as a candidate that is never chosen. */
+void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_entry *const *entries,
+                 const wisdom_file *const *files, char **paths, size_t n);
+void select_free(select_t *s);
+
+/* Estimated seconds of candidate c at the shape; < 0 when it cannot run it (a plan refused). */
+double select_estimate(const select_t *s, size_t c, const shape_t *sh);
+
+typedef struct {
+    size_t cand;    /* index into cands */
+    double dist;    /* log distance of its entry from the shape */
+    double t_est;   /* s; < 0: cannot run the shape */
+} select_weighed;
+
+typedef struct {
+    size_t chosen;  /* index into cands */
+    bool exact;     /* an entry of this very shape: no model */
+    select_weighed w[SELECT_K];
+    size_t nw;      /* candidates weighed (0 when exact) */
+} select_result;
+
+/* The choice for sh: the exact entry when there is one (the first in candidate order), else the
+ * fastest estimate among the SELECT_K nearest. Returns -1 when no candidate can run sh. */
+int select_pick(const select_t *s, const shape_t *sh, select_result *r);
+
+/* Why the choice won, for people: one line per candidate weighed, newly allocated. */
+char *select_explain(const select_t *s, const shape_t *sh, const select_result *r);
+
+#endif

@@ -1,0 +1,200 @@
+/* The selection model (select.h) on the shipped H100 wisdom, without a GPU: what it estimates moves
+ * the way tiles, waves and depth say it must, the suite's own shapes go to their entries, and the
+ * user's wisdom comes first (a damaged user file is reported and left out). */
+#include "helpers.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "pick.h"
+#include "select.h"
+#include "util.h"
+#include "wisdom.h"
+
+static char g_dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    use_repo_templates();
+    snprintf(g_dir, sizeof g_dir, "/tmp/engine-select-XXXXXX");
+    if (!mkdtemp(g_dir))
+        return -1;
+    setenv("XDG_DATA_HOME", g_dir, 1); /* no user wisdom unless a test writes some */
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static opts_t opts(const char *dtype)
+{
+    opts_t o;
+    memset(&o, 0, sizeof o);
+    o.arch = 90;
+    o.dtype = dtype;
+    o.wisdom = "wisdom";
+    o.device_name = "NVIDIA H100 80GB HBM3";
+    o.sms = 132;
+    return o;
+}
+
+/* The index of the candidate whose entry is (dtype of the pick) at this shape. */
+static size_t cand_at(const pick_t *p, int64_t m, int64_t n, int64_t k)
+{
+    for (size_t c = 0; c < p->sel.ncands; c++) {
+        const shape_t *s = &p->sel.cands[c].entry->shape;
+        if (s->m == m && s->n == n && s->k == k)
+            return c;
+    }
+    fail_msg("no entry at %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+    return 0;
+}
+
+static void test_suite_shapes_are_exact(void **state)
+{
+    (void)state;
+    const char *dts[] = {"f32", "f64"};
+    for (int d = 0; d < 2; d++) {
+        opts_t o = opts(dts[d]);
+        pick_t p;
+        err_t err;
+        err_clear(&err);
+        assert_int_equal(pick_init(&p, &o, NULL, 0, &err), 0);
+        assert_true(p.sel.ncands >= 26);
+        for (size_t c = 0; c < p.sel.ncands; c++) {
+            const select_cand *x = &p.sel.cands[c];
+            if (!x->loaded)
+                fail_msg("%s: %s", x->label, x->err_text);
+            assert_false(x->occ_estimated); /* the shipped entries carry their measured occupancy */
+            assert_true(x->eff > 0.05 && x->eff <= 1.5); /* 1.5: the cap, where the model is slower than the entry */
+            select_result r;
+            assert_int_equal(select_pick(&p.sel, &x->entry->shape, &r), 0);
+            assert_true(r.exact);
+            assert_int_equal(r.chosen, c);
+        }
+        pick_free(&p);
+    }
+}
+
+static void test_estimates_follow_the_work(void **state)
+{
+    (void)state;
+    opts_t o = opts("f32");
+    pick_t p;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(pick_init(&p, &o, NULL, 0, &err), 0);
+    size_t big = cand_at(&p, 4096, 4096, 4096); /* warptile_db: 128 x 128 tiles, 2 per SM */
+    /* At its own shape the model gives the entry's measured time (that is what eff is fitted to). */
+    const select_cand *c = &p.sel.cands[big];
+    double t = select_estimate(&p.sel, big, &c->entry->shape);
+    assert_true(fabs(t / c->t_entry - 1) < 1e-6);
+    /* Twice the depth, twice the time (near enough: the rounds' start-up stays). */
+    shape_t a = {4096, 4096, 2048}, b = {4096, 4096, 4096};
+    double ta = select_estimate(&p.sel, big, &a), tb = select_estimate(&p.sel, big, &b);
+    assert_true(tb > 1.9 * ta && tb < 2.01 * ta);
+    /* Waves: 264 tiles fill 132 SMs twice; one tile more needs a third round on one SM. */
+    shape_t full = {128 * 12, 128 * 22, 4096}, over = {128 * 12 + 1, 128 * 22, 4096};
+    double tf = select_estimate(&p.sel, big, &full), to = select_estimate(&p.sel, big, &over);
+    assert_true(to > 1.3 * tf);
+    /* A grid far below one block per SM is not faster per block: 4 tiles take most of the time 132 do. */
+    shape_t few = {256, 256, 4096}, many = {128 * 12, 128 * 11, 4096};
+    assert_true(select_estimate(&p.sel, big, &few) > 0.3 * select_estimate(&p.sel, big, &many));
+    pick_free(&p);
+}
+
+static void test_choices_and_explanations(void **state)
+{
+    (void)state;
+    opts_t o = opts("f32");
+    /* Not in wisdom: a square near the big ones, a deep-K thin one, a small one. */
+    const shape_t shapes[] = {{3000, 3000, 3000}, {256, 192, 20000}, {100, 120, 90}};
+    pick_t p;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(pick_init(&p, &o, shapes, 3, &err), 0);
+    for (int s = 0; s < 3; s++) {
+        assert_false(p.result[s].exact);
+        assert_int_equal(p.result[s].nw, SELECT_K);
+        assert_non_null(strstr(p.why[s], ", model: "));
+        assert_non_null(strstr(p.explain[s], "chosen: "));
+        /* The winner has the smallest estimate of those weighed. */
+        double best = -1;
+        for (size_t j = 0; j < p.result[s].nw; j++)
+            if (p.result[s].w[j].cand == p.result[s].chosen)
+                best = p.result[s].w[j].t_est;
+        for (size_t j = 0; j < p.result[s].nw; j++)
+            assert_true(p.result[s].w[j].t_est < 0 || p.result[s].w[j].t_est >= best);
+    }
+    /* The big square runs a big tile; the deep thin shape splits K. */
+    assert_int_equal(p.sel.cands[p.result[0].chosen].cfg.values[template_param_index(&p.sel.cands[p.result[0].chosen].cfg.tpl, "BM")], 128);
+    const config_t *deep = &p.sel.cands[p.result[1].chosen].cfg;
+    assert_true(deep->values[template_param_index(&deep->tpl, "SPLITK")] > 1 ||
+                deep->values[template_param_index(&deep->tpl, "SLICEK")] > 1);
+    pick_free(&p);
+}
+
+static void test_user_wisdom_first(void **state)
+{
+    (void)state;
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/engine/wisdom", g_dir);
+    char parent[128];
+    snprintf(parent, sizeof parent, "%s/engine", g_dir);
+    mkdir(parent, 0755);
+    mkdir(dir, 0755);
+    /* The user's entry at a shape the shipped file also holds wins there. */
+    char *path = xasprintf("%s/nvidia-h100-80gb-hbm3.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"version\": 1, \"device\": \"NVIDIA H100 80GB HBM3\", \"arch\": \"sm_90\", \"entries\": [\n"
+               "  {\"dtype\": \"f32\", \"shape\": \"4096x4096x4096\", \"config\": \"%s/configs/warptile_db.json\", "
+               "\"set\": {\"BK\": 16}, \"tflops\": 47, \"vs_cublas\": 0.91}\n]}\n",
+            getenv("PWD") ? getenv("PWD") : ".");
+    fclose(f);
+    opts_t o = opts("f32");
+    const shape_t s = {4096, 4096, 4096};
+    pick_t p;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(pick_init(&p, &o, &s, 1, &err), 0);
+    assert_true(p.result[0].exact);
+    assert_string_equal(p.sel.cands[p.result[0].chosen].file->path, path);
+    assert_int_equal(p.entries[p.of_shape[0]].nsets, 1);
+    pick_free(&p);
+    /* A damaged user file is left out (and reported): the shipped entry answers again. */
+    f = fopen(path, "w");
+    fputs("{\"version\": 1, \"entries\": [ {\"dtype\": \"f32\", \"shape\": \"4096x\"}\n", f);
+    fclose(f);
+    err_clear(&err);
+    assert_int_equal(pick_init(&p, &o, &s, 1, &err), 0);
+    assert_true(p.result[0].exact);
+    assert_non_null(strstr(p.sel.cands[p.result[0].chosen].file->path, "wisdom/nvidia-h100-80gb-hbm3.json"));
+    assert_int_equal(p.user.nfiles, 0);
+    pick_free(&p);
+    unlink(path);
+    free(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_suite_shapes_are_exact),
+        cmocka_unit_test(test_estimates_follow_the_work),
+        cmocka_unit_test(test_choices_and_explanations),
+        cmocka_unit_test(test_user_wisdom_first),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
