@@ -5,6 +5,7 @@
 #   make fuzz       each libFuzzer harness of tests/fuzz for FUZZ_SECONDS (default 60), built in build-fuzz
 #   make test-gpu   verification, cross-check, error paths, crash isolation, tune and sanitizers on the GPU
 #                   (prebuilt binaries)
+#   make test-slurm tools/slurm against a real Slurm on localhost (installs slurm-wlm and munge as root)
 #   make bench      build, then benchmark the default walk at 2048^3 on the GPU found
 #   make walk       regenerate the three published tables on the GPU found (bench/walk.sh)
 #   make probes     build the FP64 issue-rate probes with nvcc (optional; bench/probes/run.sh runs them)
@@ -35,7 +36,7 @@ FUZZ_FLAGS := -g -O1 -std=c11 -Wall -Wextra -Werror -I$(CUDA_HOME)/include -fno-
 FUZZ_OBJ  := $(filter-out build-fuzz/obj/main.o,$(SRC:engine/%.c=build-fuzz/obj/%.o))
 FUZZERS   := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all test test-gpu bench walk probes install clean deps sanitize fuzz
+.PHONY: all test test-gpu test-slurm bench walk probes install clean deps sanitize fuzz
 all: $(B)/engine
 
 # One probe line per dependency; installs what is missing when run as root (tools/deps.sh).
@@ -79,6 +80,11 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
 # No rebuild here: on the GPU machine the binaries come prebuilt (it has no jansson headers).
 test-gpu:
 	@bash tests/gpu.sh
+
+# submit.sh and tune.sbatch under munged, slurmctld and slurmd started on localhost, the fake worker
+# standing in for the GPU (tests/slurm.sh); one SKIP line where Slurm and MUNGE cannot be installed.
+test-slurm: $(B)/engine
+	@BUILD=$(B) CUDA_HOME=$(CUDA_HOME) bash tests/slurm.sh
 
 bench: $(B)/engine
 	$(B)/engine bench --size 2048

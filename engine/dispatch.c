@@ -164,6 +164,20 @@ typedef struct {
     err_t fatal;            /* why no worker can start, when none can */
 } batch_t;
 
+/* Point p's worker is gone. A fault of the point, unless the worker was stopped from outside or
+ * after the engine was told to stop: a Slurm requeue, preemption or scancel signals every process
+ * of the job, the worker as well as the engine, and in whichever order they die the point did
+ * nothing wrong. It then stays unfinished, so --resume runs it again, and the run stops as
+ * interrupted. */
+static void worker_gone(dispatch_t *s, dispatch_slot *sl, dispatch_point *p, batch_t *b)
+{
+    if (dispatch_stop || worker_stopped_from_outside(&sl->w)) {
+        dispatch_stop = 1;
+        return;
+    }
+    finish(s, p, failure("fault", sl->w.ended), (int)(sl - s->slots), &b->ndone);
+}
+
 /* Hand ready points to idle workers (finalists to the first GPU only); start workers that are
  * needed and down. */
 static void assign(dispatch_t *s, batch_t *b)
@@ -191,7 +205,7 @@ static void assign(dispatch_t *s, batch_t *b)
         json_decref(req);
         if (sent) {
             lost(sl, false, &b->fatal);
-            finish(s, p, failure("fault", sl->w.ended), (int)i, &b->ndone);
+            worker_gone(s, sl, p, b);
             continue;
         }
         sl->cur = p;
@@ -286,7 +300,7 @@ static void take_replies(dispatch_t *s, batch_t *b)
             dispatch_point *p = sl->cur;
             lost(sl, starting, &b->fatal);
             if (p)
-                finish(s, p, failure("fault", sl->w.ended), (int)i, &b->ndone);
+                worker_gone(s, sl, p, b);
         } else if (now > sl->deadline) {
             dispatch_point *p = sl->cur;
             worker_kill(&sl->w);

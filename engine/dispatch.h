@@ -72,7 +72,8 @@ typedef struct {
     unsigned long nvrtc;    /* NVRTC compiles the workers reported (0 when the cache served them) */
 } dispatch_t;
 
-/* Set when the user interrupts (SIGINT, SIGTERM): dispatch_run returns, leaving unfinished points. */
+/* Set when the user interrupts (SIGINT, SIGTERM), or when a worker is stopped by such a signal from
+ * outside (worker_stopped_from_outside): dispatch_run returns, leaving unfinished points. */
 extern volatile sig_atomic_t dispatch_stop;
 
 void dispatch_init(dispatch_t *s, const dispatch_conf *c, pool_t *pool, const worker_conf *wc, const int *devices,

@@ -27,6 +27,11 @@ void worker_init(worker_t *w, int device)
 
 bool worker_running(const worker_t *w) { return w->pid > 0; }
 
+bool worker_stopped_from_outside(const worker_t *w)
+{
+    return w->signal == SIGTERM || w->signal == SIGINT || w->signal == SIGHUP;
+}
+
 const char *worker_default_exe(void)
 {
     const char *fake = getenv("ENGINE_WORKER");
@@ -35,6 +40,7 @@ const char *worker_default_exe(void)
 
 static void describe(worker_t *w, int st)
 {
+    w->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
     if (WIFSIGNALED(st))
         snprintf(w->ended, sizeof w->ended, "the worker was killed by signal %d (%s)", WTERMSIG(st),
                  strsignal(WTERMSIG(st)));

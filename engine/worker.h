@@ -31,6 +31,7 @@ typedef struct {
     json_t *hello;   /* its first message (device properties, measured bandwidth), NULL before */
     int starts;      /* how many processes this slot has started */
     char ended[256]; /* how the last process ended ("killed by signal 6 (Aborted)") */
+    int signal;      /* the signal that ended the last process; 0 when it exited */
 } worker_t;
 
 typedef enum {
@@ -50,6 +51,10 @@ int worker_await_hello(worker_t *w, double timeout_s, err_t *err);
 /* Spawn when not running, then wait for the hello. */
 int worker_ensure(worker_t *w, const worker_conf *c, err_t *err);
 bool worker_running(const worker_t *w);
+/* Whether the last process was ended by SIGTERM, SIGINT or SIGHUP: signals sent from outside to a
+ * whole job (Slurm's requeue, preemption and scancel signal every process of it; so do systemd and
+ * kill(1) on a process list), never raised by a kernel that faults. */
+bool worker_stopped_from_outside(const worker_t *w);
 
 /* Send one request (one line). Returns 0, or -1 when the worker is gone (it is then reaped). */
 int worker_send(worker_t *w, json_t *request);

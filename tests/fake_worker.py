@@ -13,6 +13,7 @@ searches have something to find; chosen points misbehave the ways real kernels d
   FAKE_DELAY=0.05           seconds each timed request takes
   FAKE_SLOW=1.5             every kernel (not cuBLAS) takes this many times as long (regressions)
   FAKE_LOG=FILE             append every request line to FILE (tests count them)
+  FAKE_PIDS=FILE            append the worker's process id to FILE when it starts (tests signal it)
   FAKE_REPLAY=LOG.jsonl     answer with the stage-1 times a real tune logged for the same
                             configuration (a landscape measured once on a GPU, replayed to study
                             search strategies on the CPU); points the log lacks fail verification
@@ -82,6 +83,9 @@ def main():
                           "max_threads_sm": 2048, "driver": 13000, "cublas": 130100, "nvrtc": 13000,
                           "pid": os.getpid(), "dram_bps": 3.0e12, "l2_bps": 9.0e12}) + "\n")
     out.flush()
+    if os.environ.get("FAKE_PIDS"):
+        with open(os.environ["FAKE_PIDS"], "a") as f:
+            f.write("%d\n" % os.getpid())
     delay = float(os.environ.get("FAKE_DELAY", "0"))
     replay = load_replay(os.environ["FAKE_REPLAY"]) if os.environ.get("FAKE_REPLAY") else None
     log = os.environ.get("FAKE_LOG")

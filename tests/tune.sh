@@ -93,6 +93,26 @@ check_rc "the interrupted tune resumes" 0 $? "$(cat "$tmp/b2.txt")"
 got=$(rows "$tmp/b.jsonl" "(len(rows), len({(r['key'], r['stage']) for r in rows}), sum(r['stage'] == 1 for r in rows))")
 [ "$got" = "(57, 57, 14)" ] && [ "$n1" -ge 40 ] && [ "$n1" -lt 57 ] &&
   pass "interrupted after $n1 rows, resumed to 57 rows, no point twice" || fail "interrupt and resume: $n1 then $got"
+# Slurm's requeue, preemption and scancel send SIGTERM to every process of a job, the worker as
+# well as the engine, in either order. The point in flight is then no fault of its own: it must not
+# be logged as one (--resume would skip it), and the tune stops as interrupted.
+for who in worker "engine and worker"; do
+  rm -f "$tmp/pids"
+  FAKE_DELAY=0.3 FAKE_PIDS=$tmp/pids $T --log "$tmp/t-${who// /_}.jsonl" >"$tmp/t.txt" 2>&1 &
+  pid=$!
+  sleep 1.5
+  wpid=$(tail -n 1 "$tmp/pids" 2>/dev/null)
+  if [ "$who" = worker ]; then kill -TERM "$wpid"; else kill -TERM "$wpid" $pid; fi
+  wait $pid
+  check_rc "SIGTERM to the $who mid-point: exit 130" 130 $? "$(cat "$tmp/t.txt")"
+  n1=$(rows "$tmp/t-${who// /_}.jsonl" "sum(r['stage'] == 1 for r in rows)")
+  bad=$(rows "$tmp/t-${who// /_}.jsonl" "[r['reason'] for r in rows if r['status'] not in ('ok', 'pruned')]")
+  $T --log "$tmp/t-${who// /_}.jsonl" --resume >"$tmp/t2.txt" 2>&1
+  got=$(rows "$tmp/t-${who// /_}.jsonl" "(len(rows), len({(r['key'], r['stage']) for r in rows}), sum(r['stage'] == 1 and r['status'] == 'ok' for r in rows))")
+  [ "$bad" = "[]" ] && [ "$got" = "(57, 57, 14)" ] && [ "$n1" -lt 14 ] &&
+    pass "...no fault row for the point in flight; resumed from $n1 points to all 14 timed, none twice" ||
+    fail "SIGTERM to the $who: failed rows $bad, $n1 then $got" "$(cat "$tmp/t.txt" "$tmp/t2.txt")"
+done
 head -c -200 "$tmp/a.jsonl" >"$tmp/c.jsonl"
 $T --log "$tmp/c.jsonl" --resume >"$tmp/c.txt" 2>"$tmp/c.err"
 check_rc "a log whose last line was cut off resumes" 0 $? "$(cat "$tmp/c.err")"

@@ -2,7 +2,8 @@
 # Probe every build dependency, one line each. Missing Debian packages are installed when running as
 # root; otherwise the exact command is printed and the build stops. The CUDA toolkit cannot come from
 # apt here, so for it we only say where we looked.
-#   usage: tools/deps.sh CUDA_HOME [--with-tests | --with-fuzz]   (tests also need cmocka, gnuplot and GNU parallel)
+#   usage: tools/deps.sh CUDA_HOME [--with-tests | --with-fuzz | --with-slurm]
+#   (tests also need cmocka, gnuplot and GNU parallel; make test-slurm needs Slurm and MUNGE)
 set -u
 cuda_home=${1:-/usr/local/cuda}
 want_tests=${2:-}
@@ -29,11 +30,14 @@ ok cuda "$cuda_home ($("$cuda_home/bin/nvcc" --version 2>/dev/null | sed -n 's/.
 probe() { # name header package
   if [ -f "/usr/include/$2" ]; then ok "$1" "/usr/include/$2"; else missing+=("$3"); fi
 }
+need() { # package: add it to the missing ones once
+  [[ " ${missing[*]} " == *" $1 "* ]] || missing+=("$1")
+}
 probe_cmd() { # name command package [--version text that must appear]
   local path
-  path=$(command -v "$2") || { missing+=("$3"); return; }
+  path=$(command -v "$2") || { need "$3"; return; }
   if [ -n "${4:-}" ] && ! "$2" --version 2>/dev/null | grep -q "$4"; then
-    no "$1" "$path is not $4 (moreutils ships another parallel)"; missing+=("$3"); return
+    no "$1" "$path is not $4 (moreutils ships another parallel)"; need "$3"; return
   fi
   ok "$1" "$path"
 }
@@ -47,6 +51,11 @@ if [ "$want_tests" = --with-fuzz ]; then # make fuzz: clang and its libFuzzer ru
   probe_cmd clang clang clang
   rt=$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)
   if [ -f "$rt" ]; then ok libfuzzer "$rt"; else missing+=(libclang-rt-dev); fi
+fi
+if [ "$want_tests" = --with-slurm ]; then # make test-slurm: a controller, a node daemon and MUNGE on localhost
+  for c in slurmctld slurmd sbatch squeue scontrol; do probe_cmd "$c" "$c" slurm-wlm; done
+  probe_cmd munged munged munge
+  probe_cmd munge munge munge
 fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
