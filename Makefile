@@ -7,7 +7,8 @@
 #                   (prebuilt binaries)
 #   make test-slurm tools/slurm against a real Slurm on localhost (installs slurm-wlm and munge as root)
 #   make bench      build, then benchmark the default walk at 2048^3 on the GPU found
-#   make walk       regenerate the three published tables on the GPU found (bench/walk.sh)
+#   make walk       re-measure the published tables on the GPU found (bench/walk.sh writes bench/data/<gpu>-*.jsonl),
+#                   then render the README's tables from the data (bench/tables.py)
 #   make probes     build the FP64 issue-rate probes with nvcc (optional; bench/probes/run.sh runs them)
 #   make install PREFIX=/usr/local
 CUDA_HOME ?= /usr/local/cuda
@@ -91,6 +92,7 @@ bench: $(B)/engine
 
 walk: $(B)/engine
 	@bash bench/walk.sh
+	python3 bench/tables.py --write README.md
 
 # Probes are plain CUDA programs (runtime API, nvcc), not engine templates: they measure the machine.
 PROBE_ARCH ?= sm_90

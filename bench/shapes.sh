@@ -10,12 +10,15 @@
 #   DTYPES=f32 bench/shapes.sh         one dtype only;  RUNS=11 (default) timed runs per row
 #   SEED=S RANDOM=N bench/shapes.sh    N random shapes of seed S (bench/random_shapes.sh) instead of
 #                                      the suite file: how selection is judged on shapes never tuned on
-# Full rows (JSON Lines) go to $OUT/shapes-<dtype>.jsonl (default build/shapes). Needs a GPU and the
+# Full rows (JSON Lines, each stamped with the run's date and device) go to $OUT/shapes-<dtype>.jsonl
+# (default build/shapes); copied to bench/data/<tag>-shapes-<dtype>-<what>.jsonl and named in
+# bench/tables.py's SUITE, a run becomes the README's suite table. Needs a GPU and the
 # prebuilt build/engine. Targets (issue 8): f32 geomean >= 0.95, min >= 0.7; f64 geomean >= 1.05,
 # min >= 0.8. Exits 0 whatever the ratios unless CHECK=1, which prints met/MISSED per target and
 # exits 1 when one is missed.
 set -u
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 E=${ENGINE_BIN:-build/engine} # ENGINE_BIN: another build, for A/B runs
 [ -x "$E" ] || { echo "build/engine is missing: run make first"; exit 2; }
 SUITE=${SUITE:-bench/suites/shapes.txt}
@@ -29,12 +32,14 @@ if [ -n "${SEED:-}" ] || [ -n "$NRANDOM" ]; then
   SUITE=$OUTDIR/random-$SEED-$NRANDOM.txt
   bash bench/random_shapes.sh "$SEED" "$NRANDOM" >"$SUITE" || exit 2
 fi
+device=$(device_name "$E")
 shapes=$(grep -v '^ *#' "$SUITE" | awk 'NF {print $1}' | paste -sd, -)
 rc=0
 for dt in ${DTYPES:-f32 f64}; do
   log=$OUTDIR/shapes-$dt.jsonl
   if [ $# -eq 0 ]; then
-    $E bench --auto --dtype "$dt" --shapes "$shapes" --runs "${RUNS:-11}" --format jsonl ${ENGINE_ARGS:-} >"$log" 2>"$OUTDIR/shapes-$dt.err"
+    $E bench --auto --dtype "$dt" --shapes "$shapes" --runs "${RUNS:-11}" --format jsonl ${ENGINE_ARGS:-} 2>"$OUTDIR/shapes-$dt.err" |
+      stamp_rows "$device" >"$log"
   else
     mine=()
     dtflag=()
@@ -48,9 +53,10 @@ for dt in ${DTYPES:-f32 f64}; do
       esac
     done
     [ ${#mine[@]} -eq 0 ] && continue
-    $E bench "${mine[@]}" "${dtflag[@]}" --shapes "$shapes" --runs "${RUNS:-11}" --format jsonl ${ENGINE_ARGS:-} >"$log" 2>"$OUTDIR/shapes-$dt.err"
+    $E bench "${mine[@]}" "${dtflag[@]}" --shapes "$shapes" --runs "${RUNS:-11}" --format jsonl ${ENGINE_ARGS:-} 2>"$OUTDIR/shapes-$dt.err" |
+      stamp_rows "$device" >"$log"
   fi
-  r=$?
+  r=${PIPESTATUS[0]}
   [ $r -gt $rc ] && rc=$r
   python3 - "$log" "$dt" "${CHECK:-0}" <<'PY' || rc=1
 import json, math, sys

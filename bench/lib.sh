@@ -1,0 +1,14 @@
+# bench/lib.sh — sourced by the bench scripts whose rows become data files of bench/data/, the ones
+# bench/tables.py renders into the README.
+#
+# device_name ENGINE: the name of GPU 0 as the driver gives it ("NVIDIA H100 80GB HBM3"); DEVICE,
+# when set, wins (tests, and runs on a machine whose `engine info` cannot tell).
+device_name() { [ -n "${DEVICE:-}" ] && echo "$DEVICE" || "$1" info 2>/dev/null | sed -n 's/^device 0: //p' | head -1; }
+# device_tag NAME: the short name that prefixes a device's data files, h100 for the name above (the
+# first word that is not NVIDIA, GeForce, RTX, Tesla or Quadro, lower case); TAG, when set, wins.
+device_tag() {
+  [ -n "${TAG:-}" ] && { echo "$TAG"; return; }
+  echo "$1" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '\n' | grep -vxE 'nvidia|geforce|rtx|tesla|quadro' | head -1
+}
+# stamp_rows NAME: JSON lines on stdin with the run's "date" (UTC) and "device" first, on stdout.
+stamp_rows() { sed "s/^{/{\"date\":\"$(date -u +%F)\",\"device\":\"$1\",/"; }
