@@ -71,42 +71,6 @@ static char *join_trimmed(const char *dir, const char *name)
     return xasprintf("%.*s/%s", (int)n, dir, name);
 }
 
-static bool is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* mkdir -p. Returns 0, or -1 with errno from the component that failed. */
-static int mkdir_p(const char *path, mode_t mode)
-{
-    if (path[0] == '\0') {
-        errno = ENOENT;
-        return -1;
-    }
-    char *p = xstrdup(path);
-    int rc = 0, e = 0;
-    for (char *s = p + 1;; s++) {
-        if (*s != '/' && *s != '\0')
-            continue;
-        char saved = *s;
-        *s = '\0';
-        if (mkdir(p, mode) != 0 && errno != EEXIST) {
-            e = errno;
-            if (!is_dir(p)) { /* EACCES or EROFS on a parent that exists is fine */
-                rc = -1;
-                break;
-            }
-        }
-        *s = saved;
-        if (saved == '\0')
-            break;
-    }
-    free(p);
-    errno = e;
-    return rc;
-}
-
 /* rm -r without following symbolic links; best effort. */
 static void remove_tree(const char *path)
 {

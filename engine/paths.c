@@ -17,11 +17,6 @@ static char *g_exe;
 static char *g_tune;
 static char *g_wisdom;
 
-static int is_dir(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 char *path_dirname(const char *path)
 {

@@ -220,6 +220,37 @@ int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes,
     return 0;
 }
 
+void pick_tune_candidates(pick_t *p)
+{
+    p->tune = xcalloc(p->nshapes ? p->nshapes * PICK_TUNE_MAX : 1, sizeof *p->tune);
+    p->ntune = xcalloc(p->nshapes ? p->nshapes : 1, sizeof *p->ntune);
+    for (size_t s = 0; s < p->nshapes; s++) {
+        const select_result *r = &p->result[s];
+        if (r->exact)
+            continue;
+        /* The weighed candidates by estimate (a short insertion sort), those that can run. */
+        select_weighed w[SELECT_K];
+        size_t n = 0;
+        for (size_t j = 0; j < r->nw; j++) {
+            if (r->w[j].t_est < 0)
+                continue;
+            size_t at = n++;
+            while (at > 0 && w[at - 1].t_est > r->w[j].t_est) {
+                w[at] = w[at - 1];
+                at--;
+            }
+            w[at] = r->w[j];
+        }
+        for (size_t j = 0; j < n && p->ntune[s] < PICK_TUNE_MAX; j++) {
+            size_t e = pick_entry_of_cand(p, w[j].cand), k;
+            for (k = 0; k < p->ntune[s] && p->tune[s * PICK_TUNE_MAX + k] != e; k++)
+                ;
+            if (k == p->ntune[s]) /* two entries of one config and overrides are one candidate */
+                p->tune[s * PICK_TUNE_MAX + p->ntune[s]++] = e;
+        }
+    }
+}
+
 void pick_free(pick_t *p)
 {
     entries_free(p->entries, p->nentries);
@@ -234,6 +265,8 @@ void pick_free(pick_t *p)
     free(p->device);
     free(p->user_dir);
     free(p->entry_of_cand);
+    free(p->tune);
+    free(p->ntune);
     select_free(&p->sel);
     wisdom_free(&p->user);
     wisdom_free(&p->shipped);

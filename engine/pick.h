@@ -34,7 +34,11 @@ typedef struct {
     wisdom_t user, shipped;
     select_t sel;     /* the candidates */
     size_t *entry_of_cand; /* per candidate: index into entries, or (size_t)-1 when not chosen */
+    size_t *tune;     /* --auto-tune: per shape, PICK_TUNE_MAX entry indexes to time, best estimate first */
+    size_t *ntune;    /* per shape: how many (0 at a shape wisdom holds) */
 } pick_t;
+
+#define PICK_TUNE_MAX 4 /* --auto-tune times at most this many of the model's candidates per shape */
 
 /* Choose for every shape. The GPU named by --device is probed without a context for its name, arch
  * and SM count (--device-name, --arch and --sms win). Fails (EXIT_INPUT) on a malformed shipped
@@ -44,6 +48,10 @@ void pick_free(pick_t *p);
 
 /* Index into entries of candidate c, adding it when new (--auto-tune times candidates that were not chosen). */
 size_t pick_entry_of_cand(pick_t *p, size_t c);
+
+/* For --auto-tune: at each shape without an entry of its own, the model's PICK_TUNE_MAX best
+ * candidates (fastest estimate first) become entries (tune, ntune). */
+void pick_tune_candidates(pick_t *p);
 
 /* Whether entry i runs at shape s: always without a pick. */
 static inline int pick_runs(const pick_t *p, size_t s, size_t i) { return !p || p->of_shape[s] == i; }

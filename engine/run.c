@@ -4,6 +4,7 @@
  * CUBIN cache), then hands each (config, shape, beta) to a worker process on the GPU (worker.h)
  * and prints what comes back. A kernel that faults or hangs costs its own row and a fresh worker;
  * the rest of the list still runs, and the exit code is the worst outcome. */
+#define _DEFAULT_SOURCE /* realpath */
 #include "run.h"
 
 #include "arch.h"
@@ -22,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 /* The yardsticks of a row: peak rates at the maximum SM clock and measured bandwidths. */
 typedef struct {
@@ -379,11 +382,116 @@ static int pick_open(const opts_t **o, opts_t *auto_o, pick_t *pick, const shape
         err_print(stderr, &err);
         return err.code;
     }
+    if ((*o)->auto_tune_s > 0)
+        pick_tune_candidates(pick);
     *auto_o = **o;
     auto_o->entries = pick->entries;
     auto_o->nentries = pick->nentries;
     *o = auto_o;
     return 0;
+}
+
+/* --explain: the model's weighing under each shape's "auto" line: a note in a table, stderr beside
+ * a machine-readable format (stdout stays one row per line). */
+static void explain(const opts_t *o, const pick_t *pick, size_t s, bool table)
+{
+    if (!o->explain)
+        return;
+    fputs(pick->explain[s], table ? stdout : stderr);
+}
+
+/* --auto-tune: at each shape wisdom has no entry for, time the model's best candidates (fastest
+ * estimate first) until SECONDS of GPU time are spent, keep the fastest that verifies, record it in
+ * the user's wisdom (--wisdom DIR when named) and run it. Lines go to out. */
+static void auto_tune(runner_t *r, pick_t *pick, const shape_t *shapes, size_t nshapes, double alpha, double beta,
+                      FILE *out)
+{
+    const opts_t *o = r->o;
+    for (size_t s = 0; s < nshapes; s++) {
+        if (!pick->ntune || pick->ntune[s] == 0)
+            continue;
+        const shape_t *sh = &shapes[s];
+        double spent = 0, best_ms = 0, best_cub = 0;
+        int best = -1, best_occ = 0;
+        strbuf sb;
+        sb_init(&sb);
+        for (size_t k = 0; k < pick->ntune[s] && (k == 0 || spent < o->auto_tune_s); k++) {
+            size_t e = pick->tune[s * PICK_TUNE_MAX + k];
+            if (!r->cfgs[e])
+                continue;
+            build_job job, *jp = &job;
+            memset(&job, 0, sizeof job);
+            build_job_init(&job, r->cfgs[e], r->su.arch, r->su.smem_limit, sh->m, sh->n, sh->k);
+            build_jobs_run(&r->su.pool, &jp, 1);
+            json_t *reply = job.rc ? NULL : run_request(r, e, &job, alpha, beta, true);
+            const char *st = reply ? jstr(reply, "status", "error") : "error";
+            double ms = reply ? jnum(reply, "ms", 0) : 0;
+            spent += reply ? jnum(reply, "t_verify", 0) + jnum(reply, "t_bench", 0) : 0;
+            sb_addf(&sb, "%s%s %s", k ? ", " : "", r->cfgs[e]->label, strcmp(st, "ok") == 0 ? "" : st);
+            if (strcmp(st, "ok") == 0) {
+                sb_addf(&sb, "%.1f us", ms * 1e3);
+                if (best < 0 || ms < best_ms) {
+                    best = (int)e;
+                    best_ms = ms;
+                    best_cub = jnum(reply, "cublas_ms", 0);
+                    best_occ = (int)jnum(reply, "occ_blocks", 0);
+                }
+            }
+            json_decref(reply);
+            build_job_free(&job);
+        }
+        char *times = sb_steal(&sb);
+        fprintf(out, "auto-tune %lldx%lldx%lld: %s; %.2f s of GPU time", (long long)sh->m, (long long)sh->n,
+                (long long)sh->k, times, spent);
+        free(times);
+        if (best < 0) {
+            fprintf(out, "; none verified, the model's choice stays\n");
+            continue;
+        }
+        pick->of_shape[s] = (size_t)best;
+        free(pick->why[s]);
+        pick->why[s] = xasprintf("%s (auto-tune: the fastest of the model's candidates timed here)", r->cfgs[best]->label);
+        const char *dir = o->wisdom ? o->wisdom : pick->user_dir;
+        const char *device = jstr(r->w.hello, "name", "");
+        if (!dir || !*device) {
+            fprintf(out, "; kept %s for this run (no wisdom directory to record it in)\n", r->cfgs[best]->label);
+            continue;
+        }
+        /* The entry: the config by absolute path (user wisdom lies nowhere near configs/). */
+        char abs[4096];
+        const entry_t *en = &o->entries[best];
+        wisdom_entry we = {.dtype = r->cfgs[best]->dtype, .shape = *sh,
+                           .tflops = 2.0 * sh->m * sh->n * sh->k / (best_ms * 1e-3) / 1e12,
+                           .vs_cublas = best_cub > 0 ? best_cub / best_ms : 0, .occ = best_occ > 0 && best_occ <= 64 ? best_occ : 0};
+        we.config = realpath(en->path, abs) ? abs : en->path;
+        param_set *sets = xcalloc(r->nsets[best] + 1, sizeof *sets);
+        err_t err;
+        err_clear(&err);
+        for (size_t i = 0; i < r->nsets[best]; i++)
+            if (param_set_parse(r->sets[best][i], &sets[we.nsets], &err) == 0)
+                we.nsets++;
+        we.sets = sets;
+        time_t now = time(NULL);
+        char day[32];
+        strftime(day, sizeof day, "%Y-%m-%d", gmtime(&now));
+        char *src = xasprintf("engine %s --auto-tune, %s", o->cmd_name, day);
+        we.source = src;
+        char *path = wisdom_device_path(dir, device);
+        wisdom_outcome outc = 0;
+        mkdir_p(dir, 0755); /* the user's ($XDG_DATA_HOME/engine/wisdom) may not exist yet */
+        if (wisdom_record(path, device, r->su.arch, &we, &outc, &err) == 0)
+            fprintf(out, "; kept %s, recorded in %s\n", r->cfgs[best]->label, path);
+        else {
+            char line[ERR_SOURCE_LEN + ERR_TEXT_LEN + 64];
+            err_format(&err, line, sizeof line);
+            fprintf(out, "; kept %s for this run, not recorded: %s\n", r->cfgs[best]->label, line);
+        }
+        free(path);
+        free(src);
+        for (size_t i = 0; i < we.nsets; i++)
+            param_set_free(&sets[i]);
+        free(sets);
+    }
 }
 
 int run_bench(const opts_t *o)
@@ -404,6 +512,8 @@ int run_bench(const opts_t *o)
         return worst;
     }
     r.pick = o->auto_pick ? &pick : NULL;
+    if (o->auto_tune_s > 0)
+        auto_tune(&r, &pick, shapes, nshapes, o->alpha, o->beta, o->format == FORMAT_TABLE ? stdout : stderr);
     build_job *jobs = build_all(&r, shapes, nshapes);
     machine_t mc = machine_of(r.w.hello);
     report_t rep;
@@ -417,8 +527,10 @@ int run_bench(const opts_t *o)
         report_note(&rep, "problem: C = alpha*A*B + beta*C, %lldx%lldx%lld, alpha=%g beta=%g, seed %llu; timing: %d warm-up, median of %d runs x %d launches, L2 flushed before each run; cuBLAS in strict FP32/FP64 (pedantic math), timed by the same worker",
                     (long long)sh->m, (long long)sh->n, (long long)sh->k, alpha, beta, (unsigned long long)o->seed,
                     o->warmup, o->runs, o->iters);
-        if (r.pick)
+        if (r.pick) {
             report_note(&rep, "auto: %s", pick.why[s]);
+            explain(o, &pick, s, o->format == FORMAT_TABLE);
+        }
         /* One pass per dtype, so each has its cuBLAS row right after its configs. */
         for (int d = 0; d < 2; d++) {
             json_t *last = NULL; /* a reply that carries this problem's cuBLAS timing */
@@ -527,9 +639,13 @@ int run_verify(const opts_t *o)
         return worst;
     }
     r.pick = o->auto_pick ? &pick : NULL;
-    for (size_t si = 0; r.pick && si < nshapes; si++)
+    if (o->auto_tune_s > 0)
+        auto_tune(&r, &pick, shapes, nshapes, o->alpha, 0.0, stdout);
+    for (size_t si = 0; r.pick && si < nshapes; si++) {
         printf("auto  %lldx%lldx%lld: %s\n", (long long)shapes[si].m, (long long)shapes[si].n,
                (long long)shapes[si].k, pick.why[si]);
+        explain(o, &pick, si, true);
+    }
     build_job *jobs = build_all(&r, shapes, nshapes);
     if (o->cross_check)
         cross_check(&r);

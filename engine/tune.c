@@ -24,7 +24,6 @@
 #include "space.h"
 #include "util.h"
 #include "winner.h"
-#include "wisdom.h"
 
 #include <errno.h>
 #include <math.h>
@@ -32,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_POINTS 2000000ULL /* a space larger than this is refused: tune it in shards or narrow it */
 
@@ -69,6 +67,7 @@ typedef struct {
     bool have_disp;
     /* counts for the progress line and the summary */
     size_t planned, done, compiled, nvrtc, cached, timed, failed, finalists, logged;
+    size_t wrong; /* points whose results failed verification (FAIL): the tune exits 1 (EXIT_VERIFY) */
     double best_tflops, best_pct, t0;
     int stage;
 } tuner_t;
@@ -295,6 +294,7 @@ static void on_done(void *ctx, dispatch_point *s)
         }
     } else {
         t->failed++;
+        t->wrong += strcmp(r->status, "FAIL") == 0;
     }
     /* What the compile left in memory is not needed again: the worker reads the disk cache. */
     if (s->compiled || s->job.k.plan.source) {
@@ -523,62 +523,6 @@ static char *emit_path(const tuner_t *t, size_t nshapes)
                      (long long)t->shape.k);
 }
 
-/* --wisdom DIR: keep the winner as DIR/<device>.json's entry for this dtype and shape when it is
- * faster than the one there. The config is the space's base (written relative to the directory above
- * DIR when it lies under it, as the shipped wisdom/ and configs/ do), with the parameters the winner
- * changed as overrides. */
-static int record_wisdom(const tuner_t *t, const result_row *w, double vs_cublas, err_t *err)
-{
-    int arch = 0;
-    if (arch_parse(w->arch, &arch, err))
-        return -1;
-    const config_t *base = &t->sp.base;
-    wisdom_entry e = {.dtype = strcmp(w->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
-                      .shape = {w->M, w->N, w->K},
-                      .tflops = w->tflops,
-                      .vs_cublas = vs_cublas > 0 ? vs_cublas : 0};
-    /* Blocks per SM at this shape, for the selection model (select.h): from the occupancy the driver
-     * gave (resident threads / the SM's) and the block's threads. */
-    if (w->occ_pct > 0 && w->threads > 0) {
-        double blocks = w->occ_pct / 100.0 * arch_lookup(arch_sm(arch))->max_threads_sm / w->threads;
-        e.occ = blocks >= 1 && blocks <= 64 ? (int)(blocks + 0.5) : 0;
-    }
-    char root[4096], cfg[4096];
-    const char *config = base->path;
-    if (realpath(t->o->wisdom, root) && realpath(base->path, cfg)) {
-        char *slash = strrchr(root, '/');
-        if (slash && slash != root)
-            *slash = '\0';
-        size_t n = strlen(root);
-        if (strncmp(cfg, root, n) == 0 && cfg[n] == '/')
-            config = cfg + n + 1;
-    }
-    e.config = (char *)config;
-    e.sets = xcalloc(w->nparams + 1, sizeof *e.sets);
-    for (size_t k = 0; k < w->nparams && k < base->tpl.nparams; k++)
-        if (w->param_values[k] != base->values[k])
-            e.sets[e.nsets++] = (param_set){.text = xasprintf("%s=%lld", w->param_names[k], (long long)w->param_values[k]),
-                                            .key = w->param_names[k], .value = w->param_values[k]};
-    time_t now = time(NULL);
-    char day[32];
-    strftime(day, sizeof day, "%Y-%m-%d", gmtime(&now));
-    char *src = xasprintf("engine tune %s, %s", t->sp.base.name, day);
-    e.source = src;
-    char *path = wisdom_device_path(t->o->wisdom, w->device);
-    wisdom_outcome out = 0;
-    int rc = wisdom_record(path, w->device, arch, &e, &out, err);
-    if (rc == 0)
-        printf("  wisdom %s: %s\n", path,
-               out == WISDOM_KEPT ? "kept the faster entry already there" : out == WISDOM_REPLACED ? "replaced a slower entry"
-                                                                          : "added");
-    free(path);
-    free(src);
-    for (size_t k = 0; k < e.nsets; k++)
-        free(e.sets[k].text);
-    free(e.sets);
-    return rc;
-}
-
 static int report(tuner_t *t, size_t nshapes, err_t *err)
 {
     size_t nrows = 0;
@@ -617,7 +561,7 @@ static int report(tuner_t *t, size_t nshapes, err_t *err)
             free(name);
             free(path);
         }
-        if (t->o->wisdom && rc == 0 && record_wisdom(t, w, vs, err))
+        if (t->o->wisdom && rc == 0 && winner_record(w, &t->sp.base, t->o->wisdom, vs, err))
             rc = -1;
     }
     free(ranked);
@@ -760,7 +704,7 @@ static int tune_shape(tuner_t *t, size_t nshapes, err_t *err)
         return 0;
     }
     resume_shape(t);
-    t->planned = t->done = t->compiled = t->nvrtc = t->cached = t->timed = t->failed = t->finalists = 0;
+    t->planned = t->done = t->compiled = t->nvrtc = t->cached = t->timed = t->failed = t->finalists = t->wrong = 0;
     t->best_tflops = t->best_pct = 0;
     t->t0 = now_ms();
     size_t before = count_evaluated(t);
@@ -775,7 +719,14 @@ static int tune_shape(tuner_t *t, size_t nshapes, err_t *err)
            (long long)t->shape.m, (long long)t->shape.n, (long long)t->shape.k, (unsigned long long)t->counts.total,
            (unsigned long long)t->counts.feasible, t->ntp, fresh, before, t->timed, t->failed, t->finalists, t->compiled,
            t->nvrtc, t->cached, t->disp.nvrtc, s, s > 0 ? 60.0 * fresh / s : 0);
-    return report(t, nshapes, err);
+    int rc = report(t, nshapes, err);
+    if (rc >= 0 && t->wrong) {
+        /* A kernel that computes wrong results is a bug to see, whatever the winner: exit 1. */
+        fprintf(stderr, "engine: %zu point%s at %lldx%lldx%lld computed wrong results (status FAIL in the log)\n",
+                t->wrong, t->wrong == 1 ? "" : "s", (long long)t->shape.m, (long long)t->shape.n, (long long)t->shape.k);
+        rc = exit_worst(rc, EXIT_VERIFY);
+    }
+    return rc;
 }
 
 /* ---- entry points ------------------------------------------------------------------------------ */

@@ -348,3 +348,38 @@ double median(double *v, size_t n)
 }
 
 int cmp_strp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+    if (path[0] == '\0') {
+        errno = ENOENT;
+        return -1;
+    }
+    char *p = xstrdup(path);
+    int rc = 0, e = 0;
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char saved = *s;
+        *s = '\0';
+        if (mkdir(p, mode) != 0 && errno != EEXIST) {
+            e = errno;
+            if (!is_dir(p)) { /* EACCES or EROFS on a parent that exists is fine */
+                rc = -1;
+                break;
+            }
+        }
+        *s = saved;
+        if (saved == '\0')
+            break;
+    }
+    free(p);
+    errno = e;
+    return rc;
+}

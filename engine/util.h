@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
@@ -68,6 +69,11 @@ char *utc_now(void);
 
 /* Monotonic wall clock in milliseconds. */
 double now_ms(void);
+
+/* Whether path is a directory (following links). */
+bool is_dir(const char *path);
+/* mkdir -p. Returns 0, or -1 with errno from the component that failed. */
+int mkdir_p(const char *path, mode_t mode);
 
 /* strcmp for qsort over an array of char *. */
 int cmp_strp(const void *a, const void *b);

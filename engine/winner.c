@@ -1,13 +1,16 @@
-/* winner.c — see winner.h: the winner of a tune written as a ready config. */
+/* winner.c — see winner.h: the winner of a tune written as a ready config, or kept in wisdom. */
 #define _GNU_SOURCE /* realpath */
 #include "winner.h"
 
+#include "arch.h"
 #include "paths.h"
 #include "util.h"
+#include "wisdom.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int winner_write(const result_row *r, const char *name, const char *src_config_path, const char *out_path, err_t *err)
 {
@@ -101,5 +104,56 @@ int winner_write(const result_row *r, const char *name, const char *src_config_p
         rc = -1;
     }
     sb_free(&sb);
+    return rc;
+}
+
+int winner_record(const result_row *w, const config_t *base, const char *wisdom_dir, double vs_cublas, err_t *err)
+{
+    int arch = 0;
+    if (arch_parse(w->arch, &arch, err))
+        return -1;
+    wisdom_entry e = {.dtype = strcmp(w->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
+                      .shape = {w->M, w->N, w->K},
+                      .tflops = w->tflops,
+                      .vs_cublas = vs_cublas > 0 ? vs_cublas : 0};
+    /* Blocks per SM at this shape, for the selection model (select.h): from the occupancy the driver
+     * gave (resident threads / the SM's) and the block's threads. */
+    if (w->occ_pct > 0 && w->threads > 0) {
+        double blocks = w->occ_pct / 100.0 * arch_lookup(arch_sm(arch))->max_threads_sm / w->threads;
+        e.occ = blocks >= 1 && blocks <= 64 ? (int)(blocks + 0.5) : 0;
+    }
+    char root[4096], cfg[4096];
+    const char *config = base->path;
+    if (realpath(wisdom_dir, root) && realpath(base->path, cfg)) {
+        char *slash = strrchr(root, '/');
+        if (slash && slash != root)
+            *slash = '\0';
+        size_t n = strlen(root);
+        if (strncmp(cfg, root, n) == 0 && cfg[n] == '/')
+            config = cfg + n + 1;
+    }
+    e.config = (char *)config;
+    e.sets = xcalloc(w->nparams + 1, sizeof *e.sets);
+    for (size_t k = 0; k < w->nparams && k < base->tpl.nparams; k++)
+        if (w->param_values[k] != base->values[k])
+            e.sets[e.nsets++] = (param_set){.text = xasprintf("%s=%lld", w->param_names[k], (long long)w->param_values[k]),
+                                            .key = w->param_names[k], .value = w->param_values[k]};
+    time_t now = time(NULL);
+    char day[32];
+    strftime(day, sizeof day, "%Y-%m-%d", gmtime(&now));
+    char *src = xasprintf("engine tune %s, %s", base->name, day);
+    e.source = src;
+    char *path = wisdom_device_path(wisdom_dir, w->device);
+    wisdom_outcome out = 0;
+    int rc = wisdom_record(path, w->device, arch, &e, &out, err);
+    if (rc == 0)
+        printf("  wisdom %s: %s\n", path,
+               out == WISDOM_KEPT ? "kept the faster entry already there" : out == WISDOM_REPLACED ? "replaced a slower entry"
+                                                                          : "added");
+    free(path);
+    free(src);
+    for (size_t k = 0; k < e.nsets; k++)
+        free(e.sets[k].text);
+    free(e.sets);
     return rc;
 }

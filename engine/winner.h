@@ -1,7 +1,9 @@
-/* winner.h — the winner of a tune written as a ready config (--emit-best). */
+/* winner.h — the winner of a tune written as a ready config (--emit-best) and recorded in wisdom
+ * (--wisdom). */
 #ifndef ENGINE_WINNER_H
 #define ENGINE_WINNER_H
 
+#include "config.h"
 #include "err.h"
 #include "result.h"
 
@@ -17,5 +19,12 @@
  * NULL). A directory that is missing or not writable is EXIT_INPUT, an I/O error while writing
  * EXIT_SYSTEM; either way the temp file is removed and out_path is left as it was. */
 int winner_write(const result_row *r, const char *name, const char *src_config_path, const char *out_path, err_t *err);
+
+/* tune --wisdom DIR: keep the winner w as DIR/<device>.json's entry for its dtype and shape when it
+ * is faster than the one there (wisdom_record), with its occupancy in blocks per SM. The config is
+ * the space's base (written relative to the directory above DIR when it lies under it, as the
+ * shipped wisdom/ and configs/ do), with the parameters the winner changed as overrides. Prints
+ * what happened; vs_cublas <= 0: not known. */
+int winner_record(const result_row *w, const config_t *base, const char *wisdom_dir, double vs_cublas, err_t *err);
 
 #endif

@@ -60,6 +60,21 @@ n=$(grep -c '"config":"warptile' "$tmp/oracle/shapes-f32.jsonl")
   pass "oracle.sh runs both wisdom entries at each of the 4 shapes (8 rows) and keeps the best" ||
   fail "oracle.sh: 8 rows" "$n rows; $(tail -3 "$tmp/oracle.out")"
 
+echo "== bench/leave_one_out.sh"
+DEVICE="Fake GPU 0" WISDOM_FILE=$tmp/wisdom/fake-gpu-0.json DTYPES=f32 RUNS=2 OUT=$tmp/loo ENGINE_BIN=$B/engine \
+  ENGINE_ARGS="--arch sm_90" PICK_ARGS="--arch sm_90" bash bench/leave_one_out.sh >"$tmp/loo.out" 2>&1
+check_rc "leave_one_out.sh" 0 $? "$(tail -5 "$tmp/loo.out")"
+grep -q 'f32: leave-one-out over 2 entries: geometric mean' "$tmp/loo.out" && python3 - "$tmp/loo" <<'PY' && pass "each entry left out in turn: the model chooses from the other, both timed at its shape" || fail "leave-one-out rows" "$(cat "$tmp/loo.out")"
+import json, os, sys
+d = sys.argv[1]
+rows = [json.loads(l) for l in open(os.path.join(d, "loo-f32.jsonl"))]
+assert [r["shape"] for r in rows] == ["512x512x512", "4096x4096x4096"], rows
+for i, r in enumerate(rows):
+    w = json.load(open(os.path.join(d, f"wisdom-f32-{i}", "fake-gpu-0.json")))
+    assert len(w["entries"]) == 1 and w["entries"][0]["shape"] != r["shape"], w  # the entry itself is out
+    assert r["own"]["status"] == "ok" and r["chosen"]["status"] == "ok", r
+PY
+
 echo "== bench/regress.sh"
 reg() { # extra env assignments, then the run; output in $tmp/reg.out
   env DEVICE="Fake GPU 0" WISDOM=$tmp/wisdom CONFIGS="configs/tiled.json configs/warptile_db.json configs/sb10_warptiling.json" \

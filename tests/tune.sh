@@ -198,6 +198,11 @@ FAKE_WRONG=BX=8 $E verify tests/configs/tune/toy.json --arch sm_90 --set BX=8 --
 check_rc "verify: a wrong result exits 1" 1 $? "$(cat "$tmp/verify.txt")"
 grep -q '^verify: 0 passed, 2 failed, 0 errors' "$tmp/verify.txt" && grep -q 'C\[0\]\[1\]: got 1.5 want 1' "$tmp/verify.txt" &&
   pass "verify: each failure counted, with its first mismatches" || fail "verify FAIL lines" "$(cat "$tmp/verify.txt")"
+FAKE_WRONG=BX=8 $T --set MODE=0 --size 64 --log "$tmp/wrong.jsonl" >"$tmp/wrong.txt" 2>&1
+check_rc "tune: a point that computes wrong results makes the tune exit 1" 1 $? "$(tail -5 "$tmp/wrong.txt")"
+grep -q 'computed wrong results (status FAIL in the log)' "$tmp/wrong.txt" && grep -q '"status":"FAIL"' "$tmp/wrong.jsonl" &&
+  grep -q '^best at 64x64x64' "$tmp/wrong.txt" &&
+  pass "...saying how many, with the FAIL rows in the log and the winner still named" || fail "tune FAIL exit" "$(tail -8 "$tmp/wrong.txt")"
 echo "== wisdom: tune --wisdom records each shape's winner; bench and verify --auto run it"
 W=$tmp/wisdom
 $T --set MODE=0 --shapes 64x64x64,128x96x32 --wisdom "$W" >"$tmp/w1.txt" 2>&1
@@ -215,18 +220,61 @@ grep -q 'kept the faster entry already there' "$tmp/w2.txt" && cmp -s "$W/fake-g
   pass "a second tune that is not faster leaves the file untouched" || fail "wisdom kept" "$(grep wisdom "$tmp/w2.txt")"
 $E bench --auto --wisdom "$W" --arch sm_90 --shapes 64x64x64,100x100x30 --runs 2 --format jsonl >"$tmp/auto.txt" 2>"$tmp/auto.err"
 check_rc "bench --auto" 0 $? "$(cat "$tmp/auto.err")"
-python3 - "$tmp/auto.txt" <<'PY' && pass "bench --auto: each shape runs the entry wisdom chose, and says which (exact, nearest)" || fail "bench --auto rows" "$(cat "$tmp/auto.txt")"
+python3 - "$tmp/auto.txt" <<'PY' && pass "bench --auto: each shape runs the entry wisdom chose, and says which (exact, or the selection model's)" || fail "bench --auto rows" "$(cat "$tmp/auto.txt")"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 mine = [r for r in rows if r["config"] != "cublas"]
 assert len(mine) == 2 and all(r["status"] == "ok" and r["config"].startswith("toy[") for r in mine), mine
 assert "fake-gpu-0.json:6, arch, exact 64x64x64" in mine[0]["chosen"], mine[0]["chosen"]
-assert "nearest 128x96x32" in mine[1]["chosen"], mine[1]["chosen"]
+assert ", arch, model: " in mine[1]["chosen"], mine[1]["chosen"]
 PY
 $E verify --auto --wisdom "$W" --arch sm_90 --shapes 17x9x5 >"$tmp/vauto.txt" 2>&1
 check_rc "verify --auto" 0 $? "$(cat "$tmp/vauto.txt")"
 grep -q '^auto  17x9x5: toy\[' "$tmp/vauto.txt" && grep -q '^verify: 2 passed' "$tmp/vauto.txt" &&
   pass "verify --auto names its choice and checks it" || fail "verify --auto" "$(cat "$tmp/vauto.txt")"
+$E verify --auto --explain --wisdom "$W" --arch sm_90 --shapes 17x9x5 >"$tmp/vexp.txt" 2>&1
+grep -q 'nearest entries, each config.s time estimated at 17x9x5' "$tmp/vexp.txt" && grep -q '^  chosen: toy\[' "$tmp/vexp.txt" &&
+  pass "verify --auto --explain prints the model's weighing" || fail "--explain" "$(cat "$tmp/vexp.txt")"
+$E verify --explain configs/naive.json --arch sm_90 >"$tmp/noauto.txt" 2>&1
+check_rc "--explain without --auto: exit 2" 2 $? "$(cat "$tmp/noauto.txt")"
+
+echo "== --auto-tune: a shape without an entry is tuned, recorded in the user's wisdom, then exact"
+export XDG_DATA_HOME=$tmp/data
+UW=$XDG_DATA_HOME/engine/wisdom
+$E bench --auto --auto-tune --wisdom "$W" --arch sm_90 --shapes 100x100x30 --runs 2 --format jsonl >"$tmp/at1.txt" 2>"$tmp/at1.err"
+check_rc "bench --auto --auto-tune" 0 $? "$(cat "$tmp/at1.err")"
+grep -q '^auto-tune 100x100x30: toy\[.*; .* s of GPU time; kept toy\[.*, recorded in ' "$tmp/at1.err" &&
+  pass "it times the model's candidates and says what it kept and where" || fail "auto-tune line" "$(cat "$tmp/at1.err")"
+[ ! -e "$UW" ] && pass "--wisdom DIR named: the record goes there, not to the user's wisdom" || fail "record place" "$(ls -R "$XDG_DATA_HOME")"
+python3 - "$W/fake-gpu-0.json" <<'PY' && pass "the shape is now an entry of its own" || fail "auto-tune entry" "$(cat "$W/fake-gpu-0.json")"
+import json, sys
+e = [e for e in json.load(open(sys.argv[1]))["entries"] if e["shape"] == "100x100x30"]
+assert len(e) == 1 and e[0]["tflops"] > 0 and "--auto-tune" in e[0]["source"] and e[0]["config"].startswith("/"), e
+PY
+cp -r "$W" "$tmp/shipped"
+$E bench --auto --auto-tune --wisdom "$tmp/shipped" --arch sm_90 --shapes 100x100x30 --runs 2 --format jsonl >"$tmp/at2.txt" 2>"$tmp/at2.err"
+grep -q 'exact 100x100x30' "$tmp/at2.txt" && ! grep -q '^auto-tune' "$tmp/at2.err" &&
+  pass "the next run finds the shape exact and tunes nothing" || fail "exact after auto-tune" "$(cat "$tmp/at2.txt" "$tmp/at2.err")"
+# Without --wisdom the record goes to the user's wisdom, which is read first from then on.
+mkdir -p "$tmp/ro" && cp "$W/fake-gpu-0.json" "$tmp/ro/" && python3 - "$tmp/ro/fake-gpu-0.json" <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))
+w["entries"] = [e for e in w["entries"] if e["shape"] != "100x100x30"]
+json.dump(w, open(sys.argv[1], "w"))
+PY
+ENGINE_WISDOM=$tmp/ro $E bench --auto --auto-tune --arch sm_90 --shapes 100x100x30 --runs 2 --format jsonl >"$tmp/at3.txt" 2>"$tmp/at3.err"
+[ -f "$UW/fake-gpu-0.json" ] && grep -q "recorded in $UW/fake-gpu-0.json" "$tmp/at3.err" &&
+  pass "no --wisdom: recorded in \$XDG_DATA_HOME/engine/wisdom" || fail "user record" "$(cat "$tmp/at3.err")"
+ENGINE_WISDOM=$tmp/ro $E bench --auto --arch sm_90 --shapes 100x100x30 --runs 2 --format jsonl >"$tmp/at4.txt" 2>"$tmp/at4.err"
+grep -q "$UW/fake-gpu-0.json:[0-9]*, arch, exact 100x100x30" "$tmp/at4.txt" &&
+  pass "the user's wisdom is read before the shipped one" || fail "user first" "$(cat "$tmp/at4.txt" "$tmp/at4.err")"
+echo '{"version": 1, "entries": [' >"$UW/fake-gpu-0.json"
+ENGINE_WISDOM=$tmp/ro $E bench --auto --auto-tune --arch sm_90 --shapes 100x100x30 --runs 2 --format jsonl >"$tmp/at5.txt" 2>"$tmp/at5.err"
+check_rc "a damaged user wisdom file does not stop the run" 0 $? "$(cat "$tmp/at5.err")"
+[ "$(grep -c "fake-gpu-0.json:.*this user wisdom file is ignored" "$tmp/at5.err")" = 1 ] &&
+  grep -q "not recorded: .*fake-gpu-0.json" "$tmp/at5.err" && [ "$(cat "$UW/fake-gpu-0.json")" = '{"version": 1, "entries": [' ] &&
+  pass "...it is reported in one line, left out, and never written over" || fail "damaged user wisdom" "$(cat "$tmp/at5.err")"
+unset XDG_DATA_HOME
 $E bench --auto --wisdom "$W" --arch sm_90 --shapes 64x64x64 --dtype f64 --runs 2 --format jsonl >"$tmp/auto64.txt" 2>&1
 check_rc "bench --auto --dtype f64 with only f32 wisdom there" 2 $? "$(cat "$tmp/auto64.txt")"
 grep -q 'no wisdom for f64 at 64x64x64' "$tmp/auto64.txt" && pass "...is refused naming the dtype and shape" || fail "no wisdom" "$(cat "$tmp/auto64.txt")"
