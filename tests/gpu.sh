@@ -17,6 +17,10 @@
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
 #   space holding a faulting and a hanging kernel; a second tune served from the CUBIN cache; a
 #   tune of 100 warptile points at 4096^3 whose winner verifies
+#   accuracy classes: wrong_k (a k-step dropped) caught by class f32, not the element screen, at
+#   K = 65536 and 131072; inputs rounded to TF32 rejected by class f32 and passed by class tf32;
+#   every shipped config within its class at K = 1, 7, 64, 4096, 65536, its errors by K beside
+#   cuBLAS's written to $GPU_LOG_DIR/accuracy-by-k.md (for docs/RESULTS.md)
 # Every check looks at what it claims, never at an exit code alone: a verify passes when its summary
 # counts every row asked for (configs x shapes x 2 betas) passed, a sanitizer run when its own
 # summary is clean and so is the verify inside it, a tune when it logged points, none of them a wrong
@@ -31,7 +35,7 @@ E=${ENGINE_BIN:-build/engine}
 LOG=${GPU_LOG_DIR:-build/gpu-logs}
 # GPU_ONLY="edges sanitize" runs only those sections, so that a device call can stay inside its time
 # limit; default all. A name not in SECTIONS is an error (exit 2).
-SECTIONS="device verify f64 lanes wrong errors edges splitk streamk interior vec2 skinny slicek sm90a isolation tune-faults tune formats sanitize"
+SECTIONS="device verify f64 lanes wrong accuracy errors edges splitk streamk interior vec2 skinny slicek sm90a isolation tune-faults tune formats sanitize"
 for s in ${GPU_ONLY:-}; do
   [[ " $SECTIONS " == *" $s "* ]] || { echo "GPU_ONLY: no section \"$s\"; the sections are: $SECTIONS"; exit 2; }
 done
@@ -121,6 +125,37 @@ sanitize_verify() {
 check_says() {
   if [ "$2" = "$3" ] && grep -a -qE -- "$5" "$4"; then pass "$1"; else fail "$1 (exit $2, expected $3 and /$5/)" "$(head -20 "$4")"; fi
 }
+# class_broken LOG CLASS: how many FAIL lines of LOG show errors beyond the bound of accuracy class
+# CLASS, read from the line's "CLASS err MAX/MEAN u (cuBLAS MAX/MEAN)" (run.c): max > 2 x cuBLAS's
+# + 16 u or mean > 2 x cuBLAS's + 4 u (accuracy.h).
+class_broken() {
+  sed -n "s/^FAIL .* $2 err \([^/ ]*\)\/\([^ ]*\) u (cuBLAS \([^/]*\)\/\([^)]*\)).*/\1 \2 \3 \4/p" "$1" |
+    awk '$1 + 0 > 2 * $3 + 16 || $2 + 0 > 2 * $4 + 4 {n++} END {print n + 0}'
+}
+# check_class_fail NAME RC LOGBASE ROWS CLASS [class]: a verify (stdout in LOGBASE.txt, stderr in
+# LOGBASE.err) exited 1 with all ROWS rows failed, each FAIL line's figures beyond class CLASS's
+# bound. With "class", a second check: the element screen passed every row (no "N of M wrong"
+# count) and stderr says each time that it was the accuracy class that failed.
+check_class_fail() {
+  local got broken counted said
+  got=$(verify_summary "$3.txt")
+  broken=$(class_broken "$3.txt" "$5")
+  if [ "$2" = 1 ] && [ "$got" = "verify: 0 passed, $4 failed, 0 errors" ] && [ "$broken" = "$4" ]; then
+    pass "$1: all $4 rows FAIL, their errors beyond class $5's bound"
+  else
+    fail "$1: all rows FAIL beyond class $5's bound (exit $2, $got; $broken of $4 FAIL lines beyond the bound)" \
+      "$(grep -a -m 6 -E '^(ok|FAIL|error)' "$3.txt")"
+  fi
+  [ "${6:-}" = class ] || return 0
+  counted=$(grep -c '^FAIL .* wrong (' "$3.txt")
+  said=$(grep -c "verification failed at [0-9x]* beta=[^:]*: accuracy class $5: " "$3.err")
+  if [ "$broken" = "$4" ] && [ "$counted" = 0 ] && [ "$said" = "$4" ]; then
+    pass "$1: the element screen passed it, the class caught it ($4 times \"accuracy class $5\")"
+  else
+    fail "$1: caught by the class, not the screen ($counted FAIL lines with an element count, $said of $4 stderr lines name accuracy class $5)" \
+      "$(grep -a -m 4 'verification failed' "$3.err")"
+  fi
+}
 # check_tune NAME RC JSONL: a tune that logged points, none of them a wrong result (status FAIL),
 # and exited as documented: 1 when any point's result was wrong, else 0.
 check_tune() {
@@ -134,16 +169,19 @@ check_tune() {
     fail "$1 (exit $2, expected $want; $rows rows, $nfail wrong results)" "$(grep '"status":"FAIL"' "$3" 2>/dev/null | head -3)"
   fi
 }
+# python3 ($PYTHON overrides it); have_py: whether there is one.
+PY=${PYTHON:-python3}
+have_py() { command -v "$PY" >/dev/null; }
 # check_py NAME FILE [DETAIL] <<'PY': the Python program on stdin, given FILE, must exit 0;
-# skipped without python3 ($PYTHON overrides it).
+# skipped without python3.
 check_py() {
-  local out py=${PYTHON:-python3}
-  if ! command -v "$py" >/dev/null; then
+  local out
+  if ! have_py; then
     cat >/dev/null
     skip "$1" "no python3"
     return
   fi
-  if out=$("$py" - "$2" 2>&1); then pass "$1"; else fail "$1" "$(tail -n 3 <<<"$out")${3:+
+  if out=$("$PY" - "$2" 2>&1); then pass "$1"; else fail "$1" "$(tail -n 3 <<<"$out")${3:+
 $3}"; fi
 }
 # jfield KEY: the string field KEY of each JSON line on stdin (the engine writes them compactly).
@@ -215,6 +253,57 @@ b0=$(grep -cE '^[A-Za-z]+ +[^ ]+ +f(32|64) +[0-9x]+ +beta=0 ' "$LOG/wrong_beta.t
 nan=$(grep -cE '^FAIL .* beta=0 .*\([1-9][0-9]* NaN/Inf\)' "$LOG/wrong_beta.txt")
 [ "$b0" = 2 ] && [ "$nan" = 2 ] && pass "wrong_beta: the NaN poison leaks and is reported (NaN/Inf counted at beta = 0)" ||
   fail "wrong_beta: NaN poison reported in $nan of $b0 beta = 0 rows (expected 2 of 2)" "$(grep ' beta=0 ' "$LOG/wrong_beta.txt")"
+fi
+
+if want accuracy; then
+echo "== accuracy classes against an FP64 reference: fixtures that must fail them, every shipped config within its class at K = 1 to 65536"
+# wrong_k drops the k-step K/2: at K = 65536 and beyond that is inside the element screen's bound,
+# (16 + 8 sqrt(K)) u S, and only class f32 (max <= 2 x SGEMM's + 16 u, mean <= 2 x SGEMM's + 4 u) sees it.
+$FIX $E verify tests/configs/gpu/wrong_k.json --shapes 64x64x65536,32x32x131072 >"$LOG/acc-wrong_k.txt" 2>"$LOG/acc-wrong_k.err"
+check_class_fail "wrong_k at K = 65536 and 131072" $? "$LOG/acc-wrong_k" 4 f32 class
+# tf32_inputs rounds A and B to TF32 (10 mantissa bits) and sums in FP32: class f32 must reject it
+# at every K (at small K the screen may too); the same kernel held to class tf32 passes.
+ACC_TF32_SHAPES=129x127x64,257x255x4096,64x64x65536
+$FIX $E verify tests/configs/gpu/tf32_inputs.json --shapes $ACC_TF32_SHAPES >"$LOG/acc-tf32.txt" 2>"$LOG/acc-tf32.err"
+check_class_fail "tf32_inputs as class f32 at K = 64, 4096, 65536" $? "$LOG/acc-tf32" 6 f32
+ENGINE_TEMPLATES=$TPL_FIX run_verify "tf32_inputs_tf32 (class tf32) at K = 64, 4096, 65536" acc-tf32-tf32 \
+  tests/configs/gpu/tf32_inputs_tf32.json --shapes $ACC_TF32_SHAPES
+n=$(grep -c '^ok .* tf32 err [0-9.e+-]*/[0-9.e+-]* u (cuBLAS ' "$LOG/acc-tf32-tf32.txt")
+[ "$n" = 6 ] && pass "tf32_inputs_tf32 is judged as class tf32, against cuBLAS TF32 (6 rows)" ||
+  fail "tf32_inputs_tf32 judged as class tf32 ($n of 6 ok rows show tf32 errors)" "$(grep -a -m 6 -E '^(ok|FAIL)' "$LOG/acc-tf32-tf32.txt")"
+# Every shipped config within its class (f32 or f64) at K = 1, 7, 64, 4096 and 65536, beta = 0 and != 0.
+run_verify "every shipped config within its accuracy class at K = 1, 7, 64, 4096, 65536" acc-configs configs/*.json \
+  --shapes 33x65x1,33x65x7,129x127x64,257x255x4096,64x64x65536
+# Their errors by K beside cuBLAS's, for docs/RESULTS.md: $LOG/accuracy-by-k.md.
+rm -f "$LOG/accuracy-by-k.md"
+check_py "the errors by K of every shipped config, beside cuBLAS's, in $LOG/accuracy-by-k.md" "$LOG/acc-configs.txt" <<'PY'
+import collections, glob, os, re, sys
+log = sys.argv[1]
+line = re.compile(r"^(?:ok|FAIL)\s+(\S+)\s+(f32|f64)\s+(\d+)x(\d+)x(\d+)\s+beta=\S+.*\s(f32|f64|tf32) err "
+                  r"(\S+)/(\S+) u \(cuBLAS (\S+)/(\S+)\)")
+ks = [1, 7, 64, 4096, 65536]
+cells = collections.defaultdict(dict)  # (config, class) -> K -> [max, mean, cuBLAS max, cuBLAS mean], worst of both betas
+for l in open(log, errors="replace"):
+    m = line.match(l)
+    if not m:
+        continue
+    k, cls = int(m.group(5)), m.group(6)
+    got = [float(x) for x in m.group(7, 8, 9, 10)]
+    old = cells[(m.group(1), cls)].get(k)
+    cells[(m.group(1), cls)][k] = got if old is None else [max(a, b) for a, b in zip(old, got)]
+nconf = len(glob.glob("configs/*.json"))
+assert len(cells) == nconf, f"{len(cells)} configs with error figures, {nconf} shipped"
+short = [f"{c} K={k}" for (c, _), row in cells.items() for k in ks if k not in row]
+assert not short, "no figures for " + ", ".join(short[:8])
+g = lambda x: f"{x:.3g}"
+out = ["Error against the FP64 reference in u of sum |a||b| (accuracy.h): the kernel's max/mean, cuBLAS's",
+       "(SGEMM, DGEMM) on the same inputs in parentheses; the worse of beta = 0 and beta = -0.5.", "",
+       "| config | class | " + " | ".join(f"K={k}" for k in ks) + " |", "|---|---|" + "---|" * len(ks)]
+for (c, cls), row in sorted(cells.items(), key=lambda x: (x[0][1], x[0][0])):
+    out.append(f"| {c} | {cls} | " + " | ".join(f"{g(r[0])}/{g(r[1])} ({g(r[2])}/{g(r[3])})" for r in (row[k] for k in ks)) + " |")
+open(os.path.join(os.path.dirname(log), "accuracy-by-k.md"), "w").write("\n".join(out) + "\n")
+PY
+[ -f "$LOG/accuracy-by-k.md" ] && cat "$LOG/accuracy-by-k.md"
 fi
 
 if want errors; then
