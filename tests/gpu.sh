@@ -21,13 +21,18 @@
 #   K = 65536 and 131072; inputs rounded to TF32 rejected by class f32 and passed by class tf32;
 #   every shipped config within its class at K = 1, 7, 64, 4096, 65536, its errors by K beside
 #   cuBLAS's written to $GPU_LOG_DIR/accuracy-by-k.md (for docs/RESULTS.md)
+#   the shipped wisdom of this GPU's arch, generated from wisdom/*.json: verify --auto at every
+#   entry's shape and at odd shapes near it, memcheck of each distinct configuration (config + set)
+#   near its entry; verify --auto at 16 random odd shapes (bench/random_shapes.sh 424242 16)
 # Every check looks at what it claims, never at an exit code alone: a verify passes when its summary
 # counts every row asked for (configs x shapes x 2 betas) passed, a sanitizer run when its own
 # summary is clean and so is the verify inside it, a tune when it logged points, none of them a wrong
 # result (engine tune exits 1 when one is), a refusal when its message names the reason.
 # tests/gpu_stub.sh (in make test) runs this script against a stub engine that prints nothing: every
 # check must fail there. A check that cannot run here (no python3, no compute-sanitizer) is counted
-# as skipped. ENGINE_BIN, COMPUTE_SANITIZER and PYTHON override the programs used.
+# as skipped. ENGINE_BIN, COMPUTE_SANITIZER and PYTHON override the programs used; GPU_SANITIZE=0
+# skips the sanitizer runs of the sanitize and wisdom sections; GPU_ARCH=sm_XX stands in for the
+# arch `engine info` reports (the wisdom section reads it).
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -35,7 +40,7 @@ E=${ENGINE_BIN:-build/engine}
 LOG=${GPU_LOG_DIR:-build/gpu-logs}
 # GPU_ONLY="edges sanitize" runs only those sections, so that a device call can stay inside its time
 # limit; default all. A name not in SECTIONS is an error (exit 2).
-SECTIONS="device verify f64 lanes wrong accuracy errors edges splitk streamk interior vec2 skinny slicek sm90a isolation tune-faults tune formats sanitize"
+SECTIONS="device verify f64 lanes wrong accuracy errors edges splitk streamk interior vec2 skinny slicek sm90a wisdom auto isolation tune-faults tune formats sanitize"
 for s in ${GPU_ONLY:-}; do
   [[ " $SECTIONS " == *" $s "* ]] || { echo "GPU_ONLY: no section \"$s\"; the sections are: $SECTIONS"; exit 2; }
 done
@@ -54,14 +59,17 @@ fi
 [ -n "$CS" ] && [ -x "$CS" ] || CS=""
 
 # verify_rows VERIFY_ARGS...: the rows `engine verify VERIFY_ARGS` runs: every config (an argument
-# ending in .json) at every shape of --shapes (run.c's 5 without it), beta = 0 and beta != 0.
+# ending in .json; with --auto and none, the one wisdom picks per shape) at every shape of --shapes
+# (run.c's 5 without it), beta = 0 and beta != 0.
 verify_rows() {
-  local a prev="" nc=0 ns=5 commas
+  local a prev="" nc=0 ns=5 commas auto=0
   for a in "$@"; do
     if [ "$prev" = --shapes ]; then commas=${a//[^,]/}; ns=$((${#commas} + 1)); fi
     [[ $a == *.json ]] && nc=$((nc + 1))
+    [ "$a" = --auto ] && auto=1
     prev=$a
   done
+  [ "$nc" = 0 ] && nc=$auto
   echo $((nc * ns * 2))
 }
 # verify_summary LOG: the last "verify: N passed, N failed, N errors" line of LOG (run.c), or "no verify summary".
@@ -186,6 +194,20 @@ $3}"; fi
 }
 # jfield KEY: the string field KEY of each JSON line on stdin (the engine writes them compactly).
 jfield() { sed -n 's/.*"'"$1"'":"\([^"]*\)".*/\1/p'; }
+
+# cap_shapes: MxNxK lines on stdin as one comma list, each side made odd (1 added to an even one),
+# then M and N shrunk in proportion until C has at most 2^27 elements, K at most 65537.
+cap_shapes() {
+  awk -F x 'function odd(v) { return v % 2 ? v : v + 1 }
+    NF == 3 { m = odd($1); n = odd($2); k = odd($3); c = 2 ^ 27
+      if (m * n > c) { f = sqrt(c / (m * n)); m = int(m * f); n = int(n * f) }
+      if (m < 1) m = 1; if (n < 1) n = 1; if (k > 65537) k = 65537
+      printf "%s%dx%dx%d", sep, m, n, k; sep = "," }'
+}
+
+# --auto in the wisdom and auto sections reads the shipped wisdom only: XDG_DATA_HOME names a folder
+# without any, so no user wisdom ($XDG_DATA_HOME/engine/wisdom, read first) gets in.
+SHIPPED_ONLY=$LOG/xdg-data
 
 if want device; then
 echo "== device"
@@ -522,6 +544,118 @@ $FIX $E verify tests/configs/gpu/needs_sm90a.json --shapes 64x64x64 >"$LOG/sm90a
 check_says "the same template for sm_90 is refused (exit 2), naming the rule" $? 2 "$LOG/sm90a-refused.txt" \
   '\(target sm_90\): .*only on sm_90a'
 run_verify "any template runs as sm_90a" sm90a-any configs/warptile_db.json --arch sm_90a --shapes 127x129x131
+fi
+
+if want wisdom; then
+echo "== the shipped wisdom for this GPU: verify --auto at every entry's shape and at odd shapes near it, memcheck of each distinct configuration"
+# The files whose arch is this GPU's (sm_90 and sm_90a alike) and default.json, read by Python:
+# nothing here names an entry. GPU_ARCH stands in for `engine info`'s arch (tests/gpu_stub.sh).
+warch=${GPU_ARCH:-$($E info 2>/dev/null | sed -n 's/^  arch \(sm_[0-9]*a\{0,1\}\),.*/\1/p' | head -1)}
+if [ -z "$warch" ]; then
+  fail "wisdom: engine info names this GPU's arch" "$($E info 2>&1 | head -3)"
+elif ! have_py; then
+  skip "wisdom: the entries for $warch" "no python3"
+else
+  # One line per check, tab-separated: "verify DTYPE LOGBASE WHAT SHAPES" (at most 64 shapes, the
+  # engine's limit) or "memcheck DTYPE LOGBASE WHAT SHAPE CONFIG --set K=V ...". Own shapes as the
+  # entries have them (the largest, 12288^2, is 1.1 x 2^27 elements of C), so --auto finds each
+  # exactly; near ones M+1 x N-1 x K+1 and M-1 x N+1 x K-1, capped as cap_shapes caps; memcheck at the
+  # first entry of each (dtype, config, set), each side odd and at most 256 x 256 x 1024.
+  "$PY" - "$warch" wisdom >"$LOG/wisdom-plan.txt" 2>"$LOG/wisdom-plan.err" <<'PY'
+import glob, json, math, os, sys
+arch, wdir = sys.argv[1].rstrip("a"), sys.argv[2]
+files = []
+for f in sorted(glob.glob(os.path.join(wdir, "*.json"))):
+    w = json.load(open(f))
+    if ("arch" not in w and "device" not in w) or w.get("arch", "").rstrip("a") == arch:
+        files.append((f, w))
+entries = [e for _, w in files for e in w["entries"]]
+assert entries, f"no wisdom entries for {arch} in {wdir}"
+
+def dims(s):
+    return [int(x) for x in s.split("x")]
+
+def cap(m, n, k):
+    if m * n > 2 ** 27:
+        f = math.sqrt(2 ** 27 / (m * n))
+        m, n = int(m * f), int(n * f)
+    return max(1, m), max(1, n), min(max(1, k), 65537)
+
+def small(v, most):
+    v = min(v, most)
+    if v % 2 == 0:
+        v = v + 1 if v + 1 <= most else v - 1
+    return max(1, v)
+
+def text(m, n, k):
+    return f"{m}x{n}x{k}"
+
+def unique(xs):
+    return list(dict.fromkeys(xs))
+
+print(f"# {len(entries)} entries of {', '.join(f for f, _ in files)} for {arch}")
+for dt in ("f32", "f64"):
+    es = [e for e in entries if e["dtype"] == dt]
+    if not es:
+        continue
+    own = unique(e["shape"] for e in es)
+    near = []
+    for e in es:
+        m, n, k = dims(e["shape"])
+        near += [text(*cap(m + 1, n - 1, k + 1)), text(*cap(m - 1, n + 1, k - 1))]
+    near = [s for s in unique(near) if s not in own]
+    for what, shapes in (("own", own), ("near", near)):
+        parts = [shapes[i:i + 64] for i in range(0, len(shapes), 64)]
+        for i, p in enumerate(parts, 1):
+            label = ("at the entries' own shapes" if what == "own" else "at odd shapes near the entries") + \
+                    f" ({len(p)} shape{'s' if len(p) > 1 else ''}" + (f", part {i} of {len(parts)})" if len(parts) > 1 else ")")
+            print("\t".join(["verify", dt, f"wisdom-{dt}-{what}-{i}", label, ",".join(p)]))
+    seen = {}
+    for e in es:
+        key = (e["config"], tuple(sorted(e.get("set", {}).items())))
+        if key in seen:
+            continue
+        seen[key] = e
+        m, n, k = dims(e["shape"])
+        sets = e.get("set", {})
+        name = os.path.basename(e["config"])[:-len(".json")]
+        name += "[" + ",".join(f"{a}={v}" for a, v in sets.items()) + "]" if sets else ""
+        args = " ".join([e["config"]] + [f"--set {a}={v}" for a, v in sets.items()])
+        shape = text(small(m, 256), small(n, 256), small(k, 1024))
+        print("\t".join(["memcheck", dt, f"wisdom-{dt}-cs-{len(seen)}", f"{name} (entry {e['shape']})", shape, args]))
+PY
+  prc=$?
+  grep '^#' "$LOG/wisdom-plan.txt"
+  if [ $prc != 0 ] || ! grep -q '^verify' "$LOG/wisdom-plan.txt"; then
+    fail "wisdom: the checks generated from wisdom/*.json for $warch (exit $prc)" "$(tail -n 3 "$LOG/wisdom-plan.err")"
+  fi
+  [ "${GPU_SANITIZE:-1}" = 0 ] && SAN_SKIP="GPU_SANITIZE=0"
+  while IFS=$'\t' read -r -u 3 kind dt base what shapes args; do
+    if [ "$kind" = verify ]; then
+      XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto $dt $what" "$base" --auto --dtype "$dt" --shapes "$shapes"
+    elif [ "$kind" = memcheck ]; then
+      # shellcheck disable=SC2086
+      sanitize_verify "wisdom $dt $what at $shapes" "$base" memcheck $args --dtype "$dt" --shapes "$shapes"
+    fi
+  done 3<"$LOG/wisdom-plan.txt"
+  unset SAN_SKIP
+fi
+fi
+
+if want auto; then
+echo "== verify --auto at random odd shapes, f32 and f64 (bench/random_shapes.sh 424242 16, even sides made odd, capped)"
+if have_py; then
+  AUTO_SHAPES=$(bash bench/random_shapes.sh 424242 16 | cap_shapes)
+  echo "shapes: $AUTO_SHAPES"
+fi
+for dt in f32 f64; do
+  if have_py; then
+    XDG_DATA_HOME=$SHIPPED_ONLY $E verify --auto --dtype $dt --shapes "$AUTO_SHAPES" >"$LOG/auto-$dt.txt" 2>&1
+    check_verify "verify --auto $dt at 16 random odd shapes" "$LOG/auto-$dt.txt" $? 32
+  else
+    skip "verify --auto $dt at 16 random odd shapes (bench/random_shapes.sh)" "no python3"
+  fi
+done
 fi
 
 if want isolation; then
