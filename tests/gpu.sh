@@ -24,6 +24,7 @@
 #   the shipped wisdom of this GPU's arch, generated from wisdom/*.json: verify --auto at every
 #   entry's shape and at odd shapes near it, memcheck of each distinct configuration (config + set)
 #   near its entry; verify --auto at 16 random odd shapes (bench/random_shapes.sh 424242 16)
+#   the regression guard: CHECK=1 bench/regress.sh against bench/baseline/<device>.jsonl, which must exist
 # Every check looks at what it claims, never at an exit code alone: a verify passes when its summary
 # counts every row asked for (configs x shapes x 2 betas) passed, a sanitizer run when its own
 # summary is clean and so is the verify inside it, a tune when it logged points, none of them a wrong
@@ -32,7 +33,7 @@
 # check must fail there. A check that cannot run here (no python3, no compute-sanitizer) is counted
 # as skipped. ENGINE_BIN, COMPUTE_SANITIZER and PYTHON override the programs used; GPU_SANITIZE=0
 # skips the sanitizer runs of the sanitize and wisdom sections; GPU_ARCH=sm_XX stands in for the
-# arch `engine info` reports (the wisdom section reads it).
+# arch `engine info` reports (the wisdom section reads it), BASELINE for regress.sh's baseline.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -40,7 +41,7 @@ E=${ENGINE_BIN:-build/engine}
 LOG=${GPU_LOG_DIR:-build/gpu-logs}
 # GPU_ONLY="edges sanitize" runs only those sections, so that a device call can stay inside its time
 # limit; default all. A name not in SECTIONS is an error (exit 2).
-SECTIONS="device verify f64 lanes wrong accuracy errors edges splitk streamk interior vec2 skinny slicek sm90a wisdom auto isolation tune-faults tune formats sanitize"
+SECTIONS="device verify f64 lanes wrong accuracy errors edges splitk streamk interior vec2 skinny slicek sm90a wisdom auto isolation tune-faults tune formats sanitize regress"
 for s in ${GPU_ONLY:-}; do
   [[ " $SECTIONS " == *" $s "* ]] || { echo "GPU_ONLY: no section \"$s\"; the sections are: $SECTIONS"; exit 2; }
 done
@@ -757,6 +758,34 @@ for c in naive tiled bank_pad_vec ldg_wider2 sb07_linearize multibuf_b3 ldg_asyn
   sanitize_verify "$c" "cs-$c" "${GPU_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}" configs/$c.json --shapes 67x45x37
 done
 unset SAN_SKIP
+fi
+
+if want regress; then
+echo "== the regression guard: CHECK=1 bench/regress.sh, every shipped config and wisdom entry against the committed baseline"
+# The baseline is named after the GPU as bench/regress.sh names it; without one every row is "new"
+# and nothing can drop, so a missing baseline fails here.
+rname=$($E info 2>/dev/null | sed -n 's/^device 0: //p' | head -1)
+rslug=$(echo "$rname" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9][^a-z0-9]*/-/g; s/^-//; s/-$//')
+rbase=${BASELINE:-bench/baseline/$rslug.jsonl}
+if [ -z "$rname" ]; then
+  fail "regress: a baseline for this GPU (engine info names no device)" "$($E info 2>&1 | head -3)"
+elif [ -s "$rbase" ]; then
+  pass "regress: the baseline $rbase is there ($(grep -c . "$rbase") rows)"
+else
+  fail "regress: no baseline $rbase for $rname: time one on this GPU with UPDATE=1 bash bench/regress.sh and commit it, saying why"
+fi
+if have_py; then
+  CHECK=1 OUT=$LOG/regress ENGINE_BIN=$E bash bench/regress.sh >"$LOG/regress.txt" 2>&1
+  rc=$?
+  sed -n '/^regress: [0-9]* rows timed/,$p' "$LOG/regress.txt"
+  sum=$(grep '^regress: [0-9]* rows timed, ' "$LOG/regress.txt" | tail -n 1)
+  [ "$rc" = 0 ] && [[ $sum =~ ^regress:\ [1-9][0-9]*\ rows\ timed,\ [0-9]+\ in\ the\ baseline:\ 0\ dropped,.*\ 0\ not\ ok$ ]] &&
+    pass "CHECK=1 bench/regress.sh: ${sum#regress: }" ||
+    fail "CHECK=1 bench/regress.sh (exit $rc, expected 0 and rows timed, 0 dropped, 0 not ok: ${sum:-no summary})" \
+      "$(grep -a -E ' (DROP|error|FAIL|fault|timeout)$|^regress: ' "$LOG/regress.txt" | head -n 12)"
+else
+  skip "CHECK=1 bench/regress.sh" "no python3"
+fi
 fi
 
 summary
