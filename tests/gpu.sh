@@ -22,8 +22,9 @@
 #   every shipped config within its class at K = 1, 7, 64, 4096, 65536, its errors by K beside
 #   cuBLAS's written to $GPU_LOG_DIR/accuracy-by-k.md (for docs/RESULTS.md)
 #   the shipped wisdom of this GPU's arch, generated from wisdom/*.json: verify --auto at every
-#   entry's shape and at odd shapes near it, memcheck of each distinct configuration (config + set)
-#   near its entry; verify --auto at 16 random odd shapes (bench/random_shapes.sh 424242 16)
+#   entry's shape and at odd shapes near it (wisdom), memcheck of each distinct configuration
+#   (config + set) near its entry (wisdom-memcheck, a section of its own so that each fits a device
+#   call); verify --auto at 16 random odd shapes (bench/random_shapes.sh 424242 16)
 #   the regression guard: CHECK=1 bench/regress.sh against bench/baseline/<device>.jsonl, which must exist
 # Every check looks at what it claims, never at an exit code alone: a verify passes when its summary
 # counts every row asked for (configs x shapes x 2 betas) passed, a sanitizer run when its own
@@ -32,8 +33,8 @@
 # tests/gpu_stub.sh (in make test) runs this script against a stub engine that prints nothing: every
 # check must fail there. A check that cannot run here (no python3, no compute-sanitizer) is counted
 # as skipped. ENGINE_BIN, COMPUTE_SANITIZER and PYTHON override the programs used; GPU_SANITIZE=0
-# skips the sanitizer runs of the sanitize and wisdom sections; GPU_ARCH=sm_XX stands in for the
-# arch `engine info` reports (the wisdom section reads it), BASELINE for regress.sh's baseline.
+# skips the sanitizer runs of the sanitize and wisdom-memcheck sections; GPU_ARCH=sm_XX stands in
+# for the arch `engine info` reports (the wisdom sections read it), BASELINE for regress.sh's.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -41,7 +42,7 @@ E=${ENGINE_BIN:-build/engine}
 LOG=${GPU_LOG_DIR:-build/gpu-logs}
 # GPU_ONLY="edges sanitize" runs only those sections, so that a device call can stay inside its time
 # limit; default all. A name not in SECTIONS is an error (exit 2).
-SECTIONS="device verify f64 lanes wrong accuracy errors edges splitk streamk interior vec2 skinny slicek sm90a wisdom auto isolation tune-faults tune formats sanitize regress"
+SECTIONS="device verify f64 lanes wrong accuracy errors edges splitk streamk interior vec2 skinny slicek sm90a wisdom wisdom-memcheck auto isolation tune-faults tune formats sanitize regress"
 for s in ${GPU_ONLY:-}; do
   [[ " $SECTIONS " == *" $s "* ]] || { echo "GPU_ONLY: no section \"$s\"; the sections are: $SECTIONS"; exit 2; }
 done
@@ -547,21 +548,25 @@ check_says "the same template for sm_90 is refused (exit 2), naming the rule" $?
 run_verify "any template runs as sm_90a" sm90a-any configs/warptile_db.json --arch sm_90a --shapes 127x129x131
 fi
 
-if want wisdom; then
-echo "== the shipped wisdom for this GPU: verify --auto at every entry's shape and at odd shapes near it, memcheck of each distinct configuration"
-# The files whose arch is this GPU's (sm_90 and sm_90a alike) and default.json, read by Python:
-# nothing here names an entry. GPU_ARCH stands in for `engine info`'s arch (tests/gpu_stub.sh).
-warch=${GPU_ARCH:-$($E info 2>/dev/null | sed -n 's/^  arch \(sm_[0-9]*a\{0,1\}\),.*/\1/p' | head -1)}
-if [ -z "$warch" ]; then
-  fail "wisdom: engine info names this GPU's arch" "$($E info 2>&1 | head -3)"
-elif ! have_py; then
-  skip "wisdom: the entries for $warch" "no python3"
-else
-  # One line per check, tab-separated: "verify DTYPE LOGBASE WHAT SHAPES" (at most 64 shapes, the
-  # engine's limit) or "memcheck DTYPE LOGBASE WHAT SHAPE CONFIG --set K=V ...". Own shapes as the
-  # entries have them (the largest, 12288^2, is 1.1 x 2^27 elements of C), so --auto finds each
-  # exactly; near ones M+1 x N-1 x K+1 and M-1 x N+1 x K-1, capped as cap_shapes caps; memcheck at the
-  # first entry of each (dtype, config, set), each side odd and at most 256 x 256 x 1024.
+# wisdom_plan SECTION: the checks of the wisdom sections, generated from the shipped wisdom files
+# whose arch is this GPU's (sm_90 and sm_90a alike) and default.json, read by Python (nothing here
+# names an entry), into $LOG/wisdom-plan.txt. GPU_ARCH stands in for `engine info`'s arch
+# (tests/gpu_stub.sh). Non-zero, with a failed or skipped check named after SECTION, when there is
+# no plan. One line per check, tab-separated: "verify DTYPE LOGBASE WHAT SHAPES" (at most 64
+# shapes, the engine's limit) or "memcheck DTYPE LOGBASE WHAT SHAPE CONFIG --set K=V ...". Own
+# shapes as the entries have them (the largest, 12288^2, is 1.1 x 2^27 elements of C), so --auto
+# finds each exactly; near ones M+1 x N-1 x K+1 and M-1 x N+1 x K-1, capped as cap_shapes caps;
+# memcheck at the first entry of each (dtype, config, set), each side odd and at most 256 x 256 x 1024.
+wisdom_plan() {
+  local warch prc
+  warch=${GPU_ARCH:-$($E info 2>/dev/null | sed -n 's/^  arch \(sm_[0-9]*a\{0,1\}\),.*/\1/p' | head -1)}
+  if [ -z "$warch" ]; then
+    fail "$1: engine info names this GPU's arch" "$($E info 2>&1 | head -3)"
+    return 1
+  elif ! have_py; then
+    skip "$1: the wisdom entries for $warch" "no python3"
+    return 1
+  fi
   "$PY" - "$warch" wisdom >"$LOG/wisdom-plan.txt" 2>"$LOG/wisdom-plan.err" <<'PY'
 import glob, json, math, os, sys
 arch, wdir = sys.argv[1].rstrip("a"), sys.argv[2]
@@ -625,19 +630,33 @@ for dt in ("f32", "f64"):
         shape = text(small(m, 256), small(n, 256), small(k, 1024))
         print("\t".join(["memcheck", dt, f"wisdom-{dt}-cs-{len(seen)}", f"{name} (entry {e['shape']})", shape, args]))
 PY
+
   prc=$?
   grep '^#' "$LOG/wisdom-plan.txt"
   if [ $prc != 0 ] || ! grep -q '^verify' "$LOG/wisdom-plan.txt"; then
-    fail "wisdom: the checks generated from wisdom/*.json for $warch (exit $prc)" "$(tail -n 3 "$LOG/wisdom-plan.err")"
+    fail "$1: the checks generated from wisdom/*.json for $warch (exit $prc)" "$(tail -n 3 "$LOG/wisdom-plan.err")"
+    return 1
   fi
+}
+
+if want wisdom; then
+echo "== the shipped wisdom for this GPU: verify --auto at every entry's shape and at odd shapes near it, f32 and f64"
+if wisdom_plan wisdom; then
+  while IFS=$'\t' read -r -u 3 kind dt base what shapes _; do
+    [ "$kind" = verify ] || continue
+    XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto $dt $what" "$base" --auto --dtype "$dt" --shapes "$shapes"
+  done 3<"$LOG/wisdom-plan.txt"
+fi
+fi
+
+if want wisdom-memcheck; then
+echo "== the shipped wisdom for this GPU: memcheck of each distinct configuration (config + set) near its entry"
+if wisdom_plan wisdom-memcheck; then
   [ "${GPU_SANITIZE:-1}" = 0 ] && SAN_SKIP="GPU_SANITIZE=0"
   while IFS=$'\t' read -r -u 3 kind dt base what shapes args; do
-    if [ "$kind" = verify ]; then
-      XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto $dt $what" "$base" --auto --dtype "$dt" --shapes "$shapes"
-    elif [ "$kind" = memcheck ]; then
-      # shellcheck disable=SC2086
-      sanitize_verify "wisdom $dt $what at $shapes" "$base" memcheck $args --dtype "$dt" --shapes "$shapes"
-    fi
+    [ "$kind" = memcheck ] || continue
+    # shellcheck disable=SC2086
+    sanitize_verify "wisdom $dt $what at $shapes" "$base" memcheck $args --dtype "$dt" --shapes "$shapes"
   done 3<"$LOG/wisdom-plan.txt"
   unset SAN_SKIP
 fi
