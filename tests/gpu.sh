@@ -17,13 +17,24 @@
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
 #   space holding a faulting and a hanging kernel; a second tune served from the CUBIN cache; a
 #   tune of 100 warptile points at 4096^3 whose winner verifies
+#   accuracy classes: wrong_k (a k-step dropped) caught by class f32, not the element screen, at
+#   K = 65536 and 131072; inputs rounded to TF32 rejected by class f32 and passed by class tf32;
+#   every shipped config within its class at K = 1, 7, 64, 4096, 65536, its errors by K beside
+#   cuBLAS's written to $GPU_LOG_DIR/accuracy-by-k.md (for docs/RESULTS.md)
+#   the shipped wisdom of this GPU's arch, generated from wisdom/*.json: verify --auto at every
+#   entry's shape and at odd shapes near it (wisdom), memcheck of each distinct configuration
+#   (config + set) near its entry (wisdom-memcheck, a section of its own so that each fits a device
+#   call); verify --auto at 16 random odd shapes (bench/random_shapes.sh 424242 16)
+#   the regression guard: CHECK=1 bench/regress.sh against bench/baseline/<device>.jsonl, which must exist
 # Every check looks at what it claims, never at an exit code alone: a verify passes when its summary
 # counts every row asked for (configs x shapes x 2 betas) passed, a sanitizer run when its own
 # summary is clean and so is the verify inside it, a tune when it logged points, none of them a wrong
 # result (engine tune exits 1 when one is), a refusal when its message names the reason.
 # tests/gpu_stub.sh (in make test) runs this script against a stub engine that prints nothing: every
 # check must fail there. A check that cannot run here (no python3, no compute-sanitizer) is counted
-# as skipped. ENGINE_BIN, COMPUTE_SANITIZER and PYTHON override the programs used.
+# as skipped. ENGINE_BIN, COMPUTE_SANITIZER and PYTHON override the programs used; GPU_SANITIZE=0
+# skips the sanitizer runs of the sanitize and wisdom-memcheck sections; GPU_ARCH=sm_XX stands in
+# for the arch `engine info` reports (the wisdom sections read it), BASELINE for regress.sh's.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -31,7 +42,7 @@ E=${ENGINE_BIN:-build/engine}
 LOG=${GPU_LOG_DIR:-build/gpu-logs}
 # GPU_ONLY="edges sanitize" runs only those sections, so that a device call can stay inside its time
 # limit; default all. A name not in SECTIONS is an error (exit 2).
-SECTIONS="device verify f64 lanes wrong errors edges splitk streamk interior vec2 skinny slicek sm90a isolation tune-faults tune formats sanitize"
+SECTIONS="device verify f64 lanes wrong accuracy errors edges splitk streamk interior vec2 skinny slicek sm90a wisdom wisdom-memcheck auto isolation tune-faults tune formats sanitize regress"
 for s in ${GPU_ONLY:-}; do
   [[ " $SECTIONS " == *" $s "* ]] || { echo "GPU_ONLY: no section \"$s\"; the sections are: $SECTIONS"; exit 2; }
 done
@@ -50,14 +61,17 @@ fi
 [ -n "$CS" ] && [ -x "$CS" ] || CS=""
 
 # verify_rows VERIFY_ARGS...: the rows `engine verify VERIFY_ARGS` runs: every config (an argument
-# ending in .json) at every shape of --shapes (run.c's 5 without it), beta = 0 and beta != 0.
+# ending in .json; with --auto and none, the one wisdom picks per shape) at every shape of --shapes
+# (run.c's 5 without it), beta = 0 and beta != 0.
 verify_rows() {
-  local a prev="" nc=0 ns=5 commas
+  local a prev="" nc=0 ns=5 commas auto=0
   for a in "$@"; do
     if [ "$prev" = --shapes ]; then commas=${a//[^,]/}; ns=$((${#commas} + 1)); fi
     [[ $a == *.json ]] && nc=$((nc + 1))
+    [ "$a" = --auto ] && auto=1
     prev=$a
   done
+  [ "$nc" = 0 ] && nc=$auto
   echo $((nc * ns * 2))
 }
 # verify_summary LOG: the last "verify: N passed, N failed, N errors" line of LOG (run.c), or "no verify summary".
@@ -121,6 +135,37 @@ sanitize_verify() {
 check_says() {
   if [ "$2" = "$3" ] && grep -a -qE -- "$5" "$4"; then pass "$1"; else fail "$1 (exit $2, expected $3 and /$5/)" "$(head -20 "$4")"; fi
 }
+# class_broken LOG CLASS: how many FAIL lines of LOG show errors beyond the bound of accuracy class
+# CLASS, read from the line's "CLASS err MAX/MEAN u (cuBLAS MAX/MEAN)" (run.c): max > 2 x cuBLAS's
+# + 16 u or mean > 2 x cuBLAS's + 4 u (accuracy.h).
+class_broken() {
+  sed -n "s/^FAIL .* $2 err \([^/ ]*\)\/\([^ ]*\) u (cuBLAS \([^/]*\)\/\([^)]*\)).*/\1 \2 \3 \4/p" "$1" |
+    awk '$1 + 0 > 2 * $3 + 16 || $2 + 0 > 2 * $4 + 4 {n++} END {print n + 0}'
+}
+# check_class_fail NAME RC LOGBASE ROWS CLASS [class]: a verify (stdout in LOGBASE.txt, stderr in
+# LOGBASE.err) exited 1 with all ROWS rows failed, each FAIL line's figures beyond class CLASS's
+# bound. With "class", a second check: the element screen passed every row (no "N of M wrong"
+# count) and stderr says each time that it was the accuracy class that failed.
+check_class_fail() {
+  local got broken counted said
+  got=$(verify_summary "$3.txt")
+  broken=$(class_broken "$3.txt" "$5")
+  if [ "$2" = 1 ] && [ "$got" = "verify: 0 passed, $4 failed, 0 errors" ] && [ "$broken" = "$4" ]; then
+    pass "$1: all $4 rows FAIL, their errors beyond class $5's bound"
+  else
+    fail "$1: all rows FAIL beyond class $5's bound (exit $2, $got; $broken of $4 FAIL lines beyond the bound)" \
+      "$(grep -a -m 6 -E '^(ok|FAIL|error)' "$3.txt")"
+  fi
+  [ "${6:-}" = class ] || return 0
+  counted=$(grep -c '^FAIL .* wrong (' "$3.txt")
+  said=$(grep -c "verification failed at [0-9x]* beta=[^:]*: accuracy class $5: " "$3.err")
+  if [ "$broken" = "$4" ] && [ "$counted" = 0 ] && [ "$said" = "$4" ]; then
+    pass "$1: the element screen passed it, the class caught it ($4 times \"accuracy class $5\")"
+  else
+    fail "$1: caught by the class, not the screen ($counted FAIL lines with an element count, $said of $4 stderr lines name accuracy class $5)" \
+      "$(grep -a -m 4 'verification failed' "$3.err")"
+  fi
+}
 # check_tune NAME RC JSONL: a tune that logged points, none of them a wrong result (status FAIL),
 # and exited as documented: 1 when any point's result was wrong, else 0.
 check_tune() {
@@ -134,20 +179,37 @@ check_tune() {
     fail "$1 (exit $2, expected $want; $rows rows, $nfail wrong results)" "$(grep '"status":"FAIL"' "$3" 2>/dev/null | head -3)"
   fi
 }
+# python3 ($PYTHON overrides it); have_py: whether there is one.
+PY=${PYTHON:-python3}
+have_py() { command -v "$PY" >/dev/null; }
 # check_py NAME FILE [DETAIL] <<'PY': the Python program on stdin, given FILE, must exit 0;
-# skipped without python3 ($PYTHON overrides it).
+# skipped without python3.
 check_py() {
-  local out py=${PYTHON:-python3}
-  if ! command -v "$py" >/dev/null; then
+  local out
+  if ! have_py; then
     cat >/dev/null
     skip "$1" "no python3"
     return
   fi
-  if out=$("$py" - "$2" 2>&1); then pass "$1"; else fail "$1" "$(tail -n 3 <<<"$out")${3:+
+  if out=$("$PY" - "$2" 2>&1); then pass "$1"; else fail "$1" "$(tail -n 3 <<<"$out")${3:+
 $3}"; fi
 }
 # jfield KEY: the string field KEY of each JSON line on stdin (the engine writes them compactly).
 jfield() { sed -n 's/.*"'"$1"'":"\([^"]*\)".*/\1/p'; }
+
+# cap_shapes: MxNxK lines on stdin as one comma list, each side made odd (1 added to an even one),
+# then M and N shrunk in proportion until C has at most 2^27 elements, K at most 65537.
+cap_shapes() {
+  awk -F x 'function odd(v) { return v % 2 ? v : v + 1 }
+    NF == 3 { m = odd($1); n = odd($2); k = odd($3); c = 2 ^ 27
+      if (m * n > c) { f = sqrt(c / (m * n)); m = int(m * f); n = int(n * f) }
+      if (m < 1) m = 1; if (n < 1) n = 1; if (k > 65537) k = 65537
+      printf "%s%dx%dx%d", sep, m, n, k; sep = "," }'
+}
+
+# --auto in the wisdom and auto sections reads the shipped wisdom only: XDG_DATA_HOME names a folder
+# without any, so no user wisdom ($XDG_DATA_HOME/engine/wisdom, read first) gets in.
+SHIPPED_ONLY=$LOG/xdg-data
 
 if want device; then
 echo "== device"
@@ -215,6 +277,57 @@ b0=$(grep -cE '^[A-Za-z]+ +[^ ]+ +f(32|64) +[0-9x]+ +beta=0 ' "$LOG/wrong_beta.t
 nan=$(grep -cE '^FAIL .* beta=0 .*\([1-9][0-9]* NaN/Inf\)' "$LOG/wrong_beta.txt")
 [ "$b0" = 2 ] && [ "$nan" = 2 ] && pass "wrong_beta: the NaN poison leaks and is reported (NaN/Inf counted at beta = 0)" ||
   fail "wrong_beta: NaN poison reported in $nan of $b0 beta = 0 rows (expected 2 of 2)" "$(grep ' beta=0 ' "$LOG/wrong_beta.txt")"
+fi
+
+if want accuracy; then
+echo "== accuracy classes against an FP64 reference: fixtures that must fail them, every shipped config within its class at K = 1 to 65536"
+# wrong_k drops the k-step K/2: at K = 65536 and beyond that is inside the element screen's bound,
+# (16 + 8 sqrt(K)) u S, and only class f32 (max <= 2 x SGEMM's + 16 u, mean <= 2 x SGEMM's + 4 u) sees it.
+$FIX $E verify tests/configs/gpu/wrong_k.json --shapes 64x64x65536,32x32x131072 >"$LOG/acc-wrong_k.txt" 2>"$LOG/acc-wrong_k.err"
+check_class_fail "wrong_k at K = 65536 and 131072" $? "$LOG/acc-wrong_k" 4 f32 class
+# tf32_inputs rounds A and B to TF32 (10 mantissa bits) and sums in FP32: class f32 must reject it
+# at every K (at small K the screen may too); the same kernel held to class tf32 passes.
+ACC_TF32_SHAPES=129x127x64,257x255x4096,64x64x65536
+$FIX $E verify tests/configs/gpu/tf32_inputs.json --shapes $ACC_TF32_SHAPES >"$LOG/acc-tf32.txt" 2>"$LOG/acc-tf32.err"
+check_class_fail "tf32_inputs as class f32 at K = 64, 4096, 65536" $? "$LOG/acc-tf32" 6 f32
+ENGINE_TEMPLATES=$TPL_FIX run_verify "tf32_inputs_tf32 (class tf32) at K = 64, 4096, 65536" acc-tf32-tf32 \
+  tests/configs/gpu/tf32_inputs_tf32.json --shapes $ACC_TF32_SHAPES
+n=$(grep -c '^ok .* tf32 err [0-9.e+-]*/[0-9.e+-]* u (cuBLAS ' "$LOG/acc-tf32-tf32.txt")
+[ "$n" = 6 ] && pass "tf32_inputs_tf32 is judged as class tf32, against cuBLAS TF32 (6 rows)" ||
+  fail "tf32_inputs_tf32 judged as class tf32 ($n of 6 ok rows show tf32 errors)" "$(grep -a -m 6 -E '^(ok|FAIL)' "$LOG/acc-tf32-tf32.txt")"
+# Every shipped config within its class (f32 or f64) at K = 1, 7, 64, 4096 and 65536, beta = 0 and != 0.
+run_verify "every shipped config within its accuracy class at K = 1, 7, 64, 4096, 65536" acc-configs configs/*.json \
+  --shapes 33x65x1,33x65x7,129x127x64,257x255x4096,64x64x65536
+# Their errors by K beside cuBLAS's, for docs/RESULTS.md: $LOG/accuracy-by-k.md.
+rm -f "$LOG/accuracy-by-k.md"
+check_py "the errors by K of every shipped config, beside cuBLAS's, in $LOG/accuracy-by-k.md" "$LOG/acc-configs.txt" <<'PY'
+import collections, glob, os, re, sys
+log = sys.argv[1]
+line = re.compile(r"^(?:ok|FAIL)\s+(\S+)\s+(f32|f64)\s+(\d+)x(\d+)x(\d+)\s+beta=\S+.*\s(f32|f64|tf32) err "
+                  r"(\S+)/(\S+) u \(cuBLAS (\S+)/(\S+)\)")
+ks = [1, 7, 64, 4096, 65536]
+cells = collections.defaultdict(dict)  # (config, class) -> K -> [max, mean, cuBLAS max, cuBLAS mean], worst of both betas
+for l in open(log, errors="replace"):
+    m = line.match(l)
+    if not m:
+        continue
+    k, cls = int(m.group(5)), m.group(6)
+    got = [float(x) for x in m.group(7, 8, 9, 10)]
+    old = cells[(m.group(1), cls)].get(k)
+    cells[(m.group(1), cls)][k] = got if old is None else [max(a, b) for a, b in zip(old, got)]
+nconf = len(glob.glob("configs/*.json"))
+assert len(cells) == nconf, f"{len(cells)} configs with error figures, {nconf} shipped"
+short = [f"{c} K={k}" for (c, _), row in cells.items() for k in ks if k not in row]
+assert not short, "no figures for " + ", ".join(short[:8])
+g = lambda x: f"{x:.3g}"
+out = ["Error against the FP64 reference in u of sum |a||b| (accuracy.h): the kernel's max/mean, cuBLAS's",
+       "(SGEMM, DGEMM) on the same inputs in parentheses; the worse of beta = 0 and beta = -0.5.", "",
+       "| config | class | " + " | ".join(f"K={k}" for k in ks) + " |", "|---|---|" + "---|" * len(ks)]
+for (c, cls), row in sorted(cells.items(), key=lambda x: (x[0][1], x[0][0])):
+    out.append(f"| {c} | {cls} | " + " | ".join(f"{g(r[0])}/{g(r[1])} ({g(r[2])}/{g(r[3])})" for r in (row[k] for k in ks)) + " |")
+open(os.path.join(os.path.dirname(log), "accuracy-by-k.md"), "w").write("\n".join(out) + "\n")
+PY
+[ -f "$LOG/accuracy-by-k.md" ] && cat "$LOG/accuracy-by-k.md"
 fi
 
 if want errors; then
@@ -435,6 +548,136 @@ check_says "the same template for sm_90 is refused (exit 2), naming the rule" $?
 run_verify "any template runs as sm_90a" sm90a-any configs/warptile_db.json --arch sm_90a --shapes 127x129x131
 fi
 
+# wisdom_plan SECTION: the checks of the wisdom sections, generated from the shipped wisdom files
+# whose arch is this GPU's (sm_90 and sm_90a alike) and default.json, read by Python (nothing here
+# names an entry), into $LOG/wisdom-plan.txt. GPU_ARCH stands in for `engine info`'s arch
+# (tests/gpu_stub.sh). Non-zero, with a failed or skipped check named after SECTION, when there is
+# no plan. One line per check, tab-separated: "verify DTYPE LOGBASE WHAT SHAPES" (at most 64
+# shapes, the engine's limit) or "memcheck DTYPE LOGBASE WHAT SHAPE CONFIG --set K=V ...". Own
+# shapes as the entries have them (the largest, 12288^2, is 1.1 x 2^27 elements of C), so --auto
+# finds each exactly; near ones M+1 x N-1 x K+1 and M-1 x N+1 x K-1, capped as cap_shapes caps;
+# memcheck at the first entry of each (dtype, config, set), each side odd and at most 256 x 256 x 1024.
+wisdom_plan() {
+  local warch prc
+  warch=${GPU_ARCH:-$($E info 2>/dev/null | sed -n 's/^  arch \(sm_[0-9]*a\{0,1\}\),.*/\1/p' | head -1)}
+  if [ -z "$warch" ]; then
+    fail "$1: engine info names this GPU's arch" "$($E info 2>&1 | head -3)"
+    return 1
+  elif ! have_py; then
+    skip "$1: the wisdom entries for $warch" "no python3"
+    return 1
+  fi
+  "$PY" - "$warch" wisdom >"$LOG/wisdom-plan.txt" 2>"$LOG/wisdom-plan.err" <<'PY'
+import glob, json, math, os, sys
+arch, wdir = sys.argv[1].rstrip("a"), sys.argv[2]
+files = []
+for f in sorted(glob.glob(os.path.join(wdir, "*.json"))):
+    w = json.load(open(f))
+    if ("arch" not in w and "device" not in w) or w.get("arch", "").rstrip("a") == arch:
+        files.append((f, w))
+entries = [e for _, w in files for e in w["entries"]]
+assert entries, f"no wisdom entries for {arch} in {wdir}"
+
+def dims(s):
+    return [int(x) for x in s.split("x")]
+
+def cap(m, n, k):
+    if m * n > 2 ** 27:
+        f = math.sqrt(2 ** 27 / (m * n))
+        m, n = int(m * f), int(n * f)
+    return max(1, m), max(1, n), min(max(1, k), 65537)
+
+def small(v, most):
+    v = min(v, most)
+    if v % 2 == 0:
+        v = v + 1 if v + 1 <= most else v - 1
+    return max(1, v)
+
+def text(m, n, k):
+    return f"{m}x{n}x{k}"
+
+def unique(xs):
+    return list(dict.fromkeys(xs))
+
+print(f"# {len(entries)} entries of {', '.join(f for f, _ in files)} for {arch}")
+for dt in ("f32", "f64"):
+    es = [e for e in entries if e["dtype"] == dt]
+    if not es:
+        continue
+    own = unique(e["shape"] for e in es)
+    near = []
+    for e in es:
+        m, n, k = dims(e["shape"])
+        near += [text(*cap(m + 1, n - 1, k + 1)), text(*cap(m - 1, n + 1, k - 1))]
+    near = [s for s in unique(near) if s not in own]
+    for what, shapes in (("own", own), ("near", near)):
+        parts = [shapes[i:i + 64] for i in range(0, len(shapes), 64)]
+        for i, p in enumerate(parts, 1):
+            label = ("at the entries' own shapes" if what == "own" else "at odd shapes near the entries") + \
+                    f" ({len(p)} shape{'s' if len(p) > 1 else ''}" + (f", part {i} of {len(parts)})" if len(parts) > 1 else ")")
+            print("\t".join(["verify", dt, f"wisdom-{dt}-{what}-{i}", label, ",".join(p)]))
+    seen = {}
+    for e in es:
+        key = (e["config"], tuple(sorted(e.get("set", {}).items())))
+        if key in seen:
+            continue
+        seen[key] = e
+        m, n, k = dims(e["shape"])
+        sets = e.get("set", {})
+        name = os.path.basename(e["config"])[:-len(".json")]
+        name += "[" + ",".join(f"{a}={v}" for a, v in sets.items()) + "]" if sets else ""
+        args = " ".join([e["config"]] + [f"--set {a}={v}" for a, v in sets.items()])
+        shape = text(small(m, 256), small(n, 256), small(k, 1024))
+        print("\t".join(["memcheck", dt, f"wisdom-{dt}-cs-{len(seen)}", f"{name} (entry {e['shape']})", shape, args]))
+PY
+
+  prc=$?
+  grep '^#' "$LOG/wisdom-plan.txt"
+  if [ $prc != 0 ] || ! grep -q '^verify' "$LOG/wisdom-plan.txt"; then
+    fail "$1: the checks generated from wisdom/*.json for $warch (exit $prc)" "$(tail -n 3 "$LOG/wisdom-plan.err")"
+    return 1
+  fi
+}
+
+if want wisdom; then
+echo "== the shipped wisdom for this GPU: verify --auto at every entry's shape and at odd shapes near it, f32 and f64"
+if wisdom_plan wisdom; then
+  while IFS=$'\t' read -r -u 3 kind dt base what shapes _; do
+    [ "$kind" = verify ] || continue
+    XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto $dt $what" "$base" --auto --dtype "$dt" --shapes "$shapes"
+  done 3<"$LOG/wisdom-plan.txt"
+fi
+fi
+
+if want wisdom-memcheck; then
+echo "== the shipped wisdom for this GPU: memcheck of each distinct configuration (config + set) near its entry"
+if wisdom_plan wisdom-memcheck; then
+  [ "${GPU_SANITIZE:-1}" = 0 ] && SAN_SKIP="GPU_SANITIZE=0"
+  while IFS=$'\t' read -r -u 3 kind dt base what shapes args; do
+    [ "$kind" = memcheck ] || continue
+    # shellcheck disable=SC2086
+    sanitize_verify "wisdom $dt $what at $shapes" "$base" memcheck $args --dtype "$dt" --shapes "$shapes"
+  done 3<"$LOG/wisdom-plan.txt"
+  unset SAN_SKIP
+fi
+fi
+
+if want auto; then
+echo "== verify --auto at random odd shapes, f32 and f64 (bench/random_shapes.sh 424242 16, even sides made odd, capped)"
+if have_py; then
+  AUTO_SHAPES=$(bash bench/random_shapes.sh 424242 16 | cap_shapes)
+  echo "shapes: $AUTO_SHAPES"
+fi
+for dt in f32 f64; do
+  if have_py; then
+    XDG_DATA_HOME=$SHIPPED_ONLY $E verify --auto --dtype $dt --shapes "$AUTO_SHAPES" >"$LOG/auto-$dt.txt" 2>&1
+    check_verify "verify --auto $dt at 16 random odd shapes" "$LOG/auto-$dt.txt" $? 32
+  else
+    skip "verify --auto $dt at 16 random odd shapes (bench/random_shapes.sh)" "no python3"
+  fi
+done
+fi
+
 if want isolation; then
 echo "== crash isolation: a faulting kernel second in a list of four"
 LIST="configs/tiled.json tests/configs/gpu/fault.json configs/naive.json configs/bank_pad_vec.json"
@@ -534,6 +777,34 @@ for c in naive tiled bank_pad_vec ldg_wider2 sb07_linearize multibuf_b3 ldg_asyn
   sanitize_verify "$c" "cs-$c" "${GPU_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}" configs/$c.json --shapes 67x45x37
 done
 unset SAN_SKIP
+fi
+
+if want regress; then
+echo "== the regression guard: CHECK=1 bench/regress.sh, every shipped config and wisdom entry against the committed baseline"
+# The baseline is named after the GPU as bench/regress.sh names it; without one every row is "new"
+# and nothing can drop, so a missing baseline fails here.
+rname=$($E info 2>/dev/null | sed -n 's/^device 0: //p' | head -1)
+rslug=$(echo "$rname" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9][^a-z0-9]*/-/g; s/^-//; s/-$//')
+rbase=${BASELINE:-bench/baseline/$rslug.jsonl}
+if [ -z "$rname" ]; then
+  fail "regress: a baseline for this GPU (engine info names no device)" "$($E info 2>&1 | head -3)"
+elif [ -s "$rbase" ]; then
+  pass "regress: the baseline $rbase is there ($(grep -c . "$rbase") rows)"
+else
+  fail "regress: no baseline $rbase for $rname: time one on this GPU with UPDATE=1 bash bench/regress.sh and commit it, saying why"
+fi
+if have_py; then
+  CHECK=1 OUT=$LOG/regress ENGINE_BIN=$E bash bench/regress.sh >"$LOG/regress.txt" 2>&1
+  rc=$?
+  sed -n '/^regress: [0-9]* rows timed/,$p' "$LOG/regress.txt"
+  sum=$(grep '^regress: [0-9]* rows timed, ' "$LOG/regress.txt" | tail -n 1)
+  [ "$rc" = 0 ] && [[ $sum =~ ^regress:\ [1-9][0-9]*\ rows\ timed,\ [0-9]+\ in\ the\ baseline:\ 0\ dropped,.*\ 0\ not\ ok$ ]] &&
+    pass "CHECK=1 bench/regress.sh: ${sum#regress: }" ||
+    fail "CHECK=1 bench/regress.sh (exit $rc, expected 0 and rows timed, 0 dropped, 0 not ok: ${sum:-no summary})" \
+      "$(grep -a -E ' (DROP|error|FAIL|fault|timeout)$|^regress: ' "$LOG/regress.txt" | head -n 12)"
+else
+  skip "CHECK=1 bench/regress.sh" "no python3"
+fi
 fi
 
 summary

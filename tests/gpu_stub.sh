@@ -3,7 +3,8 @@
 # print nothing and exit 0, then 1, 2 and 3. Every GPU check must fail against each: a check that
 # passes there looks at an exit code or at nothing, and is named. Also: without python3 or
 # compute-sanitizer the checks that need them are counted as skipped, never passed; an unknown
-# GPU_ONLY section is refused. Takes seconds: the stubs return at once.
+# GPU_ONLY section is refused; given an arch (GPU_ARCH), the wisdom sections' generated checks fail
+# too. Takes seconds: the stubs return at once.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -50,10 +51,19 @@ else
 fi
 
 grc=$(gpu 0 GPU_ONLY="edges typo" | cut -d' ' -f1)
-grep -q '^GPU_ONLY: no section "typo"; the sections are: device verify .* sanitize$' "$tmp/out-0" && [ "$grc" = 2 ] &&
+grep -q '^GPU_ONLY: no section "typo"; the sections are: device verify .* sanitize regress$' "$tmp/out-0" && [ "$grc" = 2 ] &&
   pass "an unknown GPU_ONLY section: exit 2, the known sections listed" ||
   fail "an unknown GPU_ONLY section (exit $grc, expected 2 and the list)" "$(cat "$tmp/out-0")"
 read -r grc p f s <<<"$(gpu 0 GPU_ONLY=formats)"
 [ "$grc" = 1 ] && [ "${p:-x}" = 0 ] && [ "${f:-0}" -gt 0 ] && [ "$f" -lt "$total" ] && ! grep -q '^== verify' "$tmp/out-0" &&
   pass "GPU_ONLY=formats runs that section alone ($f checks)" || fail "GPU_ONLY=formats (exit $grc, ${f:-?} checks)" "$(head -5 "$tmp/out-0")"
+# The wisdom sections with an arch given (a stub cannot name one): every check they generate from
+# wisdom/*.json, verify --auto and memcheck, fails too.
+read -r grc p f s <<<"$(gpu 0 GPU_ONLY="wisdom wisdom-memcheck" GPU_ARCH=sm_90)"
+nv=$(grep -c '^  FAIL  verify --auto f[36][24] ' "$tmp/out-0")
+nm=$(grep -c '^  FAIL  memcheck wisdom f[36][24] ' "$tmp/out-0")
+[ "$grc" = 1 ] && [ "${p:-x}" = 0 ] && [ "${s:-x}" = 0 ] && [ "$nv" -gt 0 ] && [ "$nm" -gt 0 ] && [ "$f" = $((nv + nm)) ] &&
+  pass "GPU_ONLY=\"wisdom wisdom-memcheck\" GPU_ARCH=sm_90: all $f checks generated from the wisdom fail ($nv verify --auto, $nm memcheck)" ||
+  fail "GPU_ONLY=\"wisdom wisdom-memcheck\" GPU_ARCH=sm_90 (exit $grc; ${p:-?} passed, ${f:-?} failed, ${s:-?} skipped; $nv verify, $nm memcheck)" \
+    "$(grep -E '^  (ok|SKIP|FAIL) ' "$tmp/out-0" | head -n 8)"
 summary

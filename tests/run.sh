@@ -51,7 +51,10 @@ echo "   beta != 0; f64 runs of the f32 templates; the warp tile's paired lanes 
 echo "   cross-check against the CPU; the wrong fixtures (wrong_k, wrong_edge, wrong_beta) caught; fault and"
 echo "   refusal exit codes; --format jsonl and --set on the GPU; K = 0; 65536x65536x16 (64-bit offsets)"
 echo "   and the refusal of a problem that does not fit; an sm_90a-only template; crash isolation and tune"
-echo "   on the GPU; compute-sanitizer memcheck, racecheck, initcheck and synccheck on every template"
+echo "   on the GPU; compute-sanitizer memcheck, racecheck, initcheck and synccheck on every template;"
+echo "   accuracy classes (wrong_k at K = 65536 and 131072 and TF32-rounded inputs rejected, every config"
+echo "   within its class at K = 1 to 65536); the shipped wisdom by verify --auto at and near every entry,"
+echo "   memcheck of each of its configurations; --auto at random odd shapes; bench/regress.sh CHECK=1"
 echo
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
 if [ "$total_skip" -gt 0 ]; then echo "$total_pass passed, $total_fail failed, $total_skip skipped"; else echo "$total_pass passed, $total_fail failed"; fi
