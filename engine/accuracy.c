@@ -18,6 +18,8 @@ acc_class acc_class_of(acc_kind kind, dtype_t dtype)
     return dtype == DTYPE_F64 ? ACC_F64 : ACC_F32;
 }
 
+double acc_unit_roundoff(acc_class c) { return ldexp(1.0, c == ACC_F64 ? -53 : c == ACC_CLASS_TF32 ? -11 : -24); }
+
 const char *acc_class_name(acc_class c) { return c == ACC_F64 ? "f64" : c == ACC_CLASS_TF32 ? "tf32" : "f32"; }
 
 int acc_kind_parse(const char *text, acc_kind *kind)

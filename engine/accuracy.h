@@ -28,6 +28,9 @@ typedef enum { ACC_F32 = 0, ACC_F64, ACC_CLASS_TF32 } acc_class;
 /* The class of a kernel of this dtype: its own for ACC_NATIVE, tf32 for ACC_TF32. */
 acc_class acc_class_of(acc_kind kind, dtype_t dtype);
 const char *acc_class_name(acc_class c);
+/* The unit roundoff of the class's arithmetic: 2^-24 (f32), 2^-53 (f64), 2^-11 (tf32: 10 bits kept
+ * of each input), for the per-element screen (verify.h) of a kernel of that class. */
+double acc_unit_roundoff(acc_class c);
 /* "f32", "f64" or "tf32" (a config's or template's "accuracy"): 0, or -1 when unknown. */
 int acc_kind_parse(const char *text, acc_kind *kind);
 

@@ -158,6 +158,8 @@ double select_estimate(const select_t *s, size_t c, const shape_t *sh)
     return t;
 }
 
+double select_score(const select_weighed *w) { return w->t_est * (1.0 + SELECT_DIST_PENALTY * w->dist); }
+
 int select_pick(const select_t *s, const shape_t *sh, select_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -189,7 +191,7 @@ int select_pick(const select_t *s, const shape_t *sh, select_result *r)
     int best = -1;
     for (size_t j = 0; j < r->nw; j++) {
         r->w[j].t_est = select_estimate(s, r->w[j].cand, sh);
-        if (r->w[j].t_est >= 0 && (best < 0 || r->w[j].t_est < r->w[best].t_est))
+        if (r->w[j].t_est >= 0 && (best < 0 || select_score(&r->w[j]) < select_score(&r->w[best])))
             best = (int)j;
     }
     if (best < 0)
@@ -226,15 +228,16 @@ char *select_explain(const select_t *s, const shape_t *sh, const select_result *
     double best = 0, next = 0;
     for (size_t j = 0; j < r->nw; j++) {
         if (r->w[j].cand == r->chosen)
-            best = r->w[j].t_est;
+            best = select_score(&r->w[j]);
     }
     for (size_t j = 0; j < r->nw; j++) {
-        double t = r->w[j].t_est;
-        if (r->w[j].cand != r->chosen && t >= 0 && (next == 0 || t < next))
+        double t = select_score(&r->w[j]);
+        if (r->w[j].cand != r->chosen && r->w[j].t_est >= 0 && (next == 0 || t < next))
             next = t;
     }
     if (next > 0)
-        sb_addf(&sb, "  chosen: %s, %.2fx faster than the next estimate\n", ch->label, next / best);
+        sb_addf(&sb, "  chosen: %s, scoring %.2fx better than the next (estimate x (1 + %.2f x distance))\n", ch->label,
+                next / best, SELECT_DIST_PENALTY);
     else
         sb_addf(&sb, "  chosen: %s, the only candidate that runs the shape\n", ch->label);
     return sb_steal(&sb);

@@ -21,7 +21,8 @@
  *
  * eff, the one unknown per candidate, is fitted so that the model gives the entry's measured time at
  * the entry's own shape: each candidate carries its own efficiency, and the model moves it to the new
- * shape by tiles, waves, fill and depth. The fastest estimate wins. The constants were fitted on the
+ * shape by tiles, waves, fill and depth. The lowest score, the estimate times (1 + SELECT_DIST_PENALTY
+ * x the entry's log distance), wins: the further from where it was fitted, the less it is trusted. The constants were fitted on the
  * H100 over one random shape suite (bench/random_shapes.sh, seed 1) and are judged on others
  * (docs/NOTES.md, "Selection that generalises"). Needs no GPU: the SM count, the arch's limits and the
  * wisdom are enough (`engine pick`). */
@@ -43,6 +44,8 @@
 #define SELECT_T_LAUNCH 2e-6  /* s: each extra launch (scale_c, reduce, pack_b) */
 #define SELECT_T_ATOMIC 1e-9  /* s: one atomic addition into C, per SM */
 #define SELECT_EFF_UNKNOWN 0.5 /* efficiency of an entry that was never measured (tflops 0) */
+#define SELECT_DIST_PENALTY 0.1 /* an estimate counts (1 + this x distance) times: far from the entry
+                                 * it was fitted at, the model is trusted less */
 
 /* The GPU the model is for. */
 typedef struct {
@@ -100,8 +103,11 @@ typedef struct {
     size_t nw;      /* candidates weighed (0 when exact) */
 } select_result;
 
+/* A weighed candidate's score: its estimate, discounted for distance (above). */
+double select_score(const select_weighed *w);
+
 /* The choice for sh: the exact entry when there is one (the first in candidate order), else the
- * fastest estimate among the SELECT_K nearest. Returns -1 when no candidate can run sh. */
+ * lowest score among the SELECT_K nearest. Returns -1 when no candidate can run sh. */
 int select_pick(const select_t *s, const shape_t *sh, select_result *r);
 
 /* Why the choice won, for people: one line per candidate weighed, newly allocated. */

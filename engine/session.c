@@ -332,9 +332,9 @@ int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, acc_verdict *ac
     }
     if (gpu_sync(&s->gpu, err) || gpu_download(&s->gpu, p->hGot, p->C, nC * es, err))
         return -1;
-    int screen = verify_compare(p->hGot, p->hRef, p->hBound, p->dtype, p->M, p->N, p->K, rep);
     memset(acc, 0, sizeof *acc);
     acc->cls = acc_class_of(k->cfg->accuracy, p->dtype);
+    int screen = verify_compare_u(p->hGot, p->hRef, p->hBound, p->dtype, acc_unit_roundoff(acc->cls), p->M, p->N, p->K, rep);
     acc->reference = !p->hRef64 ? "none" : p->dtype == DTYPE_F64 ? "dd" : "dgemm";
     if (p->hRef64) {
         acc_measure(p->hGot, p->dtype, p->hRef64, p->hBound, nC, &acc->kernel);

@@ -37,8 +37,14 @@ double verify_tol_factor(dtype_t dtype, int64_t K)
 int verify_compare(const void *got, const void *want, const void *bound, dtype_t dtype, int64_t M, int64_t N,
                    int64_t K, verify_report *rep)
 {
+    return verify_compare_u(got, want, bound, dtype, verify_unit_roundoff(dtype), M, N, K, rep);
+}
+
+int verify_compare_u(const void *got, const void *want, const void *bound, dtype_t dtype, double u, int64_t M,
+                     int64_t N, int64_t K, verify_report *rep)
+{
     memset(rep, 0, sizeof *rep);
-    const double f = verify_tol_factor(dtype, K);
+    const double f = u * (16.0 + 8.0 * sqrt((double)K));
     const double tiny = dtype == DTYPE_F64 ? DBL_MIN : FLT_MIN;
     for (int64_t i = 0; i < M; i++) {
         for (int64_t j = 0; j < N; j++) {

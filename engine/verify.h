@@ -48,6 +48,10 @@ typedef struct {
  * arrays of dtype. Returns 0 when every element passes. */
 int verify_compare(const void *got, const void *want, const void *bound, dtype_t dtype, int64_t M, int64_t N,
                    int64_t K, verify_report *rep);
+/* The same with the unit roundoff u of the kernel's accuracy class instead of the dtype's: a TF32
+ * kernel's inputs keep 10 bits, so its screen is u = 2^-11 (accuracy.h, acc_unit_roundoff). */
+int verify_compare_u(const void *got, const void *want, const void *bound, dtype_t dtype, double u, int64_t M,
+                     int64_t N, int64_t K, verify_report *rep);
 
 /* Reference GEMM on the CPU in double precision with Kahan-compensated sums, for checking cuBLAS
  * itself (--cross-check). Inputs are dtype arrays; out and out_bound are double M x N

@@ -75,6 +75,12 @@ for i, r in enumerate(rows):
     assert r["own"]["status"] == "ok" and r["chosen"]["status"] == "ok", r
 PY
 
+echo "== bench/pick_cost.sh"
+ENGINE_BIN=$B/engine bash bench/pick_cost.sh >"$tmp/pc.out" 2>&1
+check_rc "pick_cost.sh" 0 $? "$(cat "$tmp/pc.out")"
+grep -qE '^f32: [0-9.]+ us a shape \(median of 3 runs of 64 shapes\)' "$tmp/pc.out" && grep -qE '^f64: [0-9.]+ us a shape' "$tmp/pc.out" &&
+  pass "it times engine pick over 64 random shapes per dtype (the figure itself is the bench's to judge)" || fail "pick_cost output" "$(cat "$tmp/pc.out")"
+
 echo "== bench/regress.sh"
 reg() { # extra env assignments, then the run; output in $tmp/reg.out
   env DEVICE="Fake GPU 0" WISDOM=$tmp/wisdom CONFIGS="configs/tiled.json configs/warptile_db.json configs/sb10_warptiling.json" \
