@@ -1,7 +1,6 @@
 /* template.c — load a template's parameter block; plan a launch for one shape. */
 #include "template.h"
 
-#include "accuracy.h"
 
 #include "arch.h"
 #include "expr.h"
@@ -480,12 +479,13 @@ static int parse_block(loader *ld, template_t *t)
     t->pdl = pdl && json_is_true(pdl);
     json_t *acc = json_object_get(root, "accuracy");
     const char *p_acc[] = {"accuracy"};
-    acc_kind kind = ACC_NATIVE;
-    if (acc && !(json_is_string(acc) && acc_kind_parse(json_string_value(acc), &kind) == 0)) {
+    /* The codes of accuracy.h's acc_kind: the dtype's own class (0) or tf32 (1). */
+    const char *av = json_string_value(acc);
+    t->accuracy = !acc ? 0 : av && (strcmp(av, "f32") == 0 || strcmp(av, "f64") == 0) ? 0 : av && strcmp(av, "tf32") == 0 ? 1 : -1;
+    if (t->accuracy < 0) {
         load_fail(ld, p_acc, 1, "\"accuracy\" must be \"f32\", \"f64\" or \"tf32\" (accuracy.h)");
         goto out;
     }
-    t->accuracy = (int)kind;
 
     json_t *params = json_object_get(root, "params");
     const char *p_params[] = {"params"};

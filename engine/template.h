@@ -81,8 +81,9 @@ typedef struct {
      * touches global memory, so on sm_90+ it may be launched with programmatic stream
      * serialization: its blocks start while the kernel before it in the stream finishes. */
     bool pdl;
-    /* "accuracy": the class its kernels are verified against (accuracy.h): 0 (ACC_NATIVE, the
-     * dtype's own, also "f32"/"f64") or ACC_TF32 ("tf32"). A config may say otherwise. */
+    /* "accuracy": the class its kernels are verified against, as accuracy.h's acc_kind (which
+     * config.h turns it into): 0 the dtype's own ("f32"/"f64", the default), 1 "tf32". A config may
+     * say otherwise. */
     int accuracy;
     tpl_param *params;
     size_t nparams;

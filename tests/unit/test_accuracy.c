@@ -61,6 +61,10 @@ static void test_classes(void **state)
     assert_int_equal(acc_kind_parse("f64", &k), 0);
     assert_int_equal(k, ACC_NATIVE);
     assert_int_equal(acc_kind_parse("bf16", &k), -1);
+    /* The screen's unit roundoff follows the class: TF32 keeps 10 bits of each input. */
+    assert_true(acc_unit_roundoff(ACC_F32) == ldexp(1.0, -24));
+    assert_true(acc_unit_roundoff(ACC_F64) == ldexp(1.0, -53));
+    assert_true(acc_unit_roundoff(ACC_CLASS_TF32) == ldexp(1.0, -11));
 }
 
 /* TF32 keeps 10 bits of the mantissa: round to nearest, ties away (cvt.rna.tf32.f32). */
