@@ -10,13 +10,14 @@
 # WISDOM_FILE stand in for the GPU's name and file (tests, with the fake worker).
 set -u
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 E=${ENGINE_BIN:-build/engine}
 [ -x "$E" ] || { echo "leave_one_out: $E is missing: run make first"; exit 2; }
 OUTDIR=${OUT:-build/loo}
 mkdir -p "$OUTDIR"
-name=${DEVICE:-$($E info 2>/dev/null | sed -n 's/^device 0: //p' | head -1)}
+name=$(device_name "$E")
 [ -n "$name" ] || { echo "leave_one_out: no GPU found"; exit 2; }
-slug=$(echo "$name" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9][^a-z0-9]*/-/g; s/^-//; s/-$//')
+slug=$(slug "$name")
 W=${WISDOM_FILE:-wisdom/$slug.json}
 [ -f "$W" ] || { echo "leave_one_out: no wisdom file $W"; exit 2; }
 rc=0

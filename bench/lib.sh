@@ -1,5 +1,5 @@
-# bench/lib.sh — sourced by the bench scripts whose rows become data files of bench/data/, the ones
-# bench/tables.py renders into the README.
+# bench/lib.sh — sourced by the bench scripts: whose rows become data files of bench/data/ (the ones
+# bench/tables.py renders into the README), and those that find this GPU's wisdom or baseline.
 #
 # device_name ENGINE: the name of GPU 0 as the driver gives it ("NVIDIA H100 80GB HBM3"); DEVICE,
 # when set, wins (tests, and runs on a machine whose `engine info` cannot tell).
@@ -12,3 +12,6 @@ device_tag() {
 }
 # stamp_rows NAME: JSON lines on stdin with the run's "date" (UTC) and "device" first, on stdout.
 stamp_rows() { sed "s/^{/{\"date\":\"$(date -u +%F)\",\"device\":\"$1\",/"; }
+# slug NAME: the file stem of a device's wisdom and baseline files, as engine/wisdom.c's wisdom_slug
+# makes it ("NVIDIA H100 80GB HBM3" -> nvidia-h100-80gb-hbm3).
+slug() { echo "$1" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9][^a-z0-9]*/-/g; s/^-//; s/-$//'; }

@@ -8,14 +8,15 @@
 #   DTYPES=f32  RUNS=5 (default)  WISDOM_FILE=wisdom/<device>.json  OUT=dir (default build/oracle)
 set -u
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 E=${ENGINE_BIN:-build/engine}
 [ -x "$E" ] || { echo "oracle: $E is missing: run make first"; exit 2; }
 OUTDIR=${OUT:-build/oracle}
 mkdir -p "$OUTDIR"
 if [ -z "${WISDOM_FILE:-}" ]; then
-  name=${DEVICE:-$($E info 2>/dev/null | sed -n 's/^device 0: //p' | head -1)}
+  name=$(device_name "$E")
   [ -n "$name" ] || { echo "oracle: no GPU found, and no WISDOM_FILE given"; exit 2; }
-  WISDOM_FILE=wisdom/$(echo "$name" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9][^a-z0-9]*/-/g; s/^-//; s/-$//').json
+  WISDOM_FILE=wisdom/$(slug "$name").json
 fi
 [ -f "$WISDOM_FILE" ] || { echo "oracle: no wisdom file $WISDOM_FILE"; exit 2; }
 # RANDOM as the caller gave it (bash's own $RANDOM is a new random number at every read).

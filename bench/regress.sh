@@ -21,6 +21,7 @@
 # Needs a GPU and the prebuilt build/engine; exit 2 when it cannot run at all.
 set -u
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 E=${ENGINE_BIN:-build/engine}
 [ -x "$E" ] || { echo "regress: $E is missing: run make first"; exit 2; }
 OUTDIR=${OUT:-build/regress}
@@ -28,9 +29,9 @@ RUNS=${RUNS:-7}
 mkdir -p "$OUTDIR"
 # DEVICE: the GPU's name as the driver gives it, when `engine info` cannot tell (tests).
 [ -n "${ROWS:-}" ] && [ -z "${DEVICE:-}" ] && { echo "regress: ROWS needs DEVICE"; exit 2; }
-name=${DEVICE:-$($E info 2>"$OUTDIR/info.err" | sed -n 's/^device 0: //p' | head -1)}
-[ -n "$name" ] || { echo "regress: no GPU found ($(head -1 "$OUTDIR/info.err"))"; exit 2; }
-slug=$(echo "$name" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9][^a-z0-9]*/-/g; s/^-//; s/-$//')
+name=$(device_name "$E")
+[ -n "$name" ] || { echo "regress: no GPU found ($($E info 2>&1 | head -1))"; exit 2; }
+slug=$(slug "$name")
 BASE=${BASELINE:-bench/baseline/$slug.jsonl}
 echo "regress: $name, baseline $BASE, $RUNS runs a row"
 
