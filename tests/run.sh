@@ -21,7 +21,9 @@ tally() { # name, log: adds the suite's "N passed, N failed[, N skipped]" line t
 log=$(mktemp)
 # Tests keep their CUBINs to themselves: a fresh cache, removed at the end.
 export XDG_CACHE_HOME=$(mktemp -d)
-trap 'rm -rf "$log" "$XDG_CACHE_HOME"' EXIT
+# ... and no user wisdom ($XDG_DATA_HOME/engine/wisdom, read first by --auto) but what a test writes.
+export XDG_DATA_HOME=$(mktemp -d)
+trap 'rm -rf "$log" "$XDG_CACHE_HOME" "$XDG_DATA_HOME"' EXIT
 
 echo "== unit tests (cmocka)"
 for t in "${BUILD:-build}"/tests/test_*; do

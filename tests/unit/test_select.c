@@ -130,13 +130,14 @@ static void test_choices_and_explanations(void **state)
         assert_int_equal(p.result[s].nw, SELECT_K);
         assert_non_null(strstr(p.why[s], ", model: "));
         assert_non_null(strstr(p.explain[s], "chosen: "));
-        /* The winner has the smallest estimate of those weighed. */
+        /* The winner has the lowest score (estimate discounted by distance) of those weighed. */
         double best = -1;
         for (size_t j = 0; j < p.result[s].nw; j++)
             if (p.result[s].w[j].cand == p.result[s].chosen)
-                best = p.result[s].w[j].t_est;
+                best = select_score(&p.result[s].w[j]);
+        assert_true(best > 0);
         for (size_t j = 0; j < p.result[s].nw; j++)
-            assert_true(p.result[s].w[j].t_est < 0 || p.result[s].w[j].t_est >= best);
+            assert_true(p.result[s].w[j].t_est < 0 || select_score(&p.result[s].w[j]) >= best);
     }
     /* The big square runs a big tile; the deep thin shape splits K. */
     assert_int_equal(p.sel.cands[p.result[0].chosen].cfg.values[template_param_index(&p.sel.cands[p.result[0].chosen].cfg.tpl, "BM")], 128);
