@@ -17,7 +17,7 @@
     "BX": {"doc": "threads per block along threadIdx.x", "min": 1, "max": 1024},
     "BY": {"doc": "threads per block along threadIdx.y", "min": 1, "max": 1024},
     "MAP": {"default": 1, "values": [0, 1], "doc": "0: threadIdx.x runs down a column (uncoalesced); 1: along a row"},
-    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless the grid is more blocks than SMs but less than one full wave, where early blocks land unevenly (engine/session.c)"}
+    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
   },
   "constraints": [
     {"rule": "BX * BY <= 1024", "why": "a block holds at most 1024 threads"}

@@ -30,7 +30,8 @@
 #endif
 
 /* This split's k-tiles [kt0, kt1); the last splits may get fewer, or none (they then add, or
- * write, zeros). */
+ * write, zeros). In mode 0 the plan launches only the splits that get k-tiles (the templates'
+ * SPLITS: the grid's z), so none adds zeros there; modes 1 and 2 count on every split. */
 __device__ __forceinline__ void split_range(int K, int &kt0, int &kt1)
 {
     const int ktiles = cdiv(K, BK);
