@@ -89,7 +89,7 @@ static bool flag(json_t *req, const char *key) { return json_is_true(json_object
 static int bench_kernel_fn(void *ctx, err_t *err)
 {
     void **c = ctx;
-    return kernel_enqueue(c[0], c[1], err);
+    return problem_enqueue(c[0], c[1], err);
 }
 
 static int bench_cublas_fn(void *ctx, err_t *err)
@@ -211,7 +211,9 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
     int64_t smem = s->gpu.sm == arch_sm(arch) && s->gpu.smem_optin > 0 ? s->gpu.smem_optin : arch_lookup(arch)->smem_optin;
     jit_origin origin = JIT_COMPILED;
     double tc = now_ms();
-    if (kernel_build(cfg, arch, smem, M, N, K, k, &origin, err))
+    layout_align al;
+    layout_align_ld(&s->prob.lay, dtype_size(cfg->dtype), &al);
+    if (kernel_build(cfg, arch, smem, M, N, K, &s->prob.lay, &al, k, &origin, err))
         return -1;
     char *params = config_params_string(cfg);
     json_object_set_new(r, "t_compile", json_real((now_ms() - tc) * 1e-3));
@@ -223,8 +225,8 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
     json_object_set_new(r, "params", json_string(params));
     free(params);
     int blocks = 0, threads = 0, regs = -1, spill = -1, smem_bytes = -1;
-    if (kernel_load(s, k, err) || kernel_occupancy(s, k, &blocks, &threads, err) ||
-        kernel_resources(s, k, &regs, &spill, &smem_bytes, err))
+    if (kernel_load(&s->gpu, s->pdl, k, err) || kernel_occupancy(k, &blocks, &threads, err) ||
+        kernel_resources(k, &regs, &spill, &smem_bytes, err))
         return -1;
     json_object_set_new(r, "regs", json_integer(regs));
     json_object_set_new(r, "spill_bytes", json_integer(spill));
@@ -317,7 +319,7 @@ static void handle_run(server_t *sv, json_t *req, json_t *r)
         memset(&vr, 0, sizeof vr);
         acc_verdict acc;
         double tv = now_ms();
-        int vrc = kernel_verify(s, &k, &vr, &acc, &err);
+        int vrc = problem_verify(s, &k, &vr, &acc, &err);
         json_object_set_new(r, "t_verify", json_real((now_ms() - tv) * 1e-3));
         if (vrc && err.code == EXIT_VERIFY)
             json_object_set_new(r, "status", json_string("FAIL"));
@@ -338,7 +340,7 @@ out:
         if (s->gpu.broken)
             json_object_set_new(r, "status", json_string("fault"));
     }
-    kernel_free(s, &k);
+    kernel_free(&k);
     if (loaded)
         config_free(&cfg);
 }

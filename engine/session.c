@@ -1,7 +1,6 @@
 /* session.c — see session.h. */
 #include "session.h"
 
-#include "paths.h"
 #include "util.h"
 
 #include <math.h>
@@ -176,6 +175,7 @@ int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, 
     p->alpha = alpha;
     p->beta = beta;
     p->seed = seed;
+    layout_packed(&p->lay, 0, 0, M, N, K, 1);
     p->hA = xmalloc(nA * es);
     p->hB = xmalloc(nB * es);
     p->hC0 = xmalloc(nC * es);
@@ -223,60 +223,7 @@ fail:
     return -1;
 }
 
-int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K, kernel_t *k,
-                 jit_origin *origin, err_t *err)
-{
-    memset(k, 0, sizeof *k);
-    k->cfg = cfg;
-    if (template_plan(&cfg->tpl, cfg->path, cfg->name, cfg->values, cfg->dtype, arch, M, N, K, smem_limit,
-                      &k->plan, err))
-        return -1;
-    char prog[160];
-    snprintf(prog, sizeof prog, "%s.cu", cfg->name);
-    /* The template's own directory first, then the template path, where gemm_common.cuh lives. */
-    const char *const *dirs;
-    size_t ndirs = paths_template_dirs(&dirs);
-    const char *inc[JIT_MAX_INCLUDES];
-    size_t ninc = 0;
-    inc[ninc++] = cfg->tpl.dir;
-    for (size_t i = 0; i < ndirs && ninc < JIT_MAX_INCLUDES; i++)
-        inc[ninc++] = dirs[i];
-    if (jit_compile(prog, k->plan.source, inc, ninc, arch, cfg->path, &k->jit, origin, err))
-        return -1;
-    k->info = jit_func(k->jit, "gemm");
-    return 0;
-}
-
-int kernel_load(session_t *s, kernel_t *k, err_t *err)
-{
-    if (gpu_module_load(&s->gpu, k->jit->cubin, k->cfg->path, &k->mod, err))
-        return -1;
-    for (size_t i = 0; i < k->plan.nlaunches; i++) {
-        const plan_launch *l = &k->plan.launches[i];
-        if (gpu_function(&s->gpu, &k->mod, l->kernel, &k->fn[i], err) ||
-            gpu_set_smem(&s->gpu, k->fn[i], (int)l->smem, err))
-            return -1;
-    }
-    k->pdl = false;
-    if (k->plan.pdl && s->pdl != 0) {
-        int blocks = 0, threads = 0;
-        if (kernel_occupancy(s, k, &blocks, &threads, err))
-            return -1;
-        k->pdl = s->pdl == 1 || plan_use_pdl(&k->plan, s->gpu.sms, blocks);
-    }
-    k->loaded = true;
-    return 0;
-}
-
-void kernel_free(session_t *s, kernel_t *k)
-{
-    if (k->mod.mod && s && s->gpu_open)
-        gpu_module_unload(&s->gpu, &k->mod);
-    plan_free(&k->plan);
-    memset(k, 0, sizeof *k);
-}
-
-int kernel_enqueue(session_t *s, kernel_t *k, err_t *err)
+int problem_enqueue(session_t *s, const kernel_t *k, err_t *err)
 {
     problem_t *p = &s->prob;
     if (p->K == 0) {
@@ -289,7 +236,8 @@ int kernel_enqueue(session_t *s, kernel_t *k, err_t *err)
             return gpu_fill32(&s->gpu, p->C, 0, n * dtype_size(p->dtype) / 4, err);
         return p->beta == 1.0 ? 0 : blas_scal(&s->blas, p->dtype, n, b, p->C, err);
     }
-    size_t wbytes = (size_t)k->plan.workspace * dtype_size(p->dtype);
+    gemm_call c = {p->dtype, p->M, p->N, p->K, p->lay, p->alpha, p->beta, p->A, p->B, p->C};
+    size_t wbytes = kernel_workspace_bytes(k, &c);
     if (wbytes > s->W_bytes) {
         gpu_free(&s->gpu, s->W);
         s->W = 0;
@@ -298,21 +246,10 @@ int kernel_enqueue(session_t *s, kernel_t *k, err_t *err)
             return -1;
         s->W_bytes = wbytes;
     }
-    int M = (int)p->M, N = (int)p->N, K = (int)p->K;
-    double a[1], b[1];
-    scalar(p->dtype, p->alpha, a);
-    scalar(p->dtype, p->beta, b);
-    /* Every template kernel takes the same arguments (kernels_src/gemm_common.cuh, GEMM_ARGS). */
-    void *args[] = {&M, &N, &K, a, &p->A, &p->B, b, &p->C, &s->W};
-    for (size_t i = 0; i < k->plan.nlaunches; i++) {
-        const plan_launch *l = &k->plan.launches[i];
-        if (gpu_launch_pdl(&s->gpu, k->fn[i], l->grid, l->block, (int)l->smem, args, k->pdl, err))
-            return -1;
-    }
-    return 0;
+    return kernel_launch(k, &c, s->W, s->gpu.stream, err);
 }
 
-int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, acc_verdict *acc, err_t *err)
+int problem_verify(session_t *s, const kernel_t *k, verify_report *rep, acc_verdict *acc, err_t *err)
 {
     problem_t *p = &s->prob;
     size_t nC = (size_t)(p->M * p->N), es = dtype_size(p->dtype);
@@ -327,7 +264,7 @@ int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, acc_verdict *ac
         } else if (gpu_copy(&s->gpu, p->C, p->C0, nC * es, err)) {
             return -1;
         }
-        if (kernel_enqueue(s, k, err))
+        if (problem_enqueue(s, k, err))
             return -1;
     }
     if (gpu_sync(&s->gpu, err) || gpu_download(&s->gpu, p->hGot, p->C, nC * es, err))
@@ -351,24 +288,5 @@ int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, acc_verdict *ac
     if (p->hRef64 && !acc_check(acc->cls, &acc->kernel, &acc->yardstick, why, sizeof why))
         return err_set(err, EXIT_VERIFY, k->cfg->path, 0, 0, "verification failed at %lldx%lldx%lld beta=%g: %s",
                        (long long)p->M, (long long)p->N, (long long)p->K, p->beta, why);
-    return 0;
-}
-
-int kernel_occupancy(session_t *s, kernel_t *k, int *blocks, int *threads, err_t *err)
-{
-    const plan_launch *l = &k->plan.launches[k->plan.main_launch];
-    *threads = (int)(l->block[0] * l->block[1] * l->block[2]);
-    return gpu_occupancy(&s->gpu, k->fn[k->plan.main_launch], *threads, (int)l->smem, blocks, err);
-}
-
-int kernel_resources(session_t *s, kernel_t *k, int *regs, int *spill_bytes, int *smem_bytes, err_t *err)
-{
-    CUfunction f = k->fn[k->plan.main_launch];
-    int static_smem = 0;
-    if (gpu_func_attr(&s->gpu, f, CU_FUNC_ATTRIBUTE_NUM_REGS, regs, err) ||
-        gpu_func_attr(&s->gpu, f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &static_smem, err))
-        return -1;
-    *spill_bytes = k->info ? k->info->spill_stores + k->info->spill_loads : -1;
-    *smem_bytes = static_smem + (int)k->plan.launches[k->plan.main_launch].smem;
     return 0;
 }

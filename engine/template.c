@@ -705,6 +705,16 @@ int template_param_index(const template_t *t, const char *name)
 
 /* ---- planning ------------------------------------------------------------------------------- */
 
+/* " op NT lda=.. ldb=.. ldc=.. batch=.." for a layout other than packed NN, "" for that one. */
+static const char *layout_suffix(const layout_t *l, int64_t M, int64_t N, int64_t K, char *buf, size_t len)
+{
+    if (!l->ta && !l->tb && l->batch == 1 && layout_is_packed(l, M, N, K))
+        return "";
+    snprintf(buf, len, " op %s lda=%lld ldb=%lld ldc=%lld batch=%lld", layout_op_name(l), (long long)l->lda,
+             (long long)l->ldb, (long long)l->ldc, (long long)l->batch);
+    return buf;
+}
+
 /* An expression of the template failed to evaluate: that is the template's bug, not the user's. */
 static int tpl_expr_fail(const template_t *t, err_t *err, const char *what, const char *msg)
 {
@@ -712,30 +722,50 @@ static int tpl_expr_fail(const template_t *t, err_t *err, const char *what, cons
 }
 
 static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,
-                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit, bool paste,
-                     plan_t *plan, err_t *err);
+                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
+                     const layout_align *al, int64_t smem_limit, bool paste, plan_t *plan, err_t *err);
 
 int template_plan(const template_t *t, const char *label, const char *config_name, const int64_t *values,
                   dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit,
                   plan_t *plan, err_t *err)
 {
-    return plan_eval(t, label, config_name, values, dtype, arch, M, N, K, smem_limit, true, plan, err);
+    return plan_eval(t, label, config_name, values, dtype, arch, M, N, K, NULL, NULL, smem_limit, true, plan, err);
+}
+
+int template_plan_layout(const template_t *t, const char *label, const char *config_name, const int64_t *values,
+                         dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
+                         const layout_align *al, int64_t smem_limit, plan_t *plan, err_t *err)
+{
+    return plan_eval(t, label, config_name, values, dtype, arch, M, N, K, lay, al, smem_limit, true, plan, err);
 }
 
 int template_plan_geometry(const template_t *t, const char *label, const int64_t *values, dtype_t dtype, int arch,
                            int64_t M, int64_t N, int64_t K, int64_t smem_limit, plan_t *plan, err_t *err)
 {
-    return plan_eval(t, label, "", values, dtype, arch, M, N, K, smem_limit, false, plan, err);
+    return plan_eval(t, label, "", values, dtype, arch, M, N, K, NULL, NULL, smem_limit, false, plan, err);
 }
 
 static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,
-                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit, bool paste,
-                     plan_t *plan, err_t *err)
+                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
+                     const layout_align *al, int64_t smem_limit, bool paste, plan_t *plan, err_t *err)
 {
+    /* No layout: packed NN, one product, on 16-byte-aligned buffers. */
+    layout_t packed;
+    layout_align packed_al;
+    if (!lay) {
+        layout_packed(&packed, 0, 0, M, N, K, 1);
+        lay = &packed;
+    }
+    if (!al) {
+        layout_align_ld(lay, dtype_size(dtype), &packed_al);
+        al = &packed_al;
+    }
     memset(plan, 0, sizeof *plan);
     plan->M = M;
     plan->N = N;
     plan->K = K;
+    plan->lay = *lay;
+    plan->align = *al;
     plan->arch = arch;
     plan->dtype = dtype;
     plan->main_launch = -1;
@@ -750,9 +780,29 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
     scope_set(&s, "M", M);
     scope_set(&s, "N", N);
     scope_set(&s, "K", K);
-    /* 64-bit element offsets once any matrix reaches 2^31 elements (gemm_common.cuh, idx_t). */
+    /* The layout (layout.h): transposes, leading dimensions, the batch and its strides, and the
+     * alignment class of the pointers in elements (ALIGN_A/B/C); LD_PACKED says every matrix's
+     * rows are packed (lda, ldb, ldc the row lengths), as the templates assumed before layouts. */
+    layout_t pk;
+    layout_packed(&pk, lay->ta, lay->tb, M, N, K, lay->batch);
+    scope_set(&s, "TA", lay->ta);
+    scope_set(&s, "TB", lay->tb);
+    scope_set(&s, "LDA", lay->lda);
+    scope_set(&s, "LDB", lay->ldb);
+    scope_set(&s, "LDC", lay->ldc);
+    scope_set(&s, "LD_PACKED", lay->lda == pk.lda && lay->ldb == pk.ldb && lay->ldc == pk.ldc);
+    scope_set(&s, "BATCH", lay->batch);
+    scope_set(&s, "SA", lay->batch > 1 ? lay->sa : 0);
+    scope_set(&s, "SB", lay->batch > 1 ? lay->sb : 0);
+    scope_set(&s, "SC", lay->batch > 1 ? lay->sc : 0);
+    scope_set(&s, "ALIGN_A", al->a);
+    scope_set(&s, "ALIGN_B", al->b);
+    scope_set(&s, "ALIGN_C", al->c);
+    /* 64-bit element offsets once any matrix (all of a batch's, with their padding) reaches 2^31
+     * elements (gemm_common.cuh, idx_t). At packed NN these are M*K, K*N and M*N. */
     const int64_t big = (int64_t)1 << 31;
-    const int idx64 = M * K >= big || K * N >= big || M * N >= big;
+    const int idx64 = layout_span_a(lay, M, K) >= big || layout_span_b(lay, N, K) >= big ||
+                      layout_span_c(lay, M, N) >= big;
     scope_set(&s, "IDX64", idx64);
     char msg[512];
     int64_t v;
@@ -762,8 +812,9 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
             return tpl_expr_fail(t, err, "requires", msg);
         if (!v)
             return err_set(err, EXIT_INPUT, label, 0, 0,
-                           "shape %lldx%lldx%lld is refused: template %s requires %s (%s)", (long long)M,
-                           (long long)N, (long long)K, t->name, t->requires[i].rule, t->requires[i].why);
+                           "shape %lldx%lldx%lld%s is refused: template %s requires %s (%s)", (long long)M,
+                           (long long)N, (long long)K, layout_suffix(lay, M, N, K, (char[160]){0}, 160), t->name,
+                           t->requires[i].rule, t->requires[i].why);
     }
     strbuf sw;
     sb_init(&sw);
