@@ -474,6 +474,7 @@ engine_status apiplan_execute(const engine_plan *pl, const char *fn, double alph
             /* Its own module on this stream (apiplan.h); the plan itself stays untouched. */
             size_t mi;
             stateful = pl->k;
+            stateful.gpu = &c->gpu;
             rc = module_get(c, pl->k.jit, stream, pl->cfg->path, &mi, &err) ||
                  plan_functions(c, pl, mi, stateful.fn, &err);
             stateful.loaded = true;

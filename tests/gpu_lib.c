@@ -165,8 +165,9 @@ static int run_case(const tcase *c, cublasHandle_t h, cudaStream_t s, char *why,
     cudaMalloc(&A, bA), cudaMalloc(&B, bB), cudaMalloc(&C, bC), cudaMalloc(&R, bC);
     /* The bound S = |alpha| |A||B| + |beta| |C0| by cuBLAS on absolute values (as engine verify does). */
     absolute(tmpA, hA, c->f64, ma.total), absolute(tmpB, hB, c->f64, mb.total), absolute(tmpC, hC0, c->f64, mc.total);
-    cudaMemcpy(A, tmpA, bA, cudaMemcpyHostToDevice), cudaMemcpy(B, tmpB, bB, cudaMemcpyHostToDevice);
-    cudaMemcpy(R, tmpC, bC, cudaMemcpyHostToDevice);
+    /* Everything on the case's stream (non-blocking: the legacy stream would not order it). */
+    cudaMemcpyAsync(A, tmpA, bA, cudaMemcpyHostToDevice, s), cudaMemcpyAsync(B, tmpB, bB, cudaMemcpyHostToDevice, s);
+    cudaMemcpyAsync(R, tmpC, bC, cudaMemcpyHostToDevice, s);
     cublasSetStream(h, s);
     if (reference(h, c, fabs(alpha), A, &ma, B, &mb, fabs(c->beta), R, &mc) != CUBLAS_STATUS_SUCCESS) {
         snprintf(why, wlen, "cuBLAS refused the bound's product");
@@ -300,6 +301,7 @@ static int overhead(void)
     float *A, *B, *C;
     cudaMalloc((void **)&A, n * n * 4), cudaMalloc((void **)&B, n * n * 4), cudaMalloc((void **)&C, n * n * 4);
     cudaMemset(A, 0, n * n * 4), cudaMemset(B, 0, n * n * 4);
+    cudaDeviceSynchronize();
     cudaStream_t s;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     engine_plan_desc d;

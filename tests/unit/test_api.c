@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "../../include/engine.h"
 #include "apiarg.h"
@@ -287,6 +288,54 @@ static void test_plans_without_device(void **state)
     engine_destroy(ctx);
 }
 
+/* Two host threads planning the same problems on one context at once (the picks, the compile and the
+ * context's tables under its lock): every plan made, and the same problem described the same way. */
+typedef struct {
+    engine_ctx *ctx;
+    int ok;
+    char text[4][4096];
+} planner;
+
+static void *plan_some(void *arg)
+{
+    planner *w = arg;
+    const int64_t sizes[4][3] = {{4096, 4096, 4096}, {1000, 1001, 999}, {127, 129, 131}, {17, 33, 5}};
+    for (int i = 0; i < 4; i++) {
+        engine_plan_desc d;
+        engine_plan *plan;
+        engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, sizes[i][0],
+                              sizes[i][1], sizes[i][2]);
+        if (engine_plan_create(w->ctx, &d, &plan) != ENGINE_SUCCESS)
+            return NULL;
+        engine_plan_describe(plan, w->text[i], sizeof w->text[i]);
+        engine_plan_destroy(plan);
+    }
+    w->ok = 1;
+    return NULL;
+}
+
+static void test_two_threads_plan(void **state)
+{
+    (void)state;
+    engine_ctx *ctx = no_device_ctx();
+    planner w[2] = {{.ctx = ctx}, {.ctx = ctx}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, plan_some, &w[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_true(w[0].ok && w[1].ok);
+    for (int i = 0; i < 4; i++) {
+        /* The same config and entry; only where the CUBIN came from may differ (one thread compiled it). */
+        char *a = strstr(w[0].text[i], "\"origin\""), *b = strstr(w[1].text[i], "\"origin\"");
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(a - w[0].text[i], b - w[1].text[i]);
+        assert_memory_equal(w[0].text[i], w[1].text[i], (size_t)(a - w[0].text[i]));
+    }
+    engine_destroy(ctx);
+}
+
 int main(void)
 {
     /* Before the first engine_create: the library reads its paths once. */
@@ -296,7 +345,7 @@ int main(void)
         cmocka_unit_test(test_batches),           cmocka_unit_test(test_column_major_swaps),
         cmocka_unit_test(test_pointers),          cmocka_unit_test(test_status_strings),
         cmocka_unit_test(test_create_without_gpu), cmocka_unit_test(test_calls_without_device),
-        cmocka_unit_test(test_plans_without_device),
+        cmocka_unit_test(test_plans_without_device), cmocka_unit_test(test_two_threads_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
