@@ -27,6 +27,17 @@ def report(ok, name, why=""):
     sys.stdout.flush()
 
 
+def run(name, f):
+    """f() then a synchronisation; a failure (engine's EngineError, a CUDA error) is this case's FAIL."""
+    try:
+        f()
+        torch.cuda.synchronize()
+        return True
+    except Exception as e:  # noqa: BLE001 (every failure is reported, the next case still runs)
+        report(False, name, f"{type(e).__name__}: {e}")
+        return False
+
+
 def operand(rows, cols, dtype, trans, gen, batch=None):
     """A rows x cols operand, stored transposed (a .T view) when trans."""
     shape = (cols, rows) if trans else (rows, cols)
@@ -80,32 +91,35 @@ def main():
                                 c.copy_(torch.rand((m, n), dtype=dtype, device=dev, generator=gen))
                             c0 = c.clone()
                             parent = c._base if kind == "pad" else None
-                            engine.matmul(a, b, c, alpha=1.25, beta=beta)
-                            torch.cuda.synchronize()
                             name = f"{str(dtype)[6:]} {m}x{n}x{k} {'T' if ta else 'N'}{'T' if tb else 'N'} beta={beta} out={kind}"
-                            check(name, a, b, c, 1.25, beta, c0, parent)
+                            if run(name, lambda: engine.matmul(a, b, c, alpha=1.25, beta=beta)):
+                                check(name, a, b, c, 1.25, beta, c0, parent)
         # Batches: 3-D a and b (b transposed), and a 2-D b shared by every product.
         for m, n, k in shapes[:3]:
             a = operand(m, k, dtype, False, gen, batch=3)
             b = operand(k, n, dtype, True, gen, batch=3)
-            c = engine.matmul(a, b)
-            torch.cuda.synchronize()
-            check(f"{str(dtype)[6:]} batch 3 x {m}x{n}x{k} NT, out allocated", a, b, c, 1.0, 0.0, c)
+            name = f"{str(dtype)[6:]} batch 3 x {m}x{n}x{k} NT, out allocated"
+            got = []
+            if run(name, lambda: got.append(engine.matmul(a, b))):
+                check(name, a, b, got[0], 1.0, 0.0, got[0])
             b2 = operand(k, n, dtype, False, gen)
             c = output(m, n, dtype, "pad", batch=3)
-            engine.matmul(a, b2, c)
-            torch.cuda.synchronize()
-            check(f"{str(dtype)[6:]} batch 3 x {m}x{n}x{k} shared b, out padded", a, b2, c, 1.0, 0.0, c, c._base)
+            name = f"{str(dtype)[6:]} batch 3 x {m}x{n}x{k} shared b, out padded"
+            if run(name, lambda: engine.matmul(a, b2, c)):
+                check(name, a, b2, c, 1.0, 0.0, c, c._base)
     # The current stream: queued behind a slow product on a side stream, engine's work must wait for it.
     s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        x = torch.rand((2048, 2048), device=dev, generator=gen)
-        y = x @ x  # queued on s
-        a = y[:64, :64]
-        c = engine.matmul(a, a)
-        ok = torch.allclose(c, a @ a, rtol=1e-4, atol=1e-3)
-    torch.cuda.synchronize()
-    report(ok, "engine.matmul on torch's current stream (a side stream) waits for the work queued there")
+    try:
+        with torch.cuda.stream(s):
+            x = torch.rand((2048, 2048), device=dev, generator=gen)
+            y = x @ x  # queued on s
+            a = y[:64, :64]
+            c = engine.matmul(a, a)
+            ok = torch.allclose(c, a @ a, rtol=1e-4, atol=1e-3)
+        torch.cuda.synchronize()
+        report(ok, "engine.matmul on torch's current stream (a side stream) waits for the work queued there")
+    except Exception as e:  # noqa: BLE001
+        report(False, "engine.matmul on torch's current stream", f"{type(e).__name__}: {e}")
     # Strides it cannot take: one clear ValueError naming the argument.
     x = torch.rand((64, 64), device=dev)
     try:
@@ -113,9 +127,12 @@ def main():
         report(False, "a view with two non-unit strides is refused", "no error")
     except ValueError as e:
         report("a: strides (128, 2)" in str(e), "a view with two non-unit strides is refused: " + str(e)[:80], str(e))
-    info = engine.explain(x, x)
-    report(info.get("chosen_by") in ("wisdom", "forced") and info.get("config"), "engine.explain names the config: "
-           + str(info.get("label")), repr(info))
+    try:
+        info = engine.explain(x, x)
+        report(bool(info.get("chosen_by") in ("wisdom", "forced") and info.get("config")),
+               "engine.explain names the config: " + str(info.get("label")), repr(info))
+    except Exception as e:  # noqa: BLE001
+        report(False, "engine.explain", f"{type(e).__name__}: {e}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or not passed else 0
 
