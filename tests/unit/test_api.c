@@ -288,6 +288,43 @@ static void test_plans_without_device(void **state)
     engine_destroy(ctx);
 }
 
+/* BLAS's empty products (k = 0: C = beta C by the scale kernel, compiled here; m = 0: nothing), a plan's
+ * promised alignment held to at execute, and a bad alignment refused. */
+static void test_edge_plans(void **state)
+{
+    (void)state;
+    engine_ctx *ctx = no_device_ctx();
+    engine_plan_desc d;
+    engine_plan *plan = NULL;
+    char text[4096];
+    engine_plan_desc_init(&d, ENGINE_F64, ENGINE_COL_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 33, 17, 0);
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    engine_plan_describe(plan, text, sizeof text);
+    assert_non_null(strstr(text, "\"config\":null,\"chosen_by\":\"k=0: C = beta C (engine_scale_c)\""));
+    assert_non_null(strstr(text, "\"m\":17,\"n\":33,\"k\":0")); /* column-major: the kernels' m is n */
+    assert_int_equal(engine_plan_execute(plan, 1, NULL, NULL, 0, NULL, NULL), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(engine_last_error(ctx), "engine_plan_execute: C is a null pointer");
+    engine_plan_destroy(plan);
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 0, 17, 5);
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    engine_plan_describe(plan, text, sizeof text);
+    assert_non_null(strstr(text, "m or n = 0: nothing"));
+    engine_plan_destroy(plan);
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4096, 4096, 4096);
+    d.alignment = 3;
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_ERROR_INVALID_ARGUMENT);
+    d.alignment = 16;
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    engine_plan_describe(plan, text, sizeof text);
+    assert_non_null(strstr(text, "\"align_elems\":[4,4,4]"));
+    assert_int_equal(engine_plan_execute(plan, 1, (void *)0x1004, (void *)0x2000, 0, (void *)0x3000, NULL),
+                     ENGINE_ERROR_MISALIGNED);
+    assert_string_equal(engine_last_error(ctx),
+                        "engine_plan_execute: A is not a multiple of 16 bytes, the alignment the plan was made for");
+    engine_plan_destroy(plan);
+    engine_destroy(ctx);
+}
+
 /* Two host threads planning the same problems on one context at once (the picks, the compile and the
  * context's tables under its lock): every plan made, and the same problem described the same way. */
 typedef struct {
@@ -346,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_pointers),          cmocka_unit_test(test_status_strings),
         cmocka_unit_test(test_create_without_gpu), cmocka_unit_test(test_calls_without_device),
         cmocka_unit_test(test_plans_without_device), cmocka_unit_test(test_two_threads_plan),
+        cmocka_unit_test(test_edge_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
