@@ -3,10 +3,12 @@
 
 #include "arch.h"
 #include "jit.h"
+#include "paths.h"
 #include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One cached plan of engine_sgemm and friends: the problem, the pointers' alignment class and the
  * forced config's generation make the key. */
@@ -156,6 +158,99 @@ static int build_scale(engine_ctx *c, engine_plan *pl, err_t *err)
 
 /* ---- plans ---------------------------------------------------------------------------------- */
 
+/* Plan and compile pl->cfg for the plan's problem and alignment class. */
+static engine_status build(engine_ctx *c, engine_plan *pl, const layout_t *lay, err_t *err)
+{
+    const apiarg_problem *p = &pl->p;
+    double t0 = now_ms();
+    if (kernel_build(pl->cfg, c->arch, c->smem_limit, p->M, p->N, p->K, lay, &pl->al, &pl->k, &pl->origin, err)) {
+        engine_status st = pl->k.plan.source ? ENGINE_ERROR_COMPILE : ENGINE_ERROR_NOT_SUPPORTED;
+        kernel_free(&pl->k);
+        return st;
+    }
+    pl->build_ms = now_ms() - t0;
+    pl->compile_ms = pl->k.jit->compile_ms;
+    pl->stateful = pl->k.plan.switches && strstr(pl->k.plan.switches, "SPLIT_SERIAL=1");
+    return ENGINE_SUCCESS;
+}
+
+/* The shipped naive config for dtype, loaded on first use (NULL where there is none). Lock held. */
+static const config_t *naive_for(engine_ctx *c, dtype_t dtype)
+{
+    if (!c->naive[dtype]) {
+        config_t *cfg = xcalloc(1, sizeof *cfg);
+        err_t err;
+        err_clear(&err);
+        /* The shipped configs beside the library, else beside the wisdom (wisdom/../configs), as a
+         * wisdom entry's config is found. */
+        char *path = entries_resolve(NULL, "naive");
+        if (access(path, R_OK) != 0) {
+            char *root = path_join(c->wisdom_dir ? c->wisdom_dir : paths_wisdom_dir(), "..");
+            free(path);
+            path = path_join(root, "configs/naive.json");
+            free(root);
+        }
+        if (config_load(path, NULL, 0, dtype_name(dtype), c->arch, cfg, &err)) {
+            free(cfg);
+            cfg = NULL;
+        }
+        free(path);
+        c->naive[dtype] = cfg;
+    }
+    return c->naive[dtype];
+}
+
+/* Wisdom's choice refused the layout (a template that cannot do it says so by a declared rule): the
+ * other candidates the model weighed, best score first, then the shipped naive config, which takes
+ * every layout. Correct results at some speed beat a refusal; the description says what happened
+ * (pl->refused). Returns the first refusal's status and err when nothing takes it. */
+static engine_status fall_back(engine_ctx *c, engine_plan *pl, const layout_t *lay, const pick_t *pk,
+                               const select_result *r, err_t *err)
+{
+    char first[ERR_SOURCE_LEN + ERR_TEXT_LEN + 8];
+    err_format(err, first, sizeof first);
+    const config_t *refused = pl->cfg;
+    select_weighed w[SELECT_K];
+    size_t n = 0;
+    for (size_t j = 0; pk && j < r->nw; j++) { /* insertion by score */
+        if (r->w[j].t_est < 0 || r->w[j].cand == r->chosen)
+            continue;
+        size_t at = n++;
+        while (at > 0 && select_score(&w[at - 1]) > select_score(&r->w[j])) {
+            w[at] = w[at - 1];
+            at--;
+        }
+        w[at] = r->w[j];
+    }
+    for (size_t j = 0; j <= n; j++) {
+        const config_t *cfg;
+        if (j < n) {
+            cfg = &pk->sel.cands[w[j].cand].cfg;
+        } else {
+            pthread_mutex_lock(&c->lock);
+            cfg = naive_for(c, pl->p.dtype);
+            pthread_mutex_unlock(&c->lock);
+        }
+        if (!cfg)
+            break;
+        pl->cfg = cfg;
+        err_t e2;
+        err_clear(&e2);
+        engine_status st = build(c, pl, lay, &e2);
+        if (st == ENGINE_SUCCESS) {
+            pl->refused = xasprintf("%s", refused->label);
+            pl->refused_why = xstrdup(first);
+            return ENGINE_SUCCESS;
+        }
+        if (st != ENGINE_ERROR_NOT_SUPPORTED) {
+            *err = e2;
+            return st;
+        }
+    }
+    pl->cfg = refused;
+    return ENGINE_ERROR_NOT_SUPPORTED;
+}
+
 /* The layout the kernels see. */
 static void layout_of(const apiarg_problem *p, layout_t *l)
 {
@@ -195,6 +290,13 @@ static void describe(engine_plan *pl, const pick_t *pk, const select_result *r)
             why_json(&sb, pk, r);
         else
             sb_add(&sb, "\"chosen_by\":\"forced\"");
+        if (pl->refused) {
+            sb_add(&sb, ",\"fallback\":{\"refused\":");
+            sb_add_json_string(&sb, pl->refused);
+            sb_add(&sb, ",\"why\":");
+            sb_add_json_string(&sb, pl->refused_why);
+            sb_add(&sb, "}");
+        }
     } else {
         sb_addf(&sb, "\"config\":null,\"chosen_by\":\"%s\"", pl->scale ? "k=0: C = beta C (engine_scale_c)" : "m or n = 0: nothing");
     }
@@ -226,6 +328,8 @@ void engine_plan_destroy(engine_plan *pl)
         memset(&pl->k.plan, 0, sizeof pl->k.plan); /* launches[0].kernel is a literal */
     kernel_free(&pl->k); /* k.mod is never set: the module belongs to the context */
     free(pl->describe);
+    free(pl->refused);
+    free(pl->refused_why);
     free(pl);
 }
 
@@ -277,17 +381,15 @@ engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_
     }
     /* Plan and compile (or find the CUBIN) outside the lock: a compile takes seconds. */
     if (pl->run) {
-        double t0 = now_ms();
         layout_t lay;
         layout_of(p, &lay);
-        if (kernel_build(pl->cfg, c->arch, c->smem_limit, p->M, p->N, p->K, &lay, al, &pl->k, &pl->origin, &err)) {
-            st = pl->k.plan.source ? ENGINE_ERROR_COMPILE : ENGINE_ERROR_NOT_SUPPORTED;
+        st = build(c, pl, &lay, &err);
+        if (st == ENGINE_ERROR_NOT_SUPPORTED && pk) /* wisdom's choice, not a forced config */
+            st = fall_back(c, pl, &lay, pk, &r, &err);
+        if (st) {
             engine_plan_destroy(pl);
             return fail(st, &err);
         }
-        pl->build_ms = now_ms() - t0;
-        pl->compile_ms = pl->k.jit->compile_ms;
-        pl->stateful = pl->k.plan.switches && strstr(pl->k.plan.switches, "SPLIT_SERIAL=1");
     } else if (pl->scale && build_scale(c, pl, &err)) {
         engine_plan_destroy(pl);
         return fail(ENGINE_ERROR_COMPILE, &err);
@@ -522,6 +624,11 @@ void apiplan_ctx_free(engine_ctx *c)
         if (c->picks[d]) {
             pick_free(c->picks[d]);
             free(c->picks[d]);
+        }
+    for (int d = 0; d < 2; d++)
+        if (c->naive[d]) {
+            config_free(c->naive[d]);
+            free(c->naive[d]);
         }
     for (size_t i = 0; i < c->nforced_all; i++) {
         config_free(c->forced_all[i]);

@@ -57,6 +57,7 @@ struct engine_ctx {
     config_t **forced_all;
     size_t nforced_all;
     pick_t *picks[2];       /* per dtype, loaded on first use */
+    config_t *naive[2];     /* per dtype: the shipped naive config, the fallback for any layout */
     apiplan_module *mods;
     size_t nmods;
     apiplan_workspace *ws;
@@ -81,6 +82,8 @@ struct engine_plan {
     double compile_ms;    /* NVRTC wall time of its CUBIN (0 when none was needed) */
     double build_ms;      /* this plan's build: plan, compile or cache lookup */
     double load_ms;       /* module load */
+    char *refused;        /* wisdom's choice that refused the layout (a fallback runs), or NULL */
+    char *refused_why;    /* its refusal, one line */
     char *describe;
 };
 

@@ -13,12 +13,6 @@ int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, i
     k->cfg = cfg;
     if (layout_check(lay, M, N, K, err))
         return -1;
-    /* The templates take one layout so far: packed NN, one product. */
-    if (lay->ta || lay->tb || lay->batch != 1 || !layout_is_packed(lay, M, N, K))
-        return err_set(err, EXIT_INPUT, cfg->path, 0, 0,
-                       "layout %s lda=%lld ldb=%lld ldc=%lld batch=%lld is refused: template %s takes packed NN, one product",
-                       layout_op_name(lay), (long long)lay->lda, (long long)lay->ldb, (long long)lay->ldc,
-                       (long long)lay->batch, cfg->tpl.name);
     /* A template that cannot do the layout refuses it through its "requires". */
     if (template_plan_layout(&cfg->tpl, cfg->path, cfg->name, cfg->values, cfg->dtype, arch, M, N, K, lay, align,
                              smem_limit, &k->plan, err))

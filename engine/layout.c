@@ -1,6 +1,7 @@
 /* layout.c — see layout.h. */
 #include "layout.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static int64_t max1(int64_t v) { return v > 1 ? v : 1; }
@@ -117,4 +118,16 @@ void layout_align_ld(const layout_t *l, size_t elem, layout_align *al)
     al->a = layout_align_of(0, elem, l->lda, l->batch > 1 ? l->sa : 0);
     al->b = layout_align_of(0, elem, l->ldb, l->batch > 1 ? l->sb : 0);
     al->c = layout_align_of(0, elem, l->ldc, l->batch > 1 ? l->sc : 0);
+}
+
+const char *layout_text(const layout_t *l, int64_t M, int64_t N, int64_t K, char *buf, size_t len)
+{
+    if (!l->ta && !l->tb && l->batch == 1 && layout_is_packed(l, M, N, K))
+        return "";
+    int n = snprintf(buf, len, " op %s lda=%lld ldb=%lld ldc=%lld", layout_op_name(l), (long long)l->lda,
+                     (long long)l->ldb, (long long)l->ldc);
+    if (l->batch > 1 && n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " batch=%lld sa=%lld sb=%lld sc=%lld", (long long)l->batch,
+                 (long long)l->sa, (long long)l->sb, (long long)l->sc);
+    return buf;
 }

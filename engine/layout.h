@@ -44,6 +44,9 @@ int64_t layout_span_c(const layout_t *l, int64_t M, int64_t N);
 
 /* "NN", "NT", "TN" or "TT" (A's letter first). */
 const char *layout_op_name(const layout_t *l);
+/* " op NT lda=.. ldb=.. ldc=.." (and " batch=.. sa=.. sb=.. sc=.." for a batch) into buf, for
+ * messages and reports; "" for packed NN with one product. Returns the text. */
+const char *layout_text(const layout_t *l, int64_t M, int64_t N, int64_t K, char *buf, size_t len);
 /* Parse one of those into ta, tb; -1 for anything else. */
 int layout_op_parse(const char *s, int *ta, int *tb);
 

@@ -161,6 +161,12 @@ static build_job *build_all(runner_t *r, const shape_t *shapes, size_t nshapes)
             if (!r->cfgs[i] || !pick_runs(r->pick, s, i))
                 continue;
             build_job_init(j, r->cfgs[i], r->su.arch, r->su.smem_limit, shapes[s].m, shapes[s].n, shapes[s].k);
+            /* The layout of the options at this shape: a rule it breaks is the job's error. */
+            if (cli_layout(r->o, &shapes[s], &j->lay, &j->err)) {
+                j->rc = j->err.code;
+                continue;
+            }
+            layout_align_ld(&j->lay, dtype_size(r->cfgs[i]->dtype), &j->align);
             args[na++] = j;
         }
     build_jobs_run(&r->su.pool, args, na);
@@ -210,6 +216,7 @@ static json_t *run_request(runner_t *r, size_t entry, const build_job *j, double
                             "N", (json_int_t)j->N, "K", (json_int_t)j->K, "alpha", alpha, "beta", beta, "seed",
                             (json_int_t)o->seed, "verify", 1, "time", time, "warmup", o->warmup, "runs", o->runs,
                             "iters", o->iters, "baseline", time);
+    worker_put_layout(req, &j->lay);
     json_t *reply = call(r, req);
     json_decref(req);
     return reply;
@@ -307,11 +314,16 @@ static void fill_roofline(report_row *row, const machine_t *mc, const plan_t *pl
     }
 }
 
-static char *rerun_args(const opts_t *o, const config_t *c, const shape_t *sh, double alpha, double beta, int arch)
+static char *rerun_args(const opts_t *o, const config_t *c, const shape_t *sh, const layout_t *l, double alpha,
+                        double beta, int arch)
 {
-    char name[16];
-    return xasprintf("engine bench %s --m %lld --n %lld --k %lld --alpha %g --beta %g --seed %llu --dtype %s --arch %s%s%s",
-                     c->path, (long long)sh->m, (long long)sh->n, (long long)sh->k, alpha, beta,
+    char name[16], lay[192] = "";
+    if (l->ta || l->tb || l->batch > 1 || !layout_is_packed(l, sh->m, sh->n, sh->k))
+        snprintf(lay, sizeof lay, " --op %s --lda %lld --ldb %lld --ldc %lld --batch %lld --stride-a %lld --stride-b %lld --stride-c %lld",
+                 layout_op_name(l), (long long)l->lda, (long long)l->ldb, (long long)l->ldc, (long long)l->batch,
+                 (long long)l->sa, (long long)l->sb, (long long)l->sc);
+    return xasprintf("engine bench %s --m %lld --n %lld --k %lld%s --alpha %g --beta %g --seed %llu --dtype %s --arch %s%s%s",
+                     c->path, (long long)sh->m, (long long)sh->n, (long long)sh->k, lay, alpha, beta,
                      (unsigned long long)o->seed, dtype_name(c->dtype), arch_name(arch, name, sizeof name),
                      c->overrides[0] ? " " : "", c->overrides);
 }
@@ -364,7 +376,7 @@ static void bench_row(report_row *row, json_t *reply, const build_job *j, const 
     row->ms_max = jnum(reply, "ms_max", 0);
     row->clock_mhz = jnum(reply, "clock_mhz", 0);
     row->power_w = jnum(reply, "power_w", -1);
-    double flops = 2.0 * j->M * j->N * j->K, cublas = jnum(reply, "cublas_ms", 0);
+    double flops = 2.0 * j->M * j->N * j->K * j->lay.batch, cublas = jnum(reply, "cublas_ms", 0);
     row->tflops = flops / (row->ms * 1e-3) / 1e12;
     row->pct_ref = cublas > 0 ? 100.0 * cublas / row->ms : 0;
     row->pct_peak = 100.0 * flops / (row->ms * 1e-3) / peak_for(mc, c->dtype, c->tpl.tensor);
@@ -524,9 +536,16 @@ int run_bench(const opts_t *o)
     double alpha = o->alpha, beta = o->beta;
     for (size_t s = 0; s < nshapes; s++) {
         const shape_t *sh = &shapes[s];
-        report_note(&rep, "problem: C = alpha*A*B + beta*C, %lldx%lldx%lld, alpha=%g beta=%g, seed %llu; timing: %d warm-up, median of %d runs x %d launches, L2 flushed before each run; cuBLAS in strict FP32/FP64 (pedantic math), timed by the same worker",
-                    (long long)sh->m, (long long)sh->n, (long long)sh->k, alpha, beta, (unsigned long long)o->seed,
-                    o->warmup, o->runs, o->iters);
+        layout_t lay;
+        err_t lerr;
+        err_clear(&lerr);
+        if (cli_layout(o, sh, &lay, &lerr)) /* refused at parse time already; here for the shape list */
+            layout_packed(&lay, o->ta, o->tb, sh->m, sh->n, sh->k, 1);
+        char ltext[192];
+        report_note(&rep, "problem: C = alpha*op(A)*op(B) + beta*C, %lldx%lldx%lld%s, alpha=%g beta=%g, seed %llu; timing: %d warm-up, median of %d runs x %d launches, L2 flushed before each run; cuBLAS in strict FP32/FP64 (pedantic math), in the same layout, timed by the same worker",
+                    (long long)sh->m, (long long)sh->n, (long long)sh->k,
+                    layout_text(&lay, sh->m, sh->n, sh->k, ltext, sizeof ltext), alpha, beta,
+                    (unsigned long long)o->seed, o->warmup, o->runs, o->iters);
         if (r.pick) {
             report_note(&rep, "auto: %s", pick.why[s]);
             explain(o, &pick, s, o->format == FORMAT_TABLE);
@@ -540,9 +559,9 @@ int run_bench(const opts_t *o)
                     continue;
                 const build_job *j = &jobs[s * o->nentries + i];
                 char *params = config_params_string(c);
-                char *args = rerun_args(o, c, sh, alpha, beta, r.su.arch);
+                char *args = rerun_args(o, c, sh, &lay, alpha, beta, r.su.arch);
                 report_row row = {.config = c->label, .tmpl = c->tpl.name, .dtype = dtype_name(c->dtype),
-                                  .M = sh->m, .N = sh->n, .K = sh->k, .alpha = alpha, .beta = beta,
+                                  .M = sh->m, .N = sh->n, .K = sh->k, .lay = &lay, .alpha = alpha, .beta = beta,
                                   .status = "error", .regs = -1, .pdl = -1, .bound = "", .switches = "", .params = params,
                                   .args = args, .chosen = r.pick ? pick.why[s] : NULL};
                 json_t *reply = NULL;
@@ -570,15 +589,19 @@ int run_bench(const opts_t *o)
                 }
             }
             if (last) {
-                double flops = 2.0 * sh->m * sh->n * sh->k, ms = jnum(last, "cublas_ms", 0);
+                double flops = 2.0 * sh->m * sh->n * sh->k * lay.batch, ms = jnum(last, "cublas_ms", 0);
+                bool plain = !lay.ta && !lay.tb && lay.batch == 1 && layout_is_packed(&lay, sh->m, sh->n, sh->k);
                 report_row ref = {.config = "cublas", .tmpl = "cublas", .dtype = dtype_name((dtype_t)d), .M = sh->m,
-                                  .N = sh->n, .K = sh->k, .alpha = alpha, .beta = beta, .status = "ok", .ms = ms,
+                                  .N = sh->n, .K = sh->k, .lay = &lay, .alpha = alpha, .beta = beta, .status = "ok", .ms = ms,
                                   .ms_min = jnum(last, "cublas_ms_min", 0), .ms_max = jnum(last, "cublas_ms_max", 0),
                                   .tflops = flops / (ms * 1e-3) / 1e12, .pct_ref = 100.0, .regs = -1, .pdl = -1,
                                   .clock_mhz = jnum(last, "cublas_clock_mhz", 0),
                                   .power_w = jnum(last, "cublas_power_w", -1), .bound = "", .switches = "",
                                   .params = "",
-                                  .args = d == DTYPE_F64 ? "cublasDgemm" : "cublasSgemm, CUBLAS_PEDANTIC_MATH"};
+                                  .args = !plain           ? (d == DTYPE_F64 ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F_PEDANTIC"
+                                                                             : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_PEDANTIC")
+                                          : d == DTYPE_F64 ? "cublasDgemm"
+                                                           : "cublasSgemm, CUBLAS_PEDANTIC_MATH"};
                 /* cuBLAS DGEMM runs on the FP64 tensor cores where there are any. */
                 ref.pct_peak = 100.0 * flops / (ms * 1e-3) /
                                (d == DTYPE_F64 && arch_lookup((int)jnum(r.w.hello, "sm", 90))->fp64_tc_lanes > 0
@@ -659,8 +682,9 @@ int run_verify(const opts_t *o)
                         continue;
                     const shape_t *sh = &shapes[si];
                     const build_job *j = &jobs[si * o->nentries + i];
-                    char shape[64];
-                    snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)sh->m, (long long)sh->n, (long long)sh->k);
+                    char shape[256], ltext[192];
+                    snprintf(shape, sizeof shape, "%lldx%lldx%lld%s", (long long)sh->m, (long long)sh->n,
+                             (long long)sh->k, layout_text(&j->lay, sh->m, sh->n, sh->k, ltext, sizeof ltext));
                     if (j->rc) {
                         err_print(stderr, &j->err);
                         r.worst = exit_worst(r.worst, j->err.code);

@@ -6,6 +6,8 @@
  *
  *   {"op": "run", "id": 7, "path": "configs/x.json", "sets": ["BM=128"], "dtype": "f32" | null,
  *    "arch": 90, "M": .., "N": .., "K": .., "alpha": .., "beta": .., "seed": 1,
+ *    "ta": 0, "tb": 0, "lda": .., "ldb": .., "ldc": .., "batch": 1, "sa": .., "sb": .., "sc": ..
+ *    (the layout, layout.h: packed NN, one product, by default),
  *    "verify": true, "time": true, "warmup": 3, "runs": 7, "iters": 5 (0: as many as make a run
  *    last about 2 ms, judged by cuBLAS),
  *    "baseline": true,      time cuBLAS once per problem and timing settings, and report it
@@ -58,6 +60,7 @@ typedef struct {
     bench_opts bo;
     bench_stats st;
     double clock_mhz, power_w;
+    layout_t lay; /* cuBLAS ran in the problem's layout */
 } baseline_t;
 
 typedef struct {
@@ -116,10 +119,10 @@ static int baseline(server_t *sv, const bench_opts *bo, err_t *err)
     baseline_t *b = &sv->base;
     if (b->valid && b->dtype == p->dtype && b->M == p->M && b->N == p->N && b->K == p->K && b->alpha == p->alpha &&
         b->beta == p->beta && b->seed == p->seed && b->bo.warmup == bo->warmup && b->bo.runs == bo->runs &&
-        b->bo.iters == bo->iters)
+        b->bo.iters == bo->iters && memcmp(&b->lay, &p->lay, sizeof p->lay) == 0)
         return 0;
     b->valid = false;
-    size_t bytes = (size_t)(p->M * p->N) * dtype_size(p->dtype);
+    size_t bytes = (size_t)p->sC * dtype_size(p->dtype);
     nvml_mark m0 = nvml_now(&sv->nvml);
     if (gpu_copy(&sv->s.gpu, p->C, p->C0, bytes, err) ||
         bench_time(&sv->s.gpu, bench_cublas_fn, &sv->s, bo, &sv->s.flush, &b->st, err))
@@ -128,7 +131,7 @@ static int baseline(server_t *sv, const bench_opts *bo, err_t *err)
     b->clock_mhz = 0;
     bench_clock_mhz(&sv->s.gpu, &b->clock_mhz, err);
     *b = (baseline_t){true, p->dtype, p->M, p->N, p->K, p->alpha, p->beta, p->seed, *bo, b->st, b->clock_mhz,
-                      b->power_w};
+                      b->power_w, p->lay};
     return 0;
 }
 
@@ -176,6 +179,20 @@ static void started(server_t *sv, json_t *req)
     json_decref(m);
 }
 
+/* The layout of a request: "ta", "tb", "batch" (default packed NN, one product), then "lda",
+ * "ldb", "ldc", "sa", "sb", "sc" where given (packed otherwise). problem_setup checks it. */
+static void request_layout(json_t *req, int64_t M, int64_t N, int64_t K, layout_t *lay)
+{
+    layout_packed(lay, (int)num(req, "ta", 0), (int)num(req, "tb", 0), M, N, K, (int64_t)num(req, "batch", 1));
+    lay->lda = (int64_t)num(req, "lda", (double)lay->lda);
+    lay->ldb = (int64_t)num(req, "ldb", (double)lay->ldb);
+    lay->ldc = (int64_t)num(req, "ldc", (double)lay->ldc);
+    /* Packed strides follow the leading dimensions when those are padded. */
+    lay->sa = (int64_t)num(req, "sa", (double)(layout_a_rows(lay, M, K) * lay->lda));
+    lay->sb = (int64_t)num(req, "sb", (double)(layout_b_rows(lay, N, K) * lay->ldb));
+    lay->sc = (int64_t)num(req, "sc", (double)(M * lay->ldc));
+}
+
 /* The kernel of a request: its config loaded with the request's overrides, the problem set up,
  * the CUBIN built (from the cache, normally) and loaded; what it uses goes into the reply. */
 static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *loaded, kernel_t *k, err_t *err)
@@ -204,15 +221,23 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
     if (rc)
         return -1;
     *loaded = true;
-    if (problem_setup(s, cfg->dtype, M, N, K, num(req, "alpha", 1), num(req, "beta", 0), (uint64_t)num(req, "seed", 1),
-                      err))
+    layout_t lay;
+    request_layout(req, M, N, K, &lay);
+    if (problem_setup(s, cfg->dtype, M, N, K, &lay, num(req, "alpha", 1), num(req, "beta", 0),
+                      (uint64_t)num(req, "seed", 1), err))
         return -1;
     json_object_set_new(r, "t_setup", json_real((now_ms() - t0) * 1e-3));
     int64_t smem = s->gpu.sm == arch_sm(arch) && s->gpu.smem_optin > 0 ? s->gpu.smem_optin : arch_lookup(arch)->smem_optin;
     jit_origin origin = JIT_COMPILED;
     double tc = now_ms();
-    layout_align al;
-    layout_align_ld(&s->prob.lay, dtype_size(cfg->dtype), &al);
+    /* The kernel is built for the alignment the buffers really have (they are 256-byte aligned, so
+     * the leading dimensions and strides decide). */
+    const problem_t *p = &s->prob;
+    size_t es = dtype_size(cfg->dtype);
+    int one = p->lay.batch > 1;
+    layout_align al = {layout_align_of(p->A, es, p->lay.lda, one * p->lay.sa),
+                       layout_align_of(p->B, es, p->lay.ldb, one * p->lay.sb),
+                       layout_align_of(p->C, es, p->lay.ldc, one * p->lay.sc)};
     if (kernel_build(cfg, arch, smem, M, N, K, &s->prob.lay, &al, k, &origin, err))
         return -1;
     char *params = config_params_string(cfg);
@@ -364,7 +389,7 @@ static void handle_cross_check(server_t *sv, json_t *req, json_t *r)
                 const int64_t *sh = shapes[si];
                 err_t err;
                 err_clear(&err);
-                if (problem_setup(s, dt, sh[0], sh[1], sh[2], alpha, beta, seed, &err)) {
+                if (problem_setup(s, dt, sh[0], sh[1], sh[2], NULL, alpha, beta, seed, &err)) {
                     reply_err(r, &err);
                     worst = exit_worst(worst, err.code);
                     goto out;

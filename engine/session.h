@@ -23,11 +23,14 @@
 typedef struct {
     dtype_t dtype;
     int64_t M, N, K;
-    layout_t lay; /* how A, B, C sit in their buffers (packed NN so far) */
+    layout_t lay;        /* how A, B, C sit in their buffers */
+    int64_t sA, sB, sC;  /* elements each buffer spans (layout_span_*): padding and batch included */
     double alpha, beta;
     uint64_t seed;
-    void *hA, *hB, *hC0; /* inputs, dtype */
-    void *hRef;          /* cuBLAS result */
+    void *hA, *hB, *hC0; /* inputs, dtype, as stored (sA, sB, sC elements; padding all-ones bytes, NaN) */
+    /* The rest are the batch's M x N products packed one after the other (batch * M * N elements),
+     * gathered from C's layout: */
+    void *hRef;          /* cuBLAS result (in the same layout) */
     void *hBound;        /* S = |alpha| |A||B| + |beta| |C0| (verify.h) */
     void *hGot;          /* a kernel's result, downloaded */
     double *hRef64;      /* the FP64-accurate product (reference.h); NULL when it did not fit */
@@ -54,12 +57,14 @@ typedef struct {
 int session_open(session_t *s, int device, err_t *err);
 void session_close(session_t *s);
 
-/* Make (dtype, shape, alpha, beta, seed) the current problem: draw inputs, upload them, run cuBLAS
- * for the reference and for the bound. Keeps the current one when nothing changed. */
-int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, double alpha, double beta,
-                  uint64_t seed, err_t *err);
+/* Make (dtype, shape, layout, alpha, beta, seed) the current problem: draw inputs (the stored
+ * matrices, padding filled with NaN), upload them, run cuBLAS in the same layout for the reference
+ * and for the bound, and the FP64 reference. lay NULL: packed NN, one product. Keeps the current
+ * one when nothing changed. EXIT_INPUT when lay breaks a rule (layout_check). */
+int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, const layout_t *lay, double alpha,
+                  double beta, uint64_t seed, err_t *err);
 
-/* Enqueue the cuBLAS product C = alpha*A*B + beta*C on the current problem. */
+/* Enqueue the cuBLAS product C = alpha*op(A)*op(B) + beta*C on the current problem, in its layout. */
 int problem_cublas(session_t *s, CUdeviceptr C, err_t *err);
 
 /* Enqueue every launch of k (built for the current problem) on the session's stream, writing C;
@@ -67,8 +72,9 @@ int problem_cublas(session_t *s, CUdeviceptr C, err_t *err);
 int problem_enqueue(session_t *s, const kernel_t *k, err_t *err);
 
 /* Prepare C (NaN when beta = 0, so unwritten or beta-polluted outputs fail; C0 otherwise), run
- * once, check every element against cuBLAS (verify.h), then the errors against the FP64 reference
- * against the config's accuracy class (accuracy.h). Returns 0 and fills rep and acc; EXIT_VERIFY in
+ * twice, check that C's padding (all-ones bytes) is untouched, every element against cuBLAS
+ * (verify.h), then the errors against the FP64 reference against the config's accuracy class
+ * (accuracy.h). Returns 0 and fills rep and acc; EXIT_VERIFY in
  * err when an element is wrong or the errors are not the class's. */
 int problem_verify(session_t *s, const kernel_t *k, verify_report *rep, acc_verdict *acc, err_t *err);
 

@@ -705,16 +705,6 @@ int template_param_index(const template_t *t, const char *name)
 
 /* ---- planning ------------------------------------------------------------------------------- */
 
-/* " op NT lda=.. ldb=.. ldc=.. batch=.." for a layout other than packed NN, "" for that one. */
-static const char *layout_suffix(const layout_t *l, int64_t M, int64_t N, int64_t K, char *buf, size_t len)
-{
-    if (!l->ta && !l->tb && l->batch == 1 && layout_is_packed(l, M, N, K))
-        return "";
-    snprintf(buf, len, " op %s lda=%lld ldb=%lld ldc=%lld batch=%lld", layout_op_name(l), (long long)l->lda,
-             (long long)l->ldb, (long long)l->ldc, (long long)l->batch);
-    return buf;
-}
-
 /* An expression of the template failed to evaluate: that is the template's bug, not the user's. */
 static int tpl_expr_fail(const template_t *t, err_t *err, const char *what, const char *msg)
 {
@@ -785,24 +775,21 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
      * rows are packed (lda, ldb, ldc the row lengths), as the templates assumed before layouts. */
     layout_t pk;
     layout_packed(&pk, lay->ta, lay->tb, M, N, K, lay->batch);
-    scope_set(&s, "TA", lay->ta);
-    scope_set(&s, "TB", lay->tb);
-    scope_set(&s, "LDA", lay->lda);
-    scope_set(&s, "LDB", lay->ldb);
-    scope_set(&s, "LDC", lay->ldc);
-    scope_set(&s, "LD_PACKED", lay->lda == pk.lda && lay->ldb == pk.ldb && lay->ldc == pk.ldc);
-    scope_set(&s, "BATCH", lay->batch);
-    scope_set(&s, "SA", lay->batch > 1 ? lay->sa : 0);
-    scope_set(&s, "SB", lay->batch > 1 ? lay->sb : 0);
-    scope_set(&s, "SC", lay->batch > 1 ? lay->sc : 0);
-    scope_set(&s, "ALIGN_A", al->a);
-    scope_set(&s, "ALIGN_B", al->b);
-    scope_set(&s, "ALIGN_C", al->c);
-    /* 64-bit element offsets once any matrix (all of a batch's, with their padding) reaches 2^31
-     * elements (gemm_common.cuh, idx_t). At packed NN these are M*K, K*N and M*N. */
+    const int one = lay->batch > 1; /* a single product's strides are never used: 0 */
+    const char *lnames[] = {"TA", "TB", "LDA", "LDB", "LDC", "LD_PACKED", "BATCH", "SA", "SB", "SC",
+                            "ALIGN_A", "ALIGN_B", "ALIGN_C"};
+    const int64_t lvals[] = {lay->ta, lay->tb, lay->lda, lay->ldb, lay->ldc,
+                             lay->lda == pk.lda && lay->ldb == pk.ldb && lay->ldc == pk.ldc, lay->batch,
+                             one * lay->sa, one * lay->sb, one * lay->sc, al->a, al->b, al->c};
+    for (size_t i = 0; i < sizeof lnames / sizeof lnames[0]; i++)
+        scope_set(&s, lnames[i], lvals[i]);
+    /* 64-bit element offsets once one product's matrix (rows ld apart) reaches 2^31 elements
+     * (gemm_common.cuh, idx_t; kernels step between products in 64 bits). Packed NN: M*K, K*N, M*N. */
     const int64_t big = (int64_t)1 << 31;
-    const int idx64 = layout_span_a(lay, M, K) >= big || layout_span_b(lay, N, K) >= big ||
-                      layout_span_c(lay, M, N) >= big;
+    layout_t one_product = *lay;
+    one_product.batch = 1;
+    const int idx64 = layout_span_a(&one_product, M, K) >= big || layout_span_b(&one_product, N, K) >= big ||
+                      layout_span_c(&one_product, M, N) >= big;
     scope_set(&s, "IDX64", idx64);
     char msg[512];
     int64_t v;
@@ -813,7 +800,7 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
         if (!v)
             return err_set(err, EXIT_INPUT, label, 0, 0,
                            "shape %lldx%lldx%lld%s is refused: template %s requires %s (%s)", (long long)M,
-                           (long long)N, (long long)K, layout_suffix(lay, M, N, K, (char[160]){0}, 160), t->name,
+                           (long long)N, (long long)K, layout_text(lay, M, N, K, (char[160]){0}, 160), t->name,
                            t->requires[i].rule, t->requires[i].why);
     }
     strbuf sw;

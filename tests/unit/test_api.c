@@ -322,6 +322,23 @@ static void test_edge_plans(void **state)
     assert_string_equal(engine_last_error(ctx),
                         "engine_plan_execute: A is not a multiple of 16 bytes, the alignment the plan was made for");
     engine_plan_destroy(plan);
+    /* A layout wisdom's choice refuses (padded rows, transposed A, column-major): another config that
+     * takes it runs, and the description keeps the refusal. */
+    engine_plan_desc_init(&d, ENGINE_F64, ENGINE_COL_MAJOR, ENGINE_TRANS, ENGINE_NO_TRANS, 127, 129, 131);
+    d.lda += 3;
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    engine_plan_describe(plan, text, sizeof text);
+    assert_non_null(strstr(text, "\"layout\":\"NT\",\"lda\":131,\"ldb\":134,\"ldc\":127"));
+    char *fb = strstr(text, "\"fallback\":{\"refused\":");
+    if (fb)
+        assert_non_null(strstr(fb, "is refused"));
+    engine_plan_destroy(plan);
+    /* A forced config never falls back: its refusal is the answer. */
+    assert_int_equal(engine_set_config(ctx, "configs/dgemm_dmma.json"), ENGINE_SUCCESS);
+    if (fb) {
+        assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_ERROR_NOT_SUPPORTED);
+        assert_non_null(strstr(engine_last_error(ctx), "is refused"));
+    }
     engine_destroy(ctx);
 }
 
