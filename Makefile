@@ -54,7 +54,8 @@ $(B)/.deps:
 $(B)/.deps-test: $(B)/.deps
 	@bash tools/deps.sh $(CUDA_HOME) --with-tests && touch $@
 
-$(B)/obj/%.o: engine/%.c | $(B)/.deps
+# Objects depend on the Makefile too: a change of flags (-fPIC for the library) rebuilds them.
+$(B)/obj/%.o: engine/%.c Makefile | $(B)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -72,7 +73,8 @@ $(B)/libengine.so: $(CORE_OBJ)
 # The example and the GPU test driver are built as a user would build them: engine.h and the library,
 # cuBLAS and the runtime as the reference (no GPU needed to build them).
 USER_CFLAGS := -O2 -g -std=c11 -Wall -Wextra -Werror -Iinclude -I$(CUDA_HOME)/include
-USER_LIBS   := -L$(B) -Wl,-rpath,$(abspath $(B)) -lengine -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcublas -lcudart -lpthread -lm
+# The library is found beside the program, or one folder up (build/examples), wherever build/ is copied.
+USER_LIBS   := -L$(B) -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,$(abspath $(B)) -lengine -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcublas -lcudart -lpthread -lm
 examples: $(B)/examples/sgemm
 $(B)/examples/%: examples/%.c include/engine.h $(B)/libengine.so
 	@mkdir -p $(dir $@)
