@@ -41,7 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SELECT_K 8           /* entries weighed: the nearest ones */
+#define SELECT_K 14           /* entries weighed: the nearest ones */
 #define SELECT_WSAT 24.0      /* warps an SM needs resident to run at full rate */
 #define SELECT_T_ROUND 1e-6   /* s: start and end of each round of resident blocks */
 #define SELECT_T_LAUNCH 2e-6  /* s: each extra launch (scale_c, reduce, pack_b) */
