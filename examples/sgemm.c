@@ -28,8 +28,8 @@ int main(void)
     const int m = 1000, n = 1001, k = 999; /* C (m x n) = A (m x k) * B^T, B stored n x k */
     size_t nA = (size_t)m * k, nB = (size_t)n * k, nC = (size_t)m * n;
     float *hA = malloc(nA * 4), *hB = malloc(nB * 4), *want = malloc(nC * 4), *got = malloc(nC * 4);
-    for (size_t i = 0; i < nA; i++) hA[i] = (float)((i * 7 % 13) - 6) / 8;
-    for (size_t i = 0; i < nB; i++) hB[i] = (float)((i * 5 % 11) - 5) / 4;
+    for (size_t i = 0; i < nA; i++) hA[i] = (float)((int)(i * 7 % 13) - 6) / 8; /* int: size_t - 6 wraps */
+    for (size_t i = 0; i < nB; i++) hB[i] = (float)((int)(i * 5 % 11) - 5) / 4;
     engine_ctx *ctx = NULL;
     float *A, *B, *C, *R;
     CHECK(engine_create(&ctx, NULL) == ENGINE_SUCCESS);
