@@ -16,6 +16,10 @@
 #define ARCH_SPECIFIC 1000
 static inline int arch_sm(int target) { return target % ARCH_SPECIFIC; }
 static inline bool arch_specific(int target) { return target >= ARCH_SPECIFIC; }
+/* The target for a GPU of compute capability sm found on this machine when no --arch names one:
+ * sm_90a for sm_90 (its architecture-specific CUBINs run on that GPU, and wgmma templates need
+ * them), the GPU's own sm otherwise. */
+static inline int arch_target_for_gpu(int sm) { return sm == 90 ? 90 + ARCH_SPECIFIC : sm; }
 /* "sm_90" or "sm_90a", in buf (16 bytes are enough); returns buf. */
 const char *arch_name(int target, char *buf, size_t len);
 
@@ -24,6 +28,7 @@ typedef struct {
     int fp32_lanes;     /* FP32 FMA results per clock per SM */
     int fp64_lanes;     /* FP64 FMA results per clock per SM on the CUDA cores */
     int fp64_tc_lanes;  /* FP64 FMA results per clock per SM on the tensor cores (DMMA) */
+    int tf32_tc_lanes;  /* TF32 FMA results per clock per SM on the tensor cores, dense; 0: none or unknown */
     int smem_optin;     /* bytes of shared memory one block may opt in to */
     int max_threads_sm; /* resident threads per SM */
     int max_blocks_sm;  /* resident blocks per SM */

@@ -28,7 +28,7 @@
 
 /* The yardsticks of a row: peak rates at the maximum SM clock and measured bandwidths. */
 typedef struct {
-    double fp32, fp64, fp64_tc; /* FLOP/s */
+    double fp32, fp64, fp64_tc, tf32_tc; /* FLOP/s; tf32_tc 0 where the arch has no TF32 tensor cores */
     double dram_bps, l2_bps;
 } machine_t;
 
@@ -115,8 +115,9 @@ static int runner_open(runner_t *r, const opts_t *o, bool bandwidth)
     err_t err;
     err_clear(&err);
     signal(SIGPIPE, SIG_IGN);
-    /* Bad configs are refused before any GPU work: load them against --arch (or sm_90) first. */
-    int first_arch = o->arch ? o->arch : 90;
+    /* Bad configs are refused before any GPU work: load them against --arch (or what an sm_90 GPU
+     * is targeted as, sm_90a) first. */
+    int first_arch = o->arch ? o->arch : arch_target_for_gpu(90);
     r->su.arch = first_arch;
     if (load_all(r) == 0)
         return -1;
@@ -281,8 +282,8 @@ static void cross_check(runner_t *r)
 
 static double peak_for(const machine_t *mc, dtype_t d, bool tensor)
 {
-    if (d == DTYPE_F32)
-        return mc->fp32;
+    if (d == DTYPE_F32) /* an f32 tensor-core kernel (3xTF32, 1xTF32) is held to the TF32 rate */
+        return tensor && mc->tf32_tc > 0 ? mc->tf32_tc : mc->fp32;
     return tensor ? mc->fp64_tc : mc->fp64;
 }
 
@@ -323,7 +324,8 @@ static machine_t machine_of(json_t *hello)
     double hz = jnum(hello, "clock_khz", 0) * 1e3;
     return (machine_t){arch_peak_flops(ai->fp32_lanes, sms, hz), arch_peak_flops(ai->fp64_lanes, sms, hz),
                        arch_peak_flops(ai->fp64_tc_lanes > 0 ? ai->fp64_tc_lanes : ai->fp64_lanes, sms, hz),
-                       jnum(hello, "dram_bps", 0), jnum(hello, "l2_bps", 0)};
+                       arch_peak_flops(ai->tf32_tc_lanes, sms, hz), jnum(hello, "dram_bps", 0),
+                       jnum(hello, "l2_bps", 0)};
 }
 
 static void bench_notes(runner_t *r, report_t *rep, const machine_t *mc)
@@ -335,8 +337,9 @@ static void bench_notes(runner_t *r, report_t *rep, const machine_t *mc)
                 r->o->device, jstr(h, "name", "?"), (int)jnum(h, "sm", 0), (int)jnum(h, "sms", 0),
                 (int)jnum(h, "clock_khz", 0) / 1000, (int)jnum(h, "l2_bytes", 0) >> 20, drv / 1000, (drv % 1000) / 10,
                 nvrtc / 1000, (nvrtc % 1000) / 10, (int)jnum(h, "cublas", 0), arch_name(r->su.arch, name, sizeof name));
-    report_note(rep, "peaks: FP32 %.1f TFLOP/s, FP64 %.1f (CUDA cores), FP64 %.1f (tensor cores); measured bandwidth: DRAM %.0f GB/s (copy), L2 %.0f GB/s (reads)",
-                mc->fp32 / 1e12, mc->fp64 / 1e12, mc->fp64_tc / 1e12, mc->dram_bps / 1e9, mc->l2_bps / 1e9);
+    report_note(rep, "peaks: FP32 %.1f TFLOP/s, FP64 %.1f (CUDA cores), FP64 %.1f (tensor cores), TF32 %.1f (tensor cores); measured bandwidth: DRAM %.0f GB/s (copy), L2 %.0f GB/s (reads)",
+                mc->fp32 / 1e12, mc->fp64 / 1e12, mc->fp64_tc / 1e12, mc->tf32_tc / 1e12, mc->dram_bps / 1e9,
+                mc->l2_bps / 1e9);
 }
 
 /* One config's row from its reply. Strings point into reply and job: print before freeing them. */

@@ -46,7 +46,7 @@ int setup_target(setup_t *su, const opts_t *o, int device, bool need_gpu, err_t 
     if (o->arch)
         su->arch = o->arch;
     else if (su->have_gpu)
-        su->arch = su->gpu.sm;
+        su->arch = arch_target_for_gpu(su->gpu.sm);
     else {
         su->arch = 90;
         fprintf(stderr, "engine: no GPU found; compiling for sm_90 (use --arch to choose)\n");

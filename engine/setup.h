@@ -29,8 +29,10 @@ typedef struct {
 int setup_cache(setup_t *su, const opts_t *o, bool workers, err_t *err);
 
 /* The target: --arch, else the GPU `device`'s, probed without a context (need_gpu: no GPU is then
- * an error; otherwise sm_90 and a note on stderr). With --arch no driver is needed here: the
- * worker processes find out whether there is a GPU. */
+ * an error; otherwise sm_90 and a note on stderr). An sm_90 GPU is targeted as sm_90a, the
+ * architecture-specific variant of its own architecture: its CUBINs run there, and templates that
+ * need wgmma (tc32.cu) load without --arch, so wisdom and --auto can choose them. With --arch no
+ * driver is needed here: the worker processes find out whether there is a GPU. */
 int setup_target(setup_t *su, const opts_t *o, int device, bool need_gpu, err_t *err);
 
 /* The compile pool, --jobs threads (default: one per core). */
