@@ -9,8 +9,9 @@
 #      passes class tf32 (against cuBLAS FAST_TF32), and the same 1-pass kernel held to class f32
 #      fails every row
 #   4. compute-sanitizer memcheck and racecheck of each config at 127x129x131 (--arch sm_90a)
-#   5. bench at 4096^3, 8192^3, 12288^3, --runs 7, beside cuBLAS strict SGEMM (its row: cublas),
-#      with each row's SM clock and board power; nvidia-smi before and after
+#   5. bench at 4096^3, 8192^3, 12288^3, --runs 7, beside cuBLAS strict SGEMM (row cublas) and, for
+#      the tf32-class 1-pass config, cuBLAS FAST_TF32 (row cublas_tf32), with each row's SM clock and
+#      board power; nvidia-smi before and after
 # Usage: bash build/tc32_gpu.sh   (from the repository root of branch tf32, after make)
 set -u
 cd "$(dirname "$0")/.."
@@ -92,10 +93,14 @@ echo
 python3 - "$L/bench.jsonl" <<'PY' || grep -o '"config":"[^"]*"\|"M":[0-9]*\|"tflops":[0-9.]*\|"pct_cublas":[0-9.]*' "$L/bench.jsonl"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-print(f"{'config':<12} {'shape':>17} {'ms':>9} {'TFLOP/s':>8} {'x SGEMM':>8} {'MHz':>5} {'W':>5} {'regs':>4} {'spill':>5}")
+shape = lambda r: f"{r['M']}x{r['N']}x{r['K']}"
+ref = {(shape(r), r["config"]): r["ms"] for r in rows if r["config"] in ("cublas", "cublas_tf32")}
+print("TFLOP/s beside cuBLAS strict SGEMM (x SGEMM) and cuBLAS FAST_TF32 (x TF32), same run; MHz and W: SM clock, board power")
+print(f"{'config':<12} {'shape':>17} {'ms':>9} {'TFLOP/s':>8} {'x SGEMM':>8} {'x TF32':>7} {'MHz':>5} {'W':>5} {'regs':>4} {'spill':>5}")
 for r in rows:
-    shape = f"{r['M']}x{r['N']}x{r['K']}"
-    ratio = r["pct_cublas"] / 100 if r.get("pct_cublas", -1) > 0 else float("nan")
-    print(f"{r['config']:<12} {shape:>17} {r['ms']:>9.3f} {r['tflops']:>8.1f} {ratio:>8.2f} {r.get('clock_mhz') or 0:>5.0f} "
+    s, ms = shape(r), r["ms"]
+    xs = ref.get((s, "cublas"), float("nan")) / ms if ms > 0 else float("nan")
+    xt = ref.get((s, "cublas_tf32"), float("nan")) / ms if ms > 0 else float("nan")
+    print(f"{r['config']:<12} {s:>17} {ms:>9.3f} {r['tflops']:>8.1f} {xs:>8.2f} {xt:>7.2f} {r.get('clock_mhz') or 0:>5.0f} "
           f"{r.get('power_w') or 0:>5.0f} {r.get('regs', -1):>4} {r.get('spill_bytes', -1):>5}")
 PY

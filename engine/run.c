@@ -328,6 +328,29 @@ static machine_t machine_of(json_t *hello)
                        jnum(hello, "l2_bps", 0)};
 }
 
+/* The row of a cuBLAS timing a reply carries under prefix ("cublas_", "cublas_tf32_"); % cuBLAS
+ * against ref_ms, strict cuBLAS's time. */
+static void cublas_row(report_t *rep, json_t *reply, const char *prefix, const char *name, const char *args,
+                       dtype_t d, const shape_t *sh, double alpha, double beta, double peak, double ref_ms)
+{
+    char k[64];
+    snprintf(k, sizeof k, "%sms", prefix);
+    double flops = 2.0 * sh->m * sh->n * sh->k, ms = jnum(reply, k, 0);
+    report_row row = {.config = name, .tmpl = "cublas", .dtype = dtype_name(d), .M = sh->m, .N = sh->n, .K = sh->k,
+                      .alpha = alpha, .beta = beta, .status = "ok", .ms = ms, .tflops = flops / (ms * 1e-3) / 1e12,
+                      .pct_ref = 100.0 * ref_ms / ms, .pct_peak = 100.0 * flops / (ms * 1e-3) / peak, .regs = -1,
+                      .pdl = -1, .power_w = -1, .bound = "", .switches = "", .params = "", .args = args};
+    snprintf(k, sizeof k, "%sms_min", prefix);
+    row.ms_min = jnum(reply, k, 0);
+    snprintf(k, sizeof k, "%sms_max", prefix);
+    row.ms_max = jnum(reply, k, 0);
+    snprintf(k, sizeof k, "%sclock_mhz", prefix);
+    row.clock_mhz = jnum(reply, k, 0);
+    snprintf(k, sizeof k, "%spower_w", prefix);
+    row.power_w = jnum(reply, k, -1);
+    report_row_print(rep, &row);
+}
+
 static void bench_notes(runner_t *r, report_t *rep, const machine_t *mc)
 {
     json_t *h = r->w.hello;
@@ -536,7 +559,8 @@ int run_bench(const opts_t *o)
         }
         /* One pass per dtype, so each has its cuBLAS row right after its configs. */
         for (int d = 0; d < 2; d++) {
-            json_t *last = NULL; /* a reply that carries this problem's cuBLAS timing */
+            json_t *last = NULL;      /* a reply that carries this problem's cuBLAS timing */
+            json_t *last_tf32 = NULL; /* ... and cuBLAS FAST_TF32's (a tf32-class config's reply) */
             for (size_t i = 0; i < o->nentries; i++) {
                 config_t *c = r.cfgs[i];
                 if (!c || (int)c->dtype != d || !pick_runs(r.pick, s, i))
@@ -565,6 +589,10 @@ int run_bench(const opts_t *o)
                 report_row_print(&rep, &row);
                 free(params);
                 free(args);
+                if (reply && jnum(reply, "cublas_tf32_ms", 0) > 0) {
+                    json_decref(last_tf32);
+                    last_tf32 = json_incref(reply);
+                }
                 if (reply && jnum(reply, "cublas_ms", 0) > 0) {
                     json_decref(last);
                     last = reply;
@@ -573,23 +601,18 @@ int run_bench(const opts_t *o)
                 }
             }
             if (last) {
-                double flops = 2.0 * sh->m * sh->n * sh->k, ms = jnum(last, "cublas_ms", 0);
-                report_row ref = {.config = "cublas", .tmpl = "cublas", .dtype = dtype_name((dtype_t)d), .M = sh->m,
-                                  .N = sh->n, .K = sh->k, .alpha = alpha, .beta = beta, .status = "ok", .ms = ms,
-                                  .ms_min = jnum(last, "cublas_ms_min", 0), .ms_max = jnum(last, "cublas_ms_max", 0),
-                                  .tflops = flops / (ms * 1e-3) / 1e12, .pct_ref = 100.0, .regs = -1, .pdl = -1,
-                                  .clock_mhz = jnum(last, "cublas_clock_mhz", 0),
-                                  .power_w = jnum(last, "cublas_power_w", -1), .bound = "", .switches = "",
-                                  .params = "",
-                                  .args = d == DTYPE_F64 ? "cublasDgemm" : "cublasSgemm, CUBLAS_PEDANTIC_MATH"};
                 /* cuBLAS DGEMM runs on the FP64 tensor cores where there are any. */
-                ref.pct_peak = 100.0 * flops / (ms * 1e-3) /
-                               (d == DTYPE_F64 && arch_lookup((int)jnum(r.w.hello, "sm", 90))->fp64_tc_lanes > 0
-                                    ? mc.fp64_tc
-                                    : peak_for(&mc, (dtype_t)d, false));
-                report_row_print(&rep, &ref);
+                double peak = d == DTYPE_F64 && arch_lookup((int)jnum(r.w.hello, "sm", 90))->fp64_tc_lanes > 0
+                                  ? mc.fp64_tc
+                                  : peak_for(&mc, (dtype_t)d, false);
+                cublas_row(&rep, last, "cublas_", "cublas", d == DTYPE_F64 ? "cublasDgemm" : "cublasSgemm, CUBLAS_PEDANTIC_MATH",
+                           (dtype_t)d, sh, alpha, beta, peak, jnum(last, "cublas_ms", 0));
+                if (last_tf32) /* % cuBLAS: against strict SGEMM, as every row's */
+                    cublas_row(&rep, last_tf32, "cublas_tf32_", "cublas_tf32", "cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32",
+                               (dtype_t)d, sh, alpha, beta, peak_for(&mc, (dtype_t)d, true), jnum(last, "cublas_ms", 0));
                 json_decref(last);
             }
+            json_decref(last_tf32);
         }
     }
 out:
