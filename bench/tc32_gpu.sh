@@ -11,7 +11,7 @@
 #   4. compute-sanitizer memcheck and racecheck of each config at 127x129x131 (--arch sm_90a)
 #   5. bench at 4096^3, 8192^3, 12288^3, --runs 7, beside cuBLAS strict SGEMM (row cublas) and, for
 #      the tf32-class 1-pass config, cuBLAS FAST_TF32 (row cublas_tf32), with each row's SM clock and
-#      board power; nvidia-smi before and after
+#      board power; tc32_3x with STAGES=2 at 4096^3 and 8192^3 (row 3x_stages2); nvidia-smi before and after
 # Usage: bash build/tc32_gpu.sh   (from the repository root of branch tf32, after make)
 set -u
 cd "$(dirname "$0")/.."
@@ -83,6 +83,9 @@ timeout 240 $E bench configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync
   --shapes 4096x4096x4096,8192x8192x8192,12288x12288x12288 --format jsonl >"$L/bench.jsonl" 2>"$L/bench.err"
 rc=$?
 [ $rc = 0 ] && note "ok    bench (exit 0)" || { note "FAIL  bench (exit $rc)"; tail -5 "$L/bench.err"; }
+# Two stages against three (wgmmas waited for at every k-tile): what the overlap is worth.
+timeout 90 $E bench configs/tc32_3x.json --set STAGES=2 --arch sm_90a --runs 7 --shapes 4096x4096x4096,8192x8192x8192 \
+  --format jsonl 2>>"$L/bench.err" | grep -v '"config":"cublas' | sed 's/"config":"tc32_3x[^"]*"/"config":"3x_stages2"/' >>"$L/bench.jsonl"
 smi end
 cat "$L/smi-end.csv"
 

@@ -8,7 +8,9 @@
  * rounded away against big*big, Ootomo & Yokota 2022). Per k-tile of BK = 32 every thread loads
  * its float4 chunks of A (BM x 32) and B (32 x BN) into registers, splits each element into
  * big = tf32(x) and small = tf32(x - big) (tf32_split, gemm_common.cuh) and stores them into the
- * other of two shared-memory stages while the tensor cores work on this one.
+ * next of STAGES shared-memory stages while the tensor cores work on this one. With STAGES = 3 the
+ * wgmmas of one k-tile are still running when the next k-tile's are issued (wait_group 1): the
+ * tensor cores do not idle at each k-tile's barrier as with 2 (wait_group 0).
  *
  * Shared-memory layout: wgmma takes TF32 operands K-major only, so A's tile is stored as rows of
  * A (As[m][k]) and B's transposed (Bs[n][k]); a row of BK = 32 TF32 values is 128 bytes, stored
@@ -31,6 +33,7 @@
     "BN": {"default": 128, "values": [64, 128, 256], "doc": "columns of C per block tile: the wgmma's N"},
     "BK": {"default": 32, "values": [32], "doc": "depth of a k-tile: one 128-byte swizzled row of TF32 per row of a tile"},
     "PASSES": {"default": 3, "values": [1, 3], "doc": "TF32 products per element pair: 3 (big*big + big*small + small*big, FP32 accuracy) or 1 (big*big: TF32 accuracy, declare \"accuracy\": \"tf32\")"},
+    "STAGES": {"default": 3, "values": [2, 3], "doc": "shared-memory stages: 3 keeps one k-tile's wgmmas in flight while the next are issued, 2 waits for them at every k-tile"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
     "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
   },
@@ -59,7 +62,7 @@
   "launches": [
     {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", 1],
      "block": ["THREADS", 1, 1],
-     "smem": "2 * PARTS * (BM + BN) * BK * 4 + 1024"}
+     "smem": "STAGES * PARTS * (BM + BN) * BK * 4 + 1024"}
   ]
 }
 */
@@ -137,7 +140,11 @@ __device__ __forceinline__ void wgmma(float (&d)[NACC], unsigned long long da, u
 /* Orders the accumulator registers' other uses before the wgmmas that follow. */
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+/* Until at most N committed groups of this warpgroup's wgmmas are still running. */
+template <int N> __device__ __forceinline__ void wgmma_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
 /* The threads' st.shared are seen by the tensor cores (the async proxy) only after this fence. */
 __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
@@ -263,21 +270,24 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm(GEMM_ARGS)
     }
     fence_async_smem();
     __syncthreads();
+    /* Stage (kt + 1) % STAGES was last read by the wgmmas of k-tile kt + 1 - STAGES: waited for by
+     * every warpgroup (wait_group STAGES - 2, then the barrier) at the end of k-tile kt - 1. */
     for (int kt = 0; kt < nk; ++kt) {
-        const int cur = kt & 1;
+        const int cur = kt % STAGES;
         const bool more = kt + 1 < nk;
-        if (more) /* in flight while the tensor cores work */
+        if (more) /* in flight while the wgmmas are issued */
             st.load(A, B, M, N, K, row0, col0, (kt + 1) * BK, tid);
         wgmma_fence();
         mma_stage(acc, corr, sbase + cur * STAGE, wg);
         wgmma_commit();
-        if (more) { /* the other stage: its wgmmas were waited for at the end of the last k-tile */
-            st.store(smem + (cur ^ 1) * STAGE, tid);
+        if (more) {
+            st.store(smem + ((kt + 1) % STAGES) * STAGE, tid);
             fence_async_smem();
         }
-        wgmma_wait();
+        wgmma_wait<STAGES - 2>();
         __syncthreads();
     }
+    wgmma_wait<0>();
     if constexpr (CORR) {
 #pragma unroll
         for (int i = 0; i < NACC; ++i)
