@@ -12,6 +12,7 @@
 #   5. bench at 4096^3, 8192^3, 12288^3, --runs 7, beside cuBLAS strict SGEMM (row cublas) and, for
 #      the tf32-class 1-pass config, cuBLAS FAST_TF32 (row cublas_tf32), with each row's SM clock and
 #      board power; tc32_3x with STAGES=2 at 4096^3 and 8192^3 (row 3x_stages2); nvidia-smi before and after
+#   6. engine tune tune/tc32.json at 4096^3 (BM, BN, STAGES, SUPER; every point verified), log tune.jsonl
 # Usage: bash build/tc32_gpu.sh   (from the repository root of branch tf32, after make)
 set -u
 cd "$(dirname "$0")/.."
@@ -86,6 +87,12 @@ rc=$?
 # Two stages against three (wgmmas waited for at every k-tile): what the overlap is worth.
 timeout 90 $E bench configs/tc32_3x.json --set STAGES=2 --arch sm_90a --runs 7 --shapes 4096x4096x4096,8192x8192x8192 \
   --format jsonl 2>>"$L/bench.err" | grep -v '"config":"cublas' | sed 's/"config":"tc32_3x[^"]*"/"config":"3x_stages2"/' >>"$L/bench.jsonl"
+echo "== 6. tune/tc32.json at 4096^3 (32 points, each verified; the best 4 re-timed)"
+timeout 150 $E tune tune/tc32.json --arch sm_90a --top 4 --runs 7 --log "$L/tune.jsonl" >"$L/tune.txt" 2>&1
+rc=$?
+[ $rc = 0 ] && note "ok    tune (exit 0, $(grep -c '"status":"ok"' "$L/tune.jsonl") points ok)" ||
+  note "FAIL  tune (exit $rc, $(grep -c '"status":"FAIL"' "$L/tune.jsonl" 2>/dev/null) points wrong)"
+tail -8 "$L/tune.txt"
 smi end
 cat "$L/smi-end.csv"
 
