@@ -87,9 +87,10 @@ rows_path, base_path, check, update, device = sys.argv[1:6]
 rows = [json.loads(l) for l in open(rows_path) if l.startswith("{")]
 
 def forced(r):
-    """Which PDL the row was forced to: None (the config's own choice), 0 or 1."""
-    if "pdl_forced" in r:
-        return r["pdl_forced"]
+    """Which PDL the row was forced to: None (the config's own choice), 0 or 1. A wisdom row is
+    forced only by ENGINE_PDL (pdl_forced): an entry's own PDL in its set is its choice."""
+    if "pdl_forced" in r or r["set"] == "wisdom":
+        return r.get("pdl_forced")
     m = re.search(r"[\[,]PDL=([01])[\],]", r["config"])
     return int(m.group(1)) if m else None
 

@@ -65,6 +65,27 @@ int blas_gemm_tf32(blas_t *b, int M, int N, int K, const void *alpha, CUdevicept
                         err);
 }
 
+int blas_gemm_layout(blas_t *b, dtype_t dtype, bool tf32, int M, int N, int K, const layout_t *lay, const void *alpha,
+                     CUdeviceptr A, CUdeviceptr B, const void *beta, CUdeviceptr C, err_t *err)
+{
+    if (!lay->ta && !lay->tb && lay->batch == 1 && layout_is_packed(lay, M, N, K))
+        return tf32 ? blas_gemm_tf32(b, M, N, K, alpha, A, B, beta, C, err)
+                    : blas_gemm(b, dtype, M, N, K, alpha, A, B, beta, C, err);
+    /* Column-major, B's stored rows are its columns: B stored K x N (op N) is op(B)^T as it
+     * stands, B stored N x K (op T) is op(B), which cuBLAS transposes; the same for A. */
+    cudaDataType_t t = dtype == DTYPE_F64 ? CUDA_R_64F : CUDA_R_32F;
+    cublasComputeType_t ct = dtype == DTYPE_F64 ? CUBLAS_COMPUTE_64F_PEDANTIC
+                             : tf32           ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                              : CUBLAS_COMPUTE_32F_PEDANTIC;
+    long long one = lay->batch > 1;
+    return CUBLAS_CHECK(cublasGemmStridedBatchedEx(b->handle, lay->tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                                   lay->ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, alpha, (const void *)B,
+                                                   t, (int)lay->ldb, one * lay->sb, (const void *)A, t, (int)lay->lda,
+                                                   one * lay->sa, beta, (void *)C, t, (int)lay->ldc, one * lay->sc,
+                                                   (int)lay->batch, ct, CUBLAS_GEMM_DEFAULT),
+                        err);
+}
+
 int blas_scal(blas_t *b, dtype_t dtype, size_t n, const void *alpha, CUdeviceptr x, err_t *err)
 {
     cublasHandle_t h = b->handle;

@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "gpu.h"
+#include "layout.h"
 #include "template.h"
 
 typedef struct {
@@ -25,6 +26,14 @@ int blas_gemm(blas_t *b, dtype_t dtype, int M, int N, int K, const void *alpha, 
  * tf32 accuracy class (accuracy.h). alpha and beta point at floats. */
 int blas_gemm_tf32(blas_t *b, int M, int N, int K, const void *alpha, CUdeviceptr A, CUdeviceptr B, const void *beta,
                    CUdeviceptr C, err_t *err);
+
+/* The same product in any layout (layout.h), batches included: cublasGemmStridedBatchedEx with
+ * A and B swapped and the transposes carried over (row-major C = op(A) op(B) is column-major
+ * C^T = op(B)^T op(A)^T). tf32: the TF32 tensor cores (f32 only); otherwise pedantic FP32 or FP64.
+ * Packed NN with one product takes blas_gemm's path (or blas_gemm_tf32's), so the yardstick there
+ * is the call it always was. */
+int blas_gemm_layout(blas_t *b, dtype_t dtype, bool tf32, int M, int N, int K, const layout_t *lay, const void *alpha,
+                     CUdeviceptr A, CUdeviceptr B, const void *beta, CUdeviceptr C, err_t *err);
 
 /* x = alpha * x for n contiguous elements (K = 0: C = beta*C). */
 int blas_scal(blas_t *b, dtype_t dtype, size_t n, const void *alpha, CUdeviceptr x, err_t *err);

@@ -336,6 +336,75 @@ static int p_shard(const cli_opt *d, const char *arg, opts_t *o)
     return 0;
 }
 
+static int p_op(const cli_opt *d, const char *arg, opts_t *o)
+{
+    (void)d;
+    if (layout_op_parse(arg, &o->ta, &o->tb))
+        return usage_error("--op %s: expected NN, NT, TN or TT (op(A) then op(B); T: transposed)", arg);
+    return 0;
+}
+
+/* --lda/--ldb/--ldc: a leading dimension N, or +P (the packed row length plus P). Which one is
+ * d->field (0, 1, 2); the rule against the shape is layout_check's, once the shape is known. */
+static int p_ld(const cli_opt *d, const char *arg, opts_t *o)
+{
+    int i = (int)d->field;
+    int64_t v;
+    bool plus = arg[0] == '+';
+    if (parse_i64(arg + plus, &v) || v < (plus ? 0 : 1) || v >= LAYOUT_MAX_LD)
+        return usage_error("--%s %s: expected a leading dimension from 1 to 2^31-1, or +P (packed plus P elements)",
+                           d->name, arg);
+    o->ld[i] = v;
+    o->ld_plus[i] = plus;
+    return 0;
+}
+
+static int p_stride(const cli_opt *d, const char *arg, opts_t *o)
+{
+    int64_t v;
+    if (parse_i64(arg, &v) || v < 0 || v > ((int64_t)1 << 46))
+        return usage_error("--%s %s: expected a whole number of elements from 0 to 2^46", d->name, arg);
+    o->stride[d->field] = v;
+    return 0;
+}
+
+int cli_layout(const opts_t *o, const shape_t *s, layout_t *lay, err_t *err)
+{
+    layout_packed(lay, o->ta, o->tb, s->m, s->n, s->k, o->batch > 0 ? o->batch : 1);
+    int64_t *ld[3] = {&lay->lda, &lay->ldb, &lay->ldc}, *st[3] = {&lay->sa, &lay->sb, &lay->sc};
+    int64_t rows[3] = {layout_a_rows(lay, s->m, s->k), layout_b_rows(lay, s->n, s->k), s->m};
+    for (int i = 0; i < 3; i++) {
+        if (o->ld[i])
+            *ld[i] = o->ld_plus[i] ? *ld[i] + o->ld[i] : o->ld[i];
+        /* Products packed one after the other, with the rows as far apart as ld says. */
+        *st[i] = o->stride[i] >= 0 ? o->stride[i] : rows[i] * *ld[i];
+    }
+    return layout_check(lay, s->m, s->n, s->k, err);
+}
+
+/* Whether any layout option asks for something other than packed NN with one product. */
+static bool layout_given(const opts_t *o)
+{
+    return o->ta || o->tb || o->ld[0] || o->ld[1] || o->ld[2] || o->batch > 1 || o->stride[0] >= 0 ||
+           o->stride[1] >= 0 || o->stride[2] >= 0;
+}
+
+/* Every shape the command runs, with the layout options: one line for the first that breaks a rule. */
+static int check_layouts(const opts_t *o)
+{
+    const shape_t *list = o->nshapes ? o->shapes : &o->shape;
+    size_t n = o->nshapes ? o->nshapes : 1;
+    for (size_t i = 0; i < n; i++) {
+        layout_t lay;
+        err_t err;
+        err_clear(&err);
+        if (cli_layout(o, &list[i], &lay, &err))
+            return usage_error("shape %lldx%lldx%lld: %s", (long long)list[i].m, (long long)list[i].n,
+                               (long long)list[i].k, err.text);
+    }
+    return 0;
+}
+
 static int p_strategy(const cli_opt *d, const char *arg, opts_t *o)
 {
     (void)d;
@@ -363,6 +432,14 @@ static const cli_opt k_opts[] = {
     {"alpha", "A", CMD_VERIFY, p_scalar, 0, 0, 0, "alpha", "1.25"},
     {"beta", "B", CMD_BENCH | CMD_TUNE, p_scalar, 0, 0, 0, "beta", "0"},
     {"beta", "B", CMD_VERIFY, p_scalar, 0, 0, 0, "beta; verify always runs beta = 0 too", "-0.5"},
+    {"op", "NN|NT|TN|TT", BUILDS, p_op, 0, 0, 0, "transposes: op(A) then op(B); T reads A stored K x M, B stored N x K", "NN"},
+    {"lda", "N|+P", BUILDS, p_ld, 0, 0, 0, "elements between stored rows of A (+P: packed plus P)", "packed"},
+    {"ldb", "N|+P", BUILDS, p_ld, 1, 0, 0, "elements between stored rows of B", "packed"},
+    {"ldc", "N|+P", BUILDS, p_ld, 2, 0, 0, "elements between rows of C", "packed"},
+    {"batch", "COUNT", BUILDS, p_i64, OFF(batch), 1, 65535, "products of a strided batch (grid z)", "1"},
+    {"stride-a", "N", BUILDS, p_stride, 0, 0, 0, "elements between the batch's A (0: one A for all)", "packed"},
+    {"stride-b", "N", BUILDS, p_stride, 1, 0, 0, "elements between the batch's B (0: one B for all)", "packed"},
+    {"stride-c", "N", BUILDS, p_stride, 2, 0, 0, "elements between the batch's C", "packed"},
     {"warmup", "W", CMD_BENCH | CMD_TUNE, p_int, OFF(warmup), 0, 1000, "untimed launches first", "3"},
     {"runs", "R", CMD_BENCH, p_int, OFF(runs), 1, 1000, "timed runs, L2 flushed before each; median and spread over them", "7"},
     {"runs", "R", CMD_TUNE, p_int, OFF(runs), 3, 1000, "timed runs of each finalist, interleaved with cuBLAS (every point first gets 3)", "11"},
@@ -482,6 +559,8 @@ static void set_defaults(int cmd, opts_t *o)
     o->timeout_s = cmd == CMD_TUNE ? 60 : 600;
     o->top = cmd == CMD_MERGE ? 10 : 8;
     o->max_spill = -1;
+    o->batch = 1;
+    o->stride[0] = o->stride[1] = o->stride[2] = -1;
 }
 
 /* The configs a CONFIG argument names, added to o->entries; its error printed. */
@@ -536,6 +615,12 @@ int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
         return rc;
     if (cli_check_shape(&o->shape))
         return EXIT_INPUT;
+    if ((cmd & BUILDS) && check_layouts(o))
+        return EXIT_INPUT;
+    /* Wisdom entries carry no layout yet: an entry tuned in one layout must not be taken for another. */
+    if (layout_given(o) && (o->auto_pick || (cmd == CMD_TUNE && o->wisdom)))
+        return usage_error("%s: wisdom entries are packed NN only so far; give a CONFIG (or no --wisdom) with --op/--ld*/--batch/--stride-*",
+                           o->auto_pick ? "--auto" : "--wisdom");
     if (cmd == CMD_VERIFY && o->beta_given && o->beta == 0.0)
         return usage_error("--beta 0: verify always runs beta = 0; --beta sets the other, non-zero, case");
     if (cmd == CMD_BENCH && o->nshapes && o->shape_given)

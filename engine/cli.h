@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "entries.h"
+#include "layout.h"
 #include "shape.h"
 
 #include <stdbool.h>
@@ -71,6 +72,14 @@ typedef struct {
     int64_t max_spill;     /* -1: no filter */
     double min_occupancy;  /* percent, 0: no filter */
     int shard_i, shard_n;  /* --shard I/N; shard_n = 0: none */
+    /* The layout (layout.h; cli_layout makes it for a shape): --op, --lda/--ldb/--ldc (0: packed;
+     * ld_plus: the packed row length plus the value), --batch, --stride-a/-b/-c (-1: the products
+     * packed one after the other, rows ld apart). */
+    int ta, tb;
+    int64_t ld[3];
+    bool ld_plus[3];
+    int64_t batch;
+    int64_t stride[3];
     entry_t *entries;      /* CONFIG arguments, expanded */
     size_t nentries;
     char **args; /* positional arguments of merge (logs) and cache (subcommand), not expanded */
@@ -88,6 +97,9 @@ void cli_help(int cmd, const char *cmd_name, FILE *f);
 
 /* Print "engine: <message>" to stderr; returns EXIT_INPUT, so `return usage_error(...)` reads well. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The layout the options give at shape s, checked (layout_check: err names the field and rule). */
+int cli_layout(const opts_t *o, const shape_t *s, layout_t *lay, err_t *err);
 
 /* Check a shape against what the kernels can index; prints the error. */
 int cli_check_shape(const shape_t *s);

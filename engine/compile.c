@@ -63,6 +63,9 @@ int compile_main(const opts_t *o)
             continue;
         }
         build_job_init(&jobs[i], &cfgs[i], su.arch, su.smem_limit, o->shape.m, o->shape.n, o->shape.k);
+        /* The options' layout (checked when they were parsed) and its alignment on aligned buffers. */
+        if (cli_layout(o, &o->shape, &jobs[i].lay, &err) == 0)
+            layout_align_ld(&jobs[i].lay, dtype_size(cfgs[i].dtype), &jobs[i].align);
         args[na++] = &jobs[i];
     }
     build_jobs_run(&su.pool, args, na);

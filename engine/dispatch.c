@@ -98,12 +98,14 @@ static json_t *request(dispatch_t *s, const dispatch_point *p)
     for (size_t i = 0; i < p->nsets; i++)
         json_array_append_new(sets, json_string(p->sets[i]));
     const bench_opts *bo = p->stage == 2 ? &s->c.full : &s->c.brief;
-    return json_pack("{s:s, s:I, s:s, s:o, s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:I, s:b, s:b, s:i, s:i, s:i, s:b, s:b}",
+    json_t *req = json_pack("{s:s, s:I, s:s, s:o, s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:I, s:b, s:b, s:i, s:i, s:i, s:b, s:b}",
                      "op", "run", "id", (json_int_t)++s->requests, "path", s->c.path, "sets", sets, "dtype", s->c.dtype, "arch",
                      s->c.arch, "M", (json_int_t)s->c.M, "N", (json_int_t)s->c.N, "K", (json_int_t)s->c.K, "alpha",
                      s->c.alpha, "beta", s->c.beta, "seed", (json_int_t)s->c.seed, "verify", p->stage != 2, "time", 1,
                      "warmup", bo->warmup, "runs", bo->runs, "iters", bo->iters, "baseline", p->stage != 2,
                      "interleave", p->stage == 2);
+    worker_put_layout(req, &s->c.lay);
+    return req;
 }
 
 static void start_slot(dispatch_t *s, dispatch_slot *sl, err_t *fatal)
@@ -329,6 +331,8 @@ int dispatch_run(dispatch_t *s, dispatch_point *const *pts, size_t n, err_t *err
             continue;
         }
         build_job_init(&p->job, &p->cfg, s->c.arch, s->c.smem_limit, s->c.M, s->c.N, s->c.K);
+        p->job.lay = s->c.lay;
+        layout_align_ld(&p->job.lay, dtype_size(p->cfg.dtype), &p->job.align);
         p->job.user = p;
         pool_submit(s->pool, build_job_run, &p->job);
         b.compiling++;

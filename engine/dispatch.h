@@ -33,6 +33,7 @@ typedef struct {
 
 typedef struct {
     int64_t M, N, K;
+    layout_t lay; /* the problem's layout (layout.h) */
     double alpha, beta;
     uint64_t seed;
     int arch;

@@ -279,7 +279,7 @@ int gpu_set_smem(gpu_t *g, CUfunction f, int bytes, err_t *err)
 }
 
 int gpu_launch_pdl(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t block[3], int smem, void **args,
-                   bool pdl, err_t *err)
+                   CUstream stream, bool pdl, err_t *err)
 {
     if (pdl && cu_launch_ex && g->sm >= 90) {
         CUlaunchAttribute a;
@@ -289,19 +289,19 @@ int gpu_launch_pdl(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t 
         CUlaunchConfig c = {.gridDimX = (unsigned)grid[0], .gridDimY = (unsigned)grid[1],
                             .gridDimZ = (unsigned)grid[2], .blockDimX = (unsigned)block[0],
                             .blockDimY = (unsigned)block[1], .blockDimZ = (unsigned)block[2],
-                            .sharedMemBytes = (unsigned)smem, .hStream = g->stream, .attrs = &a, .numAttrs = 1};
+                            .sharedMemBytes = (unsigned)smem, .hStream = stream, .attrs = &a, .numAttrs = 1};
         return CU_CHECK(cu_launch_ex(&c, f, args, NULL), err);
     }
-    return gpu_launch(g, f, grid, block, smem, args, err);
+    return CU_CHECK(cu.cuLaunchKernel(f, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
+                                      (unsigned)block[0], (unsigned)block[1], (unsigned)block[2],
+                                      (unsigned)smem, stream, args, NULL),
+                    err);
 }
 
 int gpu_launch(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t block[3], int smem, void **args,
                err_t *err)
 {
-    return CU_CHECK(cu.cuLaunchKernel(f, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
-                                      (unsigned)block[0], (unsigned)block[1], (unsigned)block[2],
-                                      (unsigned)smem, g->stream, args, NULL),
-                    err);
+    return gpu_launch_pdl(g, f, grid, block, smem, args, g->stream, false, err);
 }
 
 int gpu_occupancy(gpu_t *g, CUfunction f, int threads, int smem, int *blocks, err_t *err)

@@ -72,12 +72,12 @@ int gpu_function(gpu_t *g, gpu_module *m, const char *name, CUfunction *f, err_t
 int gpu_set_smem(gpu_t *g, CUfunction f, int bytes, err_t *err);
 int gpu_launch(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t block[3], int smem, void **args,
                err_t *err);
-/* The same with programmatic stream serialization when pdl is set, the GPU is sm_90+ and the driver
- * has cuLaunchKernelEx (otherwise a plain launch): f's blocks may start before the kernel ahead of
+/* The same on `stream` (not necessarily the engine's), with programmatic stream serialization when pdl
+ * is set, the GPU is sm_90+ and the driver has cuLaunchKernelEx (otherwise a plain launch): f's blocks may start before the kernel ahead of
  * it in the stream has finished, so f must execute griddepcontrol.wait before it reads or writes
  * anything that kernel may touch (kernels_src/gemm_common.cuh, grid_dep_wait). */
 int gpu_launch_pdl(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t block[3], int smem, void **args,
-                   bool pdl, err_t *err);
+                   CUstream stream, bool pdl, err_t *err);
 /* Resident blocks per SM for f at this block size and dynamic shared memory. */
 int gpu_occupancy(gpu_t *g, CUfunction f, int threads, int smem, int *blocks, err_t *err);
 int gpu_func_attr(gpu_t *g, CUfunction f, CUfunction_attribute a, int *v, err_t *err);

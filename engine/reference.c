@@ -5,7 +5,8 @@
 
 #include <string.h>
 
-/* ref_dd: one thread per element of C, 16 x 16 tiles of A and B through shared memory. (hi, lo)
+/* ref_dd: one thread per element of C, 16 x 16 tiles of A and B through shared memory, in any
+ * layout (layout.h; grid z walks the batch). (hi, lo)
  * is the running sum as a double-double: each product a*b is p + e exactly (e = fma(a, b, -p)),
  * added by TwoSum and renormalised. widen: floats to doubles. */
 static const char k_ref_src[] =
@@ -18,14 +19,18 @@ static const char k_ref_src[] =
     "  lo = __dsub_rn(t, __dsub_rn(hi, s));\n"
     "}\n"
     "extern \"C\" __global__ void ref_dd(long long M, long long N, long long K, double alpha, const double *A,\n"
-    "                                   const double *B, double beta, const double *C0, double *out) {\n"
+    "                                   const double *B, double beta, const double *C0, double *out, long long lda,\n"
+    "                                   long long ldb, long long ldc, int ta, int tb, long long sa, long long sb,\n"
+    "                                   long long sc, long long batch) {\n"
     "  __shared__ double As[TS][TS + 1], Bs[TS][TS + 1];\n"
     "  const int tx = threadIdx.x, ty = threadIdx.y;\n"
     "  const long long i = (long long)blockIdx.y * TS + ty, j = (long long)blockIdx.x * TS + tx;\n"
+    "  for (long long z = blockIdx.z; z < batch; z += gridDim.z) {\n"
+    "  const double *a_ = A + z * sa, *b_ = B + z * sb;\n"
     "  double hi = 0.0, lo = 0.0;\n"
     "  for (long long k0 = 0; k0 < K; k0 += TS) {\n"
-    "    As[ty][tx] = i < M && k0 + tx < K ? A[i * K + k0 + tx] : 0.0;\n"
-    "    Bs[ty][tx] = k0 + ty < K && j < N ? B[(k0 + ty) * N + j] : 0.0;\n"
+    "    As[ty][tx] = i < M && k0 + tx < K ? (ta ? a_[(k0 + tx) * lda + i] : a_[i * lda + k0 + tx]) : 0.0;\n"
+    "    Bs[ty][tx] = k0 + ty < K && j < N ? (tb ? b_[j * ldb + k0 + ty] : b_[(k0 + ty) * ldb + j]) : 0.0;\n"
     "    __syncthreads();\n"
     "    for (int k = 0; k < TS; ++k) {\n"
     "      double a = As[ty][k], b = Bs[k][tx], p = __dmul_rn(a, b);\n"
@@ -33,14 +38,16 @@ static const char k_ref_src[] =
     "    }\n"
     "    __syncthreads();\n"
     "  }\n"
-    "  if (i >= M || j >= N) return;\n"
+    "  if (i >= M || j >= N) continue;\n"
     "  double ah = __dmul_rn(alpha, hi), rh = 0.0, rl = 0.0;\n"
     "  dd_add(rh, rl, ah, __dadd_rn(__fma_rn(alpha, hi, -ah), __dmul_rn(alpha, lo)));\n"
+    "  const long long o = z * sc + i * ldc + j;\n"
     "  if (beta != 0.0) {\n"
-    "    double c = C0[i * N + j], bc = __dmul_rn(beta, c);\n"
+    "    double c = C0[o], bc = __dmul_rn(beta, c);\n"
     "    dd_add(rh, rl, bc, __fma_rn(beta, c, -bc));\n"
     "  }\n"
-    "  out[i * N + j] = __dadd_rn(rh, rl);\n"
+    "  out[o] = __dadd_rn(rh, rl);\n"
+    "  }\n"
     "}\n"
     "extern \"C\" __global__ void widen(const float *src, double *dst, long long n) {\n"
     "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)\n"
@@ -66,9 +73,9 @@ void reference_free(gpu_t *g, reference_t *r)
     memset(r, 0, sizeof *r);
 }
 
-size_t reference_scratch_bytes(dtype_t dtype, int64_t M, int64_t N, int64_t K)
+size_t reference_scratch_bytes(dtype_t dtype, int64_t span_a, int64_t span_b)
 {
-    return dtype == DTYPE_F64 ? 0 : (size_t)(M * K + K * N) * sizeof(double);
+    return dtype == DTYPE_F64 ? 0 : (size_t)(span_a + span_b) * sizeof(double);
 }
 
 static int widen(reference_t *r, gpu_t *g, CUdeviceptr src, CUdeviceptr dst, int64_t n, err_t *err)
@@ -81,20 +88,23 @@ static int widen(reference_t *r, gpu_t *g, CUdeviceptr src, CUdeviceptr dst, int
 }
 
 int reference_gemm(reference_t *r, gpu_t *g, blas_t *b, dtype_t dtype, int64_t M, int64_t N, int64_t K,
-                   double alpha, CUdeviceptr A, CUdeviceptr B, double beta, CUdeviceptr C0, CUdeviceptr out64,
-                   err_t *err)
+                   const layout_t *lay, double alpha, CUdeviceptr A, CUdeviceptr B, double beta, CUdeviceptr C0,
+                   CUdeviceptr out64, int64_t span_a, int64_t span_b, int64_t span_c, err_t *err)
 {
     if (dtype == DTYPE_F64) {
-        long long m = M, n = N, k = K;
-        void *args[] = {&m, &n, &k, &alpha, &A, &B, &beta, &C0, &out64};
-        const int64_t grid[3] = {(N + 15) / 16, (M + 15) / 16, 1}, block[3] = {16, 16, 1};
+        long long m = M, n = N, k = K, lda = lay->lda, ldb = lay->ldb, ldc = lay->ldc, batch = lay->batch;
+        long long one = batch > 1, sa = one * lay->sa, sb = one * lay->sb, sc = one * lay->sc;
+        int ta = lay->ta, tb = lay->tb;
+        void *args[] = {&m, &n, &k, &alpha, &A, &B, &beta, &C0, &out64, &lda, &ldb, &ldc, &ta, &tb, &sa, &sb, &sc, &batch};
+        const int64_t grid[3] = {(N + 15) / 16, (M + 15) / 16, batch < 65535 ? batch : 65535}, block[3] = {16, 16, 1};
         return gpu_launch(g, r->dd, grid, block, 0, args, err);
     }
+    /* The whole stored buffers are widened, padding (NaN, never read) included, so the layout stays. */
     CUdeviceptr A64 = 0, B64 = 0;
-    int rc = gpu_alloc(g, (size_t)(M * K) * sizeof(double), &A64, err) ||
-             gpu_alloc(g, (size_t)(K * N) * sizeof(double), &B64, err) || widen(r, g, A, A64, M * K, err) ||
-             widen(r, g, B, B64, K * N, err) || widen(r, g, C0, out64, M * N, err) ||
-             blas_gemm(b, DTYPE_F64, (int)M, (int)N, (int)K, &alpha, A64, B64, &beta, out64, err) ||
+    int rc = gpu_alloc(g, (size_t)span_a * sizeof(double), &A64, err) ||
+             gpu_alloc(g, (size_t)span_b * sizeof(double), &B64, err) || widen(r, g, A, A64, span_a, err) ||
+             widen(r, g, B, B64, span_b, err) || widen(r, g, C0, out64, span_c, err) ||
+             blas_gemm_layout(b, DTYPE_F64, false, (int)M, (int)N, (int)K, lay, &alpha, A64, B64, &beta, out64, err) ||
              gpu_sync(g, err);
     gpu_free(g, A64);
     gpu_free(g, B64);

@@ -28,13 +28,15 @@ typedef struct {
 int reference_init(gpu_t *g, reference_t *r, err_t *err);
 void reference_free(gpu_t *g, reference_t *r);
 
-/* Device memory reference_gemm takes besides its output (widened inputs, for f32). */
-size_t reference_scratch_bytes(dtype_t dtype, int64_t M, int64_t N, int64_t K);
+/* Device memory reference_gemm takes besides its output (widened inputs, for f32), from the elements
+ * the stored A and B span (layout_span_a/b). */
+size_t reference_scratch_bytes(dtype_t dtype, int64_t span_a, int64_t span_b);
 
-/* out64 (M x N doubles, row-major) = alpha * A * B + beta * C0 to FP64 accuracy or better; A, B
- * and C0 are dtype arrays. Enqueued on the GPU's stream. */
+/* out64 (doubles, laid out as C: ldc, sc; span_c of them) = alpha * op(A) op(B) + beta * C0 to FP64
+ * accuracy or better, for each product of the batch; A, B and C0 are dtype arrays in the layout lay
+ * (span_a, span_b, span_c elements). Enqueued on the GPU's stream. */
 int reference_gemm(reference_t *r, gpu_t *g, blas_t *b, dtype_t dtype, int64_t M, int64_t N, int64_t K,
-                   double alpha, CUdeviceptr A, CUdeviceptr B, double beta, CUdeviceptr C0, CUdeviceptr out64,
-                   err_t *err);
+                   const layout_t *lay, double alpha, CUdeviceptr A, CUdeviceptr B, double beta, CUdeviceptr C0,
+                   CUdeviceptr out64, int64_t span_a, int64_t span_b, int64_t span_c, err_t *err);
 
 #endif

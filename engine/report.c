@@ -63,7 +63,17 @@ static void csv_str(FILE *f, const char *v, bool comma)
 static const char *k_csv_header =
     "config,template,dtype,M,N,K,alpha,beta,status,ms,ms_min,ms_max,tflops,pct_cublas,pct_peak,regs,"
     "spill_bytes,smem_bytes,threads,occ_blocks,occ_pct,clock_mhz,power_w,floor_ms,bound,max_err_ratio,class,err_max_u,"
-    "err_mean_u,cublas_err_max_u,cublas_err_mean_u,cubin,switches,params,args";
+    "err_mean_u,cublas_err_max_u,cublas_err_mean_u,cubin,switches,params,args,op,lda,ldb,ldc,batch";
+
+/* The row's layout: its own, or packed NN with one product. */
+static layout_t row_layout(const report_row *w)
+{
+    layout_t l;
+    if (w->lay)
+        return *w->lay;
+    layout_packed(&l, 0, 0, w->M, w->N, w->K, 1);
+    return l;
+}
 
 /* An error in u, or nothing (CSV) / null (JSON) when not measured. */
 static void err_num(FILE *f, const char *key, double v)
@@ -142,8 +152,12 @@ void report_row_print(report_t *r, const report_row *w)
         csv_str(f, w->cubin, true);
         csv_str(f, w->switches, true);
         csv_str(f, w->params, true);
-        csv_str(f, w->args, false);
-        fputc('\n', f);
+        csv_str(f, w->args, true);
+        {
+            layout_t l = row_layout(w);
+            fprintf(f, "%s,%lld,%lld,%lld,%lld\n", layout_op_name(&l), (long long)l.lda, (long long)l.ldb,
+                    (long long)l.ldc, (long long)l.batch);
+        }
         break;
     case FORMAT_JSONL:
         fputc('{', f);
@@ -152,6 +166,11 @@ void report_row_print(report_t *r, const report_row *w)
         json_str(f, "dtype", w->dtype, true);
         fprintf(f, "\"M\":%lld,\"N\":%lld,\"K\":%lld,\"alpha\":%.17g,\"beta\":%.17g,", (long long)w->M,
                 (long long)w->N, (long long)w->K, w->alpha, w->beta);
+        {
+            layout_t l = row_layout(w);
+            fprintf(f, "\"op\":\"%s\",\"lda\":%lld,\"ldb\":%lld,\"ldc\":%lld,\"batch\":%lld,", layout_op_name(&l),
+                    (long long)l.lda, (long long)l.ldb, (long long)l.ldc, (long long)l.batch);
+        }
         json_str(f, "status", w->status, true);
         fprintf(f,
                 "\"ms\":%.6f,\"ms_min\":%.6f,\"ms_max\":%.6f,\"tflops\":%.4f,\"pct_cublas\":%.2f,\"pct_peak\":%.2f,"

@@ -3,6 +3,8 @@
 #ifndef ENGINE_REPORT_H
 #define ENGINE_REPORT_H
 
+#include "layout.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@ typedef struct {
     const char *tmpl;      /* template name, or "cublas" */
     const char *dtype;     /* "f32" / "f64" */
     int64_t M, N, K;
+    const layout_t *lay;   /* op, lda, ldb, ldc, batch (layout.h); NULL: packed NN, one product */
     double alpha, beta;
     const char *status;    /* "ok", "FAIL" (verification), "error" */
     double ms, ms_min, ms_max; /* per launch: median and spread over runs */

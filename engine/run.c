@@ -162,6 +162,12 @@ static build_job *build_all(runner_t *r, const shape_t *shapes, size_t nshapes)
             if (!r->cfgs[i] || !pick_runs(r->pick, s, i))
                 continue;
             build_job_init(j, r->cfgs[i], r->su.arch, r->su.smem_limit, shapes[s].m, shapes[s].n, shapes[s].k);
+            /* The layout of the options at this shape: a rule it breaks is the job's error. */
+            if (cli_layout(r->o, &shapes[s], &j->lay, &j->err)) {
+                j->rc = j->err.code;
+                continue;
+            }
+            layout_align_ld(&j->lay, dtype_size(r->cfgs[i]->dtype), &j->align);
             args[na++] = j;
         }
     build_jobs_run(&r->su.pool, args, na);
@@ -211,6 +217,7 @@ static json_t *run_request(runner_t *r, size_t entry, const build_job *j, double
                             "N", (json_int_t)j->N, "K", (json_int_t)j->K, "alpha", alpha, "beta", beta, "seed",
                             (json_int_t)o->seed, "verify", 1, "time", time, "warmup", o->warmup, "runs", o->runs,
                             "iters", o->iters, "baseline", time);
+    worker_put_layout(req, &j->lay);
     json_t *reply = call(r, req);
     json_decref(req);
     return reply;
@@ -308,11 +315,16 @@ static void fill_roofline(report_row *row, const machine_t *mc, const plan_t *pl
     }
 }
 
-static char *rerun_args(const opts_t *o, const config_t *c, const shape_t *sh, double alpha, double beta, int arch)
+static char *rerun_args(const opts_t *o, const config_t *c, const shape_t *sh, const layout_t *l, double alpha,
+                        double beta, int arch)
 {
-    char name[16];
-    return xasprintf("engine bench %s --m %lld --n %lld --k %lld --alpha %g --beta %g --seed %llu --dtype %s --arch %s%s%s",
-                     c->path, (long long)sh->m, (long long)sh->n, (long long)sh->k, alpha, beta,
+    char name[16], lay[192] = "";
+    if (l->ta || l->tb || l->batch > 1 || !layout_is_packed(l, sh->m, sh->n, sh->k))
+        snprintf(lay, sizeof lay, " --op %s --lda %lld --ldb %lld --ldc %lld --batch %lld --stride-a %lld --stride-b %lld --stride-c %lld",
+                 layout_op_name(l), (long long)l->lda, (long long)l->ldb, (long long)l->ldc, (long long)l->batch,
+                 (long long)l->sa, (long long)l->sb, (long long)l->sc);
+    return xasprintf("engine bench %s --m %lld --n %lld --k %lld%s --alpha %g --beta %g --seed %llu --dtype %s --arch %s%s%s",
+                     c->path, (long long)sh->m, (long long)sh->n, (long long)sh->k, lay, alpha, beta,
                      (unsigned long long)o->seed, dtype_name(c->dtype), arch_name(arch, name, sizeof name),
                      c->overrides[0] ? " " : "", c->overrides);
 }
@@ -331,12 +343,14 @@ static machine_t machine_of(json_t *hello)
 /* The row of a cuBLAS timing a reply carries under prefix ("cublas_", "cublas_tf32_"); % cuBLAS
  * against ref_ms, strict cuBLAS's time. */
 static void cublas_row(report_t *rep, json_t *reply, const char *prefix, const char *name, const char *args,
-                       dtype_t d, const shape_t *sh, double alpha, double beta, double peak, double ref_ms)
+                       dtype_t d, const shape_t *sh, const layout_t *lay, double alpha, double beta, double peak,
+                       double ref_ms)
 {
     char k[64];
     snprintf(k, sizeof k, "%sms", prefix);
-    double flops = 2.0 * sh->m * sh->n * sh->k, ms = jnum(reply, k, 0);
+    double flops = 2.0 * sh->m * sh->n * sh->k * lay->batch, ms = jnum(reply, k, 0);
     report_row row = {.config = name, .tmpl = "cublas", .dtype = dtype_name(d), .M = sh->m, .N = sh->n, .K = sh->k,
+                      .lay = lay,
                       .alpha = alpha, .beta = beta, .status = "ok", .ms = ms, .tflops = flops / (ms * 1e-3) / 1e12,
                       .pct_ref = 100.0 * ref_ms / ms, .pct_peak = 100.0 * flops / (ms * 1e-3) / peak, .regs = -1,
                       .pdl = -1, .power_w = -1, .bound = "", .switches = "", .params = "", .args = args};
@@ -390,7 +404,7 @@ static void bench_row(report_row *row, json_t *reply, const build_job *j, const 
     row->ms_max = jnum(reply, "ms_max", 0);
     row->clock_mhz = jnum(reply, "clock_mhz", 0);
     row->power_w = jnum(reply, "power_w", -1);
-    double flops = 2.0 * j->M * j->N * j->K, cublas = jnum(reply, "cublas_ms", 0);
+    double flops = 2.0 * j->M * j->N * j->K * j->lay.batch, cublas = jnum(reply, "cublas_ms", 0);
     row->tflops = flops / (row->ms * 1e-3) / 1e12;
     row->pct_ref = cublas > 0 ? 100.0 * cublas / row->ms : 0;
     row->pct_peak = 100.0 * flops / (row->ms * 1e-3) / peak_for(mc, c->dtype, c->tpl.tensor);
@@ -550,9 +564,16 @@ int run_bench(const opts_t *o)
     double alpha = o->alpha, beta = o->beta;
     for (size_t s = 0; s < nshapes; s++) {
         const shape_t *sh = &shapes[s];
-        report_note(&rep, "problem: C = alpha*A*B + beta*C, %lldx%lldx%lld, alpha=%g beta=%g, seed %llu; timing: %d warm-up, median of %d runs x %d launches, L2 flushed before each run; cuBLAS in strict FP32/FP64 (pedantic math), timed by the same worker",
-                    (long long)sh->m, (long long)sh->n, (long long)sh->k, alpha, beta, (unsigned long long)o->seed,
-                    o->warmup, o->runs, o->iters);
+        layout_t lay;
+        err_t lerr;
+        err_clear(&lerr);
+        if (cli_layout(o, sh, &lay, &lerr)) /* refused at parse time already; here for the shape list */
+            layout_packed(&lay, o->ta, o->tb, sh->m, sh->n, sh->k, 1);
+        char ltext[192];
+        report_note(&rep, "problem: C = alpha*op(A)*op(B) + beta*C, %lldx%lldx%lld%s, alpha=%g beta=%g, seed %llu; timing: %d warm-up, median of %d runs x %d launches, L2 flushed before each run; cuBLAS in strict FP32/FP64 (pedantic math), in the same layout, timed by the same worker",
+                    (long long)sh->m, (long long)sh->n, (long long)sh->k,
+                    layout_text(&lay, sh->m, sh->n, sh->k, ltext, sizeof ltext), alpha, beta,
+                    (unsigned long long)o->seed, o->warmup, o->runs, o->iters);
         if (r.pick) {
             report_note(&rep, "auto: %s", pick.why[s]);
             explain(o, &pick, s, o->format == FORMAT_TABLE);
@@ -567,9 +588,9 @@ int run_bench(const opts_t *o)
                     continue;
                 const build_job *j = &jobs[s * o->nentries + i];
                 char *params = config_params_string(c);
-                char *args = rerun_args(o, c, sh, alpha, beta, r.su.arch);
+                char *args = rerun_args(o, c, sh, &lay, alpha, beta, r.su.arch);
                 report_row row = {.config = c->label, .tmpl = c->tpl.name, .dtype = dtype_name(c->dtype),
-                                  .M = sh->m, .N = sh->n, .K = sh->k, .alpha = alpha, .beta = beta,
+                                  .M = sh->m, .N = sh->n, .K = sh->k, .lay = &lay, .alpha = alpha, .beta = beta,
                                   .status = "error", .regs = -1, .pdl = -1, .bound = "", .switches = "", .params = params,
                                   .args = args, .chosen = r.pick ? pick.why[s] : NULL};
                 json_t *reply = NULL;
@@ -601,15 +622,22 @@ int run_bench(const opts_t *o)
                 }
             }
             if (last) {
+                bool plain = !lay.ta && !lay.tb && lay.batch == 1 && layout_is_packed(&lay, sh->m, sh->n, sh->k);
                 /* cuBLAS DGEMM runs on the FP64 tensor cores where there are any. */
                 double peak = d == DTYPE_F64 && arch_lookup((int)jnum(r.w.hello, "sm", 90))->fp64_tc_lanes > 0
                                   ? mc.fp64_tc
                                   : peak_for(&mc, (dtype_t)d, false);
-                cublas_row(&rep, last, "cublas_", "cublas", d == DTYPE_F64 ? "cublasDgemm" : "cublasSgemm, CUBLAS_PEDANTIC_MATH",
-                           (dtype_t)d, sh, alpha, beta, peak, jnum(last, "cublas_ms", 0));
+                const char *args = !plain           ? (d == DTYPE_F64 ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F_PEDANTIC"
+                                                                      : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_PEDANTIC")
+                                   : d == DTYPE_F64 ? "cublasDgemm"
+                                                    : "cublasSgemm, CUBLAS_PEDANTIC_MATH";
+                cublas_row(&rep, last, "cublas_", "cublas", args, (dtype_t)d, sh, &lay, alpha, beta, peak,
+                           jnum(last, "cublas_ms", 0));
                 if (last_tf32) /* % cuBLAS: against strict SGEMM, as every row's */
-                    cublas_row(&rep, last_tf32, "cublas_tf32_", "cublas_tf32", "cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32",
-                               (dtype_t)d, sh, alpha, beta, peak_for(&mc, (dtype_t)d, true), jnum(last, "cublas_ms", 0));
+                    cublas_row(&rep, last_tf32, "cublas_tf32_", "cublas_tf32",
+                               plain ? "cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32"
+                                     : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_FAST_TF32",
+                               (dtype_t)d, sh, &lay, alpha, beta, peak_for(&mc, (dtype_t)d, true), jnum(last, "cublas_ms", 0));
                 json_decref(last);
             }
             json_decref(last_tf32);
@@ -685,8 +713,9 @@ int run_verify(const opts_t *o)
                         continue;
                     const shape_t *sh = &shapes[si];
                     const build_job *j = &jobs[si * o->nentries + i];
-                    char shape[64];
-                    snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)sh->m, (long long)sh->n, (long long)sh->k);
+                    char shape[256], ltext[192];
+                    snprintf(shape, sizeof shape, "%lldx%lldx%lld%s", (long long)sh->m, (long long)sh->n,
+                             (long long)sh->k, layout_text(&j->lay, sh->m, sh->n, sh->k, ltext, sizeof ltext));
                     if (j->rc) {
                         err_print(stderr, &j->err);
                         r.worst = exit_worst(r.worst, j->err.code);

@@ -6,6 +6,8 @@
  *
  *   {"op": "run", "id": 7, "path": "configs/x.json", "sets": ["BM=128"], "dtype": "f32" | null,
  *    "arch": 90, "M": .., "N": .., "K": .., "alpha": .., "beta": .., "seed": 1,
+ *    "ta": 0, "tb": 0, "lda": .., "ldb": .., "ldc": .., "batch": 1, "sa": .., "sb": .., "sc": ..
+ *    (the layout, layout.h: packed NN, one product, by default),
  *    "verify": true, "time": true, "warmup": 3, "runs": 7, "iters": 5 (0: as many as make a run
  *    last about 2 ms, judged by cuBLAS),
  *    "baseline": true,      time cuBLAS once per problem and timing settings, and report it; for a
@@ -59,6 +61,7 @@ typedef struct {
     bench_opts bo;
     bench_stats st;
     double clock_mhz, power_w;
+    layout_t lay; /* cuBLAS ran in the problem's layout */
 } baseline_t;
 
 typedef struct {
@@ -91,7 +94,7 @@ static bool flag(json_t *req, const char *key) { return json_is_true(json_object
 static int bench_kernel_fn(void *ctx, err_t *err)
 {
     void **c = ctx;
-    return kernel_enqueue(c[0], c[1], err);
+    return problem_enqueue(c[0], c[1], err);
 }
 
 static int bench_cublas_fn(void *ctx, err_t *err)
@@ -127,10 +130,10 @@ static int baseline(server_t *sv, const bench_opts *bo, bool tf32, err_t *err)
     baseline_t *b = tf32 ? &sv->base_tf32 : &sv->base;
     if (b->valid && b->dtype == p->dtype && b->M == p->M && b->N == p->N && b->K == p->K && b->alpha == p->alpha &&
         b->beta == p->beta && b->seed == p->seed && b->bo.warmup == bo->warmup && b->bo.runs == bo->runs &&
-        b->bo.iters == bo->iters)
+        b->bo.iters == bo->iters && memcmp(&b->lay, &p->lay, sizeof p->lay) == 0)
         return 0;
     b->valid = false;
-    size_t bytes = (size_t)(p->M * p->N) * dtype_size(p->dtype);
+    size_t bytes = (size_t)p->sC * dtype_size(p->dtype);
     nvml_mark m0 = nvml_now(&sv->nvml);
     if (gpu_copy(&sv->s.gpu, p->C, p->C0, bytes, err) ||
         bench_time(&sv->s.gpu, tf32 ? bench_cublas_tf32_fn : bench_cublas_fn, &sv->s, bo, &sv->s.flush, &b->st, err))
@@ -139,7 +142,7 @@ static int baseline(server_t *sv, const bench_opts *bo, bool tf32, err_t *err)
     b->clock_mhz = 0;
     bench_clock_mhz(&sv->s.gpu, &b->clock_mhz, err);
     *b = (baseline_t){true, p->dtype, p->M, p->N, p->K, p->alpha, p->beta, p->seed, *bo, b->st, b->clock_mhz,
-                      b->power_w};
+                      b->power_w, p->lay};
     return 0;
 }
 
@@ -187,6 +190,20 @@ static void started(server_t *sv, json_t *req)
     json_decref(m);
 }
 
+/* The layout of a request: "ta", "tb", "batch" (default packed NN, one product), then "lda",
+ * "ldb", "ldc", "sa", "sb", "sc" where given (packed otherwise). problem_setup checks it. */
+static void request_layout(json_t *req, int64_t M, int64_t N, int64_t K, layout_t *lay)
+{
+    layout_packed(lay, (int)num(req, "ta", 0), (int)num(req, "tb", 0), M, N, K, (int64_t)num(req, "batch", 1));
+    lay->lda = (int64_t)num(req, "lda", (double)lay->lda);
+    lay->ldb = (int64_t)num(req, "ldb", (double)lay->ldb);
+    lay->ldc = (int64_t)num(req, "ldc", (double)lay->ldc);
+    /* Packed strides follow the leading dimensions when those are padded. */
+    lay->sa = (int64_t)num(req, "sa", (double)(layout_a_rows(lay, M, K) * lay->lda));
+    lay->sb = (int64_t)num(req, "sb", (double)(layout_b_rows(lay, N, K) * lay->ldb));
+    lay->sc = (int64_t)num(req, "sc", (double)(M * lay->ldc));
+}
+
 /* The kernel of a request: its config loaded with the request's overrides, the problem set up,
  * the CUBIN built (from the cache, normally) and loaded; what it uses goes into the reply. */
 static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *loaded, kernel_t *k, err_t *err)
@@ -215,14 +232,24 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
     if (rc)
         return -1;
     *loaded = true;
-    if (problem_setup(s, cfg->dtype, M, N, K, num(req, "alpha", 1), num(req, "beta", 0), (uint64_t)num(req, "seed", 1),
-                      err))
+    layout_t lay;
+    request_layout(req, M, N, K, &lay);
+    if (problem_setup(s, cfg->dtype, M, N, K, &lay, num(req, "alpha", 1), num(req, "beta", 0),
+                      (uint64_t)num(req, "seed", 1), err))
         return -1;
     json_object_set_new(r, "t_setup", json_real((now_ms() - t0) * 1e-3));
     int64_t smem = s->gpu.sm == arch_sm(arch) && s->gpu.smem_optin > 0 ? s->gpu.smem_optin : arch_lookup(arch)->smem_optin;
     jit_origin origin = JIT_COMPILED;
     double tc = now_ms();
-    if (kernel_build(cfg, arch, smem, M, N, K, k, &origin, err))
+    /* The kernel is built for the alignment the buffers really have (they are 256-byte aligned, so
+     * the leading dimensions and strides decide). */
+    const problem_t *p = &s->prob;
+    size_t es = dtype_size(cfg->dtype);
+    int one = p->lay.batch > 1;
+    layout_align al = {layout_align_of(p->A, es, p->lay.lda, one * p->lay.sa),
+                       layout_align_of(p->B, es, p->lay.ldb, one * p->lay.sb),
+                       layout_align_of(p->C, es, p->lay.ldc, one * p->lay.sc)};
+    if (kernel_build(cfg, arch, smem, M, N, K, &s->prob.lay, &al, k, &origin, err))
         return -1;
     char *params = config_params_string(cfg);
     json_object_set_new(r, "t_compile", json_real((now_ms() - tc) * 1e-3));
@@ -234,8 +261,8 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
     json_object_set_new(r, "params", json_string(params));
     free(params);
     int blocks = 0, threads = 0, regs = -1, spill = -1, smem_bytes = -1;
-    if (kernel_load(s, k, err) || kernel_occupancy(s, k, &blocks, &threads, err) ||
-        kernel_resources(s, k, &regs, &spill, &smem_bytes, err))
+    if (kernel_load(&s->gpu, s->pdl, k, err) || kernel_occupancy(k, &blocks, &threads, err) ||
+        kernel_resources(k, &regs, &spill, &smem_bytes, err))
         return -1;
     json_object_set_new(r, "regs", json_integer(regs));
     json_object_set_new(r, "spill_bytes", json_integer(spill));
@@ -335,7 +362,7 @@ static void handle_run(server_t *sv, json_t *req, json_t *r)
         memset(&vr, 0, sizeof vr);
         acc_verdict acc;
         double tv = now_ms();
-        int vrc = kernel_verify(s, &k, &vr, &acc, &err);
+        int vrc = problem_verify(s, &k, &vr, &acc, &err);
         json_object_set_new(r, "t_verify", json_real((now_ms() - tv) * 1e-3));
         if (vrc && err.code == EXIT_VERIFY)
             json_object_set_new(r, "status", json_string("FAIL"));
@@ -356,7 +383,7 @@ out:
         if (s->gpu.broken)
             json_object_set_new(r, "status", json_string("fault"));
     }
-    kernel_free(s, &k);
+    kernel_free(&k);
     if (loaded)
         config_free(&cfg);
 }
@@ -380,7 +407,7 @@ static void handle_cross_check(server_t *sv, json_t *req, json_t *r)
                 const int64_t *sh = shapes[si];
                 err_t err;
                 err_clear(&err);
-                if (problem_setup(s, dt, sh[0], sh[1], sh[2], alpha, beta, seed, &err)) {
+                if (problem_setup(s, dt, sh[0], sh[1], sh[2], NULL, alpha, beta, seed, &err)) {
                     reply_err(r, &err);
                     worst = exit_worst(worst, err.code);
                     goto out;

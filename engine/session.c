@@ -1,7 +1,6 @@
 /* session.c — see session.h. */
 #include "session.h"
 
-#include "paths.h"
 #include "util.h"
 
 #include <math.h>
@@ -71,7 +70,8 @@ int problem_cublas(session_t *s, CUdeviceptr C, err_t *err)
     double a[1], b[1];
     scalar(p->dtype, p->alpha, a);
     scalar(p->dtype, p->beta, b);
-    return blas_gemm(&s->blas, p->dtype, (int)p->M, (int)p->N, (int)p->K, a, p->A, p->B, b, C, err);
+    return blas_gemm_layout(&s->blas, p->dtype, false, (int)p->M, (int)p->N, (int)p->K, &p->lay, a, p->A, p->B, b, C,
+                            err);
 }
 
 /* Bytes of host memory the kernel says are available (MemAvailable), or 0 when it does not say. */
@@ -99,6 +99,71 @@ static void abs_array(void *dst, const void *src, dtype_t d, size_t n)
     }
 }
 
+/* Element offset of (row, col) of product b of a matrix stored rows ld apart, products stride apart. */
+static size_t at(int64_t b, int64_t stride, int64_t row, int64_t ld, int64_t col)
+{
+    return (size_t)(b * stride + row * ld + col);
+}
+
+/* The stored matrices of the batch from their packed logical values (batch x rows x cols, as drawn),
+ * es bytes each: every other element of the buffer (rows' padding, gaps between products) keeps the
+ * all-ones bytes it was filled with, a NaN in float and double, so a kernel that reads it computes
+ * NaN and one that writes it is caught (problem_verify). */
+static void scatter(void *stored, const void *packed, size_t es, int64_t batch, int64_t rows, int64_t cols, int64_t ld,
+                    int64_t stride)
+{
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t r = 0; r < rows; r++)
+            memcpy((char *)stored + at(b, stride, r, ld, 0) * es,
+                   (const char *)packed + (size_t)((b * rows + r) * cols) * es, (size_t)cols * es);
+}
+
+/* The reverse: the batch's M x N products of a stored C, packed one after the other. */
+static void gather(void *packed, const void *stored, size_t es, const problem_t *p)
+{
+    for (int64_t b = 0; b < p->lay.batch; b++)
+        for (int64_t r = 0; r < p->M; r++)
+            memcpy((char *)packed + (size_t)((b * p->M + r) * p->N) * es,
+                   (const char *)stored + at(b, p->lay.sc, r, p->lay.ldc, 0) * es, (size_t)p->N * es);
+}
+
+/* How many elements of C's buffer outside every product (the padding a kernel must leave alone)
+ * are no longer all-ones bytes; the first one's offset in *where. */
+static size_t padding_touched(const problem_t *p, const unsigned char *stored, size_t es, size_t *where)
+{
+    size_t bad = 0, n = (size_t)p->sC;
+    unsigned char *mine = xcalloc(n, 1); /* 1: inside a product */
+    for (int64_t b = 0; b < p->lay.batch; b++)
+        for (int64_t r = 0; r < p->M; r++)
+            memset(mine + at(b, p->lay.sc, r, p->lay.ldc, 0), 1, (size_t)p->N);
+    for (size_t i = 0; i < n; i++) {
+        if (mine[i])
+            continue;
+        for (size_t j = 0; j < es; j++)
+            if (stored[i * es + j] != 0xFF) {
+                if (!bad)
+                    *where = i;
+                bad++;
+                break;
+            }
+    }
+    free(mine);
+    return bad;
+}
+
+/* Download C's buffer (sC elements of es bytes, or of doubles with es = 8) into a scratch and gather
+ * its products into packed. */
+static int download_gather(session_t *s, void *packed, CUdeviceptr C, size_t es, err_t *err)
+{
+    problem_t *p = &s->prob;
+    void *raw = xmalloc((size_t)p->sC * es);
+    int rc = gpu_download(&s->gpu, raw, C, (size_t)p->sC * es, err);
+    if (!rc)
+        gather(packed, raw, es, p);
+    free(raw);
+    return rc ? -1 : 0;
+}
+
 /* The FP64-accurate product of the current problem on the host (hRef64) and cuBLAS's error against
  * it. Skipped, with nothing measured, where its memory does not fit beside the problem's (the 2^32
  * elements of C at 65536x65536x16): the per-element screen still runs there. */
@@ -106,19 +171,20 @@ static int reference_setup(session_t *s, err_t *err)
 {
     problem_t *p = &s->prob;
     gpu_t *g = &s->gpu;
-    size_t nC = (size_t)(p->M * p->N);
-    size_t dev_need = nC * sizeof(double) + reference_scratch_bytes(p->dtype, p->M, p->N, p->K);
+    size_t nC = (size_t)(p->lay.batch * p->M * p->N), sC = (size_t)p->sC;
+    size_t dev_need = sC * sizeof(double) + reference_scratch_bytes(p->dtype, p->sA, p->sB);
     size_t free_b = 0, total_b = 0, host_free = host_mem_available();
     if (gpu_mem_info(g, &free_b, &total_b, err))
         return -1;
-    if (dev_need + (64u << 20) > free_b || (host_free && nC * sizeof(double) + (256u << 20) > host_free) || p->K == 0)
+    if (dev_need + (64u << 20) > free_b || (host_free && (nC + sC) * sizeof(double) + (256u << 20) > host_free) ||
+        p->K == 0)
         return 0;
     CUdeviceptr out = 0;
     p->hRef64 = xmalloc(nC * sizeof(double));
-    int rc = gpu_alloc(g, nC * sizeof(double), &out, err) ||
-             reference_gemm(&s->ref, g, &s->blas, p->dtype, p->M, p->N, p->K, p->alpha, p->A, p->B, p->beta, p->C0, out,
-                            err) ||
-             gpu_download(g, p->hRef64, out, nC * sizeof(double), err);
+    int rc = gpu_alloc(g, sC * sizeof(double), &out, err) ||
+             reference_gemm(&s->ref, g, &s->blas, p->dtype, p->M, p->N, p->K, &p->lay, p->alpha, p->A, p->B, p->beta,
+                            p->C0, out, p->sA, p->sB, p->sC, err) ||
+             download_gather(s, p->hRef64, out, sizeof(double), err);
     gpu_free(g, out);
     if (rc)
         return -1;
@@ -132,30 +198,55 @@ static int tf32_setup(session_t *s, err_t *err)
     problem_t *p = &s->prob;
     if (p->tf32_err.measured || !p->hRef64)
         return 0;
-    size_t nC = (size_t)(p->M * p->N);
+    size_t nC = (size_t)(p->lay.batch * p->M * p->N);
     float a = (float)p->alpha, b = (float)p->beta;
     void *host = xmalloc(nC * sizeof(float));
-    int rc = gpu_copy(&s->gpu, p->C, p->C0, nC * sizeof(float), err) ||
-             blas_gemm_tf32(&s->blas, (int)p->M, (int)p->N, (int)p->K, &a, p->A, p->B, &b, p->C, err) ||
-             gpu_download(&s->gpu, host, p->C, nC * sizeof(float), err);
+    int rc = gpu_copy(&s->gpu, p->C, p->C0, (size_t)p->sC * sizeof(float), err) ||
+             blas_gemm_layout(&s->blas, DTYPE_F32, true, (int)p->M, (int)p->N, (int)p->K, &p->lay, &a, p->A, p->B, &b,
+                              p->C, err) ||
+             download_gather(s, host, p->C, sizeof(float), err);
     if (!rc)
         acc_measure(host, DTYPE_F32, p->hRef64, p->hBound, nC, &p->tf32_err);
     free(host);
     return rc ? -1 : 0;
 }
 
-int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, double alpha, double beta,
-                  uint64_t seed, err_t *err)
+/* Draw n values of a stored matrix: its logical batch x rows x cols values from the generator (the
+ * same values, in the same order, as a packed problem's), scattered into a buffer of NaN. */
+static void *draw(dtype_t dtype, uint64_t seed, uint64_t stream, int64_t span, int64_t batch, int64_t rows,
+                  int64_t cols, int64_t ld, int64_t stride)
+{
+    size_t es = dtype_size(dtype), n = (size_t)(batch * rows * cols);
+    void *stored = xmalloc(span > 0 ? (size_t)span * es : es);
+    memset(stored, 0xFF, (size_t)span * es);
+    void *packed = xmalloc(n ? n * es : es);
+    rng_fill(packed, dtype, n, seed, stream);
+    scatter(stored, packed, es, batch, rows, cols, ld, stride);
+    free(packed);
+    return stored;
+}
+
+int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, const layout_t *lay, double alpha,
+                  double beta, uint64_t seed, err_t *err)
 {
     problem_t *p = &s->prob;
+    layout_t packed;
+    if (!lay) {
+        layout_packed(&packed, 0, 0, M, N, K, 1);
+        lay = &packed;
+    }
     if (p->ready && p->dtype == dtype && p->M == M && p->N == N && p->K == K && p->alpha == alpha &&
-        p->beta == beta && p->seed == seed)
+        p->beta == beta && p->seed == seed && memcmp(&p->lay, lay, sizeof *lay) == 0)
         return 0;
     problem_release(s);
+    if (layout_check(lay, M, N, K, err))
+        return -1;
     gpu_t *g = &s->gpu;
     size_t es = dtype_size(dtype);
-    size_t nA = (size_t)(M * K), nB = (size_t)(K * N), nC = (size_t)(M * N);
-    size_t need = (nA + nB + 3 * nC) * es;
+    /* Buffers hold the stored matrices, padding and gaps between products included. */
+    int64_t sA = layout_span_a(lay, M, K), sB = layout_span_b(lay, N, K), sC = layout_span_c(lay, M, N);
+    size_t nC = (size_t)(lay->batch * M * N);
+    size_t need = ((size_t)sA + (size_t)sB + 3 * (size_t)sC) * es;
     size_t free_b = 0, total_b = 0;
     if (gpu_mem_info(g, &free_b, &total_b, err))
         return -1;
@@ -163,8 +254,8 @@ int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, 
         return err_set(err, EXIT_SYSTEM, "engine", 0, 0,
                        "out of device memory: %lldx%lldx%lld %s needs %.2f GB, %.2f GB free", (long long)M,
                        (long long)N, (long long)K, dtype_name(dtype), need / 1e9, free_b / 1e9);
-    /* The host keeps A, B, C0, the reference, the bound and the result, and briefly |A| and |B|. */
-    size_t host_need = (2 * nA + 2 * nB + 4 * nC) * es, host_free = host_mem_available();
+    /* The host keeps A, B, C0, the reference, the bound and the result, and briefly |A|, |B|, |C0|. */
+    size_t host_need = (2 * (size_t)sA + 2 * (size_t)sB + 2 * (size_t)sC + 3 * nC) * es, host_free = host_mem_available();
     if (host_free && host_need + (256u << 20) > host_free)
         return err_set(err, EXIT_SYSTEM, "engine", 0, 0,
                        "out of host memory: %lldx%lldx%lld %s needs %.2f GB to verify, %.2f GB available",
@@ -173,33 +264,36 @@ int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, 
     p->M = M;
     p->N = N;
     p->K = K;
+    p->lay = *lay;
+    p->sA = sA;
+    p->sB = sB;
+    p->sC = sC;
     p->alpha = alpha;
     p->beta = beta;
     p->seed = seed;
-    p->hA = xmalloc(nA * es);
-    p->hB = xmalloc(nB * es);
-    p->hC0 = xmalloc(nC * es);
+    int64_t bt = lay->batch;
+    p->hA = draw(dtype, seed, 1, sA, bt, layout_a_rows(lay, M, K), layout_a_cols(lay, M, K), lay->lda, lay->sa);
+    p->hB = draw(dtype, seed, 2, sB, bt, layout_b_rows(lay, N, K), layout_b_cols(lay, N, K), lay->ldb, lay->sb);
+    p->hC0 = draw(dtype, seed, 3, sC, bt, M, N, lay->ldc, lay->sc);
     p->hRef = xmalloc(nC * es);
     p->hBound = xmalloc(nC * es);
     p->hGot = xmalloc(nC * es);
-    rng_fill(p->hA, dtype, nA, seed, 1);
-    rng_fill(p->hB, dtype, nB, seed, 2);
-    rng_fill(p->hC0, dtype, nC, seed, 3);
-    if (gpu_alloc(g, nA * es, &p->A, err) || gpu_alloc(g, nB * es, &p->B, err) ||
-        gpu_alloc(g, nC * es, &p->C, err) || gpu_alloc(g, nC * es, &p->C0, err) ||
-        gpu_alloc(g, nC * es, &p->Ref, err))
+    if (gpu_alloc(g, (size_t)sA * es, &p->A, err) || gpu_alloc(g, (size_t)sB * es, &p->B, err) ||
+        gpu_alloc(g, (size_t)sC * es, &p->C, err) || gpu_alloc(g, (size_t)sC * es, &p->C0, err) ||
+        gpu_alloc(g, (size_t)sC * es, &p->Ref, err))
         goto fail;
     /* The bound S needs |A| |B| + |C0|: run cuBLAS on absolute values, in the buffers that will
      * hold the real inputs a moment later. */
-    abs_array(p->hGot, p->hC0, dtype, nC);
     {
-        void *absA = xmalloc(nA * es), *absB = xmalloc(nB * es);
-        abs_array(absA, p->hA, dtype, nA);
-        abs_array(absB, p->hB, dtype, nB);
-        int rc = gpu_upload(g, p->A, absA, nA * es, err) || gpu_upload(g, p->B, absB, nB * es, err) ||
-                 gpu_upload(g, p->Ref, p->hGot, nC * es, err);
+        void *absA = xmalloc((size_t)sA * es), *absB = xmalloc((size_t)sB * es), *absC = xmalloc((size_t)sC * es);
+        abs_array(absA, p->hA, dtype, (size_t)sA);
+        abs_array(absB, p->hB, dtype, (size_t)sB);
+        abs_array(absC, p->hC0, dtype, (size_t)sC);
+        int rc = gpu_upload(g, p->A, absA, (size_t)sA * es, err) || gpu_upload(g, p->B, absB, (size_t)sB * es, err) ||
+                 gpu_upload(g, p->Ref, absC, (size_t)sC * es, err);
         free(absA);
         free(absB);
+        free(absC);
         if (rc)
             goto fail;
     }
@@ -207,14 +301,13 @@ int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, 
         double a[1], b[1];
         scalar(dtype, fabs(alpha), a);
         scalar(dtype, fabs(beta), b);
-        if (blas_gemm(&s->blas, dtype, (int)M, (int)N, (int)K, a, p->A, p->B, b, p->Ref, err) ||
-            gpu_download(g, p->hBound, p->Ref, nC * es, err))
+        if (blas_gemm_layout(&s->blas, dtype, false, (int)M, (int)N, (int)K, lay, a, p->A, p->B, b, p->Ref, err) ||
+            download_gather(s, p->hBound, p->Ref, es, err))
             goto fail;
     }
-    if (gpu_upload(g, p->A, p->hA, nA * es, err) || gpu_upload(g, p->B, p->hB, nB * es, err) ||
-        gpu_upload(g, p->C0, p->hC0, nC * es, err) || gpu_copy(g, p->Ref, p->C0, nC * es, err) ||
-        problem_cublas(s, p->Ref, err) || gpu_download(g, p->hRef, p->Ref, nC * es, err) ||
-        reference_setup(s, err))
+    if (gpu_upload(g, p->A, p->hA, (size_t)sA * es, err) || gpu_upload(g, p->B, p->hB, (size_t)sB * es, err) ||
+        gpu_upload(g, p->C0, p->hC0, (size_t)sC * es, err) || gpu_copy(g, p->Ref, p->C0, (size_t)sC * es, err) ||
+        problem_cublas(s, p->Ref, err) || download_gather(s, p->hRef, p->Ref, es, err) || reference_setup(s, err))
         goto fail;
     p->ready = true;
     return 0;
@@ -223,73 +316,24 @@ fail:
     return -1;
 }
 
-int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K, kernel_t *k,
-                 jit_origin *origin, err_t *err)
-{
-    memset(k, 0, sizeof *k);
-    k->cfg = cfg;
-    if (template_plan(&cfg->tpl, cfg->path, cfg->name, cfg->values, cfg->dtype, arch, M, N, K, smem_limit,
-                      &k->plan, err))
-        return -1;
-    char prog[160];
-    snprintf(prog, sizeof prog, "%s.cu", cfg->name);
-    /* The template's own directory first, then the template path, where gemm_common.cuh lives. */
-    const char *const *dirs;
-    size_t ndirs = paths_template_dirs(&dirs);
-    const char *inc[JIT_MAX_INCLUDES];
-    size_t ninc = 0;
-    inc[ninc++] = cfg->tpl.dir;
-    for (size_t i = 0; i < ndirs && ninc < JIT_MAX_INCLUDES; i++)
-        inc[ninc++] = dirs[i];
-    if (jit_compile(prog, k->plan.source, inc, ninc, arch, cfg->path, &k->jit, origin, err))
-        return -1;
-    k->info = jit_func(k->jit, "gemm");
-    return 0;
-}
-
-int kernel_load(session_t *s, kernel_t *k, err_t *err)
-{
-    if (gpu_module_load(&s->gpu, k->jit->cubin, k->cfg->path, &k->mod, err))
-        return -1;
-    for (size_t i = 0; i < k->plan.nlaunches; i++) {
-        const plan_launch *l = &k->plan.launches[i];
-        if (gpu_function(&s->gpu, &k->mod, l->kernel, &k->fn[i], err) ||
-            gpu_set_smem(&s->gpu, k->fn[i], (int)l->smem, err))
-            return -1;
-    }
-    k->pdl = false;
-    if (k->plan.pdl && s->pdl != 0) {
-        int blocks = 0, threads = 0;
-        if (kernel_occupancy(s, k, &blocks, &threads, err))
-            return -1;
-        k->pdl = s->pdl == 1 || plan_use_pdl(&k->plan, s->gpu.sms, blocks);
-    }
-    k->loaded = true;
-    return 0;
-}
-
-void kernel_free(session_t *s, kernel_t *k)
-{
-    if (k->mod.mod && s && s->gpu_open)
-        gpu_module_unload(&s->gpu, &k->mod);
-    plan_free(&k->plan);
-    memset(k, 0, sizeof *k);
-}
-
-int kernel_enqueue(session_t *s, kernel_t *k, err_t *err)
+int problem_enqueue(session_t *s, const kernel_t *k, err_t *err)
 {
     problem_t *p = &s->prob;
     if (p->K == 0) {
         /* BLAS: with no inner dimension, C = beta*C. The engine does it (no template needs a K = 0
-         * path); beta = 0 overwrites C, so neither NaN nor anything else already there survives. */
+         * path); beta = 0 overwrites C, so neither NaN nor anything else already there survives.
+         * Packed C is one array; other layouts go through cuBLAS, which keeps C's padding. */
         double b[1];
         scalar(p->dtype, p->beta, b);
         size_t n = (size_t)(p->M * p->N);
+        if (p->lay.batch > 1 || !layout_is_packed(&p->lay, p->M, p->N, p->K))
+            return problem_cublas(s, p->C, err);
         if (p->beta == 0.0)
             return gpu_fill32(&s->gpu, p->C, 0, n * dtype_size(p->dtype) / 4, err);
         return p->beta == 1.0 ? 0 : blas_scal(&s->blas, p->dtype, n, b, p->C, err);
     }
-    size_t wbytes = (size_t)k->plan.workspace * dtype_size(p->dtype);
+    gemm_call c = {p->dtype, p->M, p->N, p->K, p->lay, p->alpha, p->beta, p->A, p->B, p->C};
+    size_t wbytes = kernel_workspace_bytes(k, &c);
     if (wbytes > s->W_bytes) {
         gpu_free(&s->gpu, s->W);
         s->W = 0;
@@ -298,43 +342,46 @@ int kernel_enqueue(session_t *s, kernel_t *k, err_t *err)
             return -1;
         s->W_bytes = wbytes;
     }
-    int M = (int)p->M, N = (int)p->N, K = (int)p->K;
-    double a[1], b[1];
-    scalar(p->dtype, p->alpha, a);
-    scalar(p->dtype, p->beta, b);
-    /* Every template kernel takes the same arguments (kernels_src/gemm_common.cuh, GEMM_ARGS). */
-    void *args[] = {&M, &N, &K, a, &p->A, &p->B, b, &p->C, &s->W};
-    for (size_t i = 0; i < k->plan.nlaunches; i++) {
-        const plan_launch *l = &k->plan.launches[i];
-        if (gpu_launch_pdl(&s->gpu, k->fn[i], l->grid, l->block, (int)l->smem, args, k->pdl, err))
-            return -1;
-    }
-    return 0;
+    return kernel_launch(k, &c, s->W, s->gpu.stream, err);
 }
 
-int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, acc_verdict *acc, err_t *err)
+int problem_verify(session_t *s, const kernel_t *k, verify_report *rep, acc_verdict *acc, err_t *err)
 {
     problem_t *p = &s->prob;
-    size_t nC = (size_t)(p->M * p->N), es = dtype_size(p->dtype);
+    size_t nC = (size_t)(p->lay.batch * p->M * p->N), es = dtype_size(p->dtype), sC = (size_t)p->sC;
     /* Two launches from the same C, and the second one's C is checked: a kernel that keeps state
      * between launches (split-K's tile counters, kernels_src/splitk.cuh) must leave it as the
      * next launch needs it, which the timed runs rely on and a single launch would not show. */
     for (int launch = 0; launch < 2; launch++) {
-        /* All-ones bits are a NaN in both float and double. */
+        /* All-ones bits are a NaN in both float and double; C0's padding is all ones too. */
         if (p->beta == 0.0) {
-            if (gpu_fill32(&s->gpu, p->C, 0xFFFFFFFFu, nC * es / 4, err))
+            if (gpu_fill32(&s->gpu, p->C, 0xFFFFFFFFu, sC * es / 4, err))
                 return -1;
-        } else if (gpu_copy(&s->gpu, p->C, p->C0, nC * es, err)) {
+        } else if (gpu_copy(&s->gpu, p->C, p->C0, sC * es, err)) {
             return -1;
         }
-        if (kernel_enqueue(s, k, err))
+        if (problem_enqueue(s, k, err))
             return -1;
     }
-    if (gpu_sync(&s->gpu, err) || gpu_download(&s->gpu, p->hGot, p->C, nC * es, err))
+    unsigned char *raw = xmalloc(sC * es);
+    if (gpu_sync(&s->gpu, err) || gpu_download(&s->gpu, raw, p->C, sC * es, err)) {
+        free(raw);
         return -1;
+    }
+    gather(p->hGot, raw, es, p);
+    size_t where = 0, touched = padding_touched(p, raw, es, &where);
+    free(raw);
+    memset(rep, 0, sizeof *rep);
+    if (touched)
+        return err_set(err, EXIT_VERIFY, k->cfg->path, 0, 0,
+                       "verification failed at %lldx%lldx%lld beta=%g: %zu elements of C outside the products were written (the first at offset %zu; ldc=%lld)",
+                       (long long)p->M, (long long)p->N, (long long)p->K, p->beta, touched, where,
+                       (long long)p->lay.ldc);
     memset(acc, 0, sizeof *acc);
     acc->cls = acc_class_of(k->cfg->accuracy, p->dtype);
-    int screen = verify_compare_u(p->hGot, p->hRef, p->hBound, p->dtype, acc_unit_roundoff(acc->cls), p->M, p->N, p->K, rep);
+    /* The batch's products one under the other: a mismatch's row is product * M + row. */
+    int screen = verify_compare_u(p->hGot, p->hRef, p->hBound, p->dtype, acc_unit_roundoff(acc->cls),
+                                  p->lay.batch * p->M, p->N, p->K, rep);
     acc->reference = !p->hRef64 ? "none" : p->dtype == DTYPE_F64 ? "dd" : "dgemm";
     if (p->hRef64) {
         acc_measure(p->hGot, p->dtype, p->hRef64, p->hBound, nC, &acc->kernel);
@@ -351,24 +398,5 @@ int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, acc_verdict *ac
     if (p->hRef64 && !acc_check(acc->cls, &acc->kernel, &acc->yardstick, why, sizeof why))
         return err_set(err, EXIT_VERIFY, k->cfg->path, 0, 0, "verification failed at %lldx%lldx%lld beta=%g: %s",
                        (long long)p->M, (long long)p->N, (long long)p->K, p->beta, why);
-    return 0;
-}
-
-int kernel_occupancy(session_t *s, kernel_t *k, int *blocks, int *threads, err_t *err)
-{
-    const plan_launch *l = &k->plan.launches[k->plan.main_launch];
-    *threads = (int)(l->block[0] * l->block[1] * l->block[2]);
-    return gpu_occupancy(&s->gpu, k->fn[k->plan.main_launch], *threads, (int)l->smem, blocks, err);
-}
-
-int kernel_resources(session_t *s, kernel_t *k, int *regs, int *spill_bytes, int *smem_bytes, err_t *err)
-{
-    CUfunction f = k->fn[k->plan.main_launch];
-    int static_smem = 0;
-    if (gpu_func_attr(&s->gpu, f, CU_FUNC_ATTRIBUTE_NUM_REGS, regs, err) ||
-        gpu_func_attr(&s->gpu, f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &static_smem, err))
-        return -1;
-    *spill_bytes = k->info ? k->info->spill_stores + k->info->spill_loads : -1;
-    *smem_bytes = static_smem + (int)k->plan.launches[k->plan.main_launch].smem;
     return 0;
 }

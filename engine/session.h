@@ -1,7 +1,6 @@
 /* session.h — what one `engine bench` or `engine verify` holds while it runs: the GPU and its
- * cuBLAS handle, the current problem (inputs, cuBLAS reference, error bounds, on host and device)
- * and kernels built from configs. A kernel is planned and compiled without a GPU (kernel_build),
- * then loaded, verified and timed with one (kernel_load, kernel_verify, kernel_enqueue). */
+ * cuBLAS handle, the current problem (inputs, cuBLAS reference, error bounds, on host and device),
+ * and the runs of kernels (kernel.h) on it: problem_enqueue, problem_verify. */
 #ifndef ENGINE_SESSION_H
 #define ENGINE_SESSION_H
 
@@ -12,6 +11,8 @@
 #include "err.h"
 #include "gpu.h"
 #include "jit.h"
+#include "kernel.h"
+#include "layout.h"
 #include "reference.h"
 #include "template.h"
 #include "verify.h"
@@ -22,10 +23,14 @@
 typedef struct {
     dtype_t dtype;
     int64_t M, N, K;
+    layout_t lay;        /* how A, B, C sit in their buffers */
+    int64_t sA, sB, sC;  /* elements each buffer spans (layout_span_*): padding and batch included */
     double alpha, beta;
     uint64_t seed;
-    void *hA, *hB, *hC0; /* inputs, dtype */
-    void *hRef;          /* cuBLAS result */
+    void *hA, *hB, *hC0; /* inputs, dtype, as stored (sA, sB, sC elements; padding all-ones bytes, NaN) */
+    /* The rest are the batch's M x N products packed one after the other (batch * M * N elements),
+     * gathered from C's layout: */
+    void *hRef;          /* cuBLAS result (in the same layout) */
     void *hBound;        /* S = |alpha| |A||B| + |beta| |C0| (verify.h) */
     void *hGot;          /* a kernel's result, downloaded */
     double *hRef64;      /* the FP64-accurate product (reference.h); NULL when it did not fit */
@@ -52,48 +57,25 @@ typedef struct {
 int session_open(session_t *s, int device, err_t *err);
 void session_close(session_t *s);
 
-/* Make (dtype, shape, alpha, beta, seed) the current problem: draw inputs, upload them, run cuBLAS
- * for the reference and for the bound. Keeps the current one when nothing changed. */
-int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, double alpha, double beta,
-                  uint64_t seed, err_t *err);
+/* Make (dtype, shape, layout, alpha, beta, seed) the current problem: draw inputs (the stored
+ * matrices, padding filled with NaN), upload them, run cuBLAS in the same layout for the reference
+ * and for the bound, and the FP64 reference. lay NULL: packed NN, one product. Keeps the current
+ * one when nothing changed. EXIT_INPUT when lay breaks a rule (layout_check). */
+int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, const layout_t *lay, double alpha,
+                  double beta, uint64_t seed, err_t *err);
 
-/* Enqueue the cuBLAS product C = alpha*A*B + beta*C on the current problem. */
+/* Enqueue the cuBLAS product C = alpha*op(A)*op(B) + beta*C on the current problem, in its layout. */
 int problem_cublas(session_t *s, CUdeviceptr C, err_t *err);
 
-typedef struct {
-    const config_t *cfg;
-    plan_t plan;
-    const jit_result *jit;
-    const jit_func_info *info; /* of kernel "gemm" */
-    gpu_module mod;
-    CUfunction fn[TPL_MAX_LAUNCHES];
-    bool pdl; /* launched with programmatic dependent launch: decided by kernel_load */
-    bool loaded;
-} kernel_t;
-
-/* Plan cfg for the shape and compile it for sm_<arch> (or find it compiled: origin, may be NULL,
- * says where it came from). No GPU needed. */
-int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K, kernel_t *k,
-                 jit_origin *origin, err_t *err);
-/* Load the CUBIN into the session's context and look up its kernels. */
-int kernel_load(session_t *s, kernel_t *k, err_t *err);
-void kernel_free(session_t *s, kernel_t *k);
-
-/* Enqueue every launch of the kernel on the current problem, writing C. */
-int kernel_enqueue(session_t *s, kernel_t *k, err_t *err);
+/* Enqueue every launch of k (built for the current problem) on the session's stream, writing C;
+ * with K = 0, C = beta*C instead (BLAS), which no template needs to do. */
+int problem_enqueue(session_t *s, const kernel_t *k, err_t *err);
 
 /* Prepare C (NaN when beta = 0, so unwritten or beta-polluted outputs fail; C0 otherwise), run
- * once, check every element against cuBLAS (verify.h), then the errors against the FP64 reference
- * against the config's accuracy class (accuracy.h). Returns 0 and fills rep and acc; EXIT_VERIFY in
+ * twice, check that C's padding (all-ones bytes) is untouched, every element against cuBLAS
+ * (verify.h), then the errors against the FP64 reference against the config's accuracy class
+ * (accuracy.h). Returns 0 and fills rep and acc; EXIT_VERIFY in
  * err when an element is wrong or the errors are not the class's. */
-int kernel_verify(session_t *s, kernel_t *k, verify_report *rep, acc_verdict *acc, err_t *err);
-
-/* Registers per thread, spill bytes (stores + loads) and shared memory per block (static + dynamic)
- * of kernel "gemm". Registers and static shared memory come from the loaded function (the driver
- * is the authority); spills from ptxas's report, -1 when it gave none. */
-int kernel_resources(session_t *s, kernel_t *k, int *regs, int *spill_bytes, int *smem_bytes, err_t *err);
-
-/* Resident blocks per SM of kernel "gemm" and its threads per block. */
-int kernel_occupancy(session_t *s, kernel_t *k, int *blocks, int *threads, err_t *err);
+int problem_verify(session_t *s, const kernel_t *k, verify_report *rep, acc_verdict *acc, err_t *err);
 
 #endif

@@ -129,6 +129,8 @@ void build_job_init(build_job *j, const config_t *cfg, int arch, int64_t smem_li
     j->M = M;
     j->N = N;
     j->K = K;
+    layout_packed(&j->lay, 0, 0, M, N, K, 1);
+    layout_align_ld(&j->lay, dtype_size(cfg->dtype), &j->align);
 }
 
 void build_job_run(void *arg)
@@ -136,7 +138,8 @@ void build_job_run(void *arg)
     build_job *j = arg;
     double t0 = now_ms();
     err_clear(&j->err);
-    j->rc = kernel_build(j->cfg, j->arch, j->smem_limit, j->M, j->N, j->K, &j->k, &j->origin, &j->err);
+    j->rc = kernel_build(j->cfg, j->arch, j->smem_limit, j->M, j->N, j->K, &j->lay, &j->align, &j->k, &j->origin,
+                         &j->err);
     j->ms = now_ms() - t0;
 }
 
@@ -156,4 +159,4 @@ void build_jobs_run(pool_t *pool, build_job **jobs, size_t n)
     pool_run_all(pool, build_job_run, (void **)jobs, n);
 }
 
-void build_job_free(build_job *j) { kernel_free(NULL, &j->k); }
+void build_job_free(build_job *j) { kernel_free(&j->k); }

@@ -54,6 +54,8 @@ typedef struct {
     int arch;
     int64_t smem_limit;
     int64_t M, N, K;
+    layout_t lay;       /* packed NN unless the caller sets another before running it */
+    layout_align align; /* the alignment class built for: what lay allows on 16-byte-aligned buffers */
     kernel_t k;        /* the plan and the compile result */
     jit_origin origin; /* compiled now, or found in memory or on disk */
     double ms;         /* wall time of the build in this run */

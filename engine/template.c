@@ -712,30 +712,50 @@ static int tpl_expr_fail(const template_t *t, err_t *err, const char *what, cons
 }
 
 static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,
-                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit, bool paste,
-                     plan_t *plan, err_t *err);
+                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
+                     const layout_align *al, int64_t smem_limit, bool paste, plan_t *plan, err_t *err);
 
 int template_plan(const template_t *t, const char *label, const char *config_name, const int64_t *values,
                   dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit,
                   plan_t *plan, err_t *err)
 {
-    return plan_eval(t, label, config_name, values, dtype, arch, M, N, K, smem_limit, true, plan, err);
+    return plan_eval(t, label, config_name, values, dtype, arch, M, N, K, NULL, NULL, smem_limit, true, plan, err);
+}
+
+int template_plan_layout(const template_t *t, const char *label, const char *config_name, const int64_t *values,
+                         dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
+                         const layout_align *al, int64_t smem_limit, plan_t *plan, err_t *err)
+{
+    return plan_eval(t, label, config_name, values, dtype, arch, M, N, K, lay, al, smem_limit, true, plan, err);
 }
 
 int template_plan_geometry(const template_t *t, const char *label, const int64_t *values, dtype_t dtype, int arch,
                            int64_t M, int64_t N, int64_t K, int64_t smem_limit, plan_t *plan, err_t *err)
 {
-    return plan_eval(t, label, "", values, dtype, arch, M, N, K, smem_limit, false, plan, err);
+    return plan_eval(t, label, "", values, dtype, arch, M, N, K, NULL, NULL, smem_limit, false, plan, err);
 }
 
 static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,
-                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit, bool paste,
-                     plan_t *plan, err_t *err)
+                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
+                     const layout_align *al, int64_t smem_limit, bool paste, plan_t *plan, err_t *err)
 {
+    /* No layout: packed NN, one product, on 16-byte-aligned buffers. */
+    layout_t packed;
+    layout_align packed_al;
+    if (!lay) {
+        layout_packed(&packed, 0, 0, M, N, K, 1);
+        lay = &packed;
+    }
+    if (!al) {
+        layout_align_ld(lay, dtype_size(dtype), &packed_al);
+        al = &packed_al;
+    }
     memset(plan, 0, sizeof *plan);
     plan->M = M;
     plan->N = N;
     plan->K = K;
+    plan->lay = *lay;
+    plan->align = *al;
     plan->arch = arch;
     plan->dtype = dtype;
     plan->main_launch = -1;
@@ -750,9 +770,26 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
     scope_set(&s, "M", M);
     scope_set(&s, "N", N);
     scope_set(&s, "K", K);
-    /* 64-bit element offsets once any matrix reaches 2^31 elements (gemm_common.cuh, idx_t). */
+    /* The layout (layout.h): transposes, leading dimensions, the batch and its strides, and the
+     * alignment class of the pointers in elements (ALIGN_A/B/C); LD_PACKED says every matrix's
+     * rows are packed (lda, ldb, ldc the row lengths), as the templates assumed before layouts. */
+    layout_t pk;
+    layout_packed(&pk, lay->ta, lay->tb, M, N, K, lay->batch);
+    const int one = lay->batch > 1; /* a single product's strides are never used: 0 */
+    const char *lnames[] = {"TA", "TB", "LDA", "LDB", "LDC", "LD_PACKED", "BATCH", "SA", "SB", "SC",
+                            "ALIGN_A", "ALIGN_B", "ALIGN_C"};
+    const int64_t lvals[] = {lay->ta, lay->tb, lay->lda, lay->ldb, lay->ldc,
+                             lay->lda == pk.lda && lay->ldb == pk.ldb && lay->ldc == pk.ldc, lay->batch,
+                             one * lay->sa, one * lay->sb, one * lay->sc, al->a, al->b, al->c};
+    for (size_t i = 0; i < sizeof lnames / sizeof lnames[0]; i++)
+        scope_set(&s, lnames[i], lvals[i]);
+    /* 64-bit element offsets once one product's matrix (rows ld apart) reaches 2^31 elements
+     * (gemm_common.cuh, idx_t; kernels step between products in 64 bits). Packed NN: M*K, K*N, M*N. */
     const int64_t big = (int64_t)1 << 31;
-    const int idx64 = M * K >= big || K * N >= big || M * N >= big;
+    layout_t one_product = *lay;
+    one_product.batch = 1;
+    const int idx64 = layout_span_a(&one_product, M, K) >= big || layout_span_b(&one_product, N, K) >= big ||
+                      layout_span_c(&one_product, M, N) >= big;
     scope_set(&s, "IDX64", idx64);
     char msg[512];
     int64_t v;
@@ -762,8 +799,9 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
             return tpl_expr_fail(t, err, "requires", msg);
         if (!v)
             return err_set(err, EXIT_INPUT, label, 0, 0,
-                           "shape %lldx%lldx%lld is refused: template %s requires %s (%s)", (long long)M,
-                           (long long)N, (long long)K, t->name, t->requires[i].rule, t->requires[i].why);
+                           "shape %lldx%lldx%lld%s is refused: template %s requires %s (%s)", (long long)M,
+                           (long long)N, (long long)K, layout_text(lay, M, N, K, (char[160]){0}, 160), t->name,
+                           t->requires[i].rule, t->requires[i].why);
     }
     strbuf sw;
     sb_init(&sw);

@@ -24,12 +24,13 @@
  *
  * Expressions (expr.h) see the params, ELEM (bytes per element), F64 (0/1), ARCH (e.g. 90) and
  * the derived names; requires, switches, let, workspace, traffic and launches also see M, N, K,
- * and the switches and lets declared before them. Every param, derived name and switch reaches
+ * the layout's names (template_plan_layout), and the switches and lets declared before them. Every param, derived name and switch reaches
  * the kernel as a #define, along with T (float or double). The engine has no per-template code: one launcher runs them all. */
 #ifndef ENGINE_TEMPLATE_H
 #define ENGINE_TEMPLATE_H
 
 #include "err.h"
+#include "layout.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -175,6 +176,8 @@ typedef struct {
 
 typedef struct {
     int64_t M, N, K;
+    layout_t lay;       /* the layout planned for (packed NN, one product, unless template_plan_layout) */
+    layout_align align; /* and the pointers' alignment class */
     int arch;
     dtype_t dtype;
     plan_launch launches[TPL_MAX_LAUNCHES];
@@ -199,6 +202,13 @@ typedef struct {
 int template_plan(const template_t *t, const char *label, const char *config_name, const int64_t *values,
                   dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit,
                   plan_t *plan, err_t *err);
+/* The same for a layout (lay, checked by layout_check) and the alignment class of the pointers
+ * (al, elements; NULL: what lay allows on 16-byte-aligned buffers). Expressions see TA TB LDA LDB
+ * LDC LD_PACKED BATCH SA SB SC ALIGN_A ALIGN_B ALIGN_C besides M, N, K; a template that cannot do a
+ * layout refuses it through its "requires". template_plan is this at packed NN, one product. */
+int template_plan_layout(const template_t *t, const char *label, const char *config_name, const int64_t *values,
+                         dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
+                         const layout_align *al, int64_t smem_limit, plan_t *plan, err_t *err);
 void plan_free(plan_t *plan);
 /* The same without the source (source and switches stay NULL): launch geometry, workspace and the
  * model's figures only, for the selection model, which plans candidates at many shapes. */

@@ -827,6 +827,10 @@ int tune_main(const opts_t *o)
         t.disp.c.M = shapes[i].m;
         t.disp.c.N = shapes[i].n;
         t.disp.c.K = shapes[i].k;
+        if (cli_layout(o, &shapes[i], &t.disp.c.lay, &err)) { /* checked when parsed: not expected here */
+            rc = EXIT_INPUT;
+            goto fail;
+        }
         int src = tune_shape(&t, nshapes, &err);
         free_shape(&t);
         if (src < 0)

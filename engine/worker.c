@@ -327,3 +327,13 @@ void worker_free(worker_t *w)
     json_decref(w->hello);
     w->hello = NULL;
 }
+
+void worker_put_layout(json_t *req, const layout_t *l)
+{
+    const char *keys[] = {"lda", "ldb", "ldc", "batch", "sa", "sb", "sc"};
+    const int64_t vals[] = {l->lda, l->ldb, l->ldc, l->batch, l->sa, l->sb, l->sc};
+    json_object_set_new(req, "ta", json_integer(l->ta));
+    json_object_set_new(req, "tb", json_integer(l->tb));
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        json_object_set_new(req, keys[i], json_integer((json_int_t)vals[i]));
+}

@@ -8,6 +8,7 @@
 #define ENGINE_WORKER_H
 
 #include "err.h"
+#include "layout.h"
 #include "util.h"
 
 #include <jansson.h>
@@ -78,5 +79,9 @@ void worker_free(worker_t *w);
 
 /* The program to run as a worker: $ENGINE_WORKER, else this executable. */
 const char *worker_default_exe(void);
+
+/* Put a layout into a "run" request: "ta", "tb", "lda", "ldb", "ldc", "batch", "sa", "sb", "sc"
+ * (serve.c reads them back). */
+void worker_put_layout(json_t *req, const layout_t *l);
 
 #endif

@@ -69,15 +69,20 @@
     {"rule": "ASYNC == 0 || B_LINEAR == 1 || (BN + PAD_B) % VEC_B == 0", "why": "each VEC_B-element copy into a stored row of B must stay aligned"},
     {"rule": "SPLITK == 1 || TPB == 1", "why": "split-K blocks each compute a single tile"}
   ],
+  "requires": [
+    {"rule": "TA == 0 && TB == 0 && LD_PACKED", "why": "its loaders and epilogue index A, B and C as packed row-major M x K, K x N, M x N: no transposes or leading dimensions yet"},
+    {"rule": "BATCH == 1 || SPLITK == 1", "why": "a batch takes grid z, which split-K's splits take otherwise; stream-K's blocks walk the tiles of one product"}
+  ],
   "switches": {
     "FULL_M": "M % BM == 0",
     "FULL_N": "N % BN == 0",
     "FULL_K": "K % BK == 0",
-    "EVEC_A": "K % VEC_A == 0 ? VEC_A : K % 2 == 0 && VEC_A > 2 ? 2 : 1",
-    "EVEC_B": "N % VEC_B == 0 ? VEC_B : N % 2 == 0 && VEC_B > 2 ? 2 : 1",
-    "EVEC_C": "N % VEC_C == 0 ? VEC_C : N % 2 == 0 && VEC_C > 2 ? 2 : 1",
+    "EVEC_A": "K % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM) ? VEC_A : K % 2 == 0 && VEC_A > 2 && ALIGN_A >= 2 ? 2 : 1",
+    "EVEC_B": "N % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM) ? VEC_B : N % 2 == 0 && VEC_B > 2 && ALIGN_B >= 2 ? 2 : 1",
+    "EVEC_C": "N % VEC_C == 0 && ALIGN_C >= min(VEC_C, 16 / ELEM) ? VEC_C : N % 2 == 0 && VEC_C > 2 && ALIGN_C >= 2 ? 2 : 1",
     "TPB_EFF": "TPB > 1 && cdiv(M, BM) * cdiv(N, BN) >= TPB * TPB * TPB_MIN_BLOCKS ? TPB : 1",
-    "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096"
+    "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
+    "BATCHED": "BATCH > 1"
   },
   "let": {
     "GX": "cdiv(cdiv(N, BN), TPB_EFF)",
@@ -87,12 +92,12 @@
     "SMEM": "STAGES * (rup(A_KMAJOR ? BK * (BM + PAD_A) : BM * (BK + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)) * ELEM"
   },
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
-  "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
+  "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N)",
   "compile_cost": "100 + TM * TN * BK / 5",
   "model": {"tile": ["BM", "BN", "BK"], "atomics": "SPLITK > 1 && SPLITK_MODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_B < VEC_B ? 105 : 100"},
   "launches": [
     {"kernel": "scale_c", "if": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
-    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "SPLITS"],
+    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "BATCH > 1 ? BATCH : SPLITS"],
      "block": ["THREADS", 1, 1], "smem": "SMEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]
@@ -180,6 +185,12 @@ __device__ __forceinline__ void epilogue(const Frag &f, int M, int N, int row0, 
 extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
+#if BATCHED
+    /* Product blockIdx.z of a strided batch (engine/layout.h): from here on the kernel sees one. */
+    A += blockIdx.z * sa;
+    B += blockIdx.z * sb;
+    C += blockIdx.z * sc;
+#endif
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *As = reinterpret_cast<T *>(smem_raw);
     T *Bs = As + STAGES * tile::A_STAGE;

@@ -72,14 +72,19 @@
     {"rule": "ASYNC == 0 || ((BK + PAD_A) % VEC_A == 0 && (BN + PAD_B) % VEC_B == 0)", "why": "each cp.async into a stored row must stay aligned"},
     {"rule": "STREAMK == 0 || SPLITK == 1", "why": "stream-K and split-K are two ways of sharing K among blocks; take one"}
   ],
+  "requires": [
+    {"rule": "TA == 0 && TB == 0 && LD_PACKED", "why": "its loaders and epilogue index A, B and C as packed row-major M x K, K x N, M x N: no transposes or leading dimensions yet"},
+    {"rule": "BATCH == 1 || (SPLITK == 1 && STREAMK == 0)", "why": "a batch takes grid z, which split-K's splits take otherwise; stream-K's blocks walk the tiles of one product"}
+  ],
   "switches": {
     "FULL_M": "M % BM == 0",
     "FULL_N": "N % BN == 0",
     "FULL_K": "K % BK == 0",
-    "EVEC_A": "K % VEC_A == 0 ? VEC_A : 1",
-    "EVEC_B": "N % VEC_B == 0 ? VEC_B : 1",
-    "EVEC_C": "N % 2 == 0 ? 2 : 1",
-    "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096"
+    "EVEC_A": "K % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM) ? VEC_A : 1",
+    "EVEC_B": "N % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM) ? VEC_B : 1",
+    "EVEC_C": "N % 2 == 0 && ALIGN_C >= 2 ? 2 : 1",
+    "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
+    "BATCHED": "BATCH > 1"
   },
   "let": {
     "GX": "cdiv(N, BN)",
@@ -87,13 +92,13 @@
     "SW": "SUPER > 1 ? SUPER : 1",
     "SPLITS": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL && K > 0 ? cdiv(cdiv(K, BK), cdiv(cdiv(K, BK), SPLITK)) : SPLITK"
   },
-  "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
+  "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N)",
   "compile_cost": "250",
   "model": {"tile": ["BM", "BN", "BK"], "atomics": "STREAMK > 0 ? M * N + STREAMK * BM * BN : SPLITK > 1 && SPLITK_MODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_B < VEC_B ? 105 : 100"},
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
   "launches": [
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
-    {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "SPLITS"],
+    {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "BATCH > 1 ? BATCH : SPLITS"],
      "block": ["THREADS", 1, 1],
      "smem": "STAGES * (rup(BM * (BK + PAD_A), 2) + rup(BK * (BN + PAD_B), 2)) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
@@ -229,7 +234,7 @@ struct Frag {
  * [skt0, skt1), and `part` says they are not the whole tile: the piece is added into C with atomics
  * (C holds beta * C already, splitk.cuh); otherwise split_range gives them. */
 template <bool FM, bool FN>
-__device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_ARGS, int tid, int warp, int lane, int bx, int by,
+__device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid, int warp, int lane, int bx, int by,
                                             int skt0, int skt1, bool part)
 {
     const int row0 = by * BM, col0 = bx * BN;
@@ -292,6 +297,12 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_ARGS, int tid, in
 extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
+#if BATCHED
+    /* Product blockIdx.z of a strided batch (engine/layout.h): from here on the kernel sees one. */
+    A += blockIdx.z * sa;
+    B += blockIdx.z * sb;
+    C += blockIdx.z * sc;
+#endif
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *As = reinterpret_cast<T *>(smem_raw);
     T *Bs = As + STAGES * tile::A_STAGE;

@@ -2,15 +2,22 @@
  *
  * The engine pastes, before the template, one #define per template parameter and per shape switch,
  * plus T (float or double), ELEM (sizeof(T)), F64 (0/1) and ARCH (e.g. 90). Every kernel of every
- * template takes the same arguments, GEMM_ARGS, so one launcher runs them all:
- *   C = alpha * A * B + beta * C, row-major, A is M x K, B is K x N, C is M x N, no padding
- *   between rows; W is scratch the template asked for ("workspace"), or null.
+ * template takes the same arguments, GEMM_ARGS, so one launcher runs them all (engine/kernel.c):
+ *   C = alpha * op(A) * op(B) + beta * C for each of a batch of products, row-major: op(A) is
+ *   M x K, op(B) is K x N, C is M x N; W is scratch the template asked for ("workspace"), or null.
+ *   The layout (engine/layout.h) comes last, so that adding it moved no earlier argument: lda,
+ *   ldb, ldc are the elements between stored rows (A stored K x M when transposed, B N x K), sa,
+ *   sb, sc the elements between products. A template reads them only where its shape switches
+ *   say the layout is not packed NN with one product (the plan's TA, TB, LD_PACKED, BATCH), and
+ *   refuses by a "requires" rule the layouts it cannot do.
  * beta == 0 means C is not read: a NaN already in C must not reach the result. */
 #pragma once
 
-#define GEMM_ARGS                                                                                  \
+/* The problem's part of the arguments, which helpers inside a template may take as they are. */
+#define GEMM_OPERANDS                                                                              \
     int M, int N, int K, T alpha, const T *__restrict__ A, const T *__restrict__ B, T beta,       \
         T *__restrict__ C, T *__restrict__ W
+#define GEMM_ARGS GEMM_OPERANDS, int lda, int ldb, int ldc, long long sa, long long sb, long long sc
 
 #ifndef MINB
 #define MINB 0

@@ -4,8 +4,9 @@
  * The block is BX x BY threads. MAP chooses which way threadIdx.x runs: MAP = 0 walks down a
  * column of C, so the 32 lanes of a warp read 32 different rows of A and store 32 elements N
  * apart (siboehm's kernel 1, uncoalesced on purpose); MAP = 1 walks along a row, so a warp reads
- * 32 consecutive elements of B and stores 32 consecutive elements of C (kernel 2). Any shape.
- * Example: configs/naive.json.
+ * 32 consecutive elements of B and stores 32 consecutive elements of C (kernel 2). Any shape, any
+ * layout (engine/layout.h): transposes, leading dimensions, batches on grid z. At packed NN with one
+ * product the switches make it the code it always was. Example: configs/naive.json.
  *
  * engine:template
 {
@@ -22,20 +23,46 @@
   "constraints": [
     {"rule": "BX * BY <= 1024", "why": "a block holds at most 1024 threads"}
   ],
-  "traffic": "M * K * cdiv(N, MAP ? BX : BY) + K * N * cdiv(M, MAP ? BY : BX) + M * N",
+  "switches": {
+    "OP_TA": "TA",
+    "OP_TB": "TB",
+    "LDP": "LD_PACKED",
+    "BATCHED": "BATCH > 1"
+  },
+  "traffic": "BATCH * (M * K * cdiv(N, MAP ? BX : BY) + K * N * cdiv(M, MAP ? BY : BX) + M * N)",
   "compile_cost": "70",
   "model": {"tile": ["BY", "BX", 1]},
   "launches": [
-    {"kernel": "gemm", "grid": ["MAP ? cdiv(N, BX) : cdiv(M, BX)", "MAP ? cdiv(M, BY) : cdiv(N, BY)", 1],
+    {"kernel": "gemm", "grid": ["MAP ? cdiv(N, BX) : cdiv(M, BX)", "MAP ? cdiv(M, BY) : cdiv(N, BY)", "BATCH"],
      "block": ["BX", "BY", 1]}
   ]
 }
 */
 #include "gemm_common.cuh"
 
+/* Where element (row, k) of op(A), (k, col) of op(B) and (row, col) of C are stored. With packed
+ * rows (LDP) the strides are the shape's own, as before layouts. */
+#if LDP
+#define LD_A (OP_TA ? M : K)
+#define LD_B (OP_TB ? K : N)
+#define LD_C N
+#else
+#define LD_A lda
+#define LD_B ldb
+#define LD_C ldc
+#endif
+#define A_AT(r, k) (OP_TA ? (idx_t)(k) * LD_A + (r) : (idx_t)(r) * LD_A + (k))
+#define B_AT(k, c) (OP_TB ? (idx_t)(c) * LD_B + (k) : (idx_t)(k) * LD_B + (c))
+
 extern "C" __global__ void __launch_bounds__(BX * BY) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
+#if BATCHED
+    /* Product blockIdx.z of a strided batch (engine/layout.h): from here on the kernel sees one. */
+    A += blockIdx.z * sa;
+    B += blockIdx.z * sb;
+    C += blockIdx.z * sc;
+#endif
 #if MAP == 0
     const int row = blockIdx.x * BX + threadIdx.x, col = blockIdx.y * BY + threadIdx.y;
 #else
@@ -45,6 +72,6 @@ extern "C" __global__ void __launch_bounds__(BX * BY) gemm(GEMM_ARGS)
         return;
     T acc = T(0);
     for (int k = 0; k < K; ++k)
-        acc += A[(idx_t)row * K + k] * B[(idx_t)k * N + col];
-    store_c<1>(&C[(idx_t)row * N + col], &acc, alpha, beta);
+        acc += A[A_AT(row, k)] * B[B_AT(k, col)];
+    store_c<1>(&C[(idx_t)row * LD_C + col], &acc, alpha, beta);
 }

@@ -46,21 +46,25 @@
     {"rule": "PASSES == 1 || BN <= 128", "why": "3xTF32 holds two accumulators of BN / 2 registers per thread: BN = 256 would need 256"},
     {"rule": "BM * BN <= 128 * 256", "why": "the block's staging registers and shared memory grow with the tile; past 128 x 256 they no longer fit"}
   ],
+  "requires": [
+    {"rule": "TA == 0 && TB == 0 && LD_PACKED", "why": "its loaders and epilogue index A, B and C as packed row-major M x K, K x N, M x N: no transposes or leading dimensions yet"}
+  ],
   "switches": {
-    "EVEC_A": "K % 4 == 0 ? 4 : 1",
-    "EVEC_B": "N % 4 == 0 ? 4 : 1",
-    "EVEC_C": "N % 2 == 0 ? 2 : 1"
+    "EVEC_A": "K % 4 == 0 && ALIGN_A >= 4 ? 4 : 1",
+    "EVEC_B": "N % 4 == 0 && ALIGN_B >= 4 ? 4 : 1",
+    "EVEC_C": "N % 2 == 0 && ALIGN_C >= 2 ? 2 : 1",
+    "BATCHED": "BATCH > 1"
   },
   "let": {
     "GX": "cdiv(N, BN)",
     "GY": "cdiv(M, BM)",
     "SW": "SUPER > 1 ? SUPER : 1"
   },
-  "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N",
+  "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N)",
   "compile_cost": "400",
   "model": {"tile": ["BM", "BN", "BK"], "atomics": "0", "slow": "EVEC_A < 4 || EVEC_B < 4 ? 110 : 100"},
   "launches": [
-    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", 1],
+    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "BATCH"],
      "block": ["THREADS", 1, 1],
      "smem": "STAGES * PARTS * (BM + BN) * BK * 4 + 1024"}
   ]
@@ -245,6 +249,12 @@ __device__ __forceinline__ void mma_stage(float (&acc)[NACC], float (&corr)[NC],
 extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
+#if BATCHED
+    /* Product blockIdx.z of a strided batch (engine/layout.h): from here on the kernel sees one. */
+    A += blockIdx.z * sa;
+    B += blockIdx.z * sb;
+    C += blockIdx.z * sc;
+#endif
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     /* The swizzle atoms must sit on 1024-byte boundaries; the launch asks for 1024 bytes of slack. */
     const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(smem_raw));

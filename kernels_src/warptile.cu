@@ -96,19 +96,24 @@
     {"rule": "B_ASYNC == 0 || (BN + PAD_B) % VEC_B == 0", "why": "each cp.async into a stored row of B must stay aligned"},
     {"rule": "PACK_B == 0 || SPLITK == 1 || SPLITK_MODE != 1", "why": "the packed B and the two-pass split-K partial tiles would both take the workspace"}
   ],
+  "requires": [
+    {"rule": "TA == 0 && TB == 0 && LD_PACKED", "why": "its loaders and epilogue index A, B and C as packed row-major M x K, K x N, M x N: no transposes or leading dimensions yet"},
+    {"rule": "BATCH == 1 || (SPLITK == 1 && STREAMK == 0)", "why": "a batch takes grid z, which split-K's splits take otherwise; stream-K's blocks walk the tiles of one product"}
+  ],
   "switches": {
     "FULL_M": "M % BM == 0",
     "FULL_N": "N % BN == 0",
     "FULL_K": "K % BK == 0",
-    "EVEC_A": "K % VEC_A == 0 ? VEC_A : 1",
-    "PACKB": "K > 0 && (PACK_B == 1 || (PACK_B >= 2 && N % VEC_B != 0 && (PACK_B == 2 || K % VEC_A == 0))) && K * rup(N, BN) < 2147483648",
-    "EVEC_B": "PACKB || N % VEC_B == 0 ? VEC_B : 1",
-    "EVEC_C": "N % VEC_C == 0 ? VEC_C : 1",
+    "EVEC_A": "K % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM) ? VEC_A : 1",
+    "PACKB": "BATCH == 1 && K > 0 && (PACK_B == 1 || (PACK_B >= 2 && N % VEC_B != 0 && (PACK_B == 2 || K % VEC_A == 0))) && K * rup(N, BN) < 2147483648",
+    "EVEC_B": "PACKB || (N % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM)) ? VEC_B : 1",
+    "EVEC_C": "N % VEC_C == 0 && ALIGN_C >= min(VEC_C, 16 / ELEM) ? VEC_C : 1",
     "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
     "BASYNC": "B_ASYNC == 1 || (B_ASYNC == 2 && EVEC_B < VEC_B)",
     "EDGE_ON": "EDGE == 1 || (EDGE == 2 && K % VEC_A == 0) || EDGE == 3",
     "EDGE_CALL": "EDGE == 3 && (M % BM != 0 || N % BN != 0)",
-    "CSTAGE": "SPLITK == 1 && STREAMK == 0 && SLICEK == 1 && BM * (BN + 1) * ELEM <= 102400 && (C_STAGE == 1 || (C_STAGE == 2 && N % VEC_C != 0 && K % VEC_A != 0))"
+    "CSTAGE": "SPLITK == 1 && STREAMK == 0 && SLICEK == 1 && BM * (BN + 1) * ELEM <= 102400 && (C_STAGE == 1 || (C_STAGE == 2 && N % VEC_C != 0 && K % VEC_A != 0))",
+    "BATCHED": "BATCH > 1"
   },
   "let": {
     "GX": "cdiv(N, BN)",
@@ -117,14 +122,14 @@
     "SPLITS": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL && K > 0 ? cdiv(cdiv(K, BK), cdiv(cdiv(K, BK), SPLITK)) : SPLITK",
     "NBUF": "DB == 2 ? STAGES : DB == 0 ? 1 : 2"
   },
-  "traffic": "M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N + (PACKB ? K * N + K * rup(N, BN) : 0)",
+  "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N + (PACKB ? K * N + K * rup(N, BN) : 0))",
   "compile_cost": "150 + (WM * WN / 32) * min(KUNROLL, BK / SLICEK) * 2 / 5",
   "model": {"tile": ["BM", "BN", "BK"], "atomics": "STREAMK > 0 ? M * N + STREAMK * BM * BN : SPLITK > 1 && SPLITK_MODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_B < VEC_B ? 105 : 100"},
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : PACKB ? K * rup(N, BN) : 0",
   "launches": [
     {"kernel": "pack_b", "if": "PACKB", "grid": ["cdiv(rup(N, BN), 256)", "min(cdiv(K, 4), 65535)", 1], "block": [256, 1, 1]},
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
-    {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "SPLITS"],
+    {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "BATCH > 1 ? BATCH : SPLITS"],
      "block": ["THREADS", 1, 1],
      "smem": "max(max(NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)), (SLICEK - 1) * BM * BN), CSTAGE ? BM * (BN + 1) : 0) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
@@ -442,6 +447,12 @@ extern "C" __global__ void pack_b(GEMM_ARGS)
 extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
+#if BATCHED
+    /* Product blockIdx.z of a strided batch (engine/layout.h): from here on the kernel sees one. */
+    A += blockIdx.z * sa;
+    B += blockIdx.z * sb;
+    C += blockIdx.z * sc;
+#endif
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *As = reinterpret_cast<T *>(smem_raw);
     T *Bs = As + (DB == 2 ? STAGES : DB == 0 ? 1 : 2) * tile::A_STAGE;

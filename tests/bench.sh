@@ -41,7 +41,7 @@ echo "== bench/shapes.sh and bench/oracle.sh on random shapes"
 mkdir -p "$tmp/wisdom"
 cat >"$tmp/wisdom/fake-gpu-0.json" <<EOF
 {"version": 1, "device": "Fake GPU 0", "arch": "sm_90", "entries": [
-  {"dtype": "f32", "shape": "512x512x512", "config": "configs/warptile_splitk.json", "set": {"SPLITK": 2}, "tflops": 1, "vs_cublas": 1},
+  {"dtype": "f32", "shape": "512x512x512", "config": "configs/warptile_splitk.json", "set": {"SPLITK": 2, "PDL": 1}, "tflops": 1, "vs_cublas": 1},
   {"dtype": "f32", "shape": "4096x4096x4096", "config": "configs/warptile_db.json", "tflops": 40, "vs_cublas": 0.9}
 ]}
 EOF

@@ -32,6 +32,52 @@ else
   [ "$(grep -c . "$tmp/out")" -le 2 ] && pass "...with a short message" || fail "...with a short message" "$(cat "$tmp/out")"
 fi
 
+# Layout options: each bad value gets one line naming the option (or field) and the rule, exit 2,
+# and nothing is compiled or run.
+bad_layout() { # NAME EXPECTED-LINE ARGS...
+  local name=$1 want=$2
+  shift 2
+  $E "$@" >"$tmp/out" 2>&1
+  local rc=$?
+  if [ $rc = 2 ] && [ "$(cat "$tmp/out")" = "$want" ]; then pass "$name: exit 2, one line"; else fail "$name (exit $rc)" "$(head -3 "$tmp/out")"; fi
+}
+bad_layout "--op XY" "engine: --op XY: expected NN, NT, TN or TT (op(A) then op(B); T: transposed)" \
+  bench --op XY configs/naive.json
+bad_layout "--op nt (lower case)" "engine: --op nt: expected NN, NT, TN or TT (op(A) then op(B); T: transposed)" \
+  verify --op nt configs/naive.json
+bad_layout "--lda below the row length" "engine: shape 8x8x8: lda: 7 is below the row length of A (M x K, op N) as stored (8): rows would overlap" \
+  bench --m 8 --n 8 --k 8 --lda 7 configs/naive.json
+bad_layout "--lda below the row length of A^T" "engine: shape 8x6x9: lda: 7 is below the row length of A (K x M, op T) as stored (8): rows would overlap" \
+  bench --m 8 --n 6 --k 9 --op TN --lda 7 configs/naive.json
+bad_layout "--ldb below the row length of B^T" "engine: shape 4x6x9: ldb: 8 is below the row length of B (N x K, op T) as stored (9): rows would overlap" \
+  compile --m 4 --n 6 --k 9 --op NT --ldb 8 configs/naive.json
+bad_layout "--ldc at one shape of a list" "engine: shape 33x40x5: ldc: 33 is below the row length of C (M x N) as stored (40): rows would overlap" \
+  verify --shapes 17x33x5,33x40x5 --ldc 33 configs/naive.json
+bad_layout "--ldc 0" "engine: --ldc 0: expected a leading dimension from 1 to 2^31-1, or +P (packed plus P elements)" \
+  bench --ldc 0 configs/naive.json
+bad_layout "--lda absurd" "engine: --lda 99999999999: expected a leading dimension from 1 to 2^31-1, or +P (packed plus P elements)" \
+  bench --lda 99999999999 configs/naive.json
+bad_layout "--ldb +-1" "engine: --ldb +-1: expected a leading dimension from 1 to 2^31-1, or +P (packed plus P elements)" \
+  bench --ldb +-1 configs/naive.json
+bad_layout "--batch 0" "engine: --batch 0: expected a whole number from 1 to 65535" bench --batch 0 configs/naive.json
+bad_layout "--batch 70000" "engine: --batch 70000: expected a whole number from 1 to 65535" tune --batch 70000 configs/naive.json
+bad_layout "--stride-a -1" "engine: --stride-a -1: expected a whole number of elements from 0 to 2^46" \
+  bench --batch 2 --stride-a -1 configs/naive.json
+bad_layout "--stride-c overlapping products" "engine: shape 4x4x4: stride-c: 10 is below the span of one C ((M-1)*ldc + N = 16): products would write over each other" \
+  bench --size 4 --batch 2 --stride-c 10 configs/naive.json
+bad_layout "--auto with a layout" "engine: --auto: wisdom entries are packed NN only so far; give a CONFIG (or no --wisdom) with --op/--ld*/--batch/--stride-*" \
+  bench --auto --op NT
+bad_layout "tune --wisdom with a layout" "engine: --wisdom: wisdom entries are packed NN only so far; give a CONFIG (or no --wisdom) with --op/--ld*/--batch/--stride-*" \
+  tune --batch 2 --wisdom /tmp configs/naive.json
+# The layout reaches the plan: naive compiles each op with its switches; a tile template refuses.
+$E compile configs/naive.json --m 17 --n 33 --k 5 --op TN --lda +1 --batch 3 --arch sm_90 --no-cache >"$tmp/out" 2>&1
+check_rc "compile naive --op TN --lda +1 --batch 3" 0 $? "$(cat "$tmp/out")"
+grep -q 'OP_TA=1 OP_TB=0 LDP=0 BATCHED=1' "$tmp/out" && pass "...with the layout's switches" || fail "...with the layout's switches" "$(cat "$tmp/out")"
+$E compile configs/warptile_db.json --m 17 --n 33 --k 5 --op NT --arch sm_90 --no-cache >"$tmp/out" 2>&1
+check_rc "compile warptile_db --op NT is refused" 2 $?
+grep -q 'shape 17x33x5 op NT lda=5 ldb=5 ldc=33 is refused: template warptile requires TA == 0 && TB == 0 && LD_PACKED (' "$tmp/out" &&
+  pass "...by its declared rule" || fail "...by its declared rule" "$(cat "$tmp/out")"
+
 # K = 0 (C = beta * C, done by the engine) still plans every config's launches: a launch sized by K
 # (warptile's pack_b) must not make the shape an error. N = 9 asks for the pack where it is enabled.
 # sm_90a: the target every shipped config compiles for (tc32's wgmma needs it).

@@ -12,6 +12,11 @@
 #   stream-K in warptile and DMMA, runs that start and end inside tiles; interior tiles unguarded and
 #   edge tiles guarded (EDGE 1, 0 and 3), B by cp.async (B_ASYNC), B packed first (PACK_B), loads two
 #   tiles ahead (LOAD_AHEAD) and C through shared memory (C_STAGE) at odd shapes;
+#   layouts (section layouts): op NN NT TN TT at 1x1x1, 17x33x5, 127x129x131, 1000x1001x999, f32 and
+#   f64, leading dimensions padded by 1, 8 and 64, strided batches (packed, padded, broadcast A), C's
+#   padding left untouched (verify checks it), memcheck, a bench row carrying the layout; strided
+#   batches in warptile, DMMA and blocktile; their refusal of what they do not take yet (transposes,
+#   padded rows; a batch with split-K), by their declared rules;
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
 #   wisdom; sliced K in warptile
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
@@ -42,7 +47,7 @@ E=${ENGINE_BIN:-build/engine}
 LOG=${GPU_LOG_DIR:-build/gpu-logs}
 # GPU_ONLY="edges sanitize" runs only those sections, so that a device call can stay inside its time
 # limit; default all. A name not in SECTIONS is an error (exit 2).
-SECTIONS="device verify f64 lanes wrong accuracy errors edges splitk streamk interior vec2 skinny slicek sm90a wisdom wisdom-memcheck auto isolation tune-faults tune formats sanitize regress"
+SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts splitk streamk interior vec2 skinny slicek sm90a wisdom wisdom-memcheck auto isolation tune-faults tune formats sanitize regress"
 for s in ${GPU_ONLY:-}; do
   [[ " $SECTIONS " == *" $s "* ]] || { echo "GPU_ONLY: no section \"$s\"; the sections are: $SECTIONS"; exit 2; }
 done
@@ -356,6 +361,58 @@ run_verify "65536x65536x16 f32 verifies (warptile_db)" big-f32 configs/warptile_
 $E verify configs/dgemm_dmma.json --shapes 65536x65536x16 >"$LOG/big-refused.txt" 2>&1
 check_says "65536x65536x16 f64 does not fit: exit 3, naming the memory needed and free" $? 3 "$LOG/big-refused.txt" \
   'needs [0-9.]+ GB, [0-9.]+ GB free'
+fi
+
+if want layouts; then
+echo "== layouts: transposes, leading dimensions and strided batches (engine/layout.h; inputs padded with NaN)"
+LSH=1x1x1,17x33x5,127x129x131,1000x1001x999
+for op in NN NT TN TT; do
+  run_verify "naive f32 op $op" "layouts-naive-$op" configs/naive.json --op "$op" --shapes $LSH
+  run_verify "naive f64 op $op" "layouts-naive64-$op" configs/naive.json --dtype f64 --op "$op" --shapes $LSH
+done
+for pad in 1 8 64; do
+  run_verify "naive op TT, lda/ldb/ldc padded by $pad" "layouts-pad$pad" configs/naive.json --op TT \
+    --lda +$pad --ldb +$pad --ldc +$pad --shapes 17x33x5,127x129x131
+done
+run_verify "naive batch 3, packed strides, op NT" layouts-batch configs/naive.json --batch 3 --op NT --shapes 1x1x1,17x33x5,127x129x131
+# One shape per run: a stride must clear every shape's span (127*131 A, 131*129 B, 127*129 C).
+run_verify "naive batch 3, padded strides, op TN" layouts-batch-pad configs/naive.json --batch 3 --op TN \
+  --stride-a 17000 --stride-b 17001 --stride-c 17002 --shapes 127x129x131
+run_verify "naive batch 3, one A for all (stride 0), ldc padded" layouts-batch-bcast configs/naive.json --batch 3 \
+  --stride-a 0 --ldc +8 --shapes 127x129x131
+run_verify "naive f64 batch 3, op TT, lda padded" layouts-batch64 configs/naive.json --dtype f64 --batch 3 --op TT \
+  --lda +1 --shapes 17x33x5,127x129x131
+sanitize_verify "naive op TN, padded, batch 3" layouts-san "memcheck" configs/naive.json --op TN --lda +1 --ldb +8 \
+  --ldc +1 --batch 3 --shapes 17x33x5
+# A bench row carries the layout, and cuBLAS ran in it (its row is there, timed).
+$E bench configs/naive.json --op NT --lda +1 --batch 2 --m 64 --n 64 --k 64 --runs 3 --format jsonl \
+  >"$LOG/layouts-bench.jsonl" 2>"$LOG/layouts-bench.err"
+rc=$?
+nok=$(grep -c '"config":"naive".*"op":"NT","lda":65,"ldb":64,"ldc":64,"batch":2,"status":"ok"' "$LOG/layouts-bench.jsonl")
+ncub=$(grep -c '"config":"cublas".*"op":"NT","lda":65,"ldb":64,"ldc":64,"batch":2,"status":"ok".*cublasGemmStridedBatchedEx' "$LOG/layouts-bench.jsonl")
+[ $rc = 0 ] && [ "$nok" = 1 ] && [ "$ncub" = 1 ] && pass "bench rows carry op, lda, ldb, ldc, batch (naive and cuBLAS)" ||
+  fail "bench rows carry the layout (exit $rc; $nok naive rows, $ncub cuBLAS rows)" "$(head -5 "$LOG/layouts-bench.jsonl" "$LOG/layouts-bench.err")"
+# The tile templates: strided batches of packed NN products on grid z, at odd shapes (guarded tiles).
+for c in warptile_db gmem_vec; do
+  run_verify "$c batch 3, packed strides" "layouts-batch-$c" configs/$c.json --batch 3 --shapes 1x1x1,17x33x5,127x129x131,1000x1001x999
+done
+run_verify "dgemm_dmma batch 3, packed strides" layouts-batch-dmma configs/dgemm_dmma.json --batch 3 --shapes 1x1x1,17x33x5,127x129x131,1000x1001x999
+run_verify "warptile_db f64 batch 3, packed strides" layouts-batch-wt64 configs/warptile_db.json --dtype f64 --batch 3 --shapes 17x33x5,127x129x131
+for c in warptile_db dgemm_dmma gmem_vec; do
+  run_verify "$c batch 3, padded strides" "layouts-batchpad-$c" configs/$c.json --batch 3 --stride-a 17000 \
+    --stride-b 17004 --stride-c 17008 --shapes 127x129x131
+done
+run_verify "warptile_db batch 4, one B for all (stride 0)" layouts-bcast-wt configs/warptile_db.json --batch 4 --stride-b 0 --shapes 127x129x131
+sanitize_verify "warptile_db batch 3" layouts-san-wt "memcheck" configs/warptile_db.json --batch 3 --shapes 127x129x131
+# They refuse transposes and padded rows, and split-K a batch, by their declared rules; nothing runs.
+for c in warptile_db dgemm_dmma gmem_vec; do
+  $E verify configs/$c.json --op NT --shapes 17x33x5 >"$LOG/layouts-refuse-$c.txt" 2>&1
+  check_says "$c refuses op NT by its declared rule" $? 2 "$LOG/layouts-refuse-$c.txt" \
+    "shape 17x33x5 op NT lda=5 ldb=5 ldc=33 is refused: template [a-z]+ requires TA == 0 && TB == 0 && LD_PACKED \\("
+done
+$E verify configs/warptile_splitk.json --batch 2 --shapes 65x33x4097 >"$LOG/layouts-refuse-splitk.txt" 2>&1
+check_says "warptile_splitk refuses a batch by its declared rule" $? 2 "$LOG/layouts-refuse-splitk.txt" \
+  "requires BATCH == 1 \\|\\| \\(SPLITK == 1 && STREAMK == 0\\)"
 fi
 
 if want splitk; then

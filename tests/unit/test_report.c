@@ -43,7 +43,8 @@ static void test_csv(void **state)
     assert_true(strncmp(s, "config,template,dtype,M,N,K,", 28) == 0); /* header once, no note */
     assert_null(strstr(s, "note line"));
     assert_non_null(strstr(s, "\n\"a\",\"blocktile\",\"f32\",2048,2048,2048,1,0,\"ok\",1.000000,"));
-    assert_non_null(strstr(s, "\"engine bench \"\"x\"\"\"\n")); /* quotes doubled */
+    /* quotes doubled; the layout last: packed NN with one product where the row gives none */
+    assert_non_null(strstr(s, "\"engine bench \"\"x\"\"\",NN,2048,2048,2048,1\n"));
     int lines = 0;
     for (char *p = s; *p; p++)
         lines += *p == '\n';
@@ -58,11 +59,21 @@ static void test_jsonl(void **state)
     assert_true(s[0] == '{');
     assert_non_null(strstr(s, "\"config\":\"a\""));
     assert_non_null(strstr(s, "\"regs\":168"));
+    assert_non_null(strstr(s, "\"beta\":0,\"op\":\"NN\",\"lda\":2048,\"ldb\":2048,\"ldc\":2048,\"batch\":1,\"status\""));
     assert_non_null(strstr(s, "\"pdl\":true,\"switches\""));
     rows[0].pdl = -1; /* unknown (cuBLAS): no key */
     s = render(FORMAT_JSONL, rows, 1);
     assert_null(strstr(s, "\"pdl\""));
     assert_non_null(strstr(s, "\"args\":\"engine bench \\\"x\\\"\"}\n"));
+    /* A row's own layout. */
+    layout_t l;
+    layout_packed(&l, 1, 0, 2048, 2048, 2048, 3);
+    l.ldc = 2056;
+    rows[0].lay = &l;
+    s = render(FORMAT_JSONL, rows, 1);
+    assert_non_null(strstr(s, "\"op\":\"TN\",\"lda\":2048,\"ldb\":2048,\"ldc\":2056,\"batch\":3,"));
+    s = render(FORMAT_CSV, rows, 1);
+    assert_non_null(strstr(s, ",TN,2048,2048,2056,3\n"));
 }
 
 static void test_md_step_gain(void **state)

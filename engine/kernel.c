@@ -1,0 +1,141 @@
+/* kernel.c — see kernel.h. */
+#include "kernel.h"
+
+#include "paths.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K,
+                 const layout_t *lay, const layout_align *align, kernel_t *k, jit_origin *origin, err_t *err)
+{
+    memset(k, 0, sizeof *k);
+    k->cfg = cfg;
+    if (layout_check(lay, M, N, K, err))
+        return -1;
+    /* A template that cannot do the layout refuses it through its "requires". */
+    if (template_plan_layout(&cfg->tpl, cfg->path, cfg->name, cfg->values, cfg->dtype, arch, M, N, K, lay, align,
+                             smem_limit, &k->plan, err))
+        return -1;
+    char prog[160];
+    snprintf(prog, sizeof prog, "%s.cu", cfg->name);
+    /* The template's own directory first, then the template path, where gemm_common.cuh lives. */
+    const char *const *dirs;
+    size_t ndirs = paths_template_dirs(&dirs);
+    const char *inc[JIT_MAX_INCLUDES];
+    size_t ninc = 0;
+    inc[ninc++] = cfg->tpl.dir;
+    for (size_t i = 0; i < ndirs && ninc < JIT_MAX_INCLUDES; i++)
+        inc[ninc++] = dirs[i];
+    if (jit_compile(prog, k->plan.source, inc, ninc, arch, cfg->path, &k->jit, origin, err))
+        return -1;
+    k->info = jit_func(k->jit, "gemm");
+    return 0;
+}
+
+int kernel_load(gpu_t *g, int pdl, kernel_t *k, err_t *err)
+{
+    if (gpu_module_load(g, k->jit->cubin, k->cfg->path, &k->mod, err))
+        return -1;
+    k->gpu = g;
+    for (size_t i = 0; i < k->plan.nlaunches; i++) {
+        const plan_launch *l = &k->plan.launches[i];
+        if (gpu_function(g, &k->mod, l->kernel, &k->fn[i], err) || gpu_set_smem(g, k->fn[i], (int)l->smem, err))
+            return -1;
+    }
+    k->pdl = false;
+    if (k->plan.pdl && pdl != 0) {
+        int blocks = 0, threads = 0;
+        if (kernel_occupancy(k, &blocks, &threads, err))
+            return -1;
+        k->pdl = pdl == 1 || plan_use_pdl(&k->plan, g->sms, blocks);
+    }
+    k->loaded = true;
+    return 0;
+}
+
+void kernel_free(kernel_t *k)
+{
+    if (k->mod.mod && k->gpu)
+        gpu_module_unload(k->gpu, &k->mod);
+    plan_free(&k->plan);
+    memset(k, 0, sizeof *k);
+}
+
+size_t kernel_workspace_bytes(const kernel_t *k, const gemm_call *c)
+{
+    return (size_t)k->plan.workspace * dtype_size(c->dtype);
+}
+
+/* Whether the call is the problem k was built for. */
+static int call_fits(const kernel_t *k, const gemm_call *c, CUdeviceptr W, err_t *err)
+{
+    const char *label = k->cfg ? k->cfg->path : "kernel";
+    const layout_t *a = &k->plan.lay, *b = &c->lay;
+    if (!k->loaded)
+        return err_set(err, EXIT_INPUT, label, 0, 0, "kernel_launch: the kernel is not loaded");
+    if (c->dtype != k->plan.dtype || c->M != k->plan.M || c->N != k->plan.N || c->K != k->plan.K)
+        return err_set(err, EXIT_INPUT, label, 0, 0,
+                       "kernel_launch: the call is %s %lldx%lldx%lld, the kernel was built for %s %lldx%lldx%lld",
+                       dtype_name(c->dtype), (long long)c->M, (long long)c->N, (long long)c->K,
+                       dtype_name(k->plan.dtype), (long long)k->plan.M, (long long)k->plan.N, (long long)k->plan.K);
+    if (a->ta != b->ta || a->tb != b->tb || a->lda != b->lda || a->ldb != b->ldb || a->ldc != b->ldc ||
+        a->batch != b->batch || (a->batch > 1 && (a->sa != b->sa || a->sb != b->sb || a->sc != b->sc)))
+        return err_set(err, EXIT_INPUT, label, 0, 0, "kernel_launch: the call's layout is not the one the kernel was built for");
+    if (c->K < 1)
+        return err_set(err, EXIT_INPUT, label, 0, 0, "kernel_launch: K = 0 is C = beta*C, which the caller does");
+    if (!c->A || !c->B || !c->C)
+        return err_set(err, EXIT_INPUT, label, 0, 0, "kernel_launch: a null pointer (%s)", !c->A ? "A" : !c->B ? "B" : "C");
+    size_t es = dtype_size(c->dtype);
+    if (layout_align_of(c->A, es, 0, 0) < k->plan.align.a || layout_align_of(c->B, es, 0, 0) < k->plan.align.b ||
+        layout_align_of(c->C, es, 0, 0) < k->plan.align.c)
+        return err_set(err, EXIT_INPUT, label, 0, 0,
+                       "kernel_launch: a pointer is less aligned than the kernel was built for (A %d, B %d, C %d elements)",
+                       k->plan.align.a, k->plan.align.b, k->plan.align.c);
+    if (kernel_workspace_bytes(k, c) && !W)
+        return err_set(err, EXIT_INPUT, label, 0, 0, "kernel_launch: the kernel needs %zu bytes of workspace and W is null",
+                       kernel_workspace_bytes(k, c));
+    return 0;
+}
+
+int kernel_launch(const kernel_t *k, const gemm_call *c, CUdeviceptr W, CUstream stream, err_t *err)
+{
+    if (call_fits(k, c, W, err))
+        return -1;
+    int M = (int)c->M, N = (int)c->N, K = (int)c->K;
+    int lda = (int)c->lay.lda, ldb = (int)c->lay.ldb, ldc = (int)c->lay.ldc;
+    long long sa = c->lay.sa, sb = c->lay.sb, sc = c->lay.sc;
+    float af = (float)c->alpha, bf = (float)c->beta;
+    double ad = c->alpha, bd = c->beta;
+    void *a = c->dtype == DTYPE_F64 ? (void *)&ad : (void *)&af;
+    void *b = c->dtype == DTYPE_F64 ? (void *)&bd : (void *)&bf;
+    CUdeviceptr A = c->A, B = c->B, C = c->C, Wp = W;
+    /* Every template kernel takes the same arguments (kernels_src/gemm_common.cuh, GEMM_ARGS); the
+     * layout's come last, so a kernel that declares fewer reads the ones it has. */
+    void *args[] = {&M, &N, &K, a, &A, &B, b, &C, &Wp, &lda, &ldb, &ldc, &sa, &sb, &sc};
+    for (size_t i = 0; i < k->plan.nlaunches; i++) {
+        const plan_launch *l = &k->plan.launches[i];
+        if (gpu_launch_pdl(k->gpu, k->fn[i], l->grid, l->block, (int)l->smem, args, stream, k->pdl, err))
+            return -1;
+    }
+    return 0;
+}
+
+int kernel_occupancy(const kernel_t *k, int *blocks, int *threads, err_t *err)
+{
+    const plan_launch *l = &k->plan.launches[k->plan.main_launch];
+    *threads = (int)(l->block[0] * l->block[1] * l->block[2]);
+    return gpu_occupancy(k->gpu, k->fn[k->plan.main_launch], *threads, (int)l->smem, blocks, err);
+}
+
+int kernel_resources(const kernel_t *k, int *regs, int *spill_bytes, int *smem_bytes, err_t *err)
+{
+    CUfunction f = k->fn[k->plan.main_launch];
+    int static_smem = 0;
+    if (gpu_func_attr(k->gpu, f, CU_FUNC_ATTRIBUTE_NUM_REGS, regs, err) ||
+        gpu_func_attr(k->gpu, f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &static_smem, err))
+        return -1;
+    *spill_bytes = k->info ? k->info->spill_stores + k->info->spill_loads : -1;
+    *smem_bytes = static_smem + (int)k->plan.launches[k->plan.main_launch].smem;
+    return 0;
+}
