@@ -159,7 +159,7 @@ int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes,
     err_t ignored;
     err_clear(&ignored);
     bool have_gpu = gpu_driver_present() && gpu_probe(&g, o->device, &ignored) == 0;
-    p->arch = o->arch ? o->arch : have_gpu ? arch_target_for_gpu(g.sm) : 90;
+    p->arch = o->arch ? o->arch : have_gpu ? g.sm : 90;
     p->device = xstrdup(o->device_name ? o->device_name : have_gpu ? g.name : "");
     int sms = o->sms ? o->sms : have_gpu ? g.sms : usual_sms(p->arch);
     double clock = have_gpu && g.clock_khz > 0 ? g.clock_khz * 1e3 : 1.98e9;
@@ -187,6 +187,7 @@ int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes,
     }
     select_gpu sg;
     select_gpu_init(&sg, p->arch, sms, clock);
+    sg.arch_guessed = !o->arch;
     select_init(&p->sel, &sg, dtype, entries, files, paths, n);
     for (size_t c = 0; c < n; c++)
         if (!p->sel.cands[c].loaded)

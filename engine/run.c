@@ -115,9 +115,8 @@ static int runner_open(runner_t *r, const opts_t *o, bool bandwidth)
     err_t err;
     err_clear(&err);
     signal(SIGPIPE, SIG_IGN);
-    /* Bad configs are refused before any GPU work: load them against --arch (or what an sm_90 GPU
-     * is targeted as, sm_90a) first. */
-    int first_arch = o->arch ? o->arch : arch_target_for_gpu(90);
+    /* Bad configs are refused before any GPU work: load them against --arch (or sm_90) first. */
+    int first_arch = o->arch ? o->arch : 90;
     r->su.arch = first_arch;
     if (load_all(r) == 0)
         return -1;
@@ -588,7 +587,7 @@ int run_bench(const opts_t *o)
                     continue;
                 const build_job *j = &jobs[s * o->nentries + i];
                 char *params = config_params_string(c);
-                char *args = rerun_args(o, c, sh, &lay, alpha, beta, r.su.arch);
+                char *args = rerun_args(o, c, sh, &lay, alpha, beta, c->arch);
                 report_row row = {.config = c->label, .tmpl = c->tpl.name, .dtype = dtype_name(c->dtype),
                                   .M = sh->m, .N = sh->n, .K = sh->k, .lay = &lay, .alpha = alpha, .beta = beta,
                                   .status = "error", .regs = -1, .pdl = -1, .bound = "", .switches = "", .params = params,

@@ -38,6 +38,8 @@
     "VEC_A": {"default": 2, "values": [1, 2, 4], "doc": "elements per global load or cp.async of A"},
     "VEC_B": {"default": 2, "values": [1, 2, 4], "doc": "elements per global load or cp.async of B"},
     "PASSES": {"default": 3, "values": [1, 3], "doc": "f32 only: TF32 products per element pair: 3 (big*big + big*small + small*big, FP32 accuracy) or 1 (big*big: TF32 accuracy, declare \"accuracy\": \"tf32\")"},
+    "KPROMOTE": {"default": 0, "values": [0, 32, 64, 128, 256], "doc": "f32 only: elements of K the tensor cores accumulate before the fragments are added into FP32 registers by ordinary adds (0: never)"},
+    "FOLD": {"default": 0, "values": [0, 1], "doc": "f32 3xTF32 with promotion: 1 sums the correction products into big*big's fragments between promotions (one register set fewer), 0 keeps them apart"},
     "STAGES": {"default": 2, "min": 1, "max": 4, "doc": "shared-memory buffers"},
     "ASYNC": {"default": 1, "values": [0, 1], "doc": "1: cp.async copies (needs STAGES >= 2)"},
     "KUNROLL": {"default": 8, "min": 1, "max": 64, "doc": "unroll factor of the k loop, in steps of 4"},
@@ -57,6 +59,8 @@
   "constraints": [
     {"rule": "ARCH >= 80", "why": "mma.sync with f64 operands (DMMA) or tf32 operands needs sm_80 or newer"},
     {"rule": "F64 || SHAPE == 1688", "why": "in f32 the instruction is TF32's m16n8k8 (MMA 0 or 1688)"},
+    {"rule": "KPROMOTE == 0 || (!F64 && KPROMOTE % BK == 0)", "why": "promotion is an f32 choice (DMMA accumulates in FP64) and happens between k-tiles"},
+    {"rule": "FOLD == 0 || (!F64 && PASSES == 3 && KPROMOTE > 0)", "why": "folding the correction products is a 3xTF32 choice, and only short chains keep them from being rounded away"},
     {"rule": "VEC_A * ELEM <= 16 && VEC_B * ELEM <= 16", "why": "a global load or cp.async moves 16 bytes at most"},
     {"rule": "BM % WM == 0", "why": "warp tiles cover the block tile's rows"},
     {"rule": "BN % WN == 0", "why": "warp tiles cover the block tile's columns"},
@@ -158,12 +162,19 @@ __device__ __forceinline__ void mma(double (&c)[CR], const double (&a)[AR], cons
 #endif
 
 /* 3xTF32 keeps big*small + small*big in an accumulator of their own: added into big*big's, the
- * small terms would be rounded away against it at every step (Ootomo & Yokota 2022). */
+ * small terms would be rounded away against it at every step (Ootomo & Yokota 2022), unless the
+ * chains are short (FOLD with promotion). Promotion (KPROMOTE > 0): every KPROMOTE / BK k-tiles the
+ * fragments are added into total by ordinary FP32 adds and restart from zero, because the tensor
+ * cores' own accumulation is not IEEE round-to-nearest and its error grows with K (tc32.cu). */
 constexpr bool CORR = !F64 && PASSES == 3;
+constexpr bool SEPC = CORR && !FOLD;
+constexpr bool PROM = !F64 && KPROMOTE > 0;
 
 struct Frag {
     T acc[MTILES][NTILES][CR];
-    T corr[CORR ? MTILES : 1][CORR ? NTILES : 1][CR]; /* 3xTF32: big*small + small*big */
+    T corr[SEPC ? MTILES : 1][SEPC ? NTILES : 1][CR]; /* 3xTF32 without FOLD: big*small + small*big */
+    T total[PROM ? MTILES : 1][PROM ? NTILES : 1][CR]; /* promotion: the sum of the chains so far */
+    int chain;  /* promotion: k-tiles in acc since the last promotion */
     int m0, n0; /* warp tile origin inside the block tile */
     int g, t;   /* lane / 4 and lane % 4: the fragment coordinates */
 
@@ -204,28 +215,59 @@ struct Frag {
             for (int i = 0; i < MTILES; ++i)
 #pragma unroll
                 for (int j = 0; j < NTILES; ++j) {
-                    if constexpr (CORR) {
+                    if constexpr (SEPC) {
                         mma(corr[i][j], ab[i], bs[j]);
                         mma(corr[i][j], as[i], bb[j]);
+                    } else if constexpr (CORR) { /* FOLD: the small products first, while acc is small */
+                        mma(acc[i][j], ab[i], bs[j]);
+                        mma(acc[i][j], as[i], bb[j]);
                     }
                     mma(acc[i][j], ab[i], bb[j]);
                 }
 #endif
         }
+        if constexpr (PROM) {
+            if (++chain == KPROMOTE / BK) {
+                promote();
+                chain = 0;
+            }
+        }
     }
 
-    /* The result: big*big plus, under 3xTF32, the correction terms. */
+    /* f(i, j, r) for every accumulator element of the warp tile. */
+    template <class F> static __device__ __forceinline__ void each(F f)
+    {
+#pragma unroll
+        for (int i = 0; i < MTILES; ++i)
+#pragma unroll
+            for (int j = 0; j < NTILES; ++j)
+#pragma unroll
+                for (int r = 0; r < CR; ++r)
+                    f(i, j, r);
+    }
+
+    /* total += acc (+ corr); the fragments restart from zero. */
+    __device__ __forceinline__ void promote()
+    {
+        each([&](int i, int j, int r) {
+            T &c = corr[SEPC ? i : 0][SEPC ? j : 0][r];
+            total[PROM ? i : 0][PROM ? j : 0][r] += SEPC ? acc[i][j][r] + c : acc[i][j][r];
+            acc[i][j][r] = T(0);
+            c = T(0);
+        });
+    }
+
+    /* The result into acc: the promoted total, or big*big plus, under 3xTF32, the correction terms. */
     __device__ __forceinline__ void finish()
     {
-        if constexpr (CORR) {
-#pragma unroll
-            for (int i = 0; i < MTILES; ++i)
-#pragma unroll
-                for (int j = 0; j < NTILES; ++j)
-#pragma unroll
-                    for (int r = 0; r < CR; ++r)
-                        acc[i][j][r] += corr[CORR ? i : 0][CORR ? j : 0][r];
-        }
+        if constexpr (PROM)
+            promote();
+        each([&](int i, int j, int r) {
+            if constexpr (PROM)
+                acc[i][j][r] = total[PROM ? i : 0][PROM ? j : 0][r];
+            else if constexpr (SEPC)
+                acc[i][j][r] += corr[SEPC ? i : 0][SEPC ? j : 0][r];
+        });
     }
 };
 
@@ -250,8 +292,10 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid
 #pragma unroll
             for (int r = 0; r < CR; ++r) {
                 f.acc[i][j][r] = T(0);
-                f.corr[CORR ? i : 0][CORR ? j : 0][r] = T(0);
+                f.corr[SEPC ? i : 0][SEPC ? j : 0][r] = T(0);
+                f.total[PROM ? i : 0][PROM ? j : 0][r] = T(0);
             }
+    f.chain = 0;
     int kt0 = skt0, kt1 = skt1;
     if constexpr (STREAMK == 0)
         split_range(K, kt0, kt1);

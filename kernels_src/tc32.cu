@@ -27,6 +27,7 @@
   "summary": "FP32 GEMM as 3xTF32 (or 1xTF32) on Hopper's wgmma tensor cores (sm_90a)",
   "dtypes": ["f32"],
   "pdl": true,
+  "arch_specific": true,
   "peak": "tensor",
   "params": {
     "BM": {"default": 128, "values": [64, 128, 192, 256], "doc": "rows of C per block tile: one warpgroup (128 threads) per 64 rows"},
@@ -34,6 +35,9 @@
     "BK": {"default": 32, "values": [32], "doc": "depth of a k-tile: one 128-byte swizzled row of TF32 per row of a tile"},
     "PASSES": {"default": 3, "values": [1, 3], "doc": "TF32 products per element pair: 3 (big*big + big*small + small*big, FP32 accuracy) or 1 (big*big: TF32 accuracy, declare \"accuracy\": \"tf32\")"},
     "STAGES": {"default": 3, "values": [2, 3], "doc": "shared-memory stages: 3 keeps one k-tile's wgmmas in flight while the next are issued, 2 waits for them at every k-tile"},
+    "KPROMOTE": {"default": 128, "values": [0, 32, 64, 128, 256], "doc": "elements of K the tensor cores accumulate before the partial sum is added into FP32 registers by ordinary adds (0: never, the tensor cores sum all of K)"},
+    "FOLD": {"default": 0, "values": [0, 1], "doc": "3xTF32 with promotion: 1 accumulates the correction products into big*big's tensor-core accumulator between promotions (one register set fewer), 0 keeps them apart"},
+    "BMAP": {"default": 0, "values": [0, 1], "doc": "which chunks of B a warp stages: 0 eight k rows of 64 bytes (transposed stores two-way bank conflicted), 1 sixteen k rows of 32 bytes (conflict-free)"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
     "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
   },
@@ -43,7 +47,9 @@
   },
   "constraints": [
     {"rule": "ARCH_SPECIFIC == 1 && ARCH == 90", "why": "wgmma exists only on the architecture-specific target sm_90a (--arch sm_90a); dmma.cu's f32 path runs elsewhere"},
-    {"rule": "PASSES == 1 || BN <= 128", "why": "3xTF32 holds two accumulators of BN / 2 registers per thread: BN = 256 would need 256"},
+    {"rule": "BN <= 128 || (PASSES == 1 && KPROMOTE == 0)", "why": "each accumulator set is BN / 2 registers a thread; 3xTF32 holds two or three sets, promotion one more: at BN = 256 only 1xTF32 without promotion (one set of 128) fits in 255 registers"},
+    {"rule": "KPROMOTE % BK == 0", "why": "promotion happens between k-tiles"},
+    {"rule": "FOLD == 0 || (PASSES == 3 && KPROMOTE > 0)", "why": "folding the correction products is a 3xTF32 choice, and only short chains keep them from being rounded away"},
     {"rule": "BM * BN <= 128 * 256", "why": "the block's staging registers and shared memory grow with the tile; past 128 x 256 they no longer fit"}
   ],
   "requires": [
@@ -80,6 +86,13 @@ constexpr int B_PART = BN * ROW_BYTES;         /* ... of B's tile (stored transp
 constexpr int STAGE = PARTS * (A_PART + B_PART); /* bytes of one stage: [A big][A small][B big][B small] */
 constexpr int NACC = BN / 2;                   /* accumulator registers per thread and accumulator */
 constexpr bool CORR = PASSES == 3;
+/* Promotion (KPROMOTE > 0): the tensor cores sum KPROMOTE / BK k-tiles into a fresh accumulator
+ * (the chain's first wgmma has scale-d = 0), which ordinary FP32 adds then fold into total. The
+ * tensor cores' own accumulation is not IEEE round-to-nearest (docs/NOTES.md): over all of a long K
+ * its error grows with K past SGEMM's; over a chain it stays that of a short sum. */
+constexpr bool PROM = KPROMOTE > 0;
+constexpr int KPT = PROM ? KPROMOTE / BK : 1; /* k-tiles per chain */
+constexpr bool SEPC = CORR && !FOLD;          /* the correction products in an accumulator of their own */
 
 /* Byte offset of element (r, k) of a stored tile row r: the 128-byte swizzle. */
 __device__ __forceinline__ int sw(int r, int k) { return r * ROW_BYTES + ((((k >> 2) ^ (r & 7))) << 4) + ((k & 3) << 2); }
@@ -95,9 +108,9 @@ __device__ __forceinline__ unsigned long long desc(unsigned saddr)
            (1ull << 62);
 }
 
-/* d += A (64 x 8, descriptor da) * B (8 x BN, descriptor db), asynchronously: the registers of d
- * belong to the tensor cores until wgmma_wait. */
-__device__ __forceinline__ void wgmma(float (&d)[NACC], unsigned long long da, unsigned long long db)
+/* d = A (64 x 8, descriptor da) * B (8 x BN, descriptor db) + (acc_d ? d : 0) (scale-d),
+ * asynchronously: the registers of d belong to the tensor cores until wgmma_wait. */
+__device__ __forceinline__ void wgmma(float (&d)[NACC], unsigned long long da, unsigned long long db, int acc_d)
 {
 #define D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
               "+f"(d[i + 6]), "+f"(d[i + 7])
@@ -108,7 +121,7 @@ __device__ __forceinline__ void wgmma(float (&d)[NACC], unsigned long long da, u
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
                  "}, %32, %33, p, 1, 1;\n}\n"
                  : D8(0), D8(8), D8(16), D8(24)
-                 : "l"(da), "l"(db), "r"(1));
+                 : "l"(da), "l"(db), "r"(acc_d));
 #elif BN == 128
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
@@ -119,7 +132,7 @@ __device__ __forceinline__ void wgmma(float (&d)[NACC], unsigned long long da, u
                  "}, %64, %65, p, 1, 1;\n}\n"
                  : D8(0), D8(8), D8(16), D8(24),
                    D8(32), D8(40), D8(48), D8(56)
-                 : "l"(da), "l"(db), "r"(1));
+                 : "l"(da), "l"(db), "r"(acc_d));
 #elif BN == 256
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
@@ -136,7 +149,7 @@ __device__ __forceinline__ void wgmma(float (&d)[NACC], unsigned long long da, u
                    D8(32), D8(40), D8(48), D8(56),
                    D8(64), D8(72), D8(80), D8(88),
                    D8(96), D8(104), D8(112), D8(120)
-                 : "l"(da), "l"(db), "r"(1));
+                 : "l"(da), "l"(db), "r"(acc_d));
 #endif
 #undef D8
 }
@@ -153,9 +166,13 @@ template <int N> __device__ __forceinline__ void wgmma_wait()
 __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
 /* One thread's share of a k-tile in registers between the global loads and the split stores.
- * A chunk v of A: row v / 8, k 4(v % 8): a warp reads four whole 128-byte rows. A chunk v of B:
- * k row 8(v / (2 BN)) + v % 8, columns 4((v / 8) % (BN / 4)): a warp reads 64 contiguous bytes of
- * each of eight rows, and its transposed stores fall on 16 banks (two-way conflicts at most). */
+ * A chunk v of A: row v / 8, k 4(v % 8): a warp reads four whole 128-byte rows. A chunk v of B
+ * under BMAP = 0: k row 8(v / (2 BN)) + v % 8, columns 4((v / 8) % (BN / 4)): a warp reads 64
+ * contiguous bytes of each of eight rows, and each of its transposed 4-byte stores (one element e
+ * of every lane's chunk) falls on 16 banks: n % 8 takes two values, k / 4 two, so the swizzled
+ * chunk (k / 4) ^ (n % 8) four, times k % 4. Under BMAP = 1: k row v % 16 + 16((v / 32) % 2),
+ * columns 4((v / 16) % 2 + 2(v / 64)): a warp reads 32 bytes of each of sixteen rows; k / 4 takes
+ * four values whose XOR with n % 8's two covers all eight chunks, so the stores hit 32 banks. */
 struct Staging {
     static constexpr int A_IT = BM * BK / 4 / THREADS;
     static constexpr int B_IT = BK * BN / 4 / THREADS;
@@ -164,8 +181,14 @@ struct Staging {
 
     static __device__ __forceinline__ int a_row(int v) { return v / 8; }
     static __device__ __forceinline__ int a_k(int v) { return 4 * (v % 8); }
-    static __device__ __forceinline__ int b_k(int v) { return 8 * (v / (2 * BN)) + v % 8; }
-    static __device__ __forceinline__ int b_col(int v) { return 4 * ((v / 8) % (BN / 4)); }
+    static __device__ __forceinline__ int b_k(int v)
+    {
+        return BMAP ? v % 16 + 16 * ((v / 32) % 2) : 8 * (v / (2 * BN)) + v % 8;
+    }
+    static __device__ __forceinline__ int b_col(int v)
+    {
+        return BMAP ? 4 * ((v / 16) % 2 + 2 * (v / 64)) : 4 * ((v / 8) % (BN / 4));
+    }
 
     /* Four elements from p on, e of them (< 4 only at an edge) read, the rest zero; aligned
      * 16-byte load when the width allows. */
@@ -229,20 +252,27 @@ struct Staging {
     }
 };
 
-/* The tensor cores' work on one stage: BK / 8 k-steps, each one to three wgmmas per warpgroup. */
-template <int NC> /* a template, so that 1xTF32's discarded branch is not compiled against its one-element corr */
-__device__ __forceinline__ void mma_stage(float (&acc)[NACC], float (&corr)[NC], unsigned stage, int wg)
+/* The tensor cores' work on one stage: BK / 8 k-steps, each one to three wgmmas per warpgroup.
+ * fresh: this stage starts a promotion chain, so each accumulator's first wgmma ignores its old
+ * value (promoted already). Under FOLD the correction products go first into part, so that they
+ * are summed while part is still small. */
+template <int NC> /* a template, so that the discarded branches are not compiled against one-element arrays */
+__device__ __forceinline__ void mma_stage(float (&part)[NACC], float (&corr)[NC], unsigned stage, int wg, bool fresh)
 {
     const unsigned a_big = stage + wg * 64 * ROW_BYTES, a_small = a_big + A_PART;
     const unsigned b_big = stage + PARTS * A_PART, b_small = b_big + B_PART;
 #pragma unroll
     for (int ks = 0; ks < BK / 8; ++ks) {
         const unsigned off = ks * 32; /* 8 TF32 values */
-        if constexpr (CORR) {
-            wgmma(corr, desc(a_big + off), desc(b_small + off));
-            wgmma(corr, desc(a_small + off), desc(b_big + off));
+        const int keep = !(fresh && ks == 0);
+        if constexpr (SEPC) {
+            wgmma(corr, desc(a_big + off), desc(b_small + off), keep);
+            wgmma(corr, desc(a_small + off), desc(b_big + off), 1);
+        } else if constexpr (CORR) {
+            wgmma(part, desc(a_big + off), desc(b_small + off), keep);
+            wgmma(part, desc(a_small + off), desc(b_big + off), 1);
         }
-        wgmma(acc, desc(a_big + off), desc(b_big + off));
+        wgmma(part, desc(a_big + off), desc(b_big + off), CORR && !SEPC ? 1 : keep);
     }
 }
 
@@ -266,12 +296,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm(GEMM_ARGS)
         return;
     const int row0 = by * BM, col0 = bx * BN;
 
-    float acc[NACC], corr[CORR ? NACC : 1];
+    /* part: the tensor cores' sum (of a chain under promotion); corr: the correction products
+     * apart from it (3xTF32 without FOLD); total: the promoted sum in FP32 registers. */
+    float part[NACC], corr[SEPC ? NACC : 1], total[PROM ? NACC : 1];
 #pragma unroll
     for (int i = 0; i < NACC; ++i) {
-        acc[i] = 0.0f;
-        corr[CORR ? i : 0] = 0.0f;
+        part[i] = 0.0f;
+        corr[SEPC ? i : 0] = 0.0f;
+        total[PROM ? i : 0] = 0.0f;
     }
+    /* The warpgroups' chains are offset by half a chain, so that one warpgroup's promotion (its
+     * wgmmas drained, then its adds) overlaps the other's wgmmas on the tensor cores. */
+    const int phase = wg * (KPT / 2);
     Staging st;
     const int nk = cdiv(K, BK);
     if (nk > 0) {
@@ -288,20 +324,31 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm(GEMM_ARGS)
         if (more) /* in flight while the wgmmas are issued */
             st.load(A, B, M, N, K, row0, col0, (kt + 1) * BK, tid);
         wgmma_fence();
-        mma_stage(acc, corr, sbase + cur * STAGE, wg);
+        mma_stage(part, corr, sbase + cur * STAGE, wg, PROM && kt > 0 && (kt + phase) % KPT == 0);
         wgmma_commit();
         if (more) {
             st.store(smem + ((kt + 1) % STAGES) * STAGE, tid);
             fence_async_smem();
         }
-        wgmma_wait<STAGES - 2>();
+        if (PROM && (!more || (kt + 1 + phase) % KPT == 0)) { /* the chain ends: promote it */
+            wgmma_wait<0>();
+#pragma unroll
+            for (int i = 0; i < NACC; ++i)
+                total[PROM ? i : 0] += SEPC ? part[i] + corr[SEPC ? i : 0] : part[i];
+        } else {
+            wgmma_wait<STAGES - 2>();
+        }
         __syncthreads();
     }
     wgmma_wait<0>();
-    if constexpr (CORR) {
+    /* The result: the promoted total, or without promotion big*big plus the correction. */
+    float *acc = part;
+    if constexpr (PROM) {
+        acc = total;
+    } else if constexpr (SEPC) {
 #pragma unroll
         for (int i = 0; i < NACC; ++i)
-            acc[i] += corr[CORR ? i : 0];
+            part[i] += corr[SEPC ? i : 0];
     }
 
     /* The accumulator layout of wgmma .f32 (PTX ISA): in warp w of the warpgroup, register

@@ -603,8 +603,9 @@ $FIX $E verify tests/configs/gpu/needs_sm90a.json --arch sm_90 --shapes 64x64x64
 check_says "the same template for --arch sm_90 is refused (exit 2), naming the rule" $? 2 "$LOG/sm90a-refused.txt" \
   '\(target sm_90\): .*only on sm_90a'
 run_verify "any template runs as sm_90a" sm90a-any configs/warptile_db.json --arch sm_90a --shapes 127x129x131
-# Without --arch an sm_90 GPU is targeted as sm_90a (setup.h): the sm_90a-only template runs, so
-# wisdom and --auto can choose such configs.
+# Without --arch a template that declares "arch_specific" is built for sm_90a on an sm_90 GPU
+# (arch_for_template, setup.h): the sm_90a-only template runs, so wisdom and --auto can choose such
+# configs; every other template stays sm_90 (tests/tc32.sh).
 if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" = 9.0 ]; then
   ENGINE_TEMPLATES=$TPL_FIX run_verify "sm_90a-only template without --arch on an sm_90 GPU" sm90a-auto \
     tests/configs/gpu/needs_sm90a.json --shapes 64x64x64
