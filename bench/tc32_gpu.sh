@@ -1,116 +1,198 @@
 #!/usr/bin/env bash
-# GPU checks of the FP32 tensor-core kernels (issue 26: tc32.cu's wgmma for sm_90a, dmma.cu's
-# mma.sync TF32 path) on an H100, with the prebuilt build/engine only. Logs under $OUT/tc32 (or
-# /tmp/tc32-gpu); the last lines are a short table. About 3-5 minutes. Checks, in order:
-#   1. verify of tc32_3x, tc32_1x (--arch sm_90a) and tc32_sync (mma.sync) at 1x1x1, 17x33x5,
-#      127x129x131, 1000x1001x999, 4096^3, beta = 0 (C NaN-poisoned) and 0.5: 10 rows each, all ok
-#   2. without --arch an sm_90 GPU is targeted as sm_90a: tc32_3x verifies at 127x129x131 with no flag
-#   3. accuracy classes at K = 1, 7, 64, 4096, 16384: tc32_3x and tc32_sync pass class f32, tc32_1x
-#      passes class tf32 (against cuBLAS FAST_TF32), and the same 1-pass kernel held to class f32
-#      fails every row
-#   4. compute-sanitizer memcheck and racecheck of each config at 127x129x131 (--arch sm_90a)
-#   5. bench at 4096^3, 8192^3, 12288^3, --runs 7, beside cuBLAS strict SGEMM (row cublas) and, for
-#      the tf32-class 1-pass config, cuBLAS FAST_TF32 (row cublas_tf32), with each row's SM clock and
-#      board power; tc32_3x with STAGES=2 at 4096^3 and 8192^3 (row 3x_stages2); nvidia-smi before and after
-#   6. engine tune tune/tc32.json at 4096^3 (BM, BN, STAGES, SUPER; every point verified), log tune.jsonl
+# GPU checks of the FP32 tensor-core kernels (issue 26, second round: promotion, the tf32 yardstick,
+# arch targeting, speed variants) on an H100, with the prebuilt build/engine only. Logs under
+# $OUT/tc32 (or /tmp/tc32-gpu); the last lines are a short table. Under 4 minutes. Checks, in order:
+#   1. verify of tc32_3x, tc32_1x, tc32_sync and the variant 3x_bmap1 (no --arch) at 1x1x1, 17x33x5,
+#      127x129x131, 1000x1001x999, 4096^3, beta = 0 (C NaN-poisoned) and 0.5: 10 rows each, all ok (tc32_1x at
+#      1x1x1 included: the tf32 yardstick is now TF32 arithmetic, not cuBLAS's FP32 path at K = 1);
+#      tc32_3x on a strided batch of 3 (grid z), and --op NT refused (exit 2, the requires rule)
+#   2. targets without --arch: the rerun line of tc32_3x says sm_90a, those of tc32_sync and
+#      warptile_db sm_90 (only arch-specific templates leave the portable target)
+#   3. accuracy classes at K = 1, 7, 64, 4096, 16384, 65536 (both betas, 12 rows): tc32_3x and
+#      tc32_sync pass class f32 with promotion every 128 of K; tc32_1x passes class tf32; the 1-pass
+#      kernel held to class f32 fails every row; the fixture tf32_inputs fails class f32 and
+#      tf32_inputs_tf32 passes class tf32 (K = 1 included). Variants, reported not required:
+#      tc32_3x without promotion (the first cut's failure at long K, as a control), with the
+#      correction in an accumulator of its own (FOLD=0), with KPROMOTE=256; tc32_sync without promotion
+#   4. compute-sanitizer memcheck and racecheck of tc32_3x, tc32_1x, tc32_sync at 127x129x131
+#   5. bench at 4096^3, 8192^3, 12288^3, --runs 7, beside cuBLAS strict SGEMM (row cublas) and
+#      cuBLAS FAST_TF32 (row cublas_tf32); must exit 0 (every row within its class)
+#   6. speed variants of tc32_3x / tc32_1x at 4096^3 (configs written under $L/var), one bench run:
+#      BMAP 1 (conflict-free transposed B stores; also with KPROMOTE 256, and for 1xTF32), KPROMOTE
+#      64 and 256, STAGES 2, SUPER 0 and 16, BM 64 with 2 stages (two blocks an SM), FOLD 0; 1xTF32
+#      with BN 256 unpromoted; and the unpromoted kernels (the price of promotion; their accuracy
+#      may fail the class, which then shows in the row's status).
+#      Each variant row is verified (class f32 / tf32) before it is timed
 # Usage: bash build/tc32_gpu.sh   (from the repository root of branch tf32, after make)
 set -u
 cd "$(dirname "$0")/.."
 E=build/engine
 L=${OUT:-/tmp/tc32-gpu}/tc32
-mkdir -p "$L"
+mkdir -p "$L/var"
 export XDG_CACHE_HOME=${TMPDIR:-/tmp}/tc32-cache XDG_DATA_HOME=${TMPDIR:-/tmp}/tc32-data
 [ -x "$E" ] && [ -f kernels_src/tc32.cu ] || { echo "tc32_gpu: needs build/engine and kernels_src/tc32.cu (branch tf32)"; exit 2; }
+T0=$(date +%s)
 RESULTS=()
 note() { RESULTS+=("$1"); echo "$1"; }
 SHAPES=1x1x1,17x33x5,127x129x131,1000x1001x999,4096x4096x4096
-ACC=33x65x1,33x65x7,129x127x64,257x255x4096,128x128x16384
+ACC=33x65x1,33x65x7,129x127x64,257x255x4096,128x128x16384,64x64x65536
 smi() { nvidia-smi --query-gpu=name,compute_cap,power.draw,power.limit,clocks.sm,clocks.max.sm,temperature.gpu --format=csv >"$L/smi-$1.csv" 2>&1; }
 smi start
 cat "$L/smi-start.csv"
 
-# verify_ok NAME WANT_ROWS LOG ARGS...: exit 0 and "verify: WANT passed, 0 failed, 0 errors"
-verify_ok() {
-  local name=$1 want=$2 log=$L/$3.txt
-  shift 3
-  timeout 300 $E verify "$@" >"$log" 2>&1
-  local rc=$? sum
-  sum=$(grep -a '^verify:' "$log" | tail -1)
-  if [ $rc = 0 ] && [ "$sum" = "verify: $want passed, 0 failed, 0 errors" ]; then note "ok    $name: $sum"
-  else note "FAIL  $name (exit $rc): ${sum:-no summary}"; grep -a -m 6 -E '^(FAIL|error)|error:' "$log"; fi
+# cfg NAME TEMPLATE PARAMS [ACCURACY]: a variant config under $L/var
+cfg() {
+  printf '{"name": "%s", "template": "%s", "dtype": "f32", %s"params": %s, "description": "tc32_gpu.sh variant"}\n' \
+    "$1" "$2" "${4:+\"accuracy\": \"$4\", }" "$3" >"$L/var/$1.json"
+}
+B3='"BM": 128, "BN": 128, "PASSES": 3'
+V=$L/var
+cfg 3x_bmap1 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"BMAP\": 1}"
+cfg tc32_1x_as_f32 tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8}'
+cfg 3x_nopromote tc32 "{$B3, \"KPROMOTE\": 0, \"SUPER\": 8}"
+cfg 3x_sep tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 0, \"SUPER\": 8}"
+cfg 3x_p256 tc32 "{$B3, \"KPROMOTE\": 256, \"FOLD\": 1, \"SUPER\": 8}"
+cfg sync_nopromote dmma '{"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "THREADS": 256, "STAGES": 2, "VEC_A": 4, "VEC_B": 4, "PAD_A": 4, "PAD_B": 8, "SUPER": 8, "PASSES": 3, "KPROMOTE": 0}'
+
+# run_verify LOG ARGS...: one verify run (several configs), its exit code in $VRC
+run_verify() {
+  local log=$L/$1.txt
+  shift
+  timeout 200 $E verify "$@" >"$log" 2>&1
+  VRC=$?
+}
+# rows LOG NAME STATUS: how many rows of config NAME in LOG have STATUS (ok or FAIL)
+rows() { grep -a -c -E "^$3 +$2 " "$L/$1.txt"; }
+# want LOG NAME N WHAT: all N rows of NAME ok
+want() {
+  local ok bad
+  ok=$(rows "$1" "$2" ok)
+  bad=$(rows "$1" "$2" FAIL)
+  if [ "$ok" = "$3" ] && [ "$bad" = 0 ]; then note "ok    $2 $4: $ok of $3 rows ok"
+  else note "FAIL  $2 $4: $ok of $3 rows ok, $bad FAIL"; grep -a -m 4 -E "^FAIL +$2 " "$L/$1.txt"; fi
 }
 
-echo "== 1. verify at odd shapes"
-verify_ok "tc32_3x verify" 10 v-3x configs/tc32_3x.json --arch sm_90a --beta 0.5 --shapes $SHAPES
-verify_ok "tc32_1x verify" 10 v-1x configs/tc32_1x.json --arch sm_90a --beta 0.5 --shapes $SHAPES
-verify_ok "tc32_sync verify" 10 v-sync configs/tc32_sync.json --beta 0.5 --shapes $SHAPES
-echo "== 2. no --arch on sm_90: targeted as sm_90a"
-verify_ok "tc32_3x without --arch" 2 v-noarch configs/tc32_3x.json --shapes 127x129x131
-echo "== 3. accuracy classes at K = 1, 7, 64, 4096, 16384"
-verify_ok "tc32_3x class f32" 10 acc-3x configs/tc32_3x.json --arch sm_90a --shapes $ACC
-verify_ok "tc32_sync class f32" 10 acc-sync configs/tc32_sync.json --shapes $ACC
-verify_ok "tc32_1x class tf32" 10 acc-1x configs/tc32_1x.json --arch sm_90a --shapes $ACC
-n=$(grep -c '^ok .* tf32 err ' "$L/acc-1x.txt")
-[ "$n" = 10 ] && note "ok    tc32_1x judged as class tf32 (10 rows)" || note "FAIL  tc32_1x judged as class tf32 ($n of 10 rows)"
-printf '{"name": "tc32_1x_as_f32", "template": "tc32", "dtype": "f32", "params": {"BM": 128, "BN": 128, "PASSES": 1}, "description": "1xTF32 held to class f32: must fail"}\n' >"$L/tc32_1x_as_f32.json"
-timeout 300 $E verify "$L/tc32_1x_as_f32.json" --arch sm_90a --shapes $ACC >"$L/acc-1x-f32.txt" 2>&1
+echo "== 1. verify at odd shapes (no --arch), a batch, a refused layout"
+run_verify v configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync.json $V/3x_bmap1.json --beta 0.5 --shapes $SHAPES
+[ $VRC = 0 ] || note "FAIL  verify at odd shapes (exit $VRC): $(grep -a '^verify:' "$L/v.txt" | tail -1)"
+for c in tc32_3x tc32_1x tc32_sync 3x_bmap1; do want v $c 10 "at odd shapes"; done
+run_verify v-batch configs/tc32_3x.json --batch 3 --beta 0.5 --shapes 127x129x131,64x64x64
+if [ $VRC = 0 ]; then want v-batch tc32_3x 4 "on a batch of 3"; else note "FAIL  tc32_3x on a batch of 3 (exit $VRC)"; fi
+timeout 60 $E verify configs/tc32_3x.json --op NT --shapes 64x64x64 >"$L/v-nt.txt" 2>&1
 rc=$?
-sum=$(grep -a '^verify:' "$L/acc-1x-f32.txt" | tail -1)
-nf=$(grep -c '^FAIL .* f32 err ' "$L/acc-1x-f32.txt")
-if [ $rc = 1 ] && [ "$sum" = "verify: 0 passed, 10 failed, 0 errors" ] && [ "$nf" = 10 ]; then note "ok    1xTF32 fails class f32 at every K: $sum"
-else note "FAIL  1xTF32 fails class f32 at every K (exit $rc, $sum, $nf FAIL lines with f32 errors)"; fi
-echo "-- errors by K (kernel max/mean u, cuBLAS's in parentheses):"
-grep -a -h -E '^(ok|FAIL) ' "$L"/acc-*.txt | sed -n 's/^\([a-zA-Z]*\) *\([^ ]*\) *f32 \([0-9x]*\) *beta=\([^ ]*\) .* \(f32\|tf32\) err \([^ ]*\) u (cuBLAS \([^)]*\)).*/\1 \2 \3 beta=\4 \5 \6 (\7)/p' | tee "$L/acc-by-k.txt"
+if [ $rc = 2 ] && grep -q 'TA == 0 && TB == 0 && LD_PACKED' "$L/v-nt.txt"; then note "ok    tc32_3x --op NT refused (exit 2)"
+else note "FAIL  tc32_3x --op NT refused (exit $rc)"; tail -2 "$L/v-nt.txt"; fi
 
-echo "== 4. compute-sanitizer at 127x129x131"
+echo "== 2. targets without --arch"
+timeout 90 $E bench configs/tc32_3x.json configs/tc32_sync.json configs/warptile_db.json --size 1024 --runs 3 \
+  --format jsonl >"$L/targets.jsonl" 2>"$L/targets.err"
+rc=$?
+a3=$(grep -c '"config":"tc32_3x".*"args":"[^"]*--arch sm_90a"' "$L/targets.jsonl")
+as=$(grep -c '"config":"tc32_sync".*"args":"[^"]*--arch sm_90"' "$L/targets.jsonl")
+aw=$(grep -c '"config":"warptile_db".*"args":"[^"]*--arch sm_90"' "$L/targets.jsonl")
+if [ $rc = 0 ] && [ "$a3" = 1 ] && [ "$as" = 1 ] && [ "$aw" = 1 ]; then
+  note "ok    targets: tc32_3x sm_90a, tc32_sync and warptile_db sm_90"
+else note "FAIL  targets (exit $rc; sm_90a rows of tc32_3x $a3, sm_90 rows of tc32_sync $as, warptile_db $aw)"; fi
+
+echo "== 3. accuracy classes at K = 1, 7, 64, 4096, 16384, 65536"
+run_verify acc configs/tc32_3x.json configs/tc32_sync.json configs/tc32_1x.json --shapes $ACC
+want acc tc32_3x 12 "class f32"
+want acc tc32_sync 12 "class f32"
+want acc tc32_1x 12 "class tf32"
+n=$(grep -a -c -E '^ok +tc32_1x .* tf32 err ' "$L/acc.txt")
+[ "$n" = 12 ] && note "ok    tc32_1x judged as class tf32 (12 rows)" || note "FAIL  tc32_1x judged as class tf32 ($n of 12 rows)"
+run_verify acc-1x-f32 $V/tc32_1x_as_f32.json --shapes $ACC
+nf=$(grep -a -c -E '^FAIL +tc32_1x_as_f32 .* f32 err ' "$L/acc-1x-f32.txt")
+[ $VRC = 1 ] && [ "$nf" = 12 ] && note "ok    1xTF32 held to class f32 fails every row (12)" ||
+  note "FAIL  1xTF32 held to class f32 fails every row (exit $VRC, $nf of 12 FAIL with f32 errors)"
+FIXT="env ENGINE_TEMPLATES=tests/templates:kernels_src"
+$FIXT timeout 120 $E verify tests/configs/gpu/tf32_inputs.json --shapes $ACC >"$L/acc-fix-f32.txt" 2>&1
+rc=$?
+nf=$(grep -a -c '^FAIL ' "$L/acc-fix-f32.txt")
+[ $rc = 1 ] && [ "$nf" = 12 ] && note "ok    tf32_inputs fails class f32 at every K (12 rows)" ||
+  note "FAIL  tf32_inputs fails class f32 at every K (exit $rc, $nf of 12 FAIL)"
+$FIXT timeout 120 $E verify tests/configs/gpu/tf32_inputs_tf32.json --shapes $ACC >"$L/acc-fix-tf32.txt" 2>&1
+rc=$?
+sum=$(grep -a '^verify:' "$L/acc-fix-tf32.txt" | tail -1)
+[ $rc = 0 ] && [ "$sum" = "verify: 12 passed, 0 failed, 0 errors" ] && note "ok    tf32_inputs_tf32 passes class tf32 at every K: $sum" ||
+  note "FAIL  tf32_inputs_tf32 passes class tf32 at every K (exit $rc, $sum)"
+run_verify acc-var $V/3x_nopromote.json $V/3x_sep.json $V/3x_p256.json $V/sync_nopromote.json --shapes $ACC
+for c in 3x_nopromote 3x_sep 3x_p256 sync_nopromote; do
+  note "info  $c: $(rows acc-var $c ok) of 12 rows within class f32"
+done
+echo "-- errors by K (kernel max/mean u, the yardstick's in parentheses):"
+grep -a -h -E '^(ok|FAIL) ' "$L"/acc-*.txt | sed -n 's/^\([a-zA-Z]*\) *\([^ ]*\) *f32 \([0-9x]*\) *beta=\([^ ]*\) .* \(f32\|tf32\) err \([^ ]*\) u (cuBLAS \([^)]*\)).*/\1 \2 \3 beta=\4 \5 \6 (\7)/p' | tee "$L/acc-by-k.txt"
+echo "   $(( $(date +%s) - T0 )) s so far"
+
+echo "== 4. compute-sanitizer at 127x129x131 (the three configs in one run per tool)"
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
 if [ -z "$CS" ]; then note "SKIP  sanitizers: no compute-sanitizer"; else
-  for c in tc32_3x tc32_1x tc32_sync; do
-    for tool in memcheck racecheck; do
-      log=$L/san-$c-$tool.txt
-      timeout 150 "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/$c.json --arch sm_90a \
-        --shapes 127x129x131 >"$log" 2>&1
-      rc=$?
-      sum=$(grep -a '^verify:' "$log" | tail -1)
-      if [ $rc = 0 ] && ! grep -a -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$log" && [ "$sum" = "verify: 2 passed, 0 failed, 0 errors" ]; then
-        note "ok    $tool $c"
-      else note "FAIL  $tool $c (exit $rc, ${sum:-no summary})"; grep -a -m 5 -E 'ERROR|hazard|Invalid' "$log"; fi
-    done
+  for tool in memcheck racecheck; do
+    log=$L/san-$tool.txt
+    timeout 150 "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/tc32_3x.json \
+      configs/tc32_1x.json configs/tc32_sync.json --shapes 127x129x131 >"$log" 2>&1
+    rc=$?
+    sum=$(grep -a '^verify:' "$log" | tail -1)
+    if [ $rc = 0 ] && ! grep -a -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$log" && [ "$sum" = "verify: 6 passed, 0 failed, 0 errors" ]; then
+      note "ok    $tool tc32_3x tc32_1x tc32_sync"
+    else note "FAIL  $tool (exit $rc, ${sum:-no summary})"; grep -a -m 5 -E 'ERROR|hazard|Invalid' "$log"; fi
   done
 fi
+echo "   $(( $(date +%s) - T0 )) s so far"
 
-echo "== 5. bench beside cuBLAS SGEMM (strict), --runs 7"
-timeout 240 $E bench configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync.json --arch sm_90a --runs 7 \
+echo "== 5. bench beside cuBLAS SGEMM (strict) and FAST_TF32, --runs 7"
+timeout 150 $E bench configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync.json --runs 7 \
   --shapes 4096x4096x4096,8192x8192x8192,12288x12288x12288 --format jsonl >"$L/bench.jsonl" 2>"$L/bench.err"
 rc=$?
-[ $rc = 0 ] && note "ok    bench (exit 0)" || { note "FAIL  bench (exit $rc)"; tail -5 "$L/bench.err"; }
-# Two stages against three (wgmmas waited for at every k-tile): what the overlap is worth.
-timeout 90 $E bench configs/tc32_3x.json --set STAGES=2 --arch sm_90a --runs 7 --shapes 4096x4096x4096,8192x8192x8192 \
-  --format jsonl 2>>"$L/bench.err" | grep -v '"config":"cublas' | sed 's/"config":"tc32_3x[^"]*"/"config":"3x_stages2"/' >>"$L/bench.jsonl"
-echo "== 6. tune/tc32.json at 4096^3 (32 points, each verified; the best 4 re-timed)"
-timeout 150 $E tune tune/tc32.json --arch sm_90a --top 4 --runs 7 --log "$L/tune.jsonl" >"$L/tune.txt" 2>&1
-rc=$?
-[ $rc = 0 ] && note "ok    tune (exit 0, $(grep -c '"status":"ok"' "$L/tune.jsonl") points ok)" ||
-  note "FAIL  tune (exit $rc, $(grep -c '"status":"FAIL"' "$L/tune.jsonl" 2>/dev/null) points wrong)"
-tail -8 "$L/tune.txt"
+n=$(grep -c '"config":"tc32_[a-z0-9]*",.*"status":"ok"' "$L/bench.jsonl")
+if [ $rc = 0 ] && [ "$n" = 9 ]; then note "ok    bench (exit 0, 9 rows ok: each within its class)"
+else note "FAIL  bench (exit $rc, $n of 9 rows ok)"; tail -5 "$L/bench.err"; fi
+echo "   $(( $(date +%s) - T0 )) s so far"
+
+echo "== 6. speed variants at 4096^3"
+cfg 3x_p64 tc32 "{$B3, \"KPROMOTE\": 64, \"FOLD\": 1, \"SUPER\": 8}"
+cfg 3x_stages2 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"STAGES\": 2}"
+cfg 3x_super0 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 0}"
+cfg 3x_super16 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 16}"
+cfg 3x_bmap1_p256 tc32 "{$B3, \"KPROMOTE\": 256, \"FOLD\": 1, \"SUPER\": 8, \"BMAP\": 1}"
+cfg 1x_bmap1 tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8, "BMAP": 1}' tf32
+cfg 3x_bm64 tc32 '{"BM": 64, "BN": 128, "PASSES": 3, "KPROMOTE": 128, "FOLD": 1, "SUPER": 8, "STAGES": 2}'
+cfg 1x_bn256 tc32 '{"BM": 128, "BN": 256, "PASSES": 1, "KPROMOTE": 0, "SUPER": 8}' tf32
+cfg 1x_nopromote tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 0, "SUPER": 8}' tf32
+timeout 150 $E bench $V/3x_bmap1.json $V/3x_bmap1_p256.json $V/3x_p64.json $V/3x_p256.json $V/3x_stages2.json \
+  $V/3x_super0.json $V/3x_super16.json $V/3x_bm64.json $V/3x_sep.json $V/1x_bmap1.json $V/1x_bn256.json \
+  $V/3x_nopromote.json $V/1x_nopromote.json $V/sync_nopromote.json --runs 7 --size 4096 --format jsonl \
+  >"$L/bench-var.jsonl" 2>"$L/bench-var.err"
+note "info  bench variants (exit $?; rows not ok: $(grep -vc '"status":"ok"' "$L/bench-var.jsonl"))"
 smi end
 cat "$L/smi-end.csv"
 
 echo
-echo "== summary"
+echo "== summary ($(( $(date +%s) - T0 )) s)"
 printf '%s\n' "${RESULTS[@]}"
 echo
-python3 - "$L/bench.jsonl" <<'PY' || grep -o '"config":"[^"]*"\|"M":[0-9]*\|"tflops":[0-9.]*\|"pct_cublas":[0-9.]*' "$L/bench.jsonl"
+cat "$L/bench.jsonl" "$L/bench-var.jsonl" >"$L/all.jsonl" 2>/dev/null
+python3 - "$L/all.jsonl" <<'PY' || grep -o '"config":"[^"]*"\|"M":[0-9]*\|"tflops":[0-9.]*\|"pct_cublas":[0-9.]*' "$L/all.jsonl"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 shape = lambda r: f"{r['M']}x{r['N']}x{r['K']}"
-ref = {(shape(r), r["config"]): r["ms"] for r in rows if r["config"] in ("cublas", "cublas_tf32")}
-print("TFLOP/s beside cuBLAS strict SGEMM (x SGEMM) and cuBLAS FAST_TF32 (x TF32), same run; MHz and W: SM clock, board power")
-print(f"{'config':<12} {'shape':>17} {'ms':>9} {'TFLOP/s':>8} {'x SGEMM':>8} {'x TF32':>7} {'MHz':>5} {'W':>5} {'regs':>4} {'spill':>5}")
+ref = {}
+for r in rows:
+    if r["config"] in ("cublas", "cublas_tf32"):
+        ref.setdefault((shape(r), r["config"]), r["ms"])
+print("TFLOP/s beside cuBLAS strict SGEMM (x SGEMM) and FAST_TF32 (x TF32), the first cuBLAS rows of each shape;")
+print("err: max/mean u against the FP64 reference, the class yardstick's in parentheses; MHz: SM clock")
+print(f"{'config':<14} {'shape':>17} {'ms':>8} {'TFLOP/s':>8} {'xSGEMM':>7} {'xTF32':>6} {'MHz':>5} {'regs':>4} {'spill':>5} {'status':<6} err")
+seen = set()
 for r in rows:
     s, ms = shape(r), r["ms"]
+    if r["config"].startswith("cublas"):
+        if (s, r["config"]) in seen:
+            continue
+        seen.add((s, r["config"]))
     xs = ref.get((s, "cublas"), float("nan")) / ms if ms > 0 else float("nan")
     xt = ref.get((s, "cublas_tf32"), float("nan")) / ms if ms > 0 else float("nan")
-    print(f"{r['config']:<12} {s:>17} {ms:>9.3f} {r['tflops']:>8.1f} {xs:>8.2f} {xt:>7.2f} {r.get('clock_mhz') or 0:>5.0f} "
-          f"{r.get('power_w') or 0:>5.0f} {r.get('regs', -1):>4} {r.get('spill_bytes', -1):>5}")
+    err = f"{r['err_max_u']:.3g}/{r['err_mean_u']:.3g} ({r.get('cublas_err_max_u', 0):.3g}/{r.get('cublas_err_mean_u', 0):.3g})" if "err_max_u" in r else ""
+    print(f"{r['config']:<14} {s:>17} {ms:>8.3f} {r['tflops']:>8.1f} {xs:>7.2f} {xt:>6.2f} {r.get('clock_mhz') or 0:>5.0f} "
+          f"{r.get('regs', -1):>4} {r.get('spill_bytes', -1):>5} {r.get('status', '?'):<6} {err}")
 PY
