@@ -39,6 +39,9 @@ refused "BK = 16 is refused: one 128-byte swizzle row" 'params.BK = 16' configs/
 refused "a 256x256 tile is refused" 'BM \* BN <= 128 \* 256' configs/tc32_1x.json --arch sm_90a --set BM=256 --set BN=256 \
   --set KPROMOTE=0
 refused "tc32 has no f64" 'f64' configs/tc32_3x.json --arch sm_90a --dtype f64
+refused "tc32 refuses transposes (a requires rule)" 'TA == 0 && TB == 0 && LD_PACKED' configs/tc32_3x.json --arch sm_90a \
+  --op NT --size 128
+refused "tc32 refuses padded rows" 'TA == 0 && TB == 0 && LD_PACKED' configs/tc32_1x.json --arch sm_90a --lda +4 --size 128
 refused "mma.sync TF32 for sm_75 is refused" 'ARCH >= 80' configs/tc32_sync.json --arch sm_75
 refused "in f32 dmma takes only TF32's m16n8k8" 'F64 || SHAPE == 1688' configs/tc32_sync.json --arch sm_90 --set MMA=884
 refused "an f32 vector of 8 is refused" 'params.VEC_A = 8' configs/tc32_sync.json --arch sm_80 --set VEC_A=8
@@ -72,6 +75,15 @@ built tc32_3x sm_90a 'wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32' HGMM
 built tc32_1x sm_90a 'wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32' HGMMA configs/tc32_1x.json --m 127 --n 129 --k 131
 built tc32_sync_80 sm_80 'mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32' 'HMMA.1684.F32.TF32' configs/tc32_sync.json --size 4096
 built tc32_sync_86 sm_86 'cvt.rna.tf32.f32' 'HMMA.1684.F32.TF32' configs/tc32_sync.json --m 127 --n 129 --k 131
+# A strided batch runs on grid z: the BATCHED switch, and the vector widths narrow where a stride
+# breaks the 16-byte alignment (an odd K: A's rows and products start at odd offsets).
+out=$($E compile configs/tc32_3x.json --arch sm_90a --batch 3 --m 128 --n 128 --k 128 --no-cache 2>&1)
+if printf '%s\n' "$out" | grep -q 'EVEC_A=4 EVEC_B=4 EVEC_C=2 BATCHED=1'; then pass "tc32 batch of 3: BATCHED=1, full vectors"
+else fail "tc32 batch of 3: BATCHED=1, full vectors" "$out"; fi
+out=$($E compile configs/tc32_3x.json --arch sm_90a --batch 3 --m 128 --n 128 --k 131 --no-cache 2>&1)
+if printf '%s\n' "$out" | grep -q 'EVEC_A=1 EVEC_B=4 EVEC_C=2 BATCHED=1'; then pass "tc32 batch with odd K: A's vectors narrow"
+else fail "tc32 batch with odd K: A's vectors narrow" "$out"; fi
+
 # The variants the GPU script times (bench/tc32_gpu.sh) compile without spills too.
 built tc32_3x_p32 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set KPROMOTE=32
 built tc32_3x_p256 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set KPROMOTE=256
