@@ -2,7 +2,8 @@
 # GPU checks of the FP32 tensor-core kernels (issue 26, second round: promotion, the tf32 yardstick,
 # arch targeting, speed variants) on an H100, with the prebuilt build/engine only. Logs under
 # $OUT/tc32 (or /tmp/tc32-gpu); the last lines are a short table. Under 4 minutes. Checks, in order:
-#   1. verify of tc32_3x, tc32_1x, tc32_sync and the variant 3x_bmap1 (no --arch) at 1x1x1, 17x33x5,
+#   1. verify of tc32_3x, tc32_1x, tc32_sync and the variants 3x_bmap1, 3x_pf (PREFETCH 1),
+#      3x_pf_bmap1, 1x_pf (no --arch) at 1x1x1, 17x33x5,
 #      127x129x131, 1000x1001x999, 4096^3, beta = 0 (C NaN-poisoned) and 0.5: 10 rows each, all ok (tc32_1x at
 #      1x1x1 included: the tf32 yardstick is now TF32 arithmetic, not cuBLAS's FP32 path at K = 1);
 #      tc32_3x on a strided batch of 3 (grid z), and --op NT refused (exit 2, the requires rule)
@@ -14,11 +15,13 @@
 #      tf32_inputs_tf32 passes class tf32 (K = 1 included). Variants, reported not required:
 #      tc32_3x without promotion (the first cut's failure at long K, as a control), with the
 #      correction in an accumulator of its own (FOLD=0), with KPROMOTE=256; tc32_sync without promotion
-#   4. compute-sanitizer memcheck and racecheck of tc32_3x, tc32_1x, tc32_sync at 127x129x131
+#   4. compute-sanitizer memcheck and racecheck of tc32_3x, tc32_1x, tc32_sync, 3x_pf_bmap1 at 127x129x131
 #   5. bench at 4096^3, 8192^3, 12288^3, --runs 7, beside cuBLAS strict SGEMM (row cublas) and
-#      cuBLAS FAST_TF32 (row cublas_tf32); must exit 0 (every row within its class)
+#      cuBLAS FAST_TF32 (row cublas_tf32); must exit 0 (every row within its class), the 9 rows of
+#      the shipped configs ok; beside them the PREFETCH 1 variant 3x_pf
 #   6. speed variants of tc32_3x / tc32_1x at 4096^3 (configs written under $L/var), one bench run:
-#      BMAP 1 (conflict-free transposed B stores; also with KPROMOTE 256, and for 1xTF32), KPROMOTE
+#      PREFETCH 1 with BMAP 1 (and KPROMOTE 256), 1xTF32 with PREFETCH 1; BMAP 1 (conflict-free transposed B stores; also with
+#      KPROMOTE 256, and for 1xTF32), KPROMOTE
 #      64 and 256, STAGES 2, SUPER 0 and 16, BM 64 with 2 stages (two blocks an SM), FOLD 0; 1xTF32
 #      with BN 256 unpromoted; and the unpromoted kernels (the price of promotion; their accuracy
 #      may fail the class, which then shows in the row's status).
@@ -48,6 +51,9 @@ cfg() {
 B3='"BM": 128, "BN": 128, "PASSES": 3'
 V=$L/var
 cfg 3x_bmap1 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"BMAP\": 1}"
+cfg 3x_pf tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"PREFETCH\": 1}"
+cfg 3x_pf_bmap1 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"PREFETCH\": 1, \"BMAP\": 1}"
+cfg 1x_pf tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8, "PREFETCH": 1}' tf32
 cfg tc32_1x_as_f32 tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8}'
 cfg 3x_nopromote tc32 "{$B3, \"KPROMOTE\": 0, \"SUPER\": 8}"
 cfg 3x_sep tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 0, \"SUPER\": 8}"
@@ -73,9 +79,10 @@ want() {
 }
 
 echo "== 1. verify at odd shapes (no --arch), a batch, a refused layout"
-run_verify v configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync.json $V/3x_bmap1.json --beta 0.5 --shapes $SHAPES
+run_verify v configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync.json $V/3x_bmap1.json $V/3x_pf.json \
+  $V/3x_pf_bmap1.json $V/1x_pf.json --beta 0.5 --shapes $SHAPES
 [ $VRC = 0 ] || note "FAIL  verify at odd shapes (exit $VRC): $(grep -a '^verify:' "$L/v.txt" | tail -1)"
-for c in tc32_3x tc32_1x tc32_sync 3x_bmap1; do want v $c 10 "at odd shapes"; done
+for c in tc32_3x tc32_1x tc32_sync 3x_bmap1 3x_pf 3x_pf_bmap1 1x_pf; do want v $c 10 "at odd shapes"; done
 run_verify v-batch configs/tc32_3x.json --batch 3 --beta 0.5 --shapes 127x129x131,64x64x64
 if [ $VRC = 0 ]; then want v-batch tc32_3x 4 "on a batch of 3"; else note "FAIL  tc32_3x on a batch of 3 (exit $VRC)"; fi
 timeout 60 $E verify configs/tc32_3x.json --op NT --shapes 64x64x64 >"$L/v-nt.txt" 2>&1
@@ -130,18 +137,18 @@ if [ -z "$CS" ]; then note "SKIP  sanitizers: no compute-sanitizer"; else
   for tool in memcheck racecheck; do
     log=$L/san-$tool.txt
     timeout 150 "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/tc32_3x.json \
-      configs/tc32_1x.json configs/tc32_sync.json --shapes 127x129x131 >"$log" 2>&1
+      configs/tc32_1x.json configs/tc32_sync.json $V/3x_pf_bmap1.json --shapes 127x129x131 >"$log" 2>&1
     rc=$?
     sum=$(grep -a '^verify:' "$log" | tail -1)
-    if [ $rc = 0 ] && ! grep -a -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$log" && [ "$sum" = "verify: 6 passed, 0 failed, 0 errors" ]; then
-      note "ok    $tool tc32_3x tc32_1x tc32_sync"
+    if [ $rc = 0 ] && ! grep -a -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$log" && [ "$sum" = "verify: 8 passed, 0 failed, 0 errors" ]; then
+      note "ok    $tool tc32_3x tc32_1x tc32_sync 3x_pf_bmap1"
     else note "FAIL  $tool (exit $rc, ${sum:-no summary})"; grep -a -m 5 -E 'ERROR|hazard|Invalid' "$log"; fi
   done
 fi
 echo "   $(( $(date +%s) - T0 )) s so far"
 
 echo "== 5. bench beside cuBLAS SGEMM (strict) and FAST_TF32, --runs 7"
-timeout 150 $E bench configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync.json --runs 7 \
+timeout 180 $E bench configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync.json $V/3x_pf.json --runs 7 \
   --shapes 4096x4096x4096,8192x8192x8192,12288x12288x12288 --format jsonl >"$L/bench.jsonl" 2>"$L/bench.err"
 rc=$?
 n=$(grep -c '"config":"tc32_[a-z0-9]*",.*"status":"ok"' "$L/bench.jsonl")
@@ -159,8 +166,9 @@ cfg 1x_bmap1 tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER":
 cfg 3x_bm64 tc32 '{"BM": 64, "BN": 128, "PASSES": 3, "KPROMOTE": 128, "FOLD": 1, "SUPER": 8, "STAGES": 2}'
 cfg 1x_bn256 tc32 '{"BM": 128, "BN": 256, "PASSES": 1, "KPROMOTE": 0, "SUPER": 8}' tf32
 cfg 1x_nopromote tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 0, "SUPER": 8}' tf32
-timeout 150 $E bench $V/3x_bmap1.json $V/3x_bmap1_p256.json $V/3x_p64.json $V/3x_p256.json $V/3x_stages2.json \
-  $V/3x_super0.json $V/3x_super16.json $V/3x_bm64.json $V/3x_sep.json $V/1x_bmap1.json $V/1x_bn256.json \
+cfg 3x_pf_bmap1_p256 tc32 "{$B3, \"KPROMOTE\": 256, \"FOLD\": 1, \"SUPER\": 8, \"PREFETCH\": 1, \"BMAP\": 1}"
+timeout 150 $E bench $V/3x_pf_bmap1.json $V/3x_pf_bmap1_p256.json $V/1x_pf.json $V/3x_bmap1.json \
+  $V/3x_bmap1_p256.json $V/3x_p64.json $V/3x_p256.json $V/3x_stages2.json $V/3x_super0.json $V/3x_super16.json $V/3x_bm64.json $V/3x_sep.json $V/1x_bmap1.json $V/1x_bn256.json \
   $V/3x_nopromote.json $V/1x_nopromote.json $V/sync_nopromote.json --runs 7 --size 4096 --format jsonl \
   >"$L/bench-var.jsonl" 2>"$L/bench-var.err"
 note "info  bench variants (exit $?; rows not ok: $(grep -vc '"status":"ok"' "$L/bench-var.jsonl"))"

@@ -368,11 +368,17 @@ static void bench_notes(runner_t *r, report_t *rep, const machine_t *mc)
 {
     json_t *h = r->w.hello;
     int nvrtc = (int)jnum(h, "nvrtc", 0), drv = (int)jnum(h, "driver", 0);
-    char name[16];
-    report_note(rep, "device %d: %s, sm_%d, %d SMs, max clock %d MHz, L2 %d MB; driver %d.%d, NVRTC %d.%d, cuBLAS %d; kernels built for %s",
+    char name[16], specific[16];
+    /* Without --arch an arch-specific template's kernels are built for sm_90a (arch_for_template). */
+    int sa = arch_for_template(r->su.arch, r->su.arch_guessed, true);
+    char also[64] = "";
+    if (sa != r->su.arch)
+        snprintf(also, sizeof also, " (%s for arch-specific templates)", arch_name(sa, specific, sizeof specific));
+    report_note(rep, "device %d: %s, sm_%d, %d SMs, max clock %d MHz, L2 %d MB; driver %d.%d, NVRTC %d.%d, cuBLAS %d; kernels built for %s%s",
                 r->o->device, jstr(h, "name", "?"), (int)jnum(h, "sm", 0), (int)jnum(h, "sms", 0),
                 (int)jnum(h, "clock_khz", 0) / 1000, (int)jnum(h, "l2_bytes", 0) >> 20, drv / 1000, (drv % 1000) / 10,
-                nvrtc / 1000, (nvrtc % 1000) / 10, (int)jnum(h, "cublas", 0), arch_name(r->su.arch, name, sizeof name));
+                nvrtc / 1000, (nvrtc % 1000) / 10, (int)jnum(h, "cublas", 0), arch_name(r->su.arch, name, sizeof name),
+                also);
     report_note(rep, "peaks: FP32 %.1f TFLOP/s, FP64 %.1f (CUDA cores), FP64 %.1f (tensor cores), TF32 %.1f (tensor cores); measured bandwidth: DRAM %.0f GB/s (copy), L2 %.0f GB/s (reads)",
                 mc->fp32 / 1e12, mc->fp64 / 1e12, mc->fp64_tc / 1e12, mc->tf32_tc / 1e12, mc->dram_bps / 1e9,
                 mc->l2_bps / 1e9);

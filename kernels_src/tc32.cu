@@ -37,6 +37,7 @@
     "STAGES": {"default": 3, "values": [2, 3], "doc": "shared-memory stages: 3 keeps one k-tile's wgmmas in flight while the next are issued, 2 waits for them at every k-tile"},
     "KPROMOTE": {"default": 128, "values": [0, 32, 64, 128, 256], "doc": "elements of K the tensor cores accumulate before the partial sum is added into FP32 registers by ordinary adds (0: never, the tensor cores sum all of K)"},
     "FOLD": {"default": 0, "values": [0, 1], "doc": "3xTF32 with promotion: 1 accumulates the correction products into big*big's tensor-core accumulator between promotions (one register set fewer), 0 keeps them apart"},
+    "PREFETCH": {"default": 0, "values": [0, 1], "doc": "when the next k-tile's global loads are issued: 0 at the start of the k-tile before it (their latency exposed, hidden only by the wgmma issue), 1 right after the previous tile's split stores, a whole k-tile earlier (same registers)"},
     "BMAP": {"default": 0, "values": [0, 1], "doc": "which chunks of B a warp stages: 0 eight k rows of 64 bytes (transposed stores two-way bank conflicted), 1 sixteen k rows of 32 bytes (conflict-free)"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
     "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
@@ -313,21 +314,28 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm(GEMM_ARGS)
     if (nk > 0) {
         st.load(A, B, M, N, K, row0, col0, 0, tid);
         st.store(smem, tid);
+        if (PREFETCH && nk > 1)
+            st.load(A, B, M, N, K, row0, col0, BK, tid);
     }
     fence_async_smem();
     __syncthreads();
     /* Stage (kt + 1) % STAGES was last read by the wgmmas of k-tile kt + 1 - STAGES: waited for by
-     * every warpgroup (wait_group STAGES - 2, then the barrier) at the end of k-tile kt - 1. */
+     * every warpgroup (wait_group STAGES - 2, then the barrier) at the end of k-tile kt - 1. The
+     * registers of st hold k-tile kt + 1 when it is stored: loaded here (PREFETCH = 0: in flight only
+     * while the wgmmas are issued) or after the stores of the k-tile before (PREFETCH = 1: in flight
+     * through that k-tile's wait and barrier too). */
     for (int kt = 0; kt < nk; ++kt) {
         const int cur = kt % STAGES;
         const bool more = kt + 1 < nk;
-        if (more) /* in flight while the wgmmas are issued */
+        if (!PREFETCH && more)
             st.load(A, B, M, N, K, row0, col0, (kt + 1) * BK, tid);
         wgmma_fence();
         mma_stage(part, corr, sbase + cur * STAGE, wg, PROM && kt > 0 && (kt + phase) % KPT == 0);
         wgmma_commit();
         if (more) {
             st.store(smem + ((kt + 1) % STAGES) * STAGE, tid);
+            if (PREFETCH && kt + 2 < nk)
+                st.load(A, B, M, N, K, row0, col0, (kt + 2) * BK, tid);
             fence_async_smem();
         }
         if (PROM && (!more || (kt + 1 + phase) % KPT == 0)) { /* the chain ends: promote it */

@@ -87,6 +87,10 @@ else fail "tc32 batch with odd K: A's vectors narrow" "$out"; fi
 # The variants the GPU script times (bench/tc32_gpu.sh) compile without spills too.
 built tc32_3x_p32 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set KPROMOTE=32
 built tc32_3x_p256 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set KPROMOTE=256
+built tc32_3x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set PREFETCH=1
+built tc32_3x_pf_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 --n 129 --k 131 --set PREFETCH=1 \
+  --set BMAP=1
+built tc32_1x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 --set PREFETCH=1
 built tc32_3x_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 --n 129 --k 131 --set BMAP=1
 built tc32_3x_s2 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set STAGES=2
 built tc32_1x_nopromote sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 --set KPROMOTE=0
