@@ -3,7 +3,7 @@
 # arch targeting, speed variants) on an H100, with the prebuilt build/engine only. Logs under
 # $OUT/tc32 (or /tmp/tc32-gpu); the last lines are a short table. Under 4 minutes. Checks, in order:
 #   1. verify of tc32_3x, tc32_1x, tc32_sync and the variants 3x_bmap1, 3x_pf (PREFETCH 1),
-#      3x_pf_bmap1, 1x_pf (no --arch) at 1x1x1, 17x33x5,
+#      3x_pf_bmap1, 1x_pf, 1x_pf_s4 (4 stages) (no --arch) at 1x1x1, 17x33x5,
 #      127x129x131, 1000x1001x999, 4096^3, beta = 0 (C NaN-poisoned) and 0.5: 10 rows each, all ok (tc32_1x at
 #      1x1x1 included: the tf32 yardstick is now TF32 arithmetic, not cuBLAS's FP32 path at K = 1);
 #      tc32_3x on a strided batch of 3 (grid z), and --op NT refused (exit 2, the requires rule)
@@ -20,7 +20,7 @@
 #      cuBLAS FAST_TF32 (row cublas_tf32); must exit 0 (every row within its class), the 9 rows of
 #      the shipped configs ok; beside them the PREFETCH 1 variant 3x_pf
 #   6. speed variants of tc32_3x / tc32_1x at 4096^3 (configs written under $L/var), one bench run:
-#      PREFETCH 1 with BMAP 1 (and KPROMOTE 256), 1xTF32 with PREFETCH 1; BMAP 1 (conflict-free transposed B stores; also with
+#      PREFETCH 1 with BMAP 1 (and KPROMOTE 256), 1xTF32 with PREFETCH 1 (and 4 stages); BMAP 1 (conflict-free transposed B stores; also with
 #      KPROMOTE 256, and for 1xTF32), KPROMOTE
 #      64 and 256, STAGES 2, SUPER 0 and 16, BM 64 with 2 stages (two blocks an SM), FOLD 0; 1xTF32
 #      with BN 256 unpromoted; and the unpromoted kernels (the price of promotion; their accuracy
@@ -54,6 +54,7 @@ cfg 3x_bmap1 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"BMAP\":
 cfg 3x_pf tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"PREFETCH\": 1}"
 cfg 3x_pf_bmap1 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"PREFETCH\": 1, \"BMAP\": 1}"
 cfg 1x_pf tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8, "PREFETCH": 1}' tf32
+cfg 1x_pf_s4 tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8, "PREFETCH": 1, "STAGES": 4}' tf32
 cfg tc32_1x_as_f32 tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8}'
 cfg 3x_nopromote tc32 "{$B3, \"KPROMOTE\": 0, \"SUPER\": 8}"
 cfg 3x_sep tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 0, \"SUPER\": 8}"
@@ -80,9 +81,9 @@ want() {
 
 echo "== 1. verify at odd shapes (no --arch), a batch, a refused layout"
 run_verify v configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync.json $V/3x_bmap1.json $V/3x_pf.json \
-  $V/3x_pf_bmap1.json $V/1x_pf.json --beta 0.5 --shapes $SHAPES
+  $V/3x_pf_bmap1.json $V/1x_pf.json $V/1x_pf_s4.json --beta 0.5 --shapes $SHAPES
 [ $VRC = 0 ] || note "FAIL  verify at odd shapes (exit $VRC): $(grep -a '^verify:' "$L/v.txt" | tail -1)"
-for c in tc32_3x tc32_1x tc32_sync 3x_bmap1 3x_pf 3x_pf_bmap1 1x_pf; do want v $c 10 "at odd shapes"; done
+for c in tc32_3x tc32_1x tc32_sync 3x_bmap1 3x_pf 3x_pf_bmap1 1x_pf 1x_pf_s4; do want v $c 10 "at odd shapes"; done
 run_verify v-batch configs/tc32_3x.json --batch 3 --beta 0.5 --shapes 127x129x131,64x64x64
 if [ $VRC = 0 ]; then want v-batch tc32_3x 4 "on a batch of 3"; else note "FAIL  tc32_3x on a batch of 3 (exit $VRC)"; fi
 timeout 60 $E verify configs/tc32_3x.json --op NT --shapes 64x64x64 >"$L/v-nt.txt" 2>&1
@@ -167,7 +168,7 @@ cfg 3x_bm64 tc32 '{"BM": 64, "BN": 128, "PASSES": 3, "KPROMOTE": 128, "FOLD": 1,
 cfg 1x_bn256 tc32 '{"BM": 128, "BN": 256, "PASSES": 1, "KPROMOTE": 0, "SUPER": 8}' tf32
 cfg 1x_nopromote tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 0, "SUPER": 8}' tf32
 cfg 3x_pf_bmap1_p256 tc32 "{$B3, \"KPROMOTE\": 256, \"FOLD\": 1, \"SUPER\": 8, \"PREFETCH\": 1, \"BMAP\": 1}"
-timeout 150 $E bench $V/3x_pf_bmap1.json $V/3x_pf_bmap1_p256.json $V/1x_pf.json $V/3x_bmap1.json \
+timeout 150 $E bench $V/3x_pf_bmap1.json $V/3x_pf_bmap1_p256.json $V/1x_pf.json $V/1x_pf_s4.json $V/3x_bmap1.json \
   $V/3x_bmap1_p256.json $V/3x_p64.json $V/3x_p256.json $V/3x_stages2.json $V/3x_super0.json $V/3x_super16.json $V/3x_bm64.json $V/3x_sep.json $V/1x_bmap1.json $V/1x_bn256.json \
   $V/3x_nopromote.json $V/1x_nopromote.json $V/sync_nopromote.json --runs 7 --size 4096 --format jsonl \
   >"$L/bench-var.jsonl" 2>"$L/bench-var.err"

@@ -3,14 +3,17 @@
  * must declare with "accuracy": "tf32"). dmma.cu runs the same arithmetic on mma.sync for sm_80+.
  *
  * A block of BM / 64 warpgroups computes a BM x BN tile of C; warpgroup w owns rows 64w..64w+63,
- * all BN columns, as one wgmma m64nBNk8 accumulator (two under 3xTF32: big*big in acc, big*small +
- * small*big in corr, added at the end; folded into one accumulator the small terms would be
- * rounded away against big*big, Ootomo & Yokota 2022). Per k-tile of BK = 32 every thread loads
- * its float4 chunks of A (BM x 32) and B (32 x BN) into registers, splits each element into
- * big = tf32(x) and small = tf32(x - big) (tf32_split, gemm_common.cuh) and stores them into the
- * next of STAGES shared-memory stages while the tensor cores work on this one. With STAGES = 3 the
- * wgmmas of one k-tile are still running when the next k-tile's are issued (wait_group 1): the
- * tensor cores do not idle at each k-tile's barrier as with 2 (wait_group 0).
+ * all BN columns, as one wgmma m64nBNk8 accumulator (two under 3xTF32 without FOLD: big*big in
+ * part, big*small + small*big in corr; summed into one accumulator over all of K the small terms
+ * would be cut away against big*big, Ootomo & Yokota 2022). With KPROMOTE > 0 the tensor cores
+ * sum KPROMOTE / BK k-tiles at a time and FP32 adds fold each chain into total (promotion; FOLD = 1
+ * then sums the correction products into part, which a short chain allows). Per k-tile of BK = 32
+ * every thread loads its float4 chunks of A (BM x 32) and B (32 x BN) into registers, splits each
+ * element into big = tf32(x) and small = tf32(x - big) (tf32_split, gemm_common.cuh) and stores
+ * them into the next of STAGES shared-memory stages while the tensor cores work on this one. With
+ * STAGES = 3 the wgmmas of one k-tile are still running when the next k-tile's are issued
+ * (wait_group 1): the tensor cores do not idle at each k-tile's barrier as with 2 (wait_group 0).
+ * PREFETCH = 1 loads each k-tile into the registers a whole k-tile before its stores (main loop).
  *
  * Shared-memory layout: wgmma takes TF32 operands K-major only, so A's tile is stored as rows of
  * A (As[m][k]) and B's transposed (Bs[n][k]); a row of BK = 32 TF32 values is 128 bytes, stored
@@ -34,7 +37,7 @@
     "BN": {"default": 128, "values": [64, 128, 256], "doc": "columns of C per block tile: the wgmma's N"},
     "BK": {"default": 32, "values": [32], "doc": "depth of a k-tile: one 128-byte swizzled row of TF32 per row of a tile"},
     "PASSES": {"default": 3, "values": [1, 3], "doc": "TF32 products per element pair: 3 (big*big + big*small + small*big, FP32 accuracy) or 1 (big*big: TF32 accuracy, declare \"accuracy\": \"tf32\")"},
-    "STAGES": {"default": 3, "values": [2, 3], "doc": "shared-memory stages: 3 keeps one k-tile's wgmmas in flight while the next are issued, 2 waits for them at every k-tile"},
+    "STAGES": {"default": 3, "values": [2, 3, 4], "doc": "shared-memory stages: S keeps S - 2 k-tiles' wgmmas in flight while the next are issued (2 waits for them at every k-tile; 4 fits 1xTF32's shared memory only)"},
     "KPROMOTE": {"default": 128, "values": [0, 32, 64, 128, 256], "doc": "elements of K the tensor cores accumulate before the partial sum is added into FP32 registers by ordinary adds (0: never, the tensor cores sum all of K)"},
     "FOLD": {"default": 0, "values": [0, 1], "doc": "3xTF32 with promotion: 1 accumulates the correction products into big*big's tensor-core accumulator between promotions (one register set fewer), 0 keeps them apart"},
     "PREFETCH": {"default": 0, "values": [0, 1], "doc": "when the next k-tile's global loads are issued: 0 at the start of the k-tile before it (their latency exposed, hidden only by the wgmma issue), 1 right after the previous tile's split stores, a whole k-tile earlier (same registers)"},

@@ -39,6 +39,8 @@ refused "BK = 16 is refused: one 128-byte swizzle row" 'params.BK = 16' configs/
 refused "a 256x256 tile is refused" 'BM \* BN <= 128 \* 256' configs/tc32_1x.json --arch sm_90a --set BM=256 --set BN=256 \
   --set KPROMOTE=0
 refused "tc32 has no f64" 'f64' configs/tc32_3x.json --arch sm_90a --dtype f64
+refused "3xTF32 with 4 stages does not fit shared memory" 'needs 263168 bytes of shared memory per block' \
+  configs/tc32_3x.json --arch sm_90a --set STAGES=4
 refused "tc32 refuses transposes (a requires rule)" 'TA == 0 && TB == 0 && LD_PACKED' configs/tc32_3x.json --arch sm_90a \
   --op NT --size 128
 refused "tc32 refuses padded rows" 'TA == 0 && TB == 0 && LD_PACKED' configs/tc32_1x.json --arch sm_90a --lda +4 --size 128
@@ -91,6 +93,8 @@ built tc32_3x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096
 built tc32_3x_pf_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 --n 129 --k 131 --set PREFETCH=1 \
   --set BMAP=1
 built tc32_1x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 --set PREFETCH=1
+built tc32_1x_pf_s4 sm_90a 'wgmma.wait_group.sync.aligned 2' HGMMA configs/tc32_1x.json --size 4096 --set PREFETCH=1 \
+  --set STAGES=4
 built tc32_3x_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 --n 129 --k 131 --set BMAP=1
 built tc32_3x_s2 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set STAGES=2
 built tc32_1x_nopromote sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 --set KPROMOTE=0
