@@ -109,7 +109,7 @@ def key_of(r):
 now, ab = {}, {}
 bad_rows = []
 for r in rows:
-    if r["config"] == "cublas":
+    if r["template"] == "cublas":  # cuBLAS's rows: SGEMM / DGEMM, and FAST_TF32 beside tf32-class configs
         continue
     c = cub.get((r["set"], r["dtype"], r["M"], r["N"], r["K"], r.get("pdl_forced")))
     k = key_of(r)

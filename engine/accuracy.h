@@ -10,7 +10,9 @@
  * same way, and a class bounds the kernel's figures by cuBLAS's:
  *     f32   max <= 2 max(SGEMM) + 16 u,   mean <= 2 mean(SGEMM) + 4 u   (strict FP32 kernels)
  *     f64   the same against DGEMM                                       (FP64 kernels)
- *     tf32  the same against cuBLAS with TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32)
+ *     tf32  the same against TF32 arithmetic: the larger (max and mean apart) of cuBLAS FAST_TF32's
+ *           error and that of strict SGEMM on the inputs rounded to TF32 (acc_tf32_round), since
+ *           cuBLAS FAST_TF32 does not always take the TF32 path (at K = 1 it computes in FP32)
  * Measured on the H100 at 4096^3: SGEMM max 7.4 u, mean 0.28 u; TF32 max 497 u, mean 73 u. A
  * dropped k-step at K moves its elements by about 2^24 / K u (256 u at 65536), far beyond the f32
  * class; summation orders of FP32 kernels (split-K, sliced K) stay within it. */
@@ -51,6 +53,14 @@ typedef struct {
 /* Errors of n elements of got (a dtype array) against ref (double), S in bound (dtype). An element
  * with S = 0 counts 0 when it equals the reference exactly and +inf otherwise. */
 void acc_measure(const void *got, dtype_t dtype, const double *ref, const void *bound, size_t n, acc_err *out);
+
+/* x rounded to TF32 as cvt.rna.tf32.f32 does: to nearest, ties away from zero, 10 of the 23
+ * mantissa bits kept (the other 13 zero); Inf and NaN unchanged. */
+float acc_tf32_round(float x);
+/* The same for n floats in place. */
+void acc_tf32_round_all(float *x, size_t n);
+/* The larger of two measurements, max and mean apart (the tf32 class's yardstick). */
+acc_err acc_err_larger(const acc_err *a, const acc_err *b);
 
 /* Whether kernel's errors are those of class c, given the errors of its cuBLAS yardstick on the
  * same inputs. When not, why says which bound broke and by how much ("max error 812 u > 30.8 u

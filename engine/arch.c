@@ -1,5 +1,7 @@
 /* arch.c — per-architecture throughput and limits. Figures are from NVIDIA's CUDA C Programming
- * Guide (arithmetic instruction throughput; compute capability tables). */
+ * Guide (arithmetic instruction throughput; compute capability tables); the TF32 tensor-core
+ * rates from the architecture whitepapers' dense TF32 peaks divided by SMs x boost clock x 2
+ * (A100 156 TFLOP/s, H100 SXM 495, GA102/AD102 one quarter of A100's per SM). */
 #include "arch.h"
 
 #include <nvrtc.h>
@@ -7,19 +9,19 @@
 #include <string.h>
 
 static const arch_info k_arch[] = {
-    /* sm  fp32 fp64 dmma  smem-opt-in  threads/SM  blocks/SM  smem/SM  reserved/block */
-    {70, 64, 32, 0, 98304, 2048, 32, 98304, 0},
-    {75, 64, 2, 0, 65536, 1024, 16, 65536, 0},
-    {80, 64, 32, 64, 166912, 2048, 32, 167936, 1024},
-    {86, 128, 2, 2, 101376, 1536, 16, 102400, 1024},
-    {87, 128, 2, 2, 166912, 1536, 16, 167936, 1024},
-    {89, 128, 2, 2, 101376, 1536, 24, 102400, 1024},
-    {90, 128, 64, 128, 232448, 2048, 32, 233472, 1024},
-    {100, 128, 64, 128, 232448, 2048, 32, 233472, 1024},
-    {103, 128, 64, 128, 232448, 2048, 32, 233472, 1024},
-    {110, 128, 64, 128, 232448, 2048, 32, 233472, 1024},
-    {120, 128, 2, 2, 101376, 1536, 32, 102400, 1024},
-    {121, 128, 2, 2, 101376, 1536, 32, 102400, 1024},
+    /* sm  fp32 fp64 dmma tf32  smem-opt-in  threads/SM  blocks/SM  smem/SM  reserved/block */
+    {70, 64, 32, 0, 0, 98304, 2048, 32, 98304, 0},
+    {75, 64, 2, 0, 0, 65536, 1024, 16, 65536, 0},
+    {80, 64, 32, 64, 512, 166912, 2048, 32, 167936, 1024},
+    {86, 128, 2, 2, 128, 101376, 1536, 16, 102400, 1024},
+    {87, 128, 2, 2, 128, 166912, 1536, 16, 167936, 1024},
+    {89, 128, 2, 2, 128, 101376, 1536, 24, 102400, 1024},
+    {90, 128, 64, 128, 1024, 232448, 2048, 32, 233472, 1024},
+    {100, 128, 64, 128, 0, 232448, 2048, 32, 233472, 1024},
+    {103, 128, 64, 128, 0, 232448, 2048, 32, 233472, 1024},
+    {110, 128, 64, 128, 0, 232448, 2048, 32, 233472, 1024},
+    {120, 128, 2, 2, 128, 101376, 1536, 32, 102400, 1024},
+    {121, 128, 2, 2, 128, 101376, 1536, 32, 102400, 1024},
 };
 
 const char *arch_name(int target, char *buf, size_t len)

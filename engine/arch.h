@@ -16,6 +16,15 @@
 #define ARCH_SPECIFIC 1000
 static inline int arch_sm(int target) { return target % ARCH_SPECIFIC; }
 static inline bool arch_specific(int target) { return target >= ARCH_SPECIFIC; }
+/* The target a template's kernels are built for. arch: --arch's, or where none was given
+ * (guessed) the GPU's own compute capability (sm_90 on an H100). A guessed sm_90 becomes sm_90a
+ * for a template that declares "arch_specific" (wgmma needs it; such CUBINs run on that GPU alone,
+ * the one found); every other template keeps the portable target, so its CUBINs, cache keys and
+ * rerun lines are those of sm_90. --arch is taken as given. */
+static inline int arch_for_template(int arch, bool guessed, bool specific)
+{
+    return guessed && specific && arch == 90 ? 90 + ARCH_SPECIFIC : arch;
+}
 /* "sm_90" or "sm_90a", in buf (16 bytes are enough); returns buf. */
 const char *arch_name(int target, char *buf, size_t len);
 
@@ -24,6 +33,7 @@ typedef struct {
     int fp32_lanes;     /* FP32 FMA results per clock per SM */
     int fp64_lanes;     /* FP64 FMA results per clock per SM on the CUDA cores */
     int fp64_tc_lanes;  /* FP64 FMA results per clock per SM on the tensor cores (DMMA) */
+    int tf32_tc_lanes;  /* TF32 FMA results per clock per SM on the tensor cores, dense; 0: none or unknown */
     int smem_optin;     /* bytes of shared memory one block may opt in to */
     int max_threads_sm; /* resident threads per SM */
     int max_blocks_sm;  /* resident blocks per SM */

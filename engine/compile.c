@@ -89,7 +89,7 @@ int compile_main(const opts_t *o)
         const jit_func_info *fi = k->info;
         char an[16];
         printf("%-20s %-10s %-6s %-4s %7lld %5d %6d %6d %6d %8d %8lld %8.1f %-6s %s\n", c->label, c->tpl.name,
-               arch_name(su.arch, an, sizeof an), dtype_name(c->dtype), (long long)(l->block[0] * l->block[1] * l->block[2]),
+               arch_name(j->arch, an, sizeof an), dtype_name(c->dtype), (long long)(l->block[0] * l->block[1] * l->block[2]),
                fi ? fi->regs : -1, fi ? fi->stack : -1, fi ? fi->spill_stores : -1, fi ? fi->spill_loads : -1,
                fi ? fi->smem_static : -1, (long long)l->smem, k->jit->compile_ms,
                j->origin == JIT_COMPILED ? "nvrtc" : "cache", k->plan.switches);

@@ -224,8 +224,17 @@ static int check_rules(ctx_t *c, int arch)
     return -1;
 }
 
+static int parse(const char *path, const char *text, size_t len, const param_set *sets, size_t nsets,
+                 const char *dtype_override, int arch, bool guessed, config_t *cfg, err_t *err);
+
 int config_load(const char *path, const param_set *sets, size_t nsets, const char *dtype_override,
                 int arch, config_t *cfg, err_t *err)
+{
+    return config_load_guess(path, sets, nsets, dtype_override, arch, false, cfg, err);
+}
+
+int config_load_guess(const char *path, const param_set *sets, size_t nsets, const char *dtype_override, int arch,
+                      bool guessed, config_t *cfg, err_t *err)
 {
     size_t len = 0;
     char *text = read_file(path, &len);
@@ -233,13 +242,19 @@ int config_load(const char *path, const param_set *sets, size_t nsets, const cha
         memset(cfg, 0, sizeof *cfg);
         return err_set(err, EXIT_INPUT, path, 0, 0, "cannot read config: %s", strerror(errno)), -1;
     }
-    int rc = config_parse(path, text, len, sets, nsets, dtype_override, arch, cfg, err);
+    int rc = parse(path, text, len, sets, nsets, dtype_override, arch, guessed, cfg, err);
     free(text);
     return rc;
 }
 
 int config_parse(const char *path, const char *text, size_t len, const param_set *sets, size_t nsets,
                  const char *dtype_override, int arch, config_t *cfg, err_t *err)
+{
+    return parse(path, text, len, sets, nsets, dtype_override, arch, false, cfg, err);
+}
+
+static int parse(const char *path, const char *text, size_t len, const param_set *sets, size_t nsets,
+                 const char *dtype_override, int arch, bool guessed, config_t *cfg, err_t *err)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->path = xstrdup(path);
@@ -421,6 +436,8 @@ int config_parse(const char *path, const char *text, size_t len, const param_set
             goto out;
         }
     }
+    arch = arch_for_template(arch, guessed, t->arch_specific);
+    cfg->arch = arch;
     if (check_rules(&c, arch))
         goto out;
     char msg[512];

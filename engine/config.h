@@ -43,6 +43,7 @@ typedef struct {
     char *label;         /* name, or name[BM=128,TM=4] when overridden: what rows show */
     int64_t compile_cost; /* the template's estimate of its NVRTC time (>= 1), to order compiles */
     acc_kind accuracy;    /* "accuracy": the class verification holds it to (accuracy.h) */
+    int arch;             /* the target it was loaded and checked for, which its kernels are built for */
 } config_t;
 
 /* Load path, apply the overrides that name this template's params (every override must name one),
@@ -51,6 +52,10 @@ typedef struct {
  * at fault and the rule it breaks; cfg is left empty. */
 int config_load(const char *path, const param_set *sets, size_t nsets, const char *dtype_override,
                 int arch, config_t *cfg, err_t *err);
+/* The same where arch was guessed from the GPU rather than named by --arch: the target becomes
+ * arch_for_template's for the config's template (sm_90a for an "arch_specific" one on sm_90). */
+int config_load_guess(const char *path, const param_set *sets, size_t nsets, const char *dtype_override, int arch,
+                      bool guessed, config_t *cfg, err_t *err);
 /* The same from a config's text in memory (path names it in errors; the fuzzers use this). */
 int config_parse(const char *path, const char *text, size_t len, const param_set *sets, size_t nsets,
                  const char *dtype_override, int arch, config_t *cfg, err_t *err);

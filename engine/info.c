@@ -39,6 +39,8 @@ int info_main(const opts_t *o)
            arch_peak_flops(ai->fp32_lanes, g->sms, hz) / 1e12, ai->fp32_lanes,
            arch_peak_flops(ai->fp64_lanes, g->sms, hz) / 1e12, ai->fp64_lanes,
            arch_peak_flops(ai->fp64_tc_lanes > 0 ? ai->fp64_tc_lanes : ai->fp64_lanes, g->sms, hz) / 1e12);
+    printf("  peak TF32 %.1f TFLOP/s on tensor cores (%d lanes/SM, dense; 0: none known)\n",
+           arch_peak_flops(ai->tf32_tc_lanes, g->sms, hz) / 1e12, ai->tf32_tc_lanes);
     printf("  driver %d.%d, cuBLAS %d\n", g->driver_version / 1000, (g->driver_version % 1000) / 10, s.blas.version);
     int rc = EXIT_OK;
     if (o->bandwidth) {

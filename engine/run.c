@@ -28,7 +28,7 @@
 
 /* The yardsticks of a row: peak rates at the maximum SM clock and measured bandwidths. */
 typedef struct {
-    double fp32, fp64, fp64_tc; /* FLOP/s */
+    double fp32, fp64, fp64_tc, tf32_tc; /* FLOP/s; tf32_tc 0 where the arch has no TF32 tensor cores */
     double dram_bps, l2_bps;
 } machine_t;
 
@@ -288,8 +288,8 @@ static void cross_check(runner_t *r)
 
 static double peak_for(const machine_t *mc, dtype_t d, bool tensor)
 {
-    if (d == DTYPE_F32)
-        return mc->fp32;
+    if (d == DTYPE_F32) /* an f32 tensor-core kernel (3xTF32, 1xTF32) is held to the TF32 rate */
+        return tensor && mc->tf32_tc > 0 ? mc->tf32_tc : mc->fp32;
     return tensor ? mc->fp64_tc : mc->fp64;
 }
 
@@ -335,20 +335,53 @@ static machine_t machine_of(json_t *hello)
     double hz = jnum(hello, "clock_khz", 0) * 1e3;
     return (machine_t){arch_peak_flops(ai->fp32_lanes, sms, hz), arch_peak_flops(ai->fp64_lanes, sms, hz),
                        arch_peak_flops(ai->fp64_tc_lanes > 0 ? ai->fp64_tc_lanes : ai->fp64_lanes, sms, hz),
-                       jnum(hello, "dram_bps", 0), jnum(hello, "l2_bps", 0)};
+                       arch_peak_flops(ai->tf32_tc_lanes, sms, hz), jnum(hello, "dram_bps", 0),
+                       jnum(hello, "l2_bps", 0)};
+}
+
+/* The row of a cuBLAS timing a reply carries under prefix ("cublas_", "cublas_tf32_"); % cuBLAS
+ * against ref_ms, strict cuBLAS's time. */
+static void cublas_row(report_t *rep, json_t *reply, const char *prefix, const char *name, const char *args,
+                       dtype_t d, const shape_t *sh, const layout_t *lay, double alpha, double beta, double peak,
+                       double ref_ms)
+{
+    char k[64];
+    snprintf(k, sizeof k, "%sms", prefix);
+    double flops = 2.0 * sh->m * sh->n * sh->k * lay->batch, ms = jnum(reply, k, 0);
+    report_row row = {.config = name, .tmpl = "cublas", .dtype = dtype_name(d), .M = sh->m, .N = sh->n, .K = sh->k,
+                      .lay = lay,
+                      .alpha = alpha, .beta = beta, .status = "ok", .ms = ms, .tflops = flops / (ms * 1e-3) / 1e12,
+                      .pct_ref = 100.0 * ref_ms / ms, .pct_peak = 100.0 * flops / (ms * 1e-3) / peak, .regs = -1,
+                      .pdl = -1, .power_w = -1, .bound = "", .switches = "", .params = "", .args = args};
+    snprintf(k, sizeof k, "%sms_min", prefix);
+    row.ms_min = jnum(reply, k, 0);
+    snprintf(k, sizeof k, "%sms_max", prefix);
+    row.ms_max = jnum(reply, k, 0);
+    snprintf(k, sizeof k, "%sclock_mhz", prefix);
+    row.clock_mhz = jnum(reply, k, 0);
+    snprintf(k, sizeof k, "%spower_w", prefix);
+    row.power_w = jnum(reply, k, -1);
+    report_row_print(rep, &row);
 }
 
 static void bench_notes(runner_t *r, report_t *rep, const machine_t *mc)
 {
     json_t *h = r->w.hello;
     int nvrtc = (int)jnum(h, "nvrtc", 0), drv = (int)jnum(h, "driver", 0);
-    char name[16];
-    report_note(rep, "device %d: %s, sm_%d, %d SMs, max clock %d MHz, L2 %d MB; driver %d.%d, NVRTC %d.%d, cuBLAS %d; kernels built for %s",
+    char name[16], specific[16];
+    /* Without --arch an arch-specific template's kernels are built for sm_90a (arch_for_template). */
+    int sa = arch_for_template(r->su.arch, r->su.arch_guessed, true);
+    char also[64] = "";
+    if (sa != r->su.arch)
+        snprintf(also, sizeof also, " (%s for arch-specific templates)", arch_name(sa, specific, sizeof specific));
+    report_note(rep, "device %d: %s, sm_%d, %d SMs, max clock %d MHz, L2 %d MB; driver %d.%d, NVRTC %d.%d, cuBLAS %d; kernels built for %s%s",
                 r->o->device, jstr(h, "name", "?"), (int)jnum(h, "sm", 0), (int)jnum(h, "sms", 0),
                 (int)jnum(h, "clock_khz", 0) / 1000, (int)jnum(h, "l2_bytes", 0) >> 20, drv / 1000, (drv % 1000) / 10,
-                nvrtc / 1000, (nvrtc % 1000) / 10, (int)jnum(h, "cublas", 0), arch_name(r->su.arch, name, sizeof name));
-    report_note(rep, "peaks: FP32 %.1f TFLOP/s, FP64 %.1f (CUDA cores), FP64 %.1f (tensor cores); measured bandwidth: DRAM %.0f GB/s (copy), L2 %.0f GB/s (reads)",
-                mc->fp32 / 1e12, mc->fp64 / 1e12, mc->fp64_tc / 1e12, mc->dram_bps / 1e9, mc->l2_bps / 1e9);
+                nvrtc / 1000, (nvrtc % 1000) / 10, (int)jnum(h, "cublas", 0), arch_name(r->su.arch, name, sizeof name),
+                also);
+    report_note(rep, "peaks: FP32 %.1f TFLOP/s, FP64 %.1f (CUDA cores), FP64 %.1f (tensor cores), TF32 %.1f (tensor cores); measured bandwidth: DRAM %.0f GB/s (copy), L2 %.0f GB/s (reads)",
+                mc->fp32 / 1e12, mc->fp64 / 1e12, mc->fp64_tc / 1e12, mc->tf32_tc / 1e12, mc->dram_bps / 1e9,
+                mc->l2_bps / 1e9);
 }
 
 /* One config's row from its reply. Strings point into reply and job: print before freeing them. */
@@ -552,14 +585,15 @@ int run_bench(const opts_t *o)
         }
         /* One pass per dtype, so each has its cuBLAS row right after its configs. */
         for (int d = 0; d < 2; d++) {
-            json_t *last = NULL; /* a reply that carries this problem's cuBLAS timing */
+            json_t *last = NULL;      /* a reply that carries this problem's cuBLAS timing */
+            json_t *last_tf32 = NULL; /* ... and cuBLAS FAST_TF32's (a tf32-class config's reply) */
             for (size_t i = 0; i < o->nentries; i++) {
                 config_t *c = r.cfgs[i];
                 if (!c || (int)c->dtype != d || !pick_runs(r.pick, s, i))
                     continue;
                 const build_job *j = &jobs[s * o->nentries + i];
                 char *params = config_params_string(c);
-                char *args = rerun_args(o, c, sh, &lay, alpha, beta, r.su.arch);
+                char *args = rerun_args(o, c, sh, &lay, alpha, beta, c->arch);
                 report_row row = {.config = c->label, .tmpl = c->tpl.name, .dtype = dtype_name(c->dtype),
                                   .M = sh->m, .N = sh->n, .K = sh->k, .lay = &lay, .alpha = alpha, .beta = beta,
                                   .status = "error", .regs = -1, .pdl = -1, .bound = "", .switches = "", .params = params,
@@ -581,6 +615,10 @@ int run_bench(const opts_t *o)
                 report_row_print(&rep, &row);
                 free(params);
                 free(args);
+                if (reply && jnum(reply, "cublas_tf32_ms", 0) > 0) {
+                    json_decref(last_tf32);
+                    last_tf32 = json_incref(reply);
+                }
                 if (reply && jnum(reply, "cublas_ms", 0) > 0) {
                     json_decref(last);
                     last = reply;
@@ -589,27 +627,25 @@ int run_bench(const opts_t *o)
                 }
             }
             if (last) {
-                double flops = 2.0 * sh->m * sh->n * sh->k * lay.batch, ms = jnum(last, "cublas_ms", 0);
                 bool plain = !lay.ta && !lay.tb && lay.batch == 1 && layout_is_packed(&lay, sh->m, sh->n, sh->k);
-                report_row ref = {.config = "cublas", .tmpl = "cublas", .dtype = dtype_name((dtype_t)d), .M = sh->m,
-                                  .N = sh->n, .K = sh->k, .lay = &lay, .alpha = alpha, .beta = beta, .status = "ok", .ms = ms,
-                                  .ms_min = jnum(last, "cublas_ms_min", 0), .ms_max = jnum(last, "cublas_ms_max", 0),
-                                  .tflops = flops / (ms * 1e-3) / 1e12, .pct_ref = 100.0, .regs = -1, .pdl = -1,
-                                  .clock_mhz = jnum(last, "cublas_clock_mhz", 0),
-                                  .power_w = jnum(last, "cublas_power_w", -1), .bound = "", .switches = "",
-                                  .params = "",
-                                  .args = !plain           ? (d == DTYPE_F64 ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F_PEDANTIC"
-                                                                             : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_PEDANTIC")
-                                          : d == DTYPE_F64 ? "cublasDgemm"
-                                                           : "cublasSgemm, CUBLAS_PEDANTIC_MATH"};
                 /* cuBLAS DGEMM runs on the FP64 tensor cores where there are any. */
-                ref.pct_peak = 100.0 * flops / (ms * 1e-3) /
-                               (d == DTYPE_F64 && arch_lookup((int)jnum(r.w.hello, "sm", 90))->fp64_tc_lanes > 0
-                                    ? mc.fp64_tc
-                                    : peak_for(&mc, (dtype_t)d, false));
-                report_row_print(&rep, &ref);
+                double peak = d == DTYPE_F64 && arch_lookup((int)jnum(r.w.hello, "sm", 90))->fp64_tc_lanes > 0
+                                  ? mc.fp64_tc
+                                  : peak_for(&mc, (dtype_t)d, false);
+                const char *args = !plain           ? (d == DTYPE_F64 ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F_PEDANTIC"
+                                                                      : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_PEDANTIC")
+                                   : d == DTYPE_F64 ? "cublasDgemm"
+                                                    : "cublasSgemm, CUBLAS_PEDANTIC_MATH";
+                cublas_row(&rep, last, "cublas_", "cublas", args, (dtype_t)d, sh, &lay, alpha, beta, peak,
+                           jnum(last, "cublas_ms", 0));
+                if (last_tf32) /* % cuBLAS: against strict SGEMM, as every row's */
+                    cublas_row(&rep, last_tf32, "cublas_tf32_", "cublas_tf32",
+                               plain ? "cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32"
+                                     : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_FAST_TF32",
+                               (dtype_t)d, sh, &lay, alpha, beta, peak_for(&mc, (dtype_t)d, true), jnum(last, "cublas_ms", 0));
                 json_decref(last);
             }
+            json_decref(last_tf32);
         }
     }
 out:

@@ -17,6 +17,7 @@ void select_gpu_init(select_gpu *g, int arch, int sms, double clock_hz)
 {
     const arch_info *ai = arch_lookup(arch_sm(arch));
     g->arch = arch;
+    g->arch_guessed = false;
     g->sms = sms > 0 ? sms : 1;
     g->clock_hz = clock_hz > 0 ? clock_hz : 1.5e9;
     g->dram_bps = 3.0e12;
@@ -27,7 +28,7 @@ void select_gpu_init(select_gpu *g, int arch, int sms, double clock_hz)
 static double peak_sm(const select_t *s, const config_t *c)
 {
     const arch_info *ai = arch_lookup(arch_sm(s->gpu.arch));
-    int lanes = c->dtype == DTYPE_F32 ? ai->fp32_lanes
+    int lanes = c->dtype == DTYPE_F32 ? (c->tpl.tensor && ai->tf32_tc_lanes > 0 ? ai->tf32_tc_lanes : ai->fp32_lanes)
                 : c->tpl.tensor && ai->fp64_tc_lanes > 0 ? ai->fp64_tc_lanes
                                                         : ai->fp64_lanes;
     return 2.0 * lanes * s->gpu.clock_hz;
@@ -66,7 +67,7 @@ static int plan_at(const select_t *s, const select_cand *c, const shape_t *sh, p
 {
     err_t err;
     err_clear(&err);
-    int rc = template_plan_geometry(&c->cfg.tpl, c->cfg.path, c->cfg.values, c->cfg.dtype, s->gpu.arch, sh->m, sh->n,
+    int rc = template_plan_geometry(&c->cfg.tpl, c->cfg.path, c->cfg.values, c->cfg.dtype, c->cfg.arch, sh->m, sh->n,
                                     sh->k, s->gpu.smem_limit, p, &err);
     return rc;
 }
@@ -107,7 +108,7 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
         err_t err;
         err_clear(&err);
         const char *dt = dtype_name(dtype);
-        if (config_load(c->path, e->sets, e->nsets, dt, g->arch, &c->cfg, &err)) {
+        if (config_load_guess(c->path, e->sets, e->nsets, dt, g->arch, g->arch_guessed, &c->cfg, &err)) {
             err_format(&err, c->err_text, sizeof c->err_text);
             c->label = xstrdup(c->path);
             continue;

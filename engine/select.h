@@ -54,6 +54,7 @@
 /* The GPU the model is for. */
 typedef struct {
     int arch;           /* target, as arch_parse gives it */
+    bool arch_guessed;  /* no --arch: candidates load for their template's target (arch_for_template) */
     int sms;            /* streaming multiprocessors */
     double clock_hz;    /* SM clock the peaks are taken at (it cancels out of the fitted efficiency) */
     double dram_bps;    /* for the extra launches' bytes */

@@ -10,7 +10,8 @@
  *    (the layout, layout.h: packed NN, one product, by default),
  *    "verify": true, "time": true, "warmup": 3, "runs": 7, "iters": 5 (0: as many as make a run
  *    last about 2 ms, judged by cuBLAS),
- *    "baseline": true,      time cuBLAS once per problem and timing settings, and report it
+ *    "baseline": true,      time cuBLAS once per problem and timing settings, and report it; for a
+ *                           config of accuracy class tf32 also cuBLAS FAST_TF32 (cublas_tf32_ms)
  *    "interleave": false}   time the kernel and cuBLAS with their runs interleaved (tune finalists)
  *   {"op": "cross_check", "dtypes": ["f32"], "seed": 1}
  *
@@ -67,6 +68,7 @@ typedef struct {
     session_t s;
     nvml_t nvml;
     baseline_t base;
+    baseline_t base_tf32; /* cuBLAS FAST_TF32, the yardstick of tf32-class configs' speed */
     int64_t auto_M, auto_N, auto_K; /* the problem auto_iters was chosen for */
     dtype_t auto_dtype;
     int auto_iters;
@@ -101,6 +103,14 @@ static int bench_cublas_fn(void *ctx, err_t *err)
     return problem_cublas(s, s->prob.C, err);
 }
 
+static int bench_cublas_tf32_fn(void *ctx, err_t *err)
+{
+    session_t *s = ctx;
+    problem_t *p = &s->prob;
+    float a = (float)p->alpha, b = (float)p->beta;
+    return blas_gemm_tf32(&s->blas, (int)p->M, (int)p->N, (int)p->K, &a, p->A, p->B, &b, p->C, err);
+}
+
 static void put_stats(json_t *r, const char *prefix, const bench_stats *st)
 {
     char k[64];
@@ -113,10 +123,11 @@ static void put_stats(json_t *r, const char *prefix, const bench_stats *st)
 }
 
 /* cuBLAS for the current problem with these timing settings, measured once. */
-static int baseline(server_t *sv, const bench_opts *bo, err_t *err)
+/* tf32: cuBLAS FAST_TF32 (f32 problems only) instead of strict SGEMM / DGEMM. */
+static int baseline(server_t *sv, const bench_opts *bo, bool tf32, err_t *err)
 {
     problem_t *p = &sv->s.prob;
-    baseline_t *b = &sv->base;
+    baseline_t *b = tf32 ? &sv->base_tf32 : &sv->base;
     if (b->valid && b->dtype == p->dtype && b->M == p->M && b->N == p->N && b->K == p->K && b->alpha == p->alpha &&
         b->beta == p->beta && b->seed == p->seed && b->bo.warmup == bo->warmup && b->bo.runs == bo->runs &&
         b->bo.iters == bo->iters && memcmp(&b->lay, &p->lay, sizeof p->lay) == 0)
@@ -125,7 +136,7 @@ static int baseline(server_t *sv, const bench_opts *bo, err_t *err)
     size_t bytes = (size_t)p->sC * dtype_size(p->dtype);
     nvml_mark m0 = nvml_now(&sv->nvml);
     if (gpu_copy(&sv->s.gpu, p->C, p->C0, bytes, err) ||
-        bench_time(&sv->s.gpu, bench_cublas_fn, &sv->s, bo, &sv->s.flush, &b->st, err))
+        bench_time(&sv->s.gpu, tf32 ? bench_cublas_tf32_fn : bench_cublas_fn, &sv->s, bo, &sv->s.flush, &b->st, err))
         return -1;
     b->power_w = nvml_watts(&sv->nvml, m0, nvml_now(&sv->nvml));
     b->clock_mhz = 0;
@@ -271,7 +282,7 @@ static int auto_iters(server_t *sv, bench_opts *bo, err_t *err)
     problem_t *p = &sv->s.prob;
     if (!(sv->auto_M == p->M && sv->auto_N == p->N && sv->auto_K == p->K && sv->auto_dtype == p->dtype)) {
         bench_opts one = {bo->warmup, bo->runs, 1};
-        if (baseline(sv, &one, err))
+        if (baseline(sv, &one, false, err))
             return -1;
         double per = sv->base.st.median_ms > 0 ? sv->base.st.median_ms : AUTO_RUN_MS;
         int it = (int)ceil(AUTO_RUN_MS / per);
@@ -333,9 +344,16 @@ static void handle_run(server_t *sv, json_t *req, json_t *r)
     json_object_set_new(r, "status", json_string("error"));
     if (prepare(sv, req, r, &cfg, &loaded, &k, &err))
         goto out;
+    const bool tf32 = cfg.dtype == DTYPE_F32 && cfg.accuracy == ACC_TF32;
     if (flag(req, "time") && flag(req, "baseline") && !flag(req, "interleave")) {
-        if ((bo.iters == 0 && auto_iters(sv, &bo, &err)) || baseline(sv, &bo, &err))
+        if ((bo.iters == 0 && auto_iters(sv, &bo, &err)) || baseline(sv, &bo, false, &err) ||
+            (tf32 && baseline(sv, &bo, true, &err)))
             goto out;
+        if (tf32) {
+            put_stats(r, "cublas_tf32_", &sv->base_tf32.st);
+            json_object_set_new(r, "cublas_tf32_clock_mhz", json_real(sv->base_tf32.clock_mhz));
+            json_object_set_new(r, "cublas_tf32_power_w", json_real(sv->base_tf32.power_w));
+        }
     }
     json_object_set_new(r, "iters", json_integer(bo.iters));
     started(sv, req);

@@ -35,7 +35,7 @@ typedef struct {
     void *hGot;          /* a kernel's result, downloaded */
     double *hRef64;      /* the FP64-accurate product (reference.h); NULL when it did not fit */
     acc_err cublas_err;  /* cuBLAS's own error against it (accuracy.h) */
-    acc_err tf32_err;    /* cuBLAS TF32's, measured when a tf32-class kernel first asks */
+    acc_err tf32_err;    /* TF32 arithmetic's (accuracy.h), measured when a tf32-class kernel first asks */
     CUdeviceptr A, B, C, C0, Ref;
     bool ready;
 } problem_t;

@@ -43,6 +43,7 @@ int setup_target(setup_t *su, const opts_t *o, int device, bool need_gpu, err_t 
         err_clear(&ignored);
         su->have_gpu = gpu_probe(&su->gpu, device, &ignored) == 0;
     }
+    su->arch_guessed = !o->arch;
     if (o->arch)
         su->arch = o->arch;
     else if (su->have_gpu)
@@ -114,7 +115,7 @@ int setup_load_entry(const opts_t *o, const entry_t *e, int arch, const char *co
         else
             rc = -1;
     if (!rc)
-        rc = config_load(e->path, ps, n, o->dtype, arch, c, err);
+        rc = config_load_guess(e->path, ps, n, o->dtype, arch, !o->arch, c, err);
     for (size_t i = 0; i < n; i++)
         param_set_free(&ps[i]);
     return rc;
@@ -124,7 +125,7 @@ void build_job_init(build_job *j, const config_t *cfg, int arch, int64_t smem_li
 {
     memset(j, 0, sizeof *j);
     j->cfg = cfg;
-    j->arch = arch;
+    j->arch = cfg->arch ? cfg->arch : arch; /* the config's own target (sm_90a for a wgmma one) */
     j->smem_limit = smem_limit;
     j->M = M;
     j->N = N;

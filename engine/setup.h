@@ -16,7 +16,8 @@ typedef struct {
     bool have_cache;
     pool_t pool;
     bool have_pool;
-    int arch;           /* target, e.g. 90 */
+    int arch;           /* target, e.g. 90: --arch's, else the GPU's compute capability */
+    bool arch_guessed;  /* no --arch: a config's template may ask for sm_90a (arch_for_template) */
     int64_t smem_limit; /* bytes of shared memory a block may opt in to on the target */
     gpu_t gpu;          /* the GPU's properties (no context), when have_gpu */
     bool have_gpu;
@@ -29,8 +30,10 @@ typedef struct {
 int setup_cache(setup_t *su, const opts_t *o, bool workers, err_t *err);
 
 /* The target: --arch, else the GPU `device`'s, probed without a context (need_gpu: no GPU is then
- * an error; otherwise sm_90 and a note on stderr). With --arch no driver is needed here: the
- * worker processes find out whether there is a GPU. */
+ * an error; otherwise sm_90 and a note on stderr). Without --arch the target is guessed: configs
+ * whose template declares "arch_specific" (tc32.cu: wgmma) are then loaded and built for sm_90a on
+ * sm_90 (setup_load_entry, arch_for_template), so wisdom and --auto can choose them; all others for
+ * sm_90. With --arch no driver is needed here: the worker processes find out whether there is a GPU. */
 int setup_target(setup_t *su, const opts_t *o, int device, bool need_gpu, err_t *err);
 
 /* The compile pool, --jobs threads (default: one per core). */
@@ -42,7 +45,8 @@ void setup_free(setup_t *su);
 char **setup_entry_sets(const opts_t *o, const entry_t *e, size_t *n);
 void setup_sets_free(char **sets, size_t n);
 
-/* Load one entry for arch, applying its overrides. */
+/* Load one entry for arch, applying its overrides; without --arch (o->arch 0) arch counts as
+ * guessed, and the config's target (c->arch) is its template's (arch_for_template). */
 int setup_load_entry(const opts_t *o, const entry_t *e, int arch, const char *const *sets, size_t nsets,
                      config_t *c, err_t *err);
 

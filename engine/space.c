@@ -178,7 +178,10 @@ static char *resolve_config(const char *file, const char *name)
 
 static int load_base(space_t *s, const char *path, const char *dtype, int arch, err_t *err)
 {
-    return config_load(path, NULL, 0, dtype, arch, &s->base, err);
+    if (config_load_guess(path, NULL, 0, dtype, arch, s->arch_guessed, &s->base, err))
+        return -1;
+    s->arch = s->base.arch; /* sm_90a for an arch-specific template without --arch */
+    return 0;
 }
 
 /* Our own space file: {"config", "space", "constraints", "shapes", "description"}. */
@@ -467,10 +470,11 @@ static int order_dims(space_t *s, err_t *err)
 }
 
 int space_load(space_t *s, const char *config_arg, char *const *set_text, size_t nsets, const char *dtype, int arch,
-               err_t *err)
+               bool guessed, err_t *err)
 {
     memset(s, 0, sizeof *s);
     s->arch = arch;
+    s->arch_guessed = guessed;
     /* A shipped config's name, or a shipped space under tune/. */
     char *path = NULL;
     struct stat st;

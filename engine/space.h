@@ -62,14 +62,17 @@ typedef struct {
     size_t nrules;
     shape_t shapes[SHAPE_MAX_LIST]; /* from the space file (the command line's --size/--shapes win) */
     size_t nshapes;
-    int arch; /* the target: expressions and constraints see it as ARCH */
+    int arch; /* the target: expressions and constraints see it as ARCH (the base config's) */
+    bool arch_guessed; /* no --arch: the base config's template picks the target (arch_for_template) */
 } space_t;
 
 /* Build a space from the command line: CONFIG is a config (then every --set is a dimension) or a
  * space file (then --set adds or replaces dimensions). dtype may be NULL (the config's). arch is
- * the target (constraints may mention ARCH). Errors name the file and field or the --set. */
+ * the target (constraints may mention ARCH); guessed: no --arch named it, so the base config's
+ * template may ask for sm_90a (s->arch says what was chosen). Errors name the file and field or
+ * the --set. */
 int space_load(space_t *s, const char *config_arg, char *const *set_text, size_t nsets, const char *dtype, int arch,
-               err_t *err);
+               bool guessed, err_t *err);
 void space_free(space_t *s);
 
 /* Points in the cartesian product of the free dimensions (saturates at UINT64_MAX). */

@@ -258,6 +258,17 @@ static int load_fail(loader *ld, const char *const *path, size_t depth, const ch
     return -1;
 }
 
+/* root's optional boolean `key` into *out (false when absent); -1 with the error when not a boolean. */
+static int get_flag(loader *ld, json_t *root, const char *key, bool *out)
+{
+    json_t *v = json_object_get(root, key);
+    const char *p[] = {key};
+    if (v && !json_is_boolean(v))
+        return load_fail(ld, p, 1, "\"%s\" must be true or false", key);
+    *out = v && json_is_true(v);
+    return 0;
+}
+
 static int check_keys(loader *ld, json_t *obj, const char *const *path, size_t depth,
                       const char *const *allowed, const char *what)
 {
@@ -426,7 +437,7 @@ static int parse_block(loader *ld, template_t *t)
 {
     static const char *const allowed[] = {"summary", "dtypes", "peak", "params", "derived", "constraints",
                                           "requires", "switches", "let", "workspace", "traffic",
-                                          "compile_cost", "pdl", "accuracy", "model", "launches", NULL};
+                                          "compile_cost", "pdl", "arch_specific", "accuracy", "model", "launches", NULL};
     json_error_t jerr;
     json_t *root = json_loads(ld->json, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
     if (!root) {
@@ -470,13 +481,8 @@ static int parse_block(loader *ld, template_t *t)
         goto out;
     }
     t->tensor = peak && strcmp(json_string_value(peak), "tensor") == 0;
-    json_t *pdl = json_object_get(root, "pdl");
-    const char *p_pdl[] = {"pdl"};
-    if (pdl && !json_is_boolean(pdl)) {
-        load_fail(ld, p_pdl, 1, "\"pdl\" must be true or false");
+    if (get_flag(ld, root, "pdl", &t->pdl) || get_flag(ld, root, "arch_specific", &t->arch_specific))
         goto out;
-    }
-    t->pdl = pdl && json_is_true(pdl);
     json_t *acc = json_object_get(root, "accuracy");
     const char *p_acc[] = {"accuracy"};
     /* The codes of accuracy.h's acc_kind: the dtype's own class (0) or tf32 (1). */

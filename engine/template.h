@@ -82,6 +82,10 @@ typedef struct {
      * touches global memory, so on sm_90+ it may be launched with programmatic stream
      * serialization: its blocks start while the kernel before it in the stream finishes. */
     bool pdl;
+    /* "arch_specific": true: its kernels need the architecture-specific target (sm_90a: wgmma), so
+     * where no --arch names the target they are built for it (arch_for_template); every other
+     * template's are built for the portable one. */
+    bool arch_specific;
     /* "accuracy": the class its kernels are verified against, as accuracy.h's acc_kind (which
      * config.h turns it into): 0 the dtype's own ("f32"/"f64", the default), 1 "tf32". A config may
      * say otherwise. */

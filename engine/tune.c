@@ -781,8 +781,9 @@ int tune_main(const opts_t *o)
     int first = o->ndevices ? o->devices[0] : 0;
     /* Everything that can be refused is checked before a GPU is touched or anything compiled. */
     if (setup_target(&t.su, o, first, !o->dry_run, &err) ||
-        space_load(&t.sp, o->args[0], o->set_text, o->nsets, o->dtype, t.su.arch, &err))
+        space_load(&t.sp, o->args[0], o->set_text, o->nsets, o->dtype, t.su.arch, t.su.arch_guessed, &err))
         goto fail;
+    t.su.arch = t.sp.arch; /* the base config's target: sm_90a for an arch-specific template without --arch */
     if (pick_devices(&t, &err))
         goto fail;
     shape_t shapes[SHAPE_MAX_LIST];

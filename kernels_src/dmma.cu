@@ -1,6 +1,10 @@
 /* dmma.cu — FP64 GEMM on the tensor cores: mma.sync (DMMA) fed from a cp.async pipeline, the
  * technique of NVIDIA's pipelined DGEMM tutorial (which builds it from cuBLASDx; this is our own
- * template of the same shape).
+ * template of the same shape). In f32 the same kernel runs TF32 mma.sync (m16n8k8, sm_80+) with
+ * PASSES = 3 (3xTF32: each operand x split into big = tf32(x) and small = tf32(x - big) as its
+ * fragment leaves shared memory; big*big into one accumulator, big*small + small*big into another,
+ * the two added before the epilogue: FP32 accuracy, class f32) or PASSES = 1 (big*big only: class
+ * tf32, which the config must declare). The portable FP32 tensor-core path; tc32.cu is sm_90a's.
  *
  * Each warp owns a WM x WN warp tile made of (WM/IM) x (WN/8) accumulator tiles of IM x 8, where
  * the instruction is m8n8k4 (MMA = 884, sm_80+, IM = 8) or one of Hopper's m16n8k4, m16n8k8,
@@ -11,13 +15,14 @@
  * layout (PTX ISA, .f64 shapes), with g = lane/4 and t = lane%4: A register r holds
  * A[g + 8(r % (IM/8))][t + 4(r / (IM/8))], B register r holds B[t + 4r][g], and C register r holds
  * C[g + 8(r/2)][2t + r%2]. Tiles reach shared memory through tile_pipeline.cuh (A as As[m][k]); a
- * padding of 4 doubles per row keeps the fragment reads conflict-free. Any shape.
+ * padding of 4 doubles per row keeps the fragment reads conflict-free (in f32: PAD_A 4 with BK 32,
+ * PAD_B 8 with BN a multiple of 32). Any shape.
  * Example: configs/dgemm_pipelined.json.
  *
  * engine:template
 {
-  "summary": "FP64 tensor-core GEMM (mma.sync m8n8k4) with a cp.async pipeline",
-  "dtypes": ["f64"],
+  "summary": "FP64 (DMMA) or FP32 (3xTF32 / 1xTF32) tensor-core GEMM on mma.sync with a cp.async pipeline",
+  "dtypes": ["f64", "f32"],
   "pdl": true,
   "peak": "tensor",
   "params": {
@@ -28,10 +33,13 @@
     "WM": {"doc": "rows of C per warp tile", "min": 8},
     "WN": {"doc": "columns of C per warp tile", "min": 8},
     "THREADS": {"doc": "threads per block: 32 per warp tile", "min": 32, "max": 1024},
-    "PAD_A": {"default": 4, "min": 0, "max": 32, "doc": "doubles added to each stored row of A"},
-    "PAD_B": {"default": 4, "min": 0, "max": 32, "doc": "doubles added to each stored row of B"},
-    "VEC_A": {"default": 2, "values": [1, 2], "doc": "doubles per global load or cp.async of A"},
-    "VEC_B": {"default": 2, "values": [1, 2], "doc": "doubles per global load or cp.async of B"},
+    "PAD_A": {"default": 4, "min": 0, "max": 32, "doc": "elements added to each stored row of A"},
+    "PAD_B": {"default": 4, "min": 0, "max": 32, "doc": "elements added to each stored row of B"},
+    "VEC_A": {"default": 2, "values": [1, 2, 4], "doc": "elements per global load or cp.async of A"},
+    "VEC_B": {"default": 2, "values": [1, 2, 4], "doc": "elements per global load or cp.async of B"},
+    "PASSES": {"default": 3, "values": [1, 3], "doc": "f32 only: TF32 products per element pair: 3 (big*big + big*small + small*big, FP32 accuracy) or 1 (big*big: TF32 accuracy, declare \"accuracy\": \"tf32\")"},
+    "KPROMOTE": {"default": 0, "values": [0, 32, 64, 128, 256], "doc": "f32 only: elements of K the tensor cores accumulate before the fragments are added into FP32 registers by ordinary adds (0: never)"},
+    "FOLD": {"default": 0, "values": [0, 1], "doc": "f32 3xTF32 with promotion: 1 sums the correction products into big*big's fragments between promotions (one register set fewer), 0 keeps them apart"},
     "STAGES": {"default": 2, "min": 1, "max": 4, "doc": "shared-memory buffers"},
     "ASYNC": {"default": 1, "values": [0, 1], "doc": "1: cp.async copies (needs STAGES >= 2)"},
     "KUNROLL": {"default": 8, "min": 1, "max": 64, "doc": "unroll factor of the k loop, in steps of 4"},
@@ -44,16 +52,20 @@
     "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
   },
   "derived": {
-    "SHAPE": "MMA != 0 ? MMA : ARCH >= 90 ? 1688 : 884",
+    "SHAPE": "MMA != 0 ? MMA : !F64 || ARCH >= 90 ? 1688 : 884",
     "IM": "SHAPE == 884 ? 8 : 16",
     "IK": "SHAPE % 100 == 84 ? 4 : SHAPE == 1688 ? 8 : 16"
   },
   "constraints": [
-    {"rule": "ARCH >= 80", "why": "mma.sync with f64 operands (DMMA) needs sm_80 or newer"},
+    {"rule": "ARCH >= 80", "why": "mma.sync with f64 operands (DMMA) or tf32 operands needs sm_80 or newer"},
+    {"rule": "F64 || SHAPE == 1688", "why": "in f32 the instruction is TF32's m16n8k8 (MMA 0 or 1688)"},
+    {"rule": "KPROMOTE == 0 || (!F64 && KPROMOTE % BK == 0)", "why": "promotion is an f32 choice (DMMA accumulates in FP64) and happens between k-tiles"},
+    {"rule": "FOLD == 0 || (!F64 && PASSES == 3 && KPROMOTE > 0)", "why": "folding the correction products is a 3xTF32 choice, and only short chains keep them from being rounded away"},
+    {"rule": "VEC_A * ELEM <= 16 && VEC_B * ELEM <= 16", "why": "a global load or cp.async moves 16 bytes at most"},
     {"rule": "BM % WM == 0", "why": "warp tiles cover the block tile's rows"},
     {"rule": "BN % WN == 0", "why": "warp tiles cover the block tile's columns"},
     {"rule": "THREADS == 32 * (BM / WM) * (BN / WN)", "why": "one warp per warp tile"},
-    {"rule": "SHAPE == 884 || ARCH >= 90", "why": "the m16n8kX shapes with f64 operands need sm_90 or newer"},
+    {"rule": "SHAPE == 884 || ARCH >= 90 || !F64", "why": "the m16n8kX shapes with f64 operands need sm_90 or newer"},
     {"rule": "WM % IM == 0", "why": "a warp tile is made of whole instruction tiles (IM = 8 rows for m8n8k4, 16 otherwise)"},
     {"rule": "WN % 8 == 0", "why": "a warp tile is made of whole instruction tiles (8 columns)"},
     {"rule": "BK % IK == 0", "why": "each mma consumes K in steps of its k (IK = 4, 8 or 16)"},
@@ -114,6 +126,16 @@ constexpr int NTILES = WN / 8;
 
 /* One instruction: c += a * b. asm, not asm volatile, so the compiler may schedule it among the
  * shared-memory loads. */
+#if !F64
+/* TF32 m16n8k8 (sm_80+): the operands are tf32 bit patterns (tf32_split's). */
+__device__ __forceinline__ void mma(float (&c)[CR], const unsigned (&a)[AR], const unsigned (&b)[BR])
+{
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#else
 __device__ __forceinline__ void mma(double (&c)[CR], const double (&a)[AR], const double (&b)[BR])
 {
 #if SHAPE == 884
@@ -137,9 +159,22 @@ __device__ __forceinline__ void mma(double (&c)[CR], const double (&a)[AR], cons
           "d"(b[1]), "d"(b[2]), "d"(b[3]));
 #endif
 }
+#endif
+
+/* 3xTF32 keeps big*small + small*big in an accumulator of their own: added into big*big's, the
+ * small terms would be rounded away against it at every step (Ootomo & Yokota 2022), unless the
+ * chains are short (FOLD with promotion). Promotion (KPROMOTE > 0): every KPROMOTE / BK k-tiles the
+ * fragments are added into total by ordinary FP32 adds and restart from zero, because the tensor
+ * cores' own accumulation is not IEEE round-to-nearest and its error grows with K (tc32.cu). */
+constexpr bool CORR = !F64 && PASSES == 3;
+constexpr bool SEPC = CORR && !FOLD;
+constexpr bool PROM = !F64 && KPROMOTE > 0;
 
 struct Frag {
-    double acc[MTILES][NTILES][CR];
+    T acc[MTILES][NTILES][CR];
+    T corr[SEPC ? MTILES : 1][SEPC ? NTILES : 1][CR]; /* 3xTF32 without FOLD: big*small + small*big */
+    T total[PROM ? MTILES : 1][PROM ? NTILES : 1][CR]; /* promotion: the sum of the chains so far */
+    int chain;  /* promotion: k-tiles in acc since the last promotion */
     int m0, n0; /* warp tile origin inside the block tile */
     int g, t;   /* lane / 4 and lane % 4: the fragment coordinates */
 
@@ -147,7 +182,7 @@ struct Frag {
     {
 #pragma unroll KUNROLL
         for (int kk = 0; kk < BK; kk += IK) {
-            double a[MTILES][AR], b[NTILES][BR];
+            T a[MTILES][AR], b[NTILES][BR];
 #pragma unroll
             for (int i = 0; i < MTILES; ++i)
 #pragma unroll
@@ -158,12 +193,81 @@ struct Frag {
 #pragma unroll
                 for (int r = 0; r < BR; ++r)
                     b[j][r] = Bs[(kk + t + 4 * r) * tile::B_LD + n0 + j * 8 + g];
+#if F64
 #pragma unroll
             for (int i = 0; i < MTILES; ++i)
 #pragma unroll
                 for (int j = 0; j < NTILES; ++j)
                     mma(acc[i][j], a[i], b[j]);
+#else
+            unsigned ab[MTILES][AR], as[MTILES][AR], bb[NTILES][BR], bs[NTILES][BR];
+#pragma unroll
+            for (int i = 0; i < MTILES; ++i)
+#pragma unroll
+                for (int r = 0; r < AR; ++r)
+                    tf32_split(a[i][r], ab[i][r], as[i][r]);
+#pragma unroll
+            for (int j = 0; j < NTILES; ++j)
+#pragma unroll
+                for (int r = 0; r < BR; ++r)
+                    tf32_split(b[j][r], bb[j][r], bs[j][r]);
+#pragma unroll
+            for (int i = 0; i < MTILES; ++i)
+#pragma unroll
+                for (int j = 0; j < NTILES; ++j) {
+                    if constexpr (SEPC) {
+                        mma(corr[i][j], ab[i], bs[j]);
+                        mma(corr[i][j], as[i], bb[j]);
+                    } else if constexpr (CORR) { /* FOLD: the small products first, while acc is small */
+                        mma(acc[i][j], ab[i], bs[j]);
+                        mma(acc[i][j], as[i], bb[j]);
+                    }
+                    mma(acc[i][j], ab[i], bb[j]);
+                }
+#endif
         }
+        if constexpr (PROM) {
+            if (++chain == KPROMOTE / BK) {
+                promote();
+                chain = 0;
+            }
+        }
+    }
+
+    /* f(i, j, r) for every accumulator element of the warp tile. */
+    template <class F> static __device__ __forceinline__ void each(F f)
+    {
+#pragma unroll
+        for (int i = 0; i < MTILES; ++i)
+#pragma unroll
+            for (int j = 0; j < NTILES; ++j)
+#pragma unroll
+                for (int r = 0; r < CR; ++r)
+                    f(i, j, r);
+    }
+
+    /* total += acc (+ corr); the fragments restart from zero. */
+    __device__ __forceinline__ void promote()
+    {
+        each([&](int i, int j, int r) {
+            T &c = corr[SEPC ? i : 0][SEPC ? j : 0][r];
+            total[PROM ? i : 0][PROM ? j : 0][r] += SEPC ? acc[i][j][r] + c : acc[i][j][r];
+            acc[i][j][r] = T(0);
+            c = T(0);
+        });
+    }
+
+    /* The result into acc: the promoted total, or big*big plus, under 3xTF32, the correction terms. */
+    __device__ __forceinline__ void finish()
+    {
+        if constexpr (PROM)
+            promote();
+        each([&](int i, int j, int r) {
+            if constexpr (PROM)
+                acc[i][j][r] = total[PROM ? i : 0][PROM ? j : 0][r];
+            else if constexpr (SEPC)
+                acc[i][j][r] += corr[SEPC ? i : 0][SEPC ? j : 0][r];
+        });
     }
 };
 
@@ -186,13 +290,18 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid
 #pragma unroll
         for (int j = 0; j < NTILES; ++j)
 #pragma unroll
-            for (int r = 0; r < CR; ++r)
-                f.acc[i][j][r] = 0.0;
+            for (int r = 0; r < CR; ++r) {
+                f.acc[i][j][r] = T(0);
+                f.corr[SEPC ? i : 0][SEPC ? j : 0][r] = T(0);
+                f.total[PROM ? i : 0][PROM ? j : 0][r] = T(0);
+            }
+    f.chain = 0;
     int kt0 = skt0, kt1 = skt1;
     if constexpr (STREAMK == 0)
         split_range(K, kt0, kt1);
     const T beta_c = tile_beta(beta);
     tile::mainloop<THREADS, FM, FN>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
+    f.finish();
     const bool plain = split_begin(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 #pragma unroll
     for (int i = 0; i < MTILES; ++i) {
@@ -204,7 +313,7 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid
 #pragma unroll
             for (int j = 0; j < NTILES; ++j) {
                 const int gc = col0 + f.n0 + j * 8 + 2 * f.t;
-                const double *v = &f.acc[i][j][2 * h];
+                const T *v = &f.acc[i][j][2 * h];
                 if (SPLITK > 1 && !plain) {
 #pragma unroll
                     for (int e = 0; e < 2; ++e)

@@ -147,6 +147,22 @@ template <int S> __device__ __forceinline__ bool block_coords(int gx, int gy, in
     }
 }
 
+/* 3xTF32 (dmma.cu in f32, tc32.cu): x = big + small + (what neither holds), big = x rounded to
+ * nearest TF32 (cvt.rna, not toward zero: the remainder is then at most half a TF32 unit of x),
+ * small = the remainder rounded the same way; both as the bit patterns the tensor cores take.
+ * big*big + big*small + small*big misses only small*small and small's own rounding, about 2^-22
+ * of |x y|: FP32 accuracy. sm_80+. */
+__device__ __forceinline__ void tf32_split(float x, unsigned &big, unsigned &small)
+{
+#if ARCH >= 80
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(big) : "f"(x));
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(small) : "f"(x - __uint_as_float(big)));
+#else
+    big = __float_as_uint(x);
+    small = 0u;
+#endif
+}
+
 /* C[idx] = alpha * acc + beta * C[idx] for N consecutive elements (one vector access when N > 1). */
 template <int N> __device__ __forceinline__ void store_c(T *c, const T *acc, T alpha, T beta)
 {

@@ -113,4 +113,17 @@ echo '{"key": broken' >>"$tmp/base.jsonl"
 reg CHECK=1
 check_rc "a corrupt baseline line: exit 2" 2 $? "$(cat "$tmp/reg.out")"
 grep -q "base.jsonl:6: not a baseline row" "$tmp/reg.out" && pass "... naming the file and line" || fail "corrupt baseline named" "$(cat "$tmp/reg.out")"
+
+# A tf32-class config (1xTF32) is timed beside cuBLAS FAST_TF32 as well: a cublas_tf32 row after
+# the cuBLAS one, its % cuBLAS against strict SGEMM (the fake worker's TF32 runs 8x as fast); an
+# f32-class config alone gets no such row.
+$B/engine bench configs/tc32_1x.json configs/tc32_3x.json --arch sm_90a --size 512 >"$tmp/tf32.out" 2>&1
+check_rc "bench of 1xTF32 and 3xTF32 (fake worker)" 0 $? "$(cat "$tmp/tf32.out")"
+if awk '$1 == "cublas" {c = NR} $1 == "cublas_tf32" && c == NR - 1 && $6 == "800.0" {ok = 1} END {exit !ok}' "$tmp/tf32.out"; then
+  pass "... a cublas_tf32 row after cuBLAS's, at 800 % of strict SGEMM"
+else fail "... a cublas_tf32 row after cuBLAS's, at 800 % of strict SGEMM" "$(cat "$tmp/tf32.out")"; fi
+$B/engine bench configs/tc32_3x.json --arch sm_90a --size 512 >"$tmp/f32.out" 2>&1
+if [ $? = 0 ] && grep -q '^cublas ' "$tmp/f32.out" && ! grep -q '^cublas_tf32' "$tmp/f32.out"; then
+  pass "3xTF32 alone (class f32): no cublas_tf32 row"
+else fail "3xTF32 alone (class f32): no cublas_tf32 row" "$(cat "$tmp/f32.out")"; fi
 summary

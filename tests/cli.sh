@@ -80,7 +80,8 @@ grep -q 'shape 17x33x5 op NT lda=5 ldb=5 ldc=33 is refused: template warptile re
 
 # K = 0 (C = beta * C, done by the engine) still plans every config's launches: a launch sized by K
 # (warptile's pack_b) must not make the shape an error. N = 9 asks for the pack where it is enabled.
-$E compile configs/*.json --m 17 --n 9 --k 0 --arch sm_90 --no-cache >"$tmp/out" 2>&1
+# sm_90a: the target every shipped config compiles for (tc32's wgmma needs it).
+$E compile configs/*.json --m 17 --n 9 --k 0 --arch sm_90a --no-cache >"$tmp/out" 2>&1
 check_rc "every shipped config plans at 17x9x0" 0 $? "$(grep -v '^ *[a-z0-9_]* *[a-z]* *sm_90' "$tmp/out" | head -5)"
 $E compile configs/warptile_db.json configs/dgemm_simt.json --m 17 --n 9 --k 8 --arch sm_90 --no-cache >"$tmp/out" 2>&1
 [ "$(grep -c 'PACKB=1' "$tmp/out")" = 2 ] && pass "...and at 17x9x8 warptile_db and dgemm_simt pack B (PACKB=1)" ||

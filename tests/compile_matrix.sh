@@ -7,9 +7,27 @@ set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
 E=${BUILD:-build}/engine
-configs=(configs/*.json)
+# Configs whose template requires the architecture-specific target (tc32.cu's wgmma: sm_90a only)
+# compile for sm_90a alone; for every other arch each must be refused (exit 2) naming that rule.
+all=(configs/*.json) configs=() specific=()
+for c in "${all[@]}"; do
+  tpl=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["template"])' "$c")
+  if grep -q 'ARCH_SPECIFIC == 1' "kernels_src/$tpl.cu"; then specific+=("$c"); else configs+=("$c"); fi
+done
+for arch in sm_80 sm_86 sm_90; do
+  for c in "${specific[@]}"; do
+    out=$($E compile "$c" --arch $arch 2>&1)
+    rc=$?
+    if [ "$rc" = 2 ] && printf '%s\n' "$out" | grep -q 'only on the architecture-specific target sm_90a'; then
+      pass "$arch $(basename "$c" .json) refused (sm_90a only)"
+    else
+      fail "$arch $(basename "$c" .json) is refused with exit 2 naming sm_90a" "$(printf '%s\n' "$out" | tail -2)"
+    fi
+  done
+done
 for arch in sm_80 sm_86 sm_90 sm_90a; do
   echo "== $arch"
+  [ "$arch" = sm_90a ] && configs+=("${specific[@]}")
   out=$($E compile "${configs[@]}" --arch $arch 2>&1)
   rc=$?
   printf '%s\n' "$out" | sed 's/^/  /'

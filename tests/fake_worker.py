@@ -134,6 +134,10 @@ def main():
                     reply.update(ms=ms, ms_min=ms * 0.99, ms_max=ms * 1.01, runs=req.get("runs", 3),
                                  clock_mhz=1980.0, power_w=500.0, t_bench=delay, cublas_ms=cublas,
                                  cublas_ms_min=cublas * 0.99, cublas_ms_max=cublas * 1.01, cublas_clock_mhz=1980.0)
+                    # A tf32-class config is also timed beside cuBLAS FAST_TF32 (serve.c): 8x SGEMM's rate.
+                    if '"accuracy": "tf32"' in open(req.get("path", "/dev/null")).read():
+                        reply.update(cublas_tf32_ms=cublas / 8, cublas_tf32_ms_min=cublas / 8, cublas_tf32_ms_max=cublas / 8,
+                                     cublas_tf32_clock_mhz=1755.0, cublas_tf32_power_w=690.0)
         out.write(json.dumps(reply) + "\n")
         out.flush()
         if reply.get("broken"):

@@ -603,10 +603,17 @@ if want sm90a; then
 echo "== sm_90a: a template that requires the architecture-specific target"
 ENGINE_TEMPLATES=$TPL_FIX run_verify "verify --arch sm_90a" sm90a tests/configs/gpu/needs_sm90a.json --arch sm_90a \
   --shapes 1x1x1,64x64x64,127x129x131
-$FIX $E verify tests/configs/gpu/needs_sm90a.json --shapes 64x64x64 >"$LOG/sm90a-refused.txt" 2>&1
-check_says "the same template for sm_90 is refused (exit 2), naming the rule" $? 2 "$LOG/sm90a-refused.txt" \
+$FIX $E verify tests/configs/gpu/needs_sm90a.json --arch sm_90 --shapes 64x64x64 >"$LOG/sm90a-refused.txt" 2>&1
+check_says "the same template for --arch sm_90 is refused (exit 2), naming the rule" $? 2 "$LOG/sm90a-refused.txt" \
   '\(target sm_90\): .*only on sm_90a'
 run_verify "any template runs as sm_90a" sm90a-any configs/warptile_db.json --arch sm_90a --shapes 127x129x131
+# Without --arch a template that declares "arch_specific" is built for sm_90a on an sm_90 GPU
+# (arch_for_template, setup.h): the sm_90a-only template runs, so wisdom and --auto can choose such
+# configs; every other template stays sm_90 (tests/tc32.sh).
+if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" = 9.0 ]; then
+  ENGINE_TEMPLATES=$TPL_FIX run_verify "sm_90a-only template without --arch on an sm_90 GPU" sm90a-auto \
+    tests/configs/gpu/needs_sm90a.json --shapes 64x64x64
+fi
 fi
 
 # wisdom_plan SECTION: the checks of the wisdom sections, generated from the shipped wisdom files

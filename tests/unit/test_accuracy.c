@@ -68,15 +68,6 @@ static void test_classes(void **state)
 }
 
 /* TF32 keeps 10 bits of the mantissa: round to nearest, ties away (cvt.rna.tf32.f32). */
-static float to_tf32(float x)
-{
-    uint32_t b;
-    memcpy(&b, &x, 4);
-    b = (b + 0x1000u) & 0xFFFFE000u;
-    memcpy(&x, &b, 4);
-    return x;
-}
-
 /* C = A B (beta 0, alpha 1) for an 8 x 8 x K problem: the exact product (double, each product of
  * floats is exact and the sum of 2^16 of them in double is far below f32's u), an SGEMM-like float
  * sum (eight interleaved FMA accumulators, added at the end), and the same kernel with a defect:
@@ -100,7 +91,7 @@ static bool simulate(int64_t K, int64_t drop, bool tf32, bool *screen_ok)
                 abs_sum += fabs((double)a * b);
                 acc[k % 8] = fmaf(a, b, acc[k % 8]);
                 if (k != drop)
-                    acc_bad[k % 8] = tf32 ? fmaf(to_tf32(a), to_tf32(b), acc_bad[k % 8]) : fmaf(a, b, acc_bad[k % 8]);
+                    acc_bad[k % 8] = tf32 ? fmaf(acc_tf32_round(a), acc_tf32_round(b), acc_bad[k % 8]) : fmaf(a, b, acc_bad[k % 8]);
             }
             float y = 0, z = 0;
             for (int t = 0; t < 8; t++) {
@@ -151,6 +142,79 @@ static void test_tf32_inputs(void **state)
     assert_true(screen); /* and at K = 65536 the screen passes it */
 }
 
+static float from_bits(uint32_t b)
+{
+    float x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
+
+static uint32_t bits_of(float x)
+{
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* cvt.rna.tf32.f32's rounding: to nearest with 10 mantissa bits, ties away from zero (not to even). */
+static void test_tf32_round(void **state)
+{
+    (void)state;
+    const uint32_t in[] = {0x3F800000u, 0x3F800FFFu, 0x3F801000u, 0xBF801000u, 0x3F801001u, 0x3F803000u,
+                           0x00001000u, 0x7F7FFFFFu, 0x7F800000u, 0xFF800000u};
+    const uint32_t out[] = {0x3F800000u, 0x3F800000u, 0x3F802000u, 0xBF802000u, 0x3F802000u, 0x3F804000u,
+                            0x00002000u, 0x7F800000u, 0x7F800000u, 0xFF800000u};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+        assert_int_equal(bits_of(acc_tf32_round(from_bits(in[i]))), out[i]);
+    assert_true(isnan(acc_tf32_round(NAN)));
+    float v[3] = {1.0f + 0x1p-11f, NAN, -3.0f};
+    acc_tf32_round_all(v, 3);
+    assert_true(v[0] == 1.0f + 0x1p-10f && isnan(v[1]) && v[2] == -3.0f);
+}
+
+static void test_err_larger(void **state)
+{
+    (void)state;
+    acc_err a = {3.0, 1.0, true}, b = {2.0, 5.0, true}, none = {0}, inf = {INFINITY, 0.5, true};
+    acc_err r = acc_err_larger(&a, &b);
+    assert_true(r.max_u == 3.0 && r.mean_u == 5.0 && r.measured);
+    r = acc_err_larger(&none, &b);
+    assert_true(r.max_u == 2.0 && r.mean_u == 5.0 && r.measured);
+    r = acc_err_larger(&a, &none);
+    assert_true(r.max_u == 3.0 && r.mean_u == 1.0);
+    r = acc_err_larger(&a, &inf);
+    assert_true(isinf(r.max_u) && r.mean_u == 1.0);
+}
+
+/* At K = 1 cuBLAS FAST_TF32 computes in FP32 (seen on the H100), so its error is not TF32's: a TF32
+ * kernel fails a class measured against it alone, and passes one whose yardstick includes TF32
+ * arithmetic itself (the inputs rounded to TF32, multiplied exactly as SGEMM would). */
+static void test_tf32_yardstick_k1(void **state)
+{
+    (void)state;
+    enum { N = 64 };
+    float a[N], b[N], fp32[N], tf32[N], bound[N];
+    double exact[N];
+    srand(7);
+    for (int i = 0; i < N; i++) {
+        a[i] = (float)rand() / (float)RAND_MAX * 2.0f - 1.0f;
+        b[i] = (float)rand() / (float)RAND_MAX * 2.0f - 1.0f;
+        exact[i] = (double)a[i] * b[i];
+        fp32[i] = a[i] * b[i];
+        tf32[i] = acc_tf32_round(a[i]) * acc_tf32_round(b[i]);
+        bound[i] = fabsf(a[i] * b[i]);
+    }
+    acc_err fast, emulated, kernel;
+    acc_measure(fp32, DTYPE_F32, exact, bound, N, &fast);
+    acc_measure(tf32, DTYPE_F32, exact, bound, N, &emulated);
+    acc_measure(tf32, DTYPE_F32, exact, bound, N, &kernel);
+    char why[256];
+    assert_false(acc_check(ACC_CLASS_TF32, &kernel, &fast, why, sizeof why));
+    acc_err yard = acc_err_larger(&fast, &emulated);
+    assert_true(acc_check(ACC_CLASS_TF32, &kernel, &yard, why, sizeof why));
+    assert_false(acc_check(ACC_F32, &kernel, &fast, why, sizeof why)); /* f32 stays strict */
+}
+
 /* The CPU double-double reference agrees with plain double where double is exact (small integers),
  * and beats it where it is not. */
 static void test_dd_reference(void **state)
@@ -167,7 +231,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_measure),     cmocka_unit_test(test_classes),  cmocka_unit_test(test_dropped_k_step),
-        cmocka_unit_test(test_tf32_inputs), cmocka_unit_test(test_dd_reference),
+        cmocka_unit_test(test_tf32_inputs), cmocka_unit_test(test_dd_reference), cmocka_unit_test(test_tf32_round),
+        cmocka_unit_test(test_err_larger),  cmocka_unit_test(test_tf32_yardstick_k1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

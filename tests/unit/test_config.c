@@ -115,8 +115,8 @@ static void test_strictness(void **state)
     assert_non_null(strstr(e.text, "invalid JSON"));
     e = load("{\"template\": \"blocktile\"}", NULL, 0, &c, NULL);
     assert_non_null(strstr(e.text, "missing key \"name\""));
-    e = load("{\"name\": \"t\", \"template\": \"dmma\", \"dtype\": \"f32\", \"params\": {}}", NULL, 0, &c, NULL);
-    assert_non_null(strstr(e.text, "does not support dtype f32"));
+    e = load("{\"name\": \"t\", \"template\": \"tc32\", \"dtype\": \"f64\", \"params\": {}}", NULL, 0, &c, NULL);
+    assert_non_null(strstr(e.text, "does not support dtype f64"));
 }
 
 static void test_arch_rules(void **state)

@@ -26,7 +26,7 @@
 static int load(space_t *s, const char *config, char **sets, size_t nsets, err_t *err)
 {
     err_clear(err);
-    int rc = space_load(s, config, sets, nsets, NULL, 90, err);
+    int rc = space_load(s, config, sets, nsets, NULL, 90, false, err);
     if (rc)
         err_print(stderr, err);
     return rc;
@@ -38,7 +38,7 @@ static void load_fails(const char *config, char **sets, size_t nsets, const char
     space_t s;
     err_t err;
     err_clear(&err);
-    int rc = space_load(&s, config, sets, nsets, NULL, 90, &err);
+    int rc = space_load(&s, config, sets, nsets, NULL, 90, false, &err);
     if (rc == 0 || !strstr(err.text, text))
         fprintf(stderr, "expected an error with \"%s\", got rc %d: %s\n", text, rc, err.text);
     assert_int_not_equal(rc, 0);

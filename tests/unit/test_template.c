@@ -344,8 +344,8 @@ static void test_pdl(void **state)
     assert_int_equal(err.line, 2);
     assert_int_equal(err.code, EXIT_INPUT);
     /* Every shipped template waits before touching memory, and says so. */
-    const char *shipped[] = {"naive", "blocktile", "warptile", "dmma"};
-    for (int i = 0; i < 4; i++) {
+    const char *shipped[] = {"naive", "blocktile", "warptile", "dmma", "tc32"};
+    for (int i = 0; i < 5; i++) {
         if (template_load(shipped[i], &t, &err))
             fail_msg("%s", err.text);
         assert_true(t.pdl);

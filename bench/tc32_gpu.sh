@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# GPU checks of the FP32 tensor-core kernels (issue 26, second round: promotion, the tf32 yardstick,
+# arch targeting, speed variants) on an H100, with the prebuilt build/engine only. Logs under
+# $OUT/tc32 (or /tmp/tc32-gpu); the last lines are a short table. Under 4 minutes. Checks, in order:
+#   1. verify of tc32_3x, tc32_1x, tc32_sync and the variants 3x_bmap1, 3x_pf (PREFETCH 1),
+#      3x_pf_bmap1, 1x_pf, 1x_pf_s4 (4 stages) (no --arch) at 1x1x1, 17x33x5,
+#      127x129x131, 1000x1001x999, 4096^3, beta = 0 (C NaN-poisoned) and 0.5: 10 rows each, all ok (tc32_1x at
+#      1x1x1 included: the tf32 yardstick is now TF32 arithmetic, not cuBLAS's FP32 path at K = 1);
+#      tc32_3x on a strided batch of 3 (grid z), and --op NT refused (exit 2, the requires rule)
+#   2. targets without --arch: the rerun line of tc32_3x says sm_90a, those of tc32_sync and
+#      warptile_db sm_90 (only arch-specific templates leave the portable target)
+#   3. accuracy classes at K = 1, 7, 64, 4096, 16384, 65536 (both betas, 12 rows): tc32_3x and
+#      tc32_sync pass class f32 with promotion every 128 of K; tc32_1x passes class tf32; the 1-pass
+#      kernel held to class f32 fails every row; the fixture tf32_inputs fails class f32 and
+#      tf32_inputs_tf32 passes class tf32 (K = 1 included). Variants, reported not required:
+#      tc32_3x without promotion (the first cut's failure at long K, as a control), with the
+#      correction in an accumulator of its own (FOLD=0), with KPROMOTE=256; tc32_sync without promotion
+#   4. compute-sanitizer memcheck and racecheck of tc32_3x, tc32_1x, tc32_sync, 3x_pf_bmap1 at 127x129x131
+#   5. bench at 4096^3, 8192^3, 12288^3, --runs 7, beside cuBLAS strict SGEMM (row cublas) and
+#      cuBLAS FAST_TF32 (row cublas_tf32); must exit 0 (every row within its class), the 9 rows of
+#      the shipped configs ok; beside them the PREFETCH 1 variant 3x_pf
+#   6. speed variants of tc32_3x / tc32_1x at 4096^3 (configs written under $L/var), one bench run:
+#      PREFETCH 1 with BMAP 1 (and KPROMOTE 256), 1xTF32 with PREFETCH 1 (and 4 stages); BMAP 1 (conflict-free transposed B stores; also with
+#      KPROMOTE 256, and for 1xTF32), KPROMOTE
+#      64 and 256, STAGES 2, SUPER 0 and 16, BM 64 with 2 stages (two blocks an SM), FOLD 0; 1xTF32
+#      with BN 256 unpromoted; and the unpromoted kernels (the price of promotion; their accuracy
+#      may fail the class, which then shows in the row's status).
+#      Each variant row is verified (class f32 / tf32) before it is timed
+# Usage: bash build/tc32_gpu.sh   (from the repository root of branch tf32, after make)
+set -u
+cd "$(dirname "$0")/.."
+E=build/engine
+L=${OUT:-/tmp/tc32-gpu}/tc32
+mkdir -p "$L/var"
+export XDG_CACHE_HOME=${TMPDIR:-/tmp}/tc32-cache XDG_DATA_HOME=${TMPDIR:-/tmp}/tc32-data
+[ -x "$E" ] && [ -f kernels_src/tc32.cu ] || { echo "tc32_gpu: needs build/engine and kernels_src/tc32.cu (branch tf32)"; exit 2; }
+T0=$(date +%s)
+RESULTS=()
+note() { RESULTS+=("$1"); echo "$1"; }
+SHAPES=1x1x1,17x33x5,127x129x131,1000x1001x999,4096x4096x4096
+ACC=33x65x1,33x65x7,129x127x64,257x255x4096,128x128x16384,64x64x65536
+smi() { nvidia-smi --query-gpu=name,compute_cap,power.draw,power.limit,clocks.sm,clocks.max.sm,temperature.gpu --format=csv >"$L/smi-$1.csv" 2>&1; }
+smi start
+cat "$L/smi-start.csv"
+
+# cfg NAME TEMPLATE PARAMS [ACCURACY]: a variant config under $L/var
+cfg() {
+  printf '{"name": "%s", "template": "%s", "dtype": "f32", %s"params": %s, "description": "tc32_gpu.sh variant"}\n' \
+    "$1" "$2" "${4:+\"accuracy\": \"$4\", }" "$3" >"$L/var/$1.json"
+}
+B3='"BM": 128, "BN": 128, "PASSES": 3'
+V=$L/var
+cfg 3x_bmap1 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"BMAP\": 1}"
+cfg 3x_pf tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"PREFETCH\": 1}"
+cfg 3x_pf_bmap1 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"PREFETCH\": 1, \"BMAP\": 1}"
+cfg 1x_pf tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8, "PREFETCH": 1}' tf32
+cfg 1x_pf_s4 tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8, "PREFETCH": 1, "STAGES": 4}' tf32
+cfg tc32_1x_as_f32 tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8}'
+cfg 3x_nopromote tc32 "{$B3, \"KPROMOTE\": 0, \"SUPER\": 8}"
+cfg 3x_sep tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 0, \"SUPER\": 8}"
+cfg 3x_p256 tc32 "{$B3, \"KPROMOTE\": 256, \"FOLD\": 1, \"SUPER\": 8}"
+cfg sync_nopromote dmma '{"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "THREADS": 256, "STAGES": 2, "VEC_A": 4, "VEC_B": 4, "PAD_A": 4, "PAD_B": 8, "SUPER": 8, "PASSES": 3, "KPROMOTE": 0}'
+
+# run_verify LOG ARGS...: one verify run (several configs), its exit code in $VRC
+run_verify() {
+  local log=$L/$1.txt
+  shift
+  timeout 200 $E verify "$@" >"$log" 2>&1
+  VRC=$?
+}
+# rows LOG NAME STATUS: how many rows of config NAME in LOG have STATUS (ok or FAIL)
+rows() { grep -a -c -E "^$3 +$2 " "$L/$1.txt"; }
+# want LOG NAME N WHAT: all N rows of NAME ok
+want() {
+  local ok bad
+  ok=$(rows "$1" "$2" ok)
+  bad=$(rows "$1" "$2" FAIL)
+  if [ "$ok" = "$3" ] && [ "$bad" = 0 ]; then note "ok    $2 $4: $ok of $3 rows ok"
+  else note "FAIL  $2 $4: $ok of $3 rows ok, $bad FAIL"; grep -a -m 4 -E "^FAIL +$2 " "$L/$1.txt"; fi
+}
+
+echo "== 1. verify at odd shapes (no --arch), a batch, a refused layout"
+run_verify v configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync.json $V/3x_bmap1.json $V/3x_pf.json \
+  $V/3x_pf_bmap1.json $V/1x_pf.json $V/1x_pf_s4.json --beta 0.5 --shapes $SHAPES
+[ $VRC = 0 ] || note "FAIL  verify at odd shapes (exit $VRC): $(grep -a '^verify:' "$L/v.txt" | tail -1)"
+for c in tc32_3x tc32_1x tc32_sync 3x_bmap1 3x_pf 3x_pf_bmap1 1x_pf 1x_pf_s4; do want v $c 10 "at odd shapes"; done
+run_verify v-batch configs/tc32_3x.json --batch 3 --beta 0.5 --shapes 127x129x131,64x64x64
+if [ $VRC = 0 ]; then want v-batch tc32_3x 4 "on a batch of 3"; else note "FAIL  tc32_3x on a batch of 3 (exit $VRC)"; fi
+timeout 60 $E verify configs/tc32_3x.json --op NT --shapes 64x64x64 >"$L/v-nt.txt" 2>&1
+rc=$?
+if [ $rc = 2 ] && grep -q 'TA == 0 && TB == 0 && LD_PACKED' "$L/v-nt.txt"; then note "ok    tc32_3x --op NT refused (exit 2)"
+else note "FAIL  tc32_3x --op NT refused (exit $rc)"; tail -2 "$L/v-nt.txt"; fi
+
+echo "== 2. targets without --arch"
+timeout 90 $E bench configs/tc32_3x.json configs/tc32_sync.json configs/warptile_db.json --size 1024 --runs 3 \
+  --format jsonl >"$L/targets.jsonl" 2>"$L/targets.err"
+rc=$?
+a3=$(grep -c '"config":"tc32_3x".*"args":"[^"]*--arch sm_90a"' "$L/targets.jsonl")
+as=$(grep -c '"config":"tc32_sync".*"args":"[^"]*--arch sm_90"' "$L/targets.jsonl")
+aw=$(grep -c '"config":"warptile_db".*"args":"[^"]*--arch sm_90"' "$L/targets.jsonl")
+if [ $rc = 0 ] && [ "$a3" = 1 ] && [ "$as" = 1 ] && [ "$aw" = 1 ]; then
+  note "ok    targets: tc32_3x sm_90a, tc32_sync and warptile_db sm_90"
+else note "FAIL  targets (exit $rc; sm_90a rows of tc32_3x $a3, sm_90 rows of tc32_sync $as, warptile_db $aw)"; fi
+
+echo "== 3. accuracy classes at K = 1, 7, 64, 4096, 16384, 65536"
+run_verify acc configs/tc32_3x.json configs/tc32_sync.json configs/tc32_1x.json --shapes $ACC
+want acc tc32_3x 12 "class f32"
+want acc tc32_sync 12 "class f32"
+want acc tc32_1x 12 "class tf32"
+n=$(grep -a -c -E '^ok +tc32_1x .* tf32 err ' "$L/acc.txt")
+[ "$n" = 12 ] && note "ok    tc32_1x judged as class tf32 (12 rows)" || note "FAIL  tc32_1x judged as class tf32 ($n of 12 rows)"
+run_verify acc-1x-f32 $V/tc32_1x_as_f32.json --shapes $ACC
+nf=$(grep -a -c -E '^FAIL +tc32_1x_as_f32 .* f32 err ' "$L/acc-1x-f32.txt")
+[ $VRC = 1 ] && [ "$nf" = 12 ] && note "ok    1xTF32 held to class f32 fails every row (12)" ||
+  note "FAIL  1xTF32 held to class f32 fails every row (exit $VRC, $nf of 12 FAIL with f32 errors)"
+FIXT="env ENGINE_TEMPLATES=tests/templates:kernels_src"
+$FIXT timeout 120 $E verify tests/configs/gpu/tf32_inputs.json --shapes $ACC >"$L/acc-fix-f32.txt" 2>&1
+rc=$?
+nf=$(grep -a -c '^FAIL ' "$L/acc-fix-f32.txt")
+[ $rc = 1 ] && [ "$nf" = 12 ] && note "ok    tf32_inputs fails class f32 at every K (12 rows)" ||
+  note "FAIL  tf32_inputs fails class f32 at every K (exit $rc, $nf of 12 FAIL)"
+$FIXT timeout 120 $E verify tests/configs/gpu/tf32_inputs_tf32.json --shapes $ACC >"$L/acc-fix-tf32.txt" 2>&1
+rc=$?
+sum=$(grep -a '^verify:' "$L/acc-fix-tf32.txt" | tail -1)
+[ $rc = 0 ] && [ "$sum" = "verify: 12 passed, 0 failed, 0 errors" ] && note "ok    tf32_inputs_tf32 passes class tf32 at every K: $sum" ||
+  note "FAIL  tf32_inputs_tf32 passes class tf32 at every K (exit $rc, $sum)"
+run_verify acc-var $V/3x_nopromote.json $V/3x_sep.json $V/3x_p256.json $V/sync_nopromote.json --shapes $ACC
+for c in 3x_nopromote 3x_sep 3x_p256 sync_nopromote; do
+  note "info  $c: $(rows acc-var $c ok) of 12 rows within class f32"
+done
+echo "-- errors by K (kernel max/mean u, the yardstick's in parentheses):"
+grep -a -h -E '^(ok|FAIL) ' "$L"/acc-*.txt | sed -n 's/^\([a-zA-Z]*\) *\([^ ]*\) *f32 \([0-9x]*\) *beta=\([^ ]*\) .* \(f32\|tf32\) err \([^ ]*\) u (cuBLAS \([^)]*\)).*/\1 \2 \3 beta=\4 \5 \6 (\7)/p' | tee "$L/acc-by-k.txt"
+echo "   $(( $(date +%s) - T0 )) s so far"
+
+echo "== 4. compute-sanitizer at 127x129x131 (the three configs in one run per tool)"
+CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
+if [ -z "$CS" ]; then note "SKIP  sanitizers: no compute-sanitizer"; else
+  for tool in memcheck racecheck; do
+    log=$L/san-$tool.txt
+    timeout 150 "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify configs/tc32_3x.json \
+      configs/tc32_1x.json configs/tc32_sync.json $V/3x_pf_bmap1.json --shapes 127x129x131 >"$log" 2>&1
+    rc=$?
+    sum=$(grep -a '^verify:' "$log" | tail -1)
+    if [ $rc = 0 ] && ! grep -a -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$log" && [ "$sum" = "verify: 8 passed, 0 failed, 0 errors" ]; then
+      note "ok    $tool tc32_3x tc32_1x tc32_sync 3x_pf_bmap1"
+    else note "FAIL  $tool (exit $rc, ${sum:-no summary})"; grep -a -m 5 -E 'ERROR|hazard|Invalid' "$log"; fi
+  done
+fi
+echo "   $(( $(date +%s) - T0 )) s so far"
+
+echo "== 5. bench beside cuBLAS SGEMM (strict) and FAST_TF32, --runs 7"
+timeout 180 $E bench configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync.json $V/3x_pf.json --runs 7 \
+  --shapes 4096x4096x4096,8192x8192x8192,12288x12288x12288 --format jsonl >"$L/bench.jsonl" 2>"$L/bench.err"
+rc=$?
+n=$(grep -c '"config":"tc32_[a-z0-9]*",.*"status":"ok"' "$L/bench.jsonl")
+if [ $rc = 0 ] && [ "$n" = 9 ]; then note "ok    bench (exit 0, 9 rows ok: each within its class)"
+else note "FAIL  bench (exit $rc, $n of 9 rows ok)"; tail -5 "$L/bench.err"; fi
+echo "   $(( $(date +%s) - T0 )) s so far"
+
+echo "== 6. speed variants at 4096^3"
+cfg 3x_p64 tc32 "{$B3, \"KPROMOTE\": 64, \"FOLD\": 1, \"SUPER\": 8}"
+cfg 3x_stages2 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"STAGES\": 2}"
+cfg 3x_super0 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 0}"
+cfg 3x_super16 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 16}"
+cfg 3x_bmap1_p256 tc32 "{$B3, \"KPROMOTE\": 256, \"FOLD\": 1, \"SUPER\": 8, \"BMAP\": 1}"
+cfg 1x_bmap1 tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8, "BMAP": 1}' tf32
+cfg 3x_bm64 tc32 '{"BM": 64, "BN": 128, "PASSES": 3, "KPROMOTE": 128, "FOLD": 1, "SUPER": 8, "STAGES": 2}'
+cfg 1x_bn256 tc32 '{"BM": 128, "BN": 256, "PASSES": 1, "KPROMOTE": 0, "SUPER": 8}' tf32
+cfg 1x_nopromote tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 0, "SUPER": 8}' tf32
+cfg 3x_pf_bmap1_p256 tc32 "{$B3, \"KPROMOTE\": 256, \"FOLD\": 1, \"SUPER\": 8, \"PREFETCH\": 1, \"BMAP\": 1}"
+timeout 150 $E bench $V/3x_pf_bmap1.json $V/3x_pf_bmap1_p256.json $V/1x_pf.json $V/1x_pf_s4.json $V/3x_bmap1.json \
+  $V/3x_bmap1_p256.json $V/3x_p64.json $V/3x_p256.json $V/3x_stages2.json $V/3x_super0.json $V/3x_super16.json $V/3x_bm64.json $V/3x_sep.json $V/1x_bmap1.json $V/1x_bn256.json \
+  $V/3x_nopromote.json $V/1x_nopromote.json $V/sync_nopromote.json --runs 7 --size 4096 --format jsonl \
+  >"$L/bench-var.jsonl" 2>"$L/bench-var.err"
+note "info  bench variants (exit $?; rows not ok: $(grep -vc '"status":"ok"' "$L/bench-var.jsonl"))"
+smi end
+cat "$L/smi-end.csv"
+
+echo
+echo "== summary ($(( $(date +%s) - T0 )) s)"
+printf '%s\n' "${RESULTS[@]}"
+echo
+cat "$L/bench.jsonl" "$L/bench-var.jsonl" >"$L/all.jsonl" 2>/dev/null
+python3 - "$L/all.jsonl" <<'PY' || grep -o '"config":"[^"]*"\|"M":[0-9]*\|"tflops":[0-9.]*\|"pct_cublas":[0-9.]*' "$L/all.jsonl"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+shape = lambda r: f"{r['M']}x{r['N']}x{r['K']}"
+ref = {}
+for r in rows:
+    if r["config"] in ("cublas", "cublas_tf32"):
+        ref.setdefault((shape(r), r["config"]), r["ms"])
+print("TFLOP/s beside cuBLAS strict SGEMM (x SGEMM) and FAST_TF32 (x TF32), the first cuBLAS rows of each shape;")
+print("err: max/mean u against the FP64 reference, the class yardstick's in parentheses; MHz: SM clock")
+print(f"{'config':<14} {'shape':>17} {'ms':>8} {'TFLOP/s':>8} {'xSGEMM':>7} {'xTF32':>6} {'MHz':>5} {'regs':>4} {'spill':>5} {'status':<6} err")
+seen = set()
+for r in rows:
+    s, ms = shape(r), r["ms"]
+    if r["config"].startswith("cublas"):
+        if (s, r["config"]) in seen:
+            continue
+        seen.add((s, r["config"]))
+    xs = ref.get((s, "cublas"), float("nan")) / ms if ms > 0 else float("nan")
+    xt = ref.get((s, "cublas_tf32"), float("nan")) / ms if ms > 0 else float("nan")
+    err = f"{r['err_max_u']:.3g}/{r['err_mean_u']:.3g} ({r.get('cublas_err_max_u', 0):.3g}/{r.get('cublas_err_mean_u', 0):.3g})" if "err_max_u" in r else ""
+    print(f"{r['config']:<14} {s:>17} {ms:>8.3f} {r['tflops']:>8.1f} {xs:>7.2f} {xt:>6.2f} {r.get('clock_mhz') or 0:>5.0f} "
+          f"{r.get('regs', -1):>4} {r.get('spill_bytes', -1):>5} {r.get('status', '?'):<6} {err}")
+PY

@@ -1,0 +1,388 @@
+/* tc32.cu — FP32 GEMM on Hopper's tensor cores: wgmma (sm_90a) with TF32 operands, as 3xTF32
+ * (PASSES = 3: FP32 accuracy, class f32) or 1xTF32 (PASSES = 1: class tf32, which the config
+ * must declare with "accuracy": "tf32"). dmma.cu runs the same arithmetic on mma.sync for sm_80+.
+ *
+ * A block of BM / 64 warpgroups computes a BM x BN tile of C; warpgroup w owns rows 64w..64w+63,
+ * all BN columns, as one wgmma m64nBNk8 accumulator (two under 3xTF32 without FOLD: big*big in
+ * part, big*small + small*big in corr; summed into one accumulator over all of K the small terms
+ * would be cut away against big*big, Ootomo & Yokota 2022). With KPROMOTE > 0 the tensor cores
+ * sum KPROMOTE / BK k-tiles at a time and FP32 adds fold each chain into total (promotion; FOLD = 1
+ * then sums the correction products into part, which a short chain allows). Per k-tile of BK = 32
+ * every thread loads its float4 chunks of A (BM x 32) and B (32 x BN) into registers, splits each
+ * element into big = tf32(x) and small = tf32(x - big) (tf32_split, gemm_common.cuh) and stores
+ * them into the next of STAGES shared-memory stages while the tensor cores work on this one. With
+ * STAGES = 3 the wgmmas of one k-tile are still running when the next k-tile's are issued
+ * (wait_group 1): the tensor cores do not idle at each k-tile's barrier as with 2 (wait_group 0).
+ * PREFETCH = 1 loads each k-tile into the registers a whole k-tile before its stores (main loop).
+ *
+ * Shared-memory layout: wgmma takes TF32 operands K-major only, so A's tile is stored as rows of
+ * A (As[m][k]) and B's transposed (Bs[n][k]); a row of BK = 32 TF32 values is 128 bytes, stored
+ * with the 128-byte swizzle (16-byte chunk c of row r lands at chunk c ^ (r % 8)), so that eight
+ * rows make one 1024-byte swizzle atom and the stores of a quarter-warp and the tensor cores'
+ * reads spread over all banks. A descriptor (PTX ISA, "Matrix Descriptor Format") gives the start
+ * address, the stride between 8-row groups (SBO = 1024 bytes) and the swizzle mode; the k-th step
+ * of 8 within the row starts 32 k bytes further on (the swizzle is applied to the address bits, so
+ * the atoms must be 1024-byte aligned). Any M, N, K: loads past the matrix read zeros, stores past
+ * it are skipped. Example: configs/tc32_3x.json.
+ *
+ * engine:template
+{
+  "summary": "FP32 GEMM as 3xTF32 (or 1xTF32) on Hopper's wgmma tensor cores (sm_90a)",
+  "dtypes": ["f32"],
+  "pdl": true,
+  "arch_specific": true,
+  "peak": "tensor",
+  "params": {
+    "BM": {"default": 128, "values": [64, 128, 192, 256], "doc": "rows of C per block tile: one warpgroup (128 threads) per 64 rows"},
+    "BN": {"default": 128, "values": [64, 128, 256], "doc": "columns of C per block tile: the wgmma's N"},
+    "BK": {"default": 32, "values": [32], "doc": "depth of a k-tile: one 128-byte swizzled row of TF32 per row of a tile"},
+    "PASSES": {"default": 3, "values": [1, 3], "doc": "TF32 products per element pair: 3 (big*big + big*small + small*big, FP32 accuracy) or 1 (big*big: TF32 accuracy, declare \"accuracy\": \"tf32\")"},
+    "STAGES": {"default": 3, "values": [2, 3, 4], "doc": "shared-memory stages: S keeps S - 2 k-tiles' wgmmas in flight while the next are issued (2 waits for them at every k-tile; 4 fits 1xTF32's shared memory only)"},
+    "KPROMOTE": {"default": 128, "values": [0, 32, 64, 128, 256], "doc": "elements of K the tensor cores accumulate before the partial sum is added into FP32 registers by ordinary adds (0: never, the tensor cores sum all of K)"},
+    "FOLD": {"default": 0, "values": [0, 1], "doc": "3xTF32 with promotion: 1 accumulates the correction products into big*big's tensor-core accumulator between promotions (one register set fewer), 0 keeps them apart"},
+    "PREFETCH": {"default": 0, "values": [0, 1], "doc": "when the next k-tile's global loads are issued: 0 at the start of the k-tile before it (their latency exposed, hidden only by the wgmma issue), 1 right after the previous tile's split stores, a whole k-tile earlier (same registers)"},
+    "BMAP": {"default": 0, "values": [0, 1], "doc": "which chunks of B a warp stages: 0 eight k rows of 64 bytes (transposed stores two-way bank conflicted), 1 sixteen k rows of 32 bytes (conflict-free)"},
+    "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
+    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
+  },
+  "derived": {
+    "THREADS": "2 * BM",
+    "PARTS": "PASSES == 3 ? 2 : 1"
+  },
+  "constraints": [
+    {"rule": "ARCH_SPECIFIC == 1 && ARCH == 90", "why": "wgmma exists only on the architecture-specific target sm_90a (--arch sm_90a); dmma.cu's f32 path runs elsewhere"},
+    {"rule": "BN <= 128 || (PASSES == 1 && KPROMOTE == 0)", "why": "each accumulator set is BN / 2 registers a thread; 3xTF32 holds two or three sets, promotion one more: at BN = 256 only 1xTF32 without promotion (one set of 128) fits in 255 registers"},
+    {"rule": "KPROMOTE % BK == 0", "why": "promotion happens between k-tiles"},
+    {"rule": "FOLD == 0 || (PASSES == 3 && KPROMOTE > 0)", "why": "folding the correction products is a 3xTF32 choice, and only short chains keep them from being rounded away"},
+    {"rule": "BM * BN <= 128 * 256", "why": "the block's staging registers and shared memory grow with the tile; past 128 x 256 they no longer fit"}
+  ],
+  "requires": [
+    {"rule": "TA == 0 && TB == 0 && LD_PACKED", "why": "its loaders and epilogue index A, B and C as packed row-major M x K, K x N, M x N: no transposes or leading dimensions yet"}
+  ],
+  "switches": {
+    "EVEC_A": "K % 4 == 0 && ALIGN_A >= 4 ? 4 : 1",
+    "EVEC_B": "N % 4 == 0 && ALIGN_B >= 4 ? 4 : 1",
+    "EVEC_C": "N % 2 == 0 && ALIGN_C >= 2 ? 2 : 1",
+    "BATCHED": "BATCH > 1"
+  },
+  "let": {
+    "GX": "cdiv(N, BN)",
+    "GY": "cdiv(M, BM)",
+    "SW": "SUPER > 1 ? SUPER : 1"
+  },
+  "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N)",
+  "compile_cost": "400",
+  "model": {"tile": ["BM", "BN", "BK"], "atomics": "0", "slow": "EVEC_A < 4 || EVEC_B < 4 ? 110 : 100"},
+  "launches": [
+    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "BATCH"],
+     "block": ["THREADS", 1, 1],
+     "smem": "STAGES * PARTS * (BM + BN) * BK * 4 + 1024"}
+  ]
+}
+*/
+#include "gemm_common.cuh"
+
+static_assert(BK == 32, "a k-tile row is one 128-byte swizzle row of TF32");
+
+constexpr int ROW_BYTES = BK * 4;              /* bytes per stored row of a tile */
+constexpr int A_PART = BM * ROW_BYTES;         /* bytes of one part (big or small) of A's tile */
+constexpr int B_PART = BN * ROW_BYTES;         /* ... of B's tile (stored transposed: BN rows) */
+constexpr int STAGE = PARTS * (A_PART + B_PART); /* bytes of one stage: [A big][A small][B big][B small] */
+constexpr int NACC = BN / 2;                   /* accumulator registers per thread and accumulator */
+constexpr bool CORR = PASSES == 3;
+/* Promotion (KPROMOTE > 0): the tensor cores sum KPROMOTE / BK k-tiles into a fresh accumulator
+ * (the chain's first wgmma has scale-d = 0), which ordinary FP32 adds then fold into total. The
+ * tensor cores' own accumulation is not IEEE round-to-nearest (docs/NOTES.md): over all of a long K
+ * its error grows with K past SGEMM's; over a chain it stays that of a short sum. */
+constexpr bool PROM = KPROMOTE > 0;
+constexpr int KPT = PROM ? KPROMOTE / BK : 1; /* k-tiles per chain */
+constexpr bool SEPC = CORR && !FOLD;          /* the correction products in an accumulator of their own */
+
+/* Byte offset of element (r, k) of a stored tile row r: the 128-byte swizzle. */
+__device__ __forceinline__ int sw(int r, int k) { return r * ROW_BYTES + ((((k >> 2) ^ (r & 7))) << 4) + ((k & 3) << 2); }
+
+/* A shared-memory matrix descriptor for K-major rows of 128 bytes, 128-byte swizzle, 8-row groups
+ * 1024 bytes apart (PTX ISA: start address >> 4 in bits 0-13, leading byte offset >> 4 in 16-29,
+ * unused for a swizzled K-major operand whose k-step lies inside the swizzle row, set to 1; stride
+ * byte offset >> 4 in 32-45; base offset 0 in 49-51, the atoms being 1024-byte aligned; swizzle
+ * mode 1 = 128 bytes in 62-63). */
+__device__ __forceinline__ unsigned long long desc(unsigned saddr)
+{
+    return (unsigned long long)((saddr & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) |
+           (1ull << 62);
+}
+
+/* d = A (64 x 8, descriptor da) * B (8 x BN, descriptor db) + (acc_d ? d : 0) (scale-d),
+ * asynchronously: the registers of d belong to the tensor cores until wgmma_wait. */
+__device__ __forceinline__ void wgmma(float (&d)[NACC], unsigned long long da, unsigned long long db, int acc_d)
+{
+#define D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+              "+f"(d[i + 6]), "+f"(d[i + 7])
+#if BN == 64
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, %32, %33, p, 1, 1;\n}\n"
+                 : D8(0), D8(8), D8(16), D8(24)
+                 : "l"(da), "l"(db), "r"(acc_d));
+#elif BN == 128
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, %64, %65, p, 1, 1;\n}\n"
+                 : D8(0), D8(8), D8(16), D8(24),
+                   D8(32), D8(40), D8(48), D8(56)
+                 : "l"(da), "l"(db), "r"(acc_d));
+#elif BN == 256
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+                 "}, %128, %129, p, 1, 1;\n}\n"
+                 : D8(0), D8(8), D8(16), D8(24),
+                   D8(32), D8(40), D8(48), D8(56),
+                   D8(64), D8(72), D8(80), D8(88),
+                   D8(96), D8(104), D8(112), D8(120)
+                 : "l"(da), "l"(db), "r"(acc_d));
+#endif
+#undef D8
+}
+
+/* Orders the accumulator registers' other uses before the wgmmas that follow. */
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+/* Until at most N committed groups of this warpgroup's wgmmas are still running. */
+template <int N> __device__ __forceinline__ void wgmma_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* The threads' st.shared are seen by the tensor cores (the async proxy) only after this fence. */
+__device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+/* One thread's share of a k-tile in registers between the global loads and the split stores.
+ * A chunk v of A: row v / 8, k 4(v % 8): a warp reads four whole 128-byte rows. A chunk v of B
+ * under BMAP = 0: k row 8(v / (2 BN)) + v % 8, columns 4((v / 8) % (BN / 4)): a warp reads 64
+ * contiguous bytes of each of eight rows, and each of its transposed 4-byte stores (one element e
+ * of every lane's chunk) falls on 16 banks: n % 8 takes two values, k / 4 two, so the swizzled
+ * chunk (k / 4) ^ (n % 8) four, times k % 4. Under BMAP = 1: k row v % 16 + 16((v / 32) % 2),
+ * columns 4((v / 16) % 2 + 2(v / 64)): a warp reads 32 bytes of each of sixteen rows; k / 4 takes
+ * four values whose XOR with n % 8's two covers all eight chunks, so the stores hit 32 banks. */
+struct Staging {
+    static constexpr int A_IT = BM * BK / 4 / THREADS;
+    static constexpr int B_IT = BK * BN / 4 / THREADS;
+    static_assert(A_IT * THREADS * 4 == BM * BK && B_IT * THREADS * 4 == BK * BN, "whole chunks per thread");
+    float4 a[A_IT], b[B_IT];
+
+    static __device__ __forceinline__ int a_row(int v) { return v / 8; }
+    static __device__ __forceinline__ int a_k(int v) { return 4 * (v % 8); }
+    static __device__ __forceinline__ int b_k(int v)
+    {
+        return BMAP ? v % 16 + 16 * ((v / 32) % 2) : 8 * (v / (2 * BN)) + v % 8;
+    }
+    static __device__ __forceinline__ int b_col(int v)
+    {
+        return BMAP ? 4 * ((v / 16) % 2 + 2 * (v / 64)) : 4 * ((v / 8) % (BN / 4));
+    }
+
+    /* Four elements from p on, e of them (< 4 only at an edge) read, the rest zero; aligned
+     * 16-byte load when the width allows. */
+    template <int EV> static __device__ __forceinline__ float4 get4(const float *p, int e)
+    {
+        if (EV == 4 && e == 4)
+            return *reinterpret_cast<const float4 *>(p);
+        float x[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            x[i] = i < e ? p[i] : 0.0f;
+        return make_float4(x[0], x[1], x[2], x[3]);
+    }
+
+    __device__ __forceinline__ void load(const float *A, const float *B, int M, int N, int K, int row0, int col0,
+                                         int k0, int tid)
+    {
+#pragma unroll
+        for (int it = 0; it < A_IT; ++it) {
+            const int v = tid + it * THREADS, r = row0 + a_row(v), k = k0 + a_k(v);
+            const int e = r < M ? min(4, max(0, K - k)) : 0;
+            a[it] = get4<EVEC_A>(A + (e > 0 ? (idx_t)r * K + k : 0), e);
+        }
+#pragma unroll
+        for (int it = 0; it < B_IT; ++it) {
+            const int v = tid + it * THREADS, k = k0 + b_k(v), c = col0 + b_col(v);
+            const int e = k < K ? min(4, max(0, N - c)) : 0;
+            b[it] = get4<EVEC_B>(B + (e > 0 ? (idx_t)k * N + c : 0), e);
+        }
+    }
+
+    /* Split and store into the stage at s (a generic pointer to 1024-byte aligned shared memory). */
+    __device__ __forceinline__ void store(unsigned char *s, int tid) const
+    {
+#pragma unroll
+        for (int it = 0; it < A_IT; ++it) {
+            const int v = tid + it * THREADS, o = sw(a_row(v), a_k(v));
+            uint4 big, small;
+            tf32_split(a[it].x, big.x, small.x);
+            tf32_split(a[it].y, big.y, small.y);
+            tf32_split(a[it].z, big.z, small.z);
+            tf32_split(a[it].w, big.w, small.w);
+            *reinterpret_cast<uint4 *>(s + o) = big;
+            if constexpr (CORR)
+                *reinterpret_cast<uint4 *>(s + A_PART + o) = small;
+        }
+        unsigned char *bs = s + PARTS * A_PART;
+#pragma unroll
+        for (int it = 0; it < B_IT; ++it) {
+            const int v = tid + it * THREADS, k = b_k(v), n = b_col(v);
+            const float x[4] = {b[it].x, b[it].y, b[it].z, b[it].w};
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                unsigned big, small;
+                tf32_split(x[e], big, small);
+                *reinterpret_cast<unsigned *>(bs + sw(n + e, k)) = big;
+                if constexpr (CORR)
+                    *reinterpret_cast<unsigned *>(bs + B_PART + sw(n + e, k)) = small;
+            }
+        }
+    }
+};
+
+/* The tensor cores' work on one stage: BK / 8 k-steps, each one to three wgmmas per warpgroup.
+ * fresh: this stage starts a promotion chain, so each accumulator's first wgmma ignores its old
+ * value (promoted already). Under FOLD the correction products go first into part, so that they
+ * are summed while part is still small. */
+template <int NC> /* a template, so that the discarded branches are not compiled against one-element arrays */
+__device__ __forceinline__ void mma_stage(float (&part)[NACC], float (&corr)[NC], unsigned stage, int wg, bool fresh)
+{
+    const unsigned a_big = stage + wg * 64 * ROW_BYTES, a_small = a_big + A_PART;
+    const unsigned b_big = stage + PARTS * A_PART, b_small = b_big + B_PART;
+#pragma unroll
+    for (int ks = 0; ks < BK / 8; ++ks) {
+        const unsigned off = ks * 32; /* 8 TF32 values */
+        const int keep = !(fresh && ks == 0);
+        if constexpr (SEPC) {
+            wgmma(corr, desc(a_big + off), desc(b_small + off), keep);
+            wgmma(corr, desc(a_small + off), desc(b_big + off), 1);
+        } else if constexpr (CORR) {
+            wgmma(part, desc(a_big + off), desc(b_small + off), keep);
+            wgmma(part, desc(a_small + off), desc(b_big + off), 1);
+        }
+        wgmma(part, desc(a_big + off), desc(b_big + off), CORR && !SEPC ? 1 : keep);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm(GEMM_ARGS)
+{
+    grid_dep_sync();
+#if BATCHED
+    /* Product blockIdx.z of a strided batch (engine/layout.h): from here on the kernel sees one. */
+    A += blockIdx.z * sa;
+    B += blockIdx.z * sb;
+    C += blockIdx.z * sc;
+#endif
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    /* The swizzle atoms must sit on 1024-byte boundaries; the launch asks for 1024 bytes of slack. */
+    const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(smem_raw));
+    unsigned char *smem = smem_raw + ((1024 - (raw & 1023)) & 1023);
+    const unsigned sbase = raw + ((1024 - (raw & 1023)) & 1023);
+    const int tid = threadIdx.x, wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
+    int bx, by;
+    if (!block_coords<SUPER>(cdiv(N, BN), cdiv(M, BM), bx, by))
+        return;
+    const int row0 = by * BM, col0 = bx * BN;
+
+    /* part: the tensor cores' sum (of a chain under promotion); corr: the correction products
+     * apart from it (3xTF32 without FOLD); total: the promoted sum in FP32 registers. */
+    float part[NACC], corr[SEPC ? NACC : 1], total[PROM ? NACC : 1];
+#pragma unroll
+    for (int i = 0; i < NACC; ++i) {
+        part[i] = 0.0f;
+        corr[SEPC ? i : 0] = 0.0f;
+        total[PROM ? i : 0] = 0.0f;
+    }
+    /* The warpgroups' chains are offset by half a chain, so that one warpgroup's promotion (its
+     * wgmmas drained, then its adds) overlaps the other's wgmmas on the tensor cores. */
+    const int phase = wg * (KPT / 2);
+    Staging st;
+    const int nk = cdiv(K, BK);
+    if (nk > 0) {
+        st.load(A, B, M, N, K, row0, col0, 0, tid);
+        st.store(smem, tid);
+        if (PREFETCH && nk > 1)
+            st.load(A, B, M, N, K, row0, col0, BK, tid);
+    }
+    fence_async_smem();
+    __syncthreads();
+    /* Stage (kt + 1) % STAGES was last read by the wgmmas of k-tile kt + 1 - STAGES: waited for by
+     * every warpgroup (wait_group STAGES - 2, then the barrier) at the end of k-tile kt - 1. The
+     * registers of st hold k-tile kt + 1 when it is stored: loaded here (PREFETCH = 0: in flight only
+     * while the wgmmas are issued) or after the stores of the k-tile before (PREFETCH = 1: in flight
+     * through that k-tile's wait and barrier too). */
+    for (int kt = 0; kt < nk; ++kt) {
+        const int cur = kt % STAGES;
+        const bool more = kt + 1 < nk;
+        if (!PREFETCH && more)
+            st.load(A, B, M, N, K, row0, col0, (kt + 1) * BK, tid);
+        wgmma_fence();
+        mma_stage(part, corr, sbase + cur * STAGE, wg, PROM && kt > 0 && (kt + phase) % KPT == 0);
+        wgmma_commit();
+        if (more) {
+            st.store(smem + ((kt + 1) % STAGES) * STAGE, tid);
+            if (PREFETCH && kt + 2 < nk)
+                st.load(A, B, M, N, K, row0, col0, (kt + 2) * BK, tid);
+            fence_async_smem();
+        }
+        if (PROM && (!more || (kt + 1 + phase) % KPT == 0)) { /* the chain ends: promote it */
+            wgmma_wait<0>();
+#pragma unroll
+            for (int i = 0; i < NACC; ++i)
+                total[PROM ? i : 0] += SEPC ? part[i] + corr[SEPC ? i : 0] : part[i];
+        } else {
+            wgmma_wait<STAGES - 2>();
+        }
+        __syncthreads();
+    }
+    wgmma_wait<0>();
+    /* The result: the promoted total, or without promotion big*big plus the correction. */
+    float *acc = part;
+    if constexpr (PROM) {
+        acc = total;
+    } else if constexpr (SEPC) {
+#pragma unroll
+        for (int i = 0; i < NACC; ++i)
+            part[i] += corr[SEPC ? i : 0];
+    }
+
+    /* The accumulator layout of wgmma .f32 (PTX ISA): in warp w of the warpgroup, register
+     * 4j + 2h + e holds row 16w + 8h + lane / 4, column 8j + 2(lane % 4) + e. */
+    const T beta_c = beta;
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int gr = row0 + wg * 64 + warp * 16 + 8 * h + g;
+        if (gr >= M)
+            continue;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+            const int gc = col0 + 8 * j + 2 * t;
+            const float *v = &acc[4 * j + 2 * h];
+            if (EVEC_C == 2 && gc < N) {
+                store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta_c);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 2; ++e)
+                    if (gc + e < N)
+                        store_c<1>(&C[(idx_t)gr * N + gc + e], &v[e], alpha, beta_c);
+            }
+        }
+    }
+}

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# The FP32 tensor-core kernels without a GPU: tc32.cu (wgmma, sm_90a) and dmma.cu's f32 path
+# (mma.sync TF32, sm_80+). Refusals of wrong targets and parameters (exit 2, the rule named), CUBINs
+# for sm_90a and sm_80 with their registers and spills, the tensor-core instructions in the PTX (and
+# in the SASS where cuobjdump is on PATH), and the accuracy class each config declares.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+E=${BUILD:-build}/engine
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# refused NAME PATTERN ARGS...: exit 2 and the one line naming the rule
+refused() {
+  local name=$1 pat=$2
+  shift 2
+  out=$($E compile "$@" 2>&1)
+  rc=$?
+  if [ "$rc" = 2 ] && printf '%s\n' "$out" | grep -q -- "$pat"; then pass "$name"; else fail "$name (exit $rc)" "$out"; fi
+}
+refused "tc32 for sm_90 is refused: wgmma needs sm_90a" 'only on the architecture-specific target sm_90a' \
+  configs/tc32_3x.json --arch sm_90
+refused "tc32 for sm_80 is refused" 'ARCH_SPECIFIC == 1 && ARCH == 90' configs/tc32_3x.json --arch sm_80
+refused "3xTF32 with BN = 256 is refused: two accumulators of 128 registers" 'BN <= 128 || (PASSES == 1 && KPROMOTE == 0)' \
+  configs/tc32_3x.json --arch sm_90a --set BN=256
+refused "1xTF32 with BN = 256 and promotion is refused: two sets of 128 registers" 'BN <= 128 || (PASSES == 1' \
+  configs/tc32_1x.json --arch sm_90a --set BN=256 --set KPROMOTE=128
+refused "promotion between k-tiles only" 'params.KPROMOTE = 48' configs/tc32_3x.json --arch sm_90a --set KPROMOTE=48
+refused "FOLD without promotion is refused" 'FOLD == 0 || (PASSES == 3 && KPROMOTE > 0)' \
+  configs/tc32_3x.json --arch sm_90a --set KPROMOTE=0
+refused "FOLD under 1xTF32 is refused" 'FOLD == 0 || (PASSES == 3' configs/tc32_1x.json --arch sm_90a --set FOLD=1
+refused "dmma: promotion is an f32 choice" 'KPROMOTE == 0 || (!F64' configs/dgemm_pipelined.json --arch sm_90 \
+  --set KPROMOTE=128
+refused "dmma: FOLD without promotion is refused" 'FOLD == 0 || (!F64' configs/tc32_sync.json --arch sm_80 \
+  --set KPROMOTE=0
+refused "BM = 96 is not a warpgroup multiple" 'params.BM = 96' configs/tc32_3x.json --arch sm_90a --set BM=96
+refused "PASSES = 2 is not a choice" 'params.PASSES = 2' configs/tc32_3x.json --arch sm_90a --set PASSES=2
+refused "BK = 16 is refused: one 128-byte swizzle row" 'params.BK = 16' configs/tc32_3x.json --arch sm_90a --set BK=16
+refused "a 256x256 tile is refused" 'BM \* BN <= 128 \* 256' configs/tc32_1x.json --arch sm_90a --set BM=256 --set BN=256 \
+  --set KPROMOTE=0
+refused "tc32 has no f64" 'f64' configs/tc32_3x.json --arch sm_90a --dtype f64
+refused "3xTF32 with 4 stages does not fit shared memory" 'needs 263168 bytes of shared memory per block' \
+  configs/tc32_3x.json --arch sm_90a --set STAGES=4
+refused "tc32 refuses transposes (a requires rule)" 'TA == 0 && TB == 0 && LD_PACKED' configs/tc32_3x.json --arch sm_90a \
+  --op NT --size 128
+refused "tc32 refuses padded rows" 'TA == 0 && TB == 0 && LD_PACKED' configs/tc32_1x.json --arch sm_90a --lda +4 --size 128
+refused "mma.sync TF32 for sm_75 is refused" 'ARCH >= 80' configs/tc32_sync.json --arch sm_75
+refused "in f32 dmma takes only TF32's m16n8k8" 'F64 || SHAPE == 1688' configs/tc32_sync.json --arch sm_90 --set MMA=884
+refused "an f32 vector of 8 is refused" 'params.VEC_A = 8' configs/tc32_sync.json --arch sm_80 --set VEC_A=8
+
+# built NAME ARCH PTX_PATTERN SASS_PATTERN CONFIG ARGS...: compiles, no spills, the instruction in
+# its PTX (and SASS when cuobjdump is here)
+built() {
+  local name=$1 arch=$2 ptx=$3 sass=$4 cfg=$5
+  shift 5
+  local d="$T/$name"
+  out=$($E compile "$cfg" --arch "$arch" --emit "$d" "$@" 2>&1)
+  rc=$?
+  printf '%s\n' "$out" | sed -n '1,2p' | sed 's/^/    /'
+  local stem
+  stem=$(basename "$cfg" .json)
+  if [ "$rc" != 0 ]; then fail "$name compiles for $arch" "$out"; return; fi
+  pass "$name compiles for $arch"
+  if printf '%s\n' "$out" | awk -v s="$stem" '$1 ~ "^"s && $8 + $9 == 0 {ok = 1} END {exit !ok}'; then
+    pass "$name: no spills"
+  else
+    fail "$name: no spills" "$out"
+  fi
+  if grep -q -- "$ptx" "$d"/*.ptx; then pass "$name: PTX has $ptx"; else fail "$name: PTX has $ptx"; fi
+  if command -v cuobjdump >/dev/null; then
+    if cuobjdump -sass "$d"/*.cubin | grep -q -- "$sass"; then pass "$name: SASS has $sass"; else fail "$name: SASS has $sass"; fi
+  else
+    skip "$name: SASS has $sass" "no cuobjdump on PATH"
+  fi
+}
+built tc32_3x sm_90a 'wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32' HGMMA configs/tc32_3x.json --size 4096
+built tc32_1x sm_90a 'wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32' HGMMA configs/tc32_1x.json --m 127 --n 129 --k 131
+built tc32_sync_80 sm_80 'mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32' 'HMMA.1684.F32.TF32' configs/tc32_sync.json --size 4096
+built tc32_sync_86 sm_86 'cvt.rna.tf32.f32' 'HMMA.1684.F32.TF32' configs/tc32_sync.json --m 127 --n 129 --k 131
+# A strided batch runs on grid z: the BATCHED switch, and the vector widths narrow where a stride
+# breaks the 16-byte alignment (an odd K: A's rows and products start at odd offsets).
+out=$($E compile configs/tc32_3x.json --arch sm_90a --batch 3 --m 128 --n 128 --k 128 --no-cache 2>&1)
+if printf '%s\n' "$out" | grep -q 'EVEC_A=4 EVEC_B=4 EVEC_C=2 BATCHED=1'; then pass "tc32 batch of 3: BATCHED=1, full vectors"
+else fail "tc32 batch of 3: BATCHED=1, full vectors" "$out"; fi
+out=$($E compile configs/tc32_3x.json --arch sm_90a --batch 3 --m 128 --n 128 --k 131 --no-cache 2>&1)
+if printf '%s\n' "$out" | grep -q 'EVEC_A=1 EVEC_B=4 EVEC_C=2 BATCHED=1'; then pass "tc32 batch with odd K: A's vectors narrow"
+else fail "tc32 batch with odd K: A's vectors narrow" "$out"; fi
+
+# The variants the GPU script times (bench/tc32_gpu.sh) compile without spills too.
+built tc32_3x_p32 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set KPROMOTE=32
+built tc32_3x_p256 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set KPROMOTE=256
+built tc32_3x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set PREFETCH=1
+built tc32_3x_pf_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 --n 129 --k 131 --set PREFETCH=1 \
+  --set BMAP=1
+built tc32_1x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 --set PREFETCH=1
+built tc32_1x_pf_s4 sm_90a 'wgmma.wait_group.sync.aligned 2' HGMMA configs/tc32_1x.json --size 4096 --set PREFETCH=1 \
+  --set STAGES=4
+built tc32_3x_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 --n 129 --k 131 --set BMAP=1
+built tc32_3x_s2 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set STAGES=2
+built tc32_1x_nopromote sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 --set KPROMOTE=0
+built tc32_sync_p32 sm_90 'mma.sync.aligned.m16n8k8' 'HMMA.1684.F32.TF32' configs/tc32_sync.json --size 4096 --set KPROMOTE=32
+
+# Promotion: 1xTF32 without it adds nothing outside the tensor cores; with it the chain ends drain
+# the wgmmas (a second wait_group 0) and fold the 64 accumulators of a thread into FP32 registers.
+a1=$(grep -c 'add.f32' "$T"/tc32_1x/*.ptx)
+a0=$(grep -c 'add.f32' "$T"/tc32_1x_nopromote/*.ptx)
+w1=$(grep -c 'wgmma.wait_group.sync.aligned 0' "$T"/tc32_1x/*.ptx)
+w0=$(grep -c 'wgmma.wait_group.sync.aligned 0' "$T"/tc32_1x_nopromote/*.ptx)
+if [ "$a1" -ge $((a0 + 64)) ] && [ "$w1" -gt "$w0" ]; then pass "tc32_1x promotes: FP32 adds ($a1 vs $a0), a drain ($w1 vs $w0)"
+else fail "tc32_1x promotes: FP32 adds ($a1 vs $a0), a drain ($w1 vs $w0)"; fi
+
+# Targets without --arch (this machine has no GPU: sm_90 is guessed): only a template that declares
+# "arch_specific" (tc32.cu) is built for sm_90a; every other config stays sm_90, with the same
+# CUBIN (a cache hit for --arch sm_90) and the same rerun target.
+C="$T/cache"
+out=$($E compile configs/tc32_3x.json configs/tc32_sync.json configs/warptile_db.json --size 512 --cache "$C" 2>&1)
+if printf '%s
+' "$out" | awk '$1 == "tc32_3x" && $3 == "sm_90a" {a = 1} $1 == "tc32_sync" && $3 == "sm_90" {b = 1}
+    $1 == "warptile_db" && $3 == "sm_90" {c = 1} END {exit !(a && b && c)}'; then
+  pass "without --arch: tc32 for sm_90a, dmma and warptile for sm_90"
+else fail "without --arch: tc32 for sm_90a, dmma and warptile for sm_90" "$out"; fi
+out=$($E compile configs/tc32_sync.json configs/warptile_db.json --size 512 --arch sm_90 --cache "$C" 2>&1)
+if printf '%s
+' "$out" | grep -q '0 NVRTC compiles, 2 from the cache'; then
+  pass "the portable configs' CUBINs without --arch are those of --arch sm_90 (cache hits)"
+else fail "the portable configs' CUBINs without --arch are those of --arch sm_90 (cache hits)" "$out"; fi
+out=$($E compile configs/tc32_3x.json --size 512 --arch sm_90a --cache "$C" 2>&1)
+if printf '%s
+' "$out" | grep -q '0 NVRTC compiles, 1 from the cache'; then
+  pass "tc32 without --arch is the CUBIN of --arch sm_90a"
+else fail "tc32 without --arch is the CUBIN of --arch sm_90a" "$out"; fi
+# "arch_specific" must be a boolean.
+mkdir -p "$T/tpl"
+sed 's/"arch_specific": true/"arch_specific": "yes"/' tests/templates/needs_sm90a.cu >"$T/tpl/needs_sm90a.cu"
+out=$(ENGINE_TEMPLATES="$T/tpl:kernels_src" $E compile tests/configs/gpu/needs_sm90a.json --arch sm_90a 2>&1)
+rc=$?
+if [ "$rc" = 2 ] && printf '%s
+' "$out" | grep -q '"arch_specific" must be true or false'; then
+  pass "a non-boolean arch_specific is refused (exit 2)"
+else fail "a non-boolean arch_specific is refused (exit 2, got $rc)" "$out"; fi
+
+# 3xTF32 issues three wgmmas per k-step and 1xTF32 one: the PTX of each says so.
+n3=$(grep -c 'wgmma.mma_async' "$T"/tc32_3x/*.ptx)
+n1=$(grep -c 'wgmma.mma_async' "$T"/tc32_1x/*.ptx)
+if [ "$n3" = $((3 * n1)) ] && [ "$n1" -gt 0 ]; then pass "3xTF32 has three times 1xTF32's wgmmas ($n3, $n1)"
+else fail "3xTF32 has three times 1xTF32's wgmmas ($n3, $n1)"; fi
+# ... and the split: a round-to-nearest cvt (never the truncating .rz of plain TF32 use).
+if grep -q 'cvt.rna.tf32.f32' "$T"/tc32_3x/*.ptx && ! grep -q 'cvt.rz.tf32' "$T"/tc32_3x/*.ptx; then
+  pass "the split rounds to nearest (cvt.rna)"
+else fail "the split rounds to nearest (cvt.rna)"; fi
+
+# Selection: on sm_86 the shipped wisdom keeps SIMT kernels for f32 (no tc32, no dmma); with an
+# entry for tc32_3x in a device file, the H100 (sm_90 guessed, no --arch) chooses it at its shape,
+# and --arch sm_90 (or sm_86) leaves that entry out, naming the rule, and takes the SIMT entry.
+out=$(XDG_DATA_HOME="$T/xdg" $E pick --arch sm_86 --dtype f32 --format jsonl \
+  --shapes 4096x4096x4096,127x129x131,1024x1024x8192,8192x8192x8192 2>&1)
+if [ "$(printf '%s\n' "$out" | grep -c '"config":')" = 4 ] && ! printf '%s\n' "$out" | grep -q 'tc32\|dmma\|dgemm'; then
+  pass "pick --arch sm_86 --dtype f32 keeps SIMT kernels"
+else fail "pick --arch sm_86 --dtype f32 keeps SIMT kernels" "$out"; fi
+mkdir -p "$T/w"
+entries='"entries": [
+    {"dtype": "f32", "shape": "4096x4096x4096", "config": "configs/tc32_3x.json", "set": {}, "tflops": 60.5, "vs_cublas": 1.16, "occ": 1, "source": "test"},
+    {"dtype": "f32", "shape": "4000x4000x4000", "config": "configs/warptile_db.json", "set": {}, "tflops": 40.0, "vs_cublas": 0.8, "occ": 1, "source": "test"}
+  ]'
+printf '{"version": 1, "device": "NVIDIA H100 80GB HBM3", "arch": "sm_90",\n  %s\n}\n' "$entries" >"$T/w/h100.json"
+H100="NVIDIA H100 80GB HBM3"
+out=$(XDG_DATA_HOME="$T/xdg" $E pick --wisdom "$T/w" --device-name "$H100" --shapes 4096x4096x4096 --format jsonl 2>&1)
+if printf '%s\n' "$out" | grep -q '"config":"configs/tc32_3x.json".*"exact":true'; then
+  pass "an H100 entry for tc32_3x is chosen without --arch"
+else fail "an H100 entry for tc32_3x is chosen without --arch" "$out"; fi
+for a in sm_90 sm_86; do
+  out=$(XDG_DATA_HOME="$T/xdg" $E pick --wisdom "$T/w" --device-name "$H100" --arch $a --shapes 4096x4096x4096 \
+    --format jsonl 2>&1)
+  if printf '%s\n' "$out" | grep -q '"config":"configs/warptile_db.json"' &&
+    printf '%s\n' "$out" | grep -q 'left out: .*only on the architecture-specific target sm_90a'; then
+    pass "--arch $a leaves the tc32 entry out, naming the rule"
+  else fail "--arch $a leaves the tc32 entry out, naming the rule" "$out"; fi
+done
+
+# The accuracy class: the 1-pass config declares tf32, the 3-pass ones their dtype's own (f32).
+for c in tc32_1x:tf32 tc32_3x:f32 tc32_sync:f32; do
+  cfg=${c%%:*} want=${c##*:}
+  got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("accuracy", "f32"))' "configs/$cfg.json")
+  if [ "$got" = "$want" ]; then pass "$cfg is held to class $want"; else fail "$cfg is held to class $want (says $got)"; fi
+done
+summary
