@@ -195,7 +195,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     }
     select_gpu sg;
     select_gpu_init(&sg, p->arch, sms, clock);
-    sg.arch_guessed = !o->arch;
+    sg.arch_guessed = !pp->arch;
     select_init(&p->sel, &sg, dtype, entries, files, paths, n);
     for (size_t c = 0; c < n && pp->warn; c++)
         if (!p->sel.cands[c].loaded)
