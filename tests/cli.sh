@@ -65,10 +65,10 @@ bad_layout "--stride-a -1" "engine: --stride-a -1: expected a whole number of el
   bench --batch 2 --stride-a -1 configs/naive.json
 bad_layout "--stride-c overlapping products" "engine: shape 4x4x4: stride-c: 10 is below the span of one C ((M-1)*ldc + N = 16): products would write over each other" \
   bench --size 4 --batch 2 --stride-c 10 configs/naive.json
-bad_layout "--auto with a layout" "engine: --auto: wisdom entries are packed NN only so far; give a CONFIG (or no --wisdom) with --op/--ld*/--batch/--stride-*" \
-  bench --auto --op NT
-bad_layout "tune --wisdom with a layout" "engine: --wisdom: wisdom entries are packed NN only so far; give a CONFIG (or no --wisdom) with --op/--ld*/--batch/--stride-*" \
-  tune --batch 2 --wisdom /tmp configs/naive.json
+bad_layout "--auto-tune with a batch" "engine: --auto-tune: wisdom entries record the op only; give no --ld*/--batch/--stride-* (or no --auto-tune)" \
+  bench --auto --auto-tune --op NT --batch 2
+bad_layout "tune --wisdom with padded rows" "engine: --wisdom: wisdom entries record the op only; give no --ld*/--batch/--stride-* (or no --wisdom)" \
+  tune --lda +1 --wisdom /tmp configs/naive.json
 # The layout reaches the plan: naive and the tile templates compile with its switches; split-K refuses a padded C.
 $E compile configs/naive.json --m 17 --n 33 --k 5 --op TN --lda +1 --batch 3 --arch sm_90 --no-cache >"$tmp/out" 2>&1
 check_rc "compile naive --op TN --lda +1 --batch 3" 0 $? "$(cat "$tmp/out")"

@@ -16,7 +16,8 @@
 #   f64, leading dimensions padded by 1, 8 and 64, strided batches (packed, padded, broadcast A), C's
 #   padding left untouched (verify checks it), memcheck, a bench row carrying the layout; strided
 #   batches in warptile, DMMA and blocktile; transposes and padded rows in them (every loader path),
-#   split-K and stream-K in every op; their refusal of a padded C with split-K or stream-K, and of a batch with split-K;
+#   split-K and stream-K in every op; --auto at op TN (the NN entries weighed); their refusal of a
+#   padded C with split-K or stream-K, and of a batch with split-K;
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
 #   wisdom; sliced K in warptile
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
@@ -452,6 +453,15 @@ done
 sanitize_verify "warptile_db op TT" layouts-san-wtT "memcheck" configs/warptile_db.json --op TT --shapes 17x33x5,127x129x131
 sanitize_verify "dgemm_dmma op NT, padded by 1" layouts-san-dmP "memcheck" configs/dgemm_dmma.json --op NT \
   --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,127x129x131
+# --auto at a non-NN op: the shipped wisdom holds NN entries only, so the model weighs those (the
+# explanation says so) and the configs it picks run transposed.
+for dt in f32 f64; do
+  XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto --op TN --dtype $dt" "layouts-auto-$dt" --auto --explain --op TN \
+    --dtype $dt --shapes 127x129x131,1000x1001x999
+  grep -q "no wisdom entry of op TN at this level: weighed the NN entries" "$LOG/layouts-auto-$dt.txt" &&
+    pass "...its explanation says the NN entries were weighed" ||
+    fail "...its explanation says the NN entries were weighed" "$(head -5 "$LOG/layouts-auto-$dt.txt")"
+done
 # Split-K and stream-K refuse a padded C (their scale_c, reduce and workspace index C packed), and
 # split-K a batch, by their declared rules; nothing runs.
 for c in warptile_splitk warptile_streamk dgemm_dmma_splitk; do
