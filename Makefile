@@ -10,13 +10,16 @@
 #   make walk       re-measure the published tables on the GPU found (bench/walk.sh writes bench/data/<gpu>-*.jsonl),
 #                   then render the README's tables from the data (bench/tables.py)
 #   make probes     build the FP64 issue-rate probes with nvcc (optional; bench/probes/run.sh runs them)
-#   make install PREFIX=/usr/local
+#   make examples   examples/sgemm (libengine against cuBLAS; needs a GPU to run, not to build)
+#   make install PREFIX=/usr/local   (DESTDIR honoured): the command, its data, engine.h, libengine.a/.so, engine.pc
 CUDA_HOME ?= /usr/local/cuda
 PREFIX    ?= /usr/local
 CC        ?= cc
 CFLAGS    ?= -O2 -g
 CUDA_LIB  := $(firstword $(wildcard $(CUDA_HOME)/lib64) $(CUDA_HOME)/lib)
-override CFLAGS  += -std=c11 -Wall -Wextra -Wpedantic -Werror -I$(CUDA_HOME)/include -MMD -MP
+# -fPIC: the same objects make the command and libengine.so; -fvisibility=hidden: the library
+# exports only what include/engine.h marks ENGINE_API.
+override CFLAGS  += -std=c11 -Wall -Wextra -Wpedantic -Werror -I$(CUDA_HOME)/include -MMD -MP -fPIC -fvisibility=hidden
 override LDFLAGS += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB)
 LIBS      := -lnvrtc -lcublas -ljansson -ldl -lm -lpthread
 
@@ -25,6 +28,11 @@ B         ?= build
 SRC       := $(wildcard engine/*.c)
 OBJ       := $(SRC:engine/%.c=$(B)/obj/%.o)
 LIB_OBJ   := $(filter-out $(B)/obj/main.o,$(OBJ))
+# libengine: the core modules only (no cuBLAS, no worker processes, no command line).
+CORE      := api apiarg apiplan err util expr jsonloc shape sha256 arch paths template config cache jit gpu \
+             kernel layout wisdom pick select entries accuracy verify
+CORE_OBJ  := $(CORE:%=$(B)/obj/%.o)
+CORE_LIBS := -lnvrtc -ljansson -ldl -lm -lpthread
 TESTS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # Fuzzers (libFuzzer, clang) over the parsers: every engine module but main, in build-fuzz.
@@ -37,8 +45,8 @@ FUZZ_FLAGS := -g -O1 -std=c11 -Wall -Wextra -Werror -I$(CUDA_HOME)/include -fno-
 FUZZ_OBJ  := $(filter-out build-fuzz/obj/main.o,$(SRC:engine/%.c=build-fuzz/obj/%.o))
 FUZZERS   := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all test test-gpu test-slurm bench walk probes install clean deps sanitize fuzz
-all: $(B)/engine
+.PHONY: all test test-gpu test-slurm bench walk probes install clean deps sanitize fuzz examples
+all: $(B)/engine $(B)/libengine.a $(B)/libengine.so examples $(B)/gpu_lib $(B)/lib_gpu.sh
 
 # One probe line per dependency; installs what is missing when run as root (tools/deps.sh).
 $(B)/.deps:
@@ -46,18 +54,42 @@ $(B)/.deps:
 $(B)/.deps-test: $(B)/.deps
 	@bash tools/deps.sh $(CUDA_HOME) --with-tests && touch $@
 
-$(B)/obj/%.o: engine/%.c | $(B)/.deps
+# Objects depend on the Makefile too: a change of flags (-fPIC for the library) rebuilds them.
+$(B)/obj/%.o: engine/%.c Makefile | $(B)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(B)/engine: $(OBJ)
+# The command links no library entry points (api*.c): it is the library's peer, not its user.
+$(B)/engine: $(filter-out $(B)/obj/api%.o,$(OBJ))
 	$(CC) $(LDFLAGS) $^ -o $@ $(LIBS)
+
+$(B)/libengine.a: $(CORE_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+# --no-undefined: a core module that calls into the command's modules fails here, not in a user's link.
+$(B)/libengine.so: $(CORE_OBJ)
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libengine.so $(LDFLAGS) $^ -o $@ $(CORE_LIBS)
+
+# The example and the GPU test driver are built as a user would build them: engine.h and the library,
+# cuBLAS and the runtime as the reference (no GPU needed to build them).
+USER_CFLAGS := -O2 -g -std=c11 -Wall -Wextra -Werror -Iinclude -I$(CUDA_HOME)/include
+# The library is found beside the program, or one folder up (build/examples), wherever build/ is copied.
+USER_LIBS   := -L$(B) -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,$(abspath $(B)) -lengine -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcublas -lcudart -lpthread -lm
+examples: $(B)/examples/sgemm
+$(B)/examples/%: examples/%.c include/engine.h $(B)/libengine.so
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LIBS)
+# The library's GPU script, where the lead's device calls find it (build/ travels to the GPU machine).
+$(B)/lib_gpu.sh: tests/lib_gpu.sh
+	@mkdir -p $(B) && cp $< $@
+$(B)/gpu_lib: tests/gpu_lib.c include/engine.h $(B)/libengine.so
+	$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LIBS)
 
 $(B)/tests/%: tests/unit/%.c $(LIB_OBJ) | $(B)/.deps-test
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Iengine $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(LIBS) -lcmocka
 
-test: $(B)/engine $(TESTS)
+test: all $(TESTS)
 	@BUILD=$(B) bash tests/run.sh
 
 # Everything make test runs, on binaries built with AddressSanitizer (leaks included) and
@@ -101,7 +133,7 @@ build/probes/%: bench/probes/%.cu
 	@mkdir -p $(dir $@)
 	$(CUDA_HOME)/bin/nvcc -O3 -std=c++17 -arch=$(PROBE_ARCH) -o $@ $<
 
-install: $(B)/engine
+install: $(B)/engine $(B)/libengine.a $(B)/libengine.so
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/engine/kernels_src $(DESTDIR)$(PREFIX)/share/engine/configs \
 		$(DESTDIR)$(PREFIX)/share/engine/tune $(DESTDIR)$(PREFIX)/share/engine/wisdom
 	install -m 755 $(B)/engine $(DESTDIR)$(PREFIX)/bin/engine
@@ -109,6 +141,11 @@ install: $(B)/engine
 	install -m 644 configs/*.json configs/*.list $(DESTDIR)$(PREFIX)/share/engine/configs/
 	install -m 644 tune/*.json $(DESTDIR)$(PREFIX)/share/engine/tune/
 	install -m 644 wisdom/*.json $(DESTDIR)$(PREFIX)/share/engine/wisdom/
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/engine.h $(DESTDIR)$(PREFIX)/include/engine.h
+	install -m 644 $(B)/libengine.a $(DESTDIR)$(PREFIX)/lib/libengine.a
+	install -m 755 $(B)/libengine.so $(DESTDIR)$(PREFIX)/lib/libengine.so
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@CUDA_LIB@|$(CUDA_LIB)|g' tools/engine.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/engine.pc
 
 clean:
 	rm -rf build build-san build-fuzz

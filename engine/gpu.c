@@ -338,3 +338,5 @@ int gpu_event_elapsed(gpu_t *g, CUevent a, CUevent b, float *ms, err_t *err)
         return -1;
     return CU_CHECK(cu.cuEventElapsedTime(ms, a, b), err);
 }
+
+int gpu_set_current(gpu_t *g, err_t *err) { return CU_CHECK(cu.cuCtxSetCurrent(g->ctx), err); }

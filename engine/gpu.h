@@ -49,6 +49,9 @@ int gpu_probe(gpu_t *g, int ordinal, err_t *err);
  * Fails with EXIT_SYSTEM when there is no driver or no such device. */
 int gpu_open(gpu_t *g, int ordinal, err_t *err);
 void gpu_close(gpu_t *g);
+/* Make g's (primary) context current on the calling thread: a library is called from threads it did
+ * not open the GPU on. */
+int gpu_set_current(gpu_t *g, err_t *err);
 
 /* Device memory. */
 int gpu_alloc(gpu_t *g, size_t bytes, CUdeviceptr *p, err_t *err);

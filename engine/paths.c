@@ -53,16 +53,11 @@ static void add_dir(char *d)
         free(d);
 }
 
+static void init_from(char *exe_dir);
+
 void paths_init(const char *argv0)
 {
     paths_free();
-    const char *env = getenv("ENGINE_TEMPLATES");
-    if (env && *env) {
-        char *copy = xstrdup(env), *save = NULL;
-        for (char *tok = strtok_r(copy, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
-            add_dir(xstrdup(tok));
-        free(copy);
-    }
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     char *exe_dir;
@@ -72,6 +67,25 @@ void paths_init(const char *argv0)
         exe_dir = path_dirname(exe);
     } else {
         exe_dir = path_dirname(argv0 ? argv0 : ".");
+    }
+    init_from(exe_dir);
+}
+
+void paths_init_beside(const char *file)
+{
+    paths_free();
+    init_from(path_dirname(file));
+}
+
+/* Everything but the executable's path, from the directory it lies in (taken over). */
+static void init_from(char *exe_dir)
+{
+    const char *env = getenv("ENGINE_TEMPLATES");
+    if (env && *env) {
+        char *copy = xstrdup(env), *save = NULL;
+        for (char *tok = strtok_r(copy, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
+            add_dir(xstrdup(tok));
+        free(copy);
     }
     /* Canonical paths: messages that list them should not read build/../kernels_src. */
     const char *rel[] = {"../kernels_src", "../share/engine/kernels_src"};

@@ -10,6 +10,9 @@
 
 /* Work out the directories once, from /proc/self/exe (argv0 as a fallback). */
 void paths_init(const char *argv0);
+/* The same for a library: the directories next to file (libengine.so in build/ or PREFIX/lib finds
+ * ../kernels_src or ../share/engine/kernels_src as the binary does). */
+void paths_init_beside(const char *file);
 void paths_free(void);
 
 /* Template directories, searched in order: each entry of $ENGINE_TEMPLATES (colon-separated), then

@@ -63,7 +63,7 @@ size_t pick_entry_of_cand(pick_t *p, size_t c)
 
 /* The user's wisdom, one file at a time: a damaged file is reported in one line and left out (it
  * stays on disk as it is: --auto-tune then refuses to write over it), the others are read. */
-static void load_user(wisdom_t *w, const char *dir)
+static void load_user(wisdom_t *w, const char *dir, FILE *warn)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -84,10 +84,10 @@ static void load_user(wisdom_t *w, const char *dir)
         char *path = path_join(dir, names[i]);
         err_t err;
         err_clear(&err);
-        if (wisdom_load_file(w, path, &err)) {
+        if (wisdom_load_file(w, path, &err) && warn) {
             char line[ERR_SOURCE_LEN + ERR_TEXT_LEN + 64];
             err_format(&err, line, sizeof line);
-            fprintf(stderr, "engine: %s (this user wisdom file is ignored; fix or remove it)\n", line);
+            fprintf(warn, "engine: %s (this user wisdom file is ignored; fix or remove it)\n", line);
         }
         free(path);
         free(names[i]);
@@ -176,6 +176,15 @@ static char *why_of(const select_t *s, const select_result *r, int level)
 
 int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes, err_t *err)
 {
+    pick_params pp = {.device = o->device, .probe = true, .arch = o->arch, .sms = o->sms,
+                      .device_name = o->device_name, .wisdom_dir = o->wisdom, .warn = stderr,
+                      .dtype = o->dtype && strcmp(o->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
+                      .op = 2 * o->ta + o->tb};
+    return pick_init_with(p, &pp, shapes, nshapes, err);
+}
+
+int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size_t nshapes, err_t *err)
+{
     memset(p, 0, sizeof *p);
     wisdom_init(&p->user);
     wisdom_init(&p->shipped);
@@ -185,16 +194,16 @@ int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes,
     memset(&g, 0, sizeof g);
     err_t ignored;
     err_clear(&ignored);
-    bool have_gpu = gpu_driver_present() && gpu_probe(&g, o->device, &ignored) == 0;
-    p->arch = o->arch ? o->arch : have_gpu ? g.sm : 90;
-    p->device = xstrdup(o->device_name ? o->device_name : have_gpu ? g.name : "");
-    int sms = o->sms ? o->sms : have_gpu ? g.sms : usual_sms(p->arch);
+    bool have_gpu = pp->probe && gpu_driver_present() && gpu_probe(&g, pp->device, &ignored) == 0;
+    p->arch = pp->arch ? pp->arch : have_gpu ? g.sm : 90;
+    p->device = xstrdup(pp->device_name ? pp->device_name : have_gpu ? g.name : "");
+    int sms = pp->sms ? pp->sms : have_gpu ? g.sms : usual_sms(p->arch);
     double clock = have_gpu && g.clock_khz > 0 ? g.clock_khz * 1e3 : 1.98e9;
-    dtype_t dtype = o->dtype && strcmp(o->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32;
-    const char *dir = o->wisdom ? o->wisdom : paths_wisdom_dir();
-    p->user_dir = paths_user_wisdom_dir();
+    dtype_t dtype = pp->dtype;
+    const char *dir = pp->wisdom_dir ? pp->wisdom_dir : paths_wisdom_dir();
+    p->user_dir = !pp->user_dir ? paths_user_wisdom_dir() : *pp->user_dir ? xstrdup(pp->user_dir) : NULL;
     if (p->user_dir)
-        load_user(&p->user, p->user_dir);
+        load_user(&p->user, p->user_dir, pp->warn);
     if (wisdom_load_dir(&p->shipped, dir, err)) {
         pick_free(p);
         return -1;
@@ -212,15 +221,14 @@ int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes,
         if (ls == level)
             add_candidates(p, &p->shipped, level, dtype, dev, &entries, &files, &paths, &n);
     }
-    const int op = 2 * o->ta + o->tb;
-    const char *op_note = keep_op(op, entries, files, paths, &n);
+    const char *op_note = keep_op(pp->op, entries, files, paths, &n);
     p->op_note = op_note ? xstrdup(op_note) : NULL;
     select_gpu sg;
     select_gpu_init(&sg, p->arch, sms, clock);
     select_init(&p->sel, &sg, dtype, entries, files, paths, n);
-    for (size_t c = 0; c < n; c++)
+    for (size_t c = 0; c < n && pp->warn; c++)
         if (!p->sel.cands[c].loaded)
-            fprintf(stderr, "engine: %s:%d: this wisdom entry is left out: %s\n", p->sel.cands[c].file->path,
+            fprintf(pp->warn, "engine: %s:%d: this wisdom entry is left out: %s\n", p->sel.cands[c].file->path,
                     p->sel.cands[c].entry->line, p->sel.cands[c].err_text);
     free(entries);
     free(files);

@@ -20,7 +20,9 @@
 #include "select.h"
 #include "wisdom.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct {
     entry_t *entries; /* the distinct choices, as CONFIG arguments would be */
@@ -48,6 +50,22 @@ typedef struct {
  * and SM count (--device-name, --arch and --sms win). Fails (EXIT_INPUT) on a malformed shipped
  * wisdom file or a shape that nothing covers. */
 int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes, err_t *err);
+
+/* What pick_init takes from the command line, for callers without one (the library). */
+typedef struct {
+    int device;              /* probed for its name, arch and SMs when probe is set */
+    bool probe;
+    int arch;                /* 0: the GPU's, else sm_90 */
+    int sms;                 /* 0: the GPU's, else the arch's usual part */
+    const char *device_name; /* NULL: the GPU's, else none */
+    dtype_t dtype;
+    int op;                  /* 2 * ta + tb (layout.h): only entries of this op are weighed, or NN's
+                              * where the level holds none (pick_t.op_note); 0: NN */
+    const char *wisdom_dir;  /* NULL: paths_wisdom_dir() */
+    const char *user_dir;    /* NULL: paths_user_wisdom_dir(); "": no user wisdom */
+    FILE *warn;              /* where damaged user wisdom and entries left out are reported; NULL: nowhere */
+} pick_params;
+int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size_t nshapes, err_t *err);
 void pick_free(pick_t *p);
 
 /* Index into entries of candidate c, adding it when new (--auto-tune times candidates that were not chosen). */

@@ -58,6 +58,7 @@ static double model_time(const select_t *s, const select_cand *c, const plan_t *
         t += SELECT_T_LAUNCH + 2.0 * es * threads / s->gpu.dram_bps;
     }
     t += (double)p->atomics * SELECT_T_ATOMIC / sms;
+    t += (double)p->M * (double)p->N * es / s->gpu.dram_bps;
     return t * (double)p->slow_pct / 100.0;
 }
 

@@ -17,13 +17,16 @@
  *   t       = work / (peak per SM * eff * busy) + cdiv(n, occ) * SELECT_T_ROUND
  *           + for each launch besides the main one: SELECT_T_LAUNCH + 2 bytes a thread / DRAM rate
  *           + atomics (the template's count of elements added with atomics) * SELECT_T_ATOMIC / SMs
+ *           + M N (bytes of an element) / DRAM rate         writing C, which no tile shape avoids
  *   times the template's "slow" percentage where the shape takes a narrower path.
  *
  * eff, the one unknown per candidate, is fitted so that the model gives the entry's measured time at
  * the entry's own shape: each candidate carries its own efficiency, and the model moves it to the new
- * shape by tiles, waves, fill and depth. The lowest score, the estimate times (1 + SELECT_DIST_PENALTY
+ * shape by tiles, waves, fill and depth. Writing C is a term of its own, so that an entry measured
+ * where K is small (C's bytes a large part of its time) is not credited with a low compute rate. The lowest score, the estimate times (1 + SELECT_DIST_PENALTY
  * x the entry's log distance), wins: the further from where it was fitted, the less it is trusted. The constants were fitted on the
- * H100 over one random shape suite (bench/random_shapes.sh, seed 1) and are judged on others
+ * H100 over two random shape suites (bench/random_shapes.sh, seeds 1 and 5, every shipped entry timed
+ * at every shape: bench/data/h100-random-{1,5}-oracle-*.jsonl) and are judged on others
  * (docs/NOTES.md, "Selection that generalises"). Needs no GPU: the SM count, the arch's limits and the
  * wisdom are enough (`engine pick`). */
 #ifndef ENGINE_SELECT_H
@@ -38,14 +41,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SELECT_K 6            /* entries weighed: the nearest ones */
+#define SELECT_K 14           /* entries weighed: the nearest ones */
 #define SELECT_WSAT 24.0      /* warps an SM needs resident to run at full rate */
 #define SELECT_T_ROUND 1e-6   /* s: start and end of each round of resident blocks */
 #define SELECT_T_LAUNCH 2e-6  /* s: each extra launch (scale_c, reduce, pack_b) */
 #define SELECT_T_ATOMIC 1e-9  /* s: one atomic addition into C, per SM */
 #define SELECT_EFF_UNKNOWN 0.5 /* efficiency of an entry that was never measured (tflops 0) */
-#define SELECT_DIST_PENALTY 0.1 /* an estimate counts (1 + this x distance) times: far from the entry
-                                 * it was fitted at, the model is trusted less */
+#define SELECT_DIST_PENALTY 0.22 /* an estimate counts (1 + this x distance) times, distance in natural-log
+                                  * units (0.15 a doubling of a side): far from the entry it was fitted
+                                  * at, the model is trusted less */
 
 /* The GPU the model is for. */
 typedef struct {

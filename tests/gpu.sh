@@ -32,6 +32,10 @@
 #   (config + set) near its entry (wisdom-memcheck, a section of its own so that each fits a device
 #   call); verify --auto at 16 random odd shapes (bench/random_shapes.sh 424242 16)
 #   the regression guard: CHECK=1 bench/regress.sh against bench/baseline/<device>.jsonl, which must exist
+#   the library (library): examples/sgemm PASS against cuBLAS; build/gpu_lib (tests/gpu_lib.c) every op x
+#   odd shapes x beta x f32/f64 x row/column-major x ld padding x batch through libengine against cuBLAS,
+#   the same from two host threads at once, compute-sanitizer memcheck of it; engine.matmul against
+#   torch.matmul (tests/gpu_torch.py, PYTHONPATH=python, ENGINE_LIB=build/libengine.so)
 # Every check looks at what it claims, never at an exit code alone: a verify passes when its summary
 # counts every row asked for (configs x shapes x 2 betas) passed, a sanitizer run when its own
 # summary is clean and so is the verify inside it, a tune when it logged points, none of them a wrong
@@ -48,7 +52,7 @@ E=${ENGINE_BIN:-build/engine}
 LOG=${GPU_LOG_DIR:-build/gpu-logs}
 # GPU_ONLY="edges sanitize" runs only those sections, so that a device call can stay inside its time
 # limit; default all. A name not in SECTIONS is an error (exit 2).
-SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts splitk streamk interior vec2 skinny slicek sm90a wisdom wisdom-memcheck auto isolation tune-faults tune formats sanitize regress"
+SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts splitk streamk interior vec2 skinny slicek sm90a wisdom wisdom-memcheck auto isolation tune-faults tune formats sanitize regress library"
 for s in ${GPU_ONLY:-}; do
   [[ " $SECTIONS " == *" $s "* ]] || { echo "GPU_ONLY: no section \"$s\"; the sections are: $SECTIONS"; exit 2; }
 done
@@ -920,6 +924,48 @@ if have_py; then
       "$(grep -a -E ' (DROP|error|FAIL|fault|timeout)$|^regress: ' "$LOG/regress.txt" | head -n 12)"
 else
   skip "CHECK=1 bench/regress.sh" "no python3"
+fi
+fi
+
+if want library; then
+echo "== the C library and Python: examples/sgemm, tests/gpu_lib.c against cuBLAS (one and two host threads, memcheck), engine.matmul against torch.matmul"
+# The library's programs sit beside the engine binary (build/); a stub directory has none, so each fails.
+LB=$(dirname "$E")
+SAN_SKIP=""
+[ "${GPU_SANITIZE:-1}" = 0 ] && SAN_SKIP="GPU_SANITIZE=0"
+# lib_check NAME LOG RC: the program exited 0 and its last "N passed, N failed" line has N >= 1 passed, 0 failed.
+lib_check() {
+  local sum
+  sum=$(grep -aE '^[0-9]+ passed, [0-9]+ failed$' "$2" | tail -n 1)
+  if [ "$3" = 0 ] && [[ $sum =~ ^[1-9][0-9]*\ passed,\ 0\ failed$ ]]; then
+    pass "$1 ($sum)"
+  else
+    fail "$1 (exit $3, ${sum:-no summary})" "$(grep -a -m 8 -E '^FAIL' "$2")"
+  fi
+}
+"$LB/examples/sgemm" >"$LOG/lib-example.txt" 2>&1
+check_says "examples/sgemm: engine_sgemm and a plan against cuBLAS, PASS" $? 0 "$LOG/lib-example.txt" '^PASS$'
+"$LB/gpu_lib" check >"$LOG/lib-check.txt" 2>&1
+lib_check "gpu_lib check: every op x 5 shapes x beta x f32/f64 x row/col-major x {packed, ld+3, batch 3} against cuBLAS" "$LOG/lib-check.txt" $?
+"$LB/gpu_lib" threads >"$LOG/lib-threads.txt" 2>&1
+lib_check "gpu_lib threads: the same (to 127x129x131) from two host threads on one context, a stream each" "$LOG/lib-threads.txt" $?
+if [ -n "${SAN_SKIP:-}" ] || [ -z "$CS" ]; then
+  skip "memcheck gpu_lib" "${SAN_SKIP:-no compute-sanitizer}"
+else
+  "$CS" --tool memcheck --error-exitcode 99 "$LB/gpu_lib" check 17x33x5,127x129x131,33x17x0 >"$LOG/lib-memcheck.txt" 2>&1
+  rc=$?
+  sum=$(grep -aE '^[0-9]+ passed, [0-9]+ failed$' "$LOG/lib-memcheck.txt" | tail -n 1)
+  if [ $rc = 0 ] && grep -aq 'ERROR SUMMARY: 0 errors' "$LOG/lib-memcheck.txt" && [[ $sum =~ ^[1-9][0-9]*\ passed,\ 0\ failed$ ]]; then
+    pass "memcheck gpu_lib check at 17x33x5, 127x129x131, 33x17x0 ($sum, 0 errors)"
+  else
+    fail "memcheck gpu_lib (exit $rc, ${sum:-no summary})" "$(grep -a -m 8 -E 'ERROR|Invalid|^FAIL' "$LOG/lib-memcheck.txt")"
+  fi
+fi
+if have_py; then
+  PYTHONPATH=python ENGINE_LIB="$LB/libengine.so" "$PY" tests/gpu_torch.py >"$LOG/lib-torch.txt" 2>&1
+  lib_check "engine.matmul against torch.matmul: ops x shapes x beta x dtypes, views, batches, the current stream" "$LOG/lib-torch.txt" $?
+else
+  skip "engine.matmul against torch.matmul" "no python3"
 fi
 fi
 

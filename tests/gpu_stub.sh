@@ -51,7 +51,7 @@ else
 fi
 
 grc=$(gpu 0 GPU_ONLY="edges typo" | cut -d' ' -f1)
-grep -q '^GPU_ONLY: no section "typo"; the sections are: device verify .* sanitize regress$' "$tmp/out-0" && [ "$grc" = 2 ] &&
+grep -q '^GPU_ONLY: no section "typo"; the sections are: device verify .* sanitize regress library$' "$tmp/out-0" && [ "$grc" = 2 ] &&
   pass "an unknown GPU_ONLY section: exit 2, the known sections listed" ||
   fail "an unknown GPU_ONLY section (exit $grc, expected 2 and the list)" "$(cat "$tmp/out-0")"
 read -r grc p f s <<<"$(gpu 0 GPU_ONLY=formats)"

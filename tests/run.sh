@@ -38,7 +38,7 @@ for t in "${BUILD:-build}"/tests/test_*; do
   total_pass=$((total_pass + ok)); total_fail=$((total_fail + bad))
 done
 
-for suite in invalid compile_matrix cli tools scripts tune bench docs gpu_stub; do
+for suite in invalid compile_matrix cli tools scripts tune bench docs gpu_stub python; do
   echo "== $suite"
   bash "tests/$suite.sh" >"$log" 2>&1
   if [ "$suite" = compile_matrix ]; then grep -v '^  ok ' "$log"; else grep -v '^  ok ' "$log" | grep -v '^[0-9]* passed' ; fi
@@ -56,7 +56,8 @@ echo "   and the refusal of a problem that does not fit; an sm_90a-only template
 echo "   on the GPU; compute-sanitizer memcheck, racecheck, initcheck and synccheck on every template;"
 echo "   accuracy classes (wrong_k at K = 65536 and 131072 and TF32-rounded inputs rejected, every config"
 echo "   within its class at K = 1 to 65536); the shipped wisdom by verify --auto at and near every entry,"
-echo "   memcheck of each of its configurations; --auto at random odd shapes; bench/regress.sh CHECK=1"
+echo "   memcheck of each of its configurations; --auto at random odd shapes; bench/regress.sh CHECK=1;"
+echo "   libengine (examples/sgemm, build/gpu_lib against cuBLAS, two threads, memcheck) and engine.matmul against torch"
 echo
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
 if [ "$total_skip" -gt 0 ]; then echo "$total_pass passed, $total_fail failed, $total_skip skipped"; else echo "$total_pass passed, $total_fail failed"; fi

@@ -1,0 +1,638 @@
+/* apiplan.c — see apiplan.h. */
+#include "apiplan.h"
+
+#include "arch.h"
+#include "jit.h"
+#include "paths.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One cached plan of engine_sgemm and friends: the problem, the pointers' alignment class and the
+ * forced config's generation make the key. */
+typedef struct {
+    apiarg_problem p;
+    layout_align al;
+    unsigned gen;
+} plan_key;
+
+struct apiplan_entry {
+    plan_key key;
+    uint64_t hash;
+    engine_plan *plan; /* NULL: a free slot */
+};
+
+static engine_status fail(engine_status st, err_t *err) { return api_fail(st, err); }
+
+/* ---- choosing a config ---------------------------------------------------------------------- */
+
+/* The context's pick for dtype, loaded on first use. Called with the lock held. */
+static pick_t *pick_for(engine_ctx *c, dtype_t dtype, err_t *err)
+{
+    if (c->picks[dtype])
+        return c->picks[dtype];
+    pick_t *pk = xcalloc(1, sizeof *pk);
+    pick_params pp = {.device = c->device, .probe = false, .arch = c->arch, .sms = c->sms,
+                      .device_name = c->device_name, .dtype = dtype, .wisdom_dir = c->wisdom_dir,
+                      .user_dir = c->user_wisdom_dir, .warn = NULL};
+    if (pick_init_with(pk, &pp, NULL, 0, err)) {
+        free(pk);
+        return NULL;
+    }
+    c->picks[dtype] = pk;
+    return pk;
+}
+
+/* Where the config came from, as a JSON object's members, appended to sb. */
+static void why_json(strbuf *sb, const pick_t *pk, const select_result *r)
+{
+    const select_cand *cd = &pk->sel.cands[r->chosen];
+    double t = -1;
+    for (size_t j = 0; j < r->nw; j++)
+        if (r->w[j].cand == r->chosen)
+            t = r->w[j].t_est;
+    sb_add(sb, "\"chosen_by\":\"wisdom\",\"wisdom\":{\"file\":");
+    sb_add_json_string(sb, cd->file->path);
+    sb_addf(sb, ",\"line\":%d,\"entry_shape\":\"%lldx%lldx%lld\",\"exact\":%s", cd->entry->line,
+            (long long)cd->entry->shape.m, (long long)cd->entry->shape.n, (long long)cd->entry->shape.k,
+            r->exact ? "true" : "false");
+    if (!r->exact && t >= 0)
+        sb_addf(sb, ",\"est_us\":%.3f,\"weighed\":%zu", t * 1e6, r->nw);
+    sb_add(sb, "}");
+}
+
+/* ---- modules -------------------------------------------------------------------------------- */
+
+/* Index of the module of key (for stream when stateful), loading it when new. Lock held. */
+static int module_get(engine_ctx *c, const jit_result *jit, engine_stream stream, const char *label, size_t *out,
+                      err_t *err)
+{
+    for (size_t i = 0; i < c->nmods; i++)
+        if (c->mods[i].stream == stream && strcmp(c->mods[i].key, jit->key) == 0) {
+            *out = i;
+            return 0;
+        }
+    gpu_module m;
+    if (gpu_module_load(&c->gpu, jit->cubin, label, &m, err))
+        return -1;
+    c->mods = xrealloc(c->mods, (c->nmods + 1) * sizeof *c->mods);
+    apiplan_module *x = &c->mods[c->nmods];
+    memset(x, 0, sizeof *x);
+    snprintf(x->key, sizeof x->key, "%s", jit->key);
+    x->stream = stream;
+    x->mod = m;
+    *out = c->nmods++;
+    return 0;
+}
+
+/* Kernel `name` of module i, with at least smem bytes of dynamic shared memory opted in (never
+ * lowered: another plan of the same module may need more). Lock held. */
+static int module_function(engine_ctx *c, size_t i, const char *name, int64_t smem, CUfunction *f, err_t *err)
+{
+    apiplan_module *x = &c->mods[i];
+    if (gpu_function(&c->gpu, &x->mod, name, f, err))
+        return -1;
+    size_t j;
+    for (j = 0; j < x->nnames && strcmp(x->names[j], name) != 0; j++)
+        ;
+    if (j == x->nnames) {
+        if (j == TPL_MAX_LAUNCHES)
+            return err_set(err, EXIT_SYSTEM, name, 0, 0, "more than %d kernels in one module", TPL_MAX_LAUNCHES);
+        x->names[x->nnames++] = xstrdup(name);
+        x->smem[j] = -1;
+    }
+    if (smem > x->smem[j]) {
+        if (gpu_set_smem(&c->gpu, *f, (int)smem, err))
+            return -1;
+        x->smem[j] = smem;
+    }
+    return 0;
+}
+
+/* The plan's kernels from module i into fn. Lock held. */
+static int plan_functions(engine_ctx *c, const engine_plan *pl, size_t i, CUfunction *fn, err_t *err)
+{
+    for (size_t l = 0; l < pl->k.plan.nlaunches; l++)
+        if (module_function(c, i, pl->k.plan.launches[l].kernel, pl->k.plan.launches[l].smem, &fn[l], err))
+            return -1;
+    return 0;
+}
+
+/* ---- K = 0: C = beta C ---------------------------------------------------------------------- */
+
+/* The one kernel the engine needs beside the templates: BLAS's C = beta C when there is no inner
+ * dimension, with ldc and batch strides (beta = 0 writes zeros, so NaN in C does not survive). */
+static const char scale_src[] =
+    "extern \"C\" __global__ void engine_scale_c(T *C, long long ldc, long long sc, int M, int N, int batch, T beta)\n"
+    "{\n"
+    "    for (int b = blockIdx.z; b < batch; b += gridDim.z)\n"
+    "        for (int i = blockIdx.y; i < M; i += gridDim.y)\n"
+    "            for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < N; j += gridDim.x * blockDim.x) {\n"
+    "                T *p = C + b * sc + i * ldc + j;\n"
+    "                *p = beta == T(0) ? T(0) : beta * *p;\n"
+    "            }\n"
+    "}\n";
+
+static int build_scale(engine_ctx *c, engine_plan *pl, err_t *err)
+{
+    char *src = xasprintf("#define T %s\n%s", pl->p.dtype == DTYPE_F64 ? "double" : "float", scale_src);
+    double t0 = now_ms();
+    int rc = jit_compile("engine_scale_c.cu", src, NULL, 0, c->arch, "engine_scale_c", &pl->k.jit, &pl->origin, err);
+    free(src);
+    pl->build_ms = now_ms() - t0;
+    if (rc)
+        return -1;
+    pl->compile_ms = pl->k.jit->compile_ms;
+    pl->k.plan.nlaunches = 1;
+    pl->k.plan.launches[0].kernel = "engine_scale_c";
+    int64_t M = pl->p.M, N = pl->p.N, B = pl->p.batch;
+    pl->k.plan.launches[0].grid[0] = N < 256 * 1024 ? (N + 255) / 256 : 1024;
+    pl->k.plan.launches[0].grid[1] = M < 65535 ? M : 65535;
+    pl->k.plan.launches[0].grid[2] = B < 65535 ? B : 65535;
+    pl->k.plan.launches[0].block[0] = 256;
+    pl->k.plan.launches[0].block[1] = pl->k.plan.launches[0].block[2] = 1;
+    return 0;
+}
+
+/* ---- plans ---------------------------------------------------------------------------------- */
+
+/* Plan and compile pl->cfg for the plan's problem and alignment class. */
+static engine_status build(engine_ctx *c, engine_plan *pl, const layout_t *lay, err_t *err)
+{
+    const apiarg_problem *p = &pl->p;
+    double t0 = now_ms();
+    if (kernel_build(pl->cfg, c->arch, c->smem_limit, p->M, p->N, p->K, lay, &pl->al, &pl->k, &pl->origin, err)) {
+        engine_status st = pl->k.plan.source ? ENGINE_ERROR_COMPILE : ENGINE_ERROR_NOT_SUPPORTED;
+        kernel_free(&pl->k);
+        return st;
+    }
+    pl->build_ms = now_ms() - t0;
+    pl->compile_ms = pl->k.jit->compile_ms;
+    pl->stateful = pl->k.plan.switches && strstr(pl->k.plan.switches, "SPLIT_SERIAL=1");
+    return ENGINE_SUCCESS;
+}
+
+/* The shipped naive config for dtype, loaded on first use (NULL where there is none). Lock held. */
+static const config_t *naive_for(engine_ctx *c, dtype_t dtype)
+{
+    if (!c->naive[dtype]) {
+        config_t *cfg = xcalloc(1, sizeof *cfg);
+        err_t err;
+        err_clear(&err);
+        /* The shipped configs beside the library, else beside the wisdom (wisdom/../configs), as a
+         * wisdom entry's config is found. */
+        char *path = entries_resolve(NULL, "naive");
+        if (access(path, R_OK) != 0) {
+            char *root = path_join(c->wisdom_dir ? c->wisdom_dir : paths_wisdom_dir(), "..");
+            free(path);
+            path = path_join(root, "configs/naive.json");
+            free(root);
+        }
+        if (config_load(path, NULL, 0, dtype_name(dtype), c->arch, cfg, &err)) {
+            free(cfg);
+            cfg = NULL;
+        }
+        free(path);
+        c->naive[dtype] = cfg;
+    }
+    return c->naive[dtype];
+}
+
+/* Wisdom's choice refused the layout (a template that cannot do it says so by a declared rule): the
+ * other candidates the model weighed, best score first, then the shipped naive config, which takes
+ * every layout. Correct results at some speed beat a refusal; the description says what happened
+ * (pl->refused). Returns the first refusal's status and err when nothing takes it. */
+static engine_status fall_back(engine_ctx *c, engine_plan *pl, const layout_t *lay, const pick_t *pk,
+                               const select_result *r, err_t *err)
+{
+    char first[ERR_SOURCE_LEN + ERR_TEXT_LEN + 8];
+    err_format(err, first, sizeof first);
+    const config_t *refused = pl->cfg;
+    select_weighed w[SELECT_K];
+    size_t n = 0;
+    for (size_t j = 0; pk && j < r->nw; j++) { /* insertion by score */
+        if (r->w[j].t_est < 0 || r->w[j].cand == r->chosen)
+            continue;
+        size_t at = n++;
+        while (at > 0 && select_score(&w[at - 1]) > select_score(&r->w[j])) {
+            w[at] = w[at - 1];
+            at--;
+        }
+        w[at] = r->w[j];
+    }
+    for (size_t j = 0; j <= n; j++) {
+        const config_t *cfg;
+        if (j < n) {
+            cfg = &pk->sel.cands[w[j].cand].cfg;
+        } else {
+            pthread_mutex_lock(&c->lock);
+            cfg = naive_for(c, pl->p.dtype);
+            pthread_mutex_unlock(&c->lock);
+        }
+        if (!cfg)
+            break;
+        pl->cfg = cfg;
+        err_t e2;
+        err_clear(&e2);
+        engine_status st = build(c, pl, lay, &e2);
+        if (st == ENGINE_SUCCESS) {
+            pl->refused = xasprintf("%s", refused->label);
+            pl->refused_why = xstrdup(first);
+            return ENGINE_SUCCESS;
+        }
+        if (st != ENGINE_ERROR_NOT_SUPPORTED) {
+            *err = e2;
+            return st;
+        }
+    }
+    pl->cfg = refused;
+    return ENGINE_ERROR_NOT_SUPPORTED;
+}
+
+/* The layout the kernels see. */
+static void layout_of(const apiarg_problem *p, layout_t *l)
+{
+    *l = (layout_t){.ta = p->ta, .tb = p->tb, .lda = p->lda, .ldb = p->ldb, .ldc = p->ldc, .batch = p->batch,
+                    .sa = p->sa, .sb = p->sb, .sc = p->sc};
+}
+
+static void describe(engine_plan *pl, const pick_t *pk, const select_result *r)
+{
+    const apiarg_problem *p = &pl->p;
+    strbuf sb;
+    sb_init(&sb);
+    char arch[16];
+    sb_addf(&sb, "{\"dtype\":\"%s\",\"arch\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"layout\":\"%c%c\",",
+            dtype_name(p->dtype), arch_name(pl->ctx->arch, arch, sizeof arch), (long long)p->M, (long long)p->N,
+            (long long)p->K, p->ta ? 'T' : 'N', p->tb ? 'T' : 'N');
+    sb_addf(&sb, "\"lda\":%lld,\"ldb\":%lld,\"ldc\":%lld,\"batch\":%lld,\"stride_a\":%lld,\"stride_b\":%lld,"
+                 "\"stride_c\":%lld,\"swapped\":%s,\"align_elems\":[%d,%d,%d],",
+            (long long)p->lda, (long long)p->ldb, (long long)p->ldc, (long long)p->batch, (long long)p->sa,
+            (long long)p->sb, (long long)p->sc, p->swapped ? "true" : "false", pl->al.a, pl->al.b, pl->al.c);
+    if (pl->run) {
+        char *params = config_params_string(pl->cfg);
+        sb_add(&sb, "\"config\":");
+        sb_add_json_string(&sb, pl->cfg->path);
+        sb_add(&sb, ",\"label\":");
+        sb_add_json_string(&sb, pl->cfg->label);
+        sb_add(&sb, ",\"overrides\":");
+        sb_add_json_string(&sb, pl->cfg->overrides ? pl->cfg->overrides : "");
+        sb_add(&sb, ",\"params\":");
+        sb_add_json_string(&sb, params);
+        sb_add(&sb, ",\"switches\":");
+        sb_add_json_string(&sb, pl->k.plan.switches ? pl->k.plan.switches : "");
+        sb_addf(&sb, ",\"launches\":%zu,\"workspace_elems\":%lld,", pl->k.plan.nlaunches,
+                (long long)pl->k.plan.workspace);
+        free(params);
+        if (pk)
+            why_json(&sb, pk, r);
+        else
+            sb_add(&sb, "\"chosen_by\":\"forced\"");
+        if (pl->refused) {
+            sb_add(&sb, ",\"fallback\":{\"refused\":");
+            sb_add_json_string(&sb, pl->refused);
+            sb_add(&sb, ",\"why\":");
+            sb_add_json_string(&sb, pl->refused_why);
+            sb_add(&sb, "}");
+        }
+    } else {
+        sb_addf(&sb, "\"config\":null,\"chosen_by\":\"%s\"", pl->scale ? "k=0: C = beta C (engine_scale_c)" : "m or n = 0: nothing");
+    }
+    if (pl->k.jit)
+        sb_addf(&sb, ",\"origin\":\"%s\",\"compile_ms\":%.1f,\"build_ms\":%.2f,\"load_ms\":%.2f",
+                pl->origin == JIT_COMPILED ? "nvrtc" : pl->origin == JIT_DISK ? "disk" : "memory", pl->compile_ms,
+                pl->build_ms, pl->load_ms);
+    sb_add(&sb, "}");
+    pl->describe = sb_steal(&sb);
+}
+
+size_t engine_plan_describe(const engine_plan *pl, char *buf, size_t len)
+{
+    const char *text = pl && pl->describe ? pl->describe : "";
+    size_t n = strlen(text);
+    if (buf && len) {
+        size_t c = n < len - 1 ? n : len - 1;
+        memcpy(buf, text, c);
+        buf[c] = '\0';
+    }
+    return n;
+}
+
+void engine_plan_destroy(engine_plan *pl)
+{
+    if (!pl)
+        return;
+    if (pl->scale)
+        memset(&pl->k.plan, 0, sizeof pl->k.plan); /* launches[0].kernel is a literal */
+    kernel_free(&pl->k); /* k.mod is never set: the module belongs to the context */
+    free(pl->describe);
+    free(pl->refused);
+    free(pl->refused_why);
+    free(pl);
+}
+
+engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_align *al, const char *fn,
+                           engine_plan **out)
+{
+    err_t err;
+    err_clear(&err);
+    engine_plan *pl = xcalloc(1, sizeof *pl);
+    pl->ctx = c;
+    pl->p = *p;
+    pl->al = *al;
+    pl->run = p->M > 0 && p->N > 0 && p->K > 0;
+    pl->scale = p->M > 0 && p->N > 0 && p->K == 0;
+    const pick_t *pk = NULL;
+    select_result r;
+    memset(&r, 0, sizeof r);
+    engine_status st = ENGINE_SUCCESS;
+    pthread_mutex_lock(&c->lock);
+    if (c->forced) {
+        pl->cfg = c->forced;
+        if (pl->cfg->dtype != p->dtype) {
+            err_set(&err, EXIT_INPUT, fn, 0, 0, "the config forced by engine_set_config (%s) is %s, the call is %s",
+                    pl->cfg->path, dtype_name(pl->cfg->dtype), dtype_name(p->dtype));
+            st = ENGINE_ERROR_DTYPE_MISMATCH;
+        }
+    } else if (pl->run) {
+        pick_t *pick = pick_for(c, p->dtype, &err);
+        shape_t sh = {p->M, p->N, p->K};
+        if (!pick) {
+            st = ENGINE_ERROR_CONFIG;
+        } else if (select_pick(&pick->sel, &sh, &r)) {
+            /* As pick_init says it: the first entry left out says why, else nothing covers the shape. */
+            const char *why = pick->sel.ncands ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
+            for (size_t i = 0; i < pick->sel.ncands && !pick->sel.cands[i].loaded; i++)
+                why = pick->sel.cands[i].err_text;
+            err_set(&err, EXIT_INPUT, fn, 0, 0, "no wisdom for %s at %lldx%lldx%lld (%s)", dtype_name(p->dtype),
+                    (long long)p->M, (long long)p->N, (long long)p->K, why);
+            st = ENGINE_ERROR_CONFIG;
+        } else {
+            pk = pick;
+            pl->cfg = &pick->sel.cands[r.chosen].cfg;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (st) {
+        free(pl);
+        return fail(st, &err);
+    }
+    /* Plan and compile (or find the CUBIN) outside the lock: a compile takes seconds. */
+    if (pl->run) {
+        layout_t lay;
+        layout_of(p, &lay);
+        st = build(c, pl, &lay, &err);
+        if (st == ENGINE_ERROR_NOT_SUPPORTED && pk) /* wisdom's choice, not a forced config */
+            st = fall_back(c, pl, &lay, pk, &r, &err);
+        if (st) {
+            engine_plan_destroy(pl);
+            return fail(st, &err);
+        }
+    } else if (pl->scale && build_scale(c, pl, &err)) {
+        engine_plan_destroy(pl);
+        return fail(ENGINE_ERROR_COMPILE, &err);
+    }
+    if (c->have_gpu && pl->k.jit && !pl->stateful) {
+        double t0 = now_ms();
+        pthread_mutex_lock(&c->lock);
+        int rc = gpu_set_current(&c->gpu, &err) || module_get(c, pl->k.jit, NULL, pl->cfg ? pl->cfg->path : fn, &pl->mod, &err) ||
+                 plan_functions(c, pl, pl->mod, pl->k.fn, &err);
+        pthread_mutex_unlock(&c->lock);
+        pl->k.gpu = &c->gpu;
+        pl->k.pdl = false;
+        if (!rc && pl->run && pl->k.plan.pdl) { /* as kernel_load decides it with the config's PDL parameter */
+            int blocks = 0, threads = 0;
+            rc = kernel_occupancy(&pl->k, &blocks, &threads, &err);
+            pl->k.pdl = !rc && plan_use_pdl(&pl->k.plan, c->gpu.sms, blocks);
+        }
+        if (rc) {
+            engine_plan_destroy(pl);
+            return fail(ENGINE_ERROR_CUDA, &err);
+        }
+        pl->k.loaded = true;
+        pl->load_ms = now_ms() - t0;
+    }
+    describe(pl, pk, &r);
+    *out = pl;
+    return ENGINE_SUCCESS;
+}
+
+static uint64_t key_hash(const plan_key *k) { return hash64(k, sizeof *k, 0x9e3779b97f4a7c15ULL); }
+
+/* Slot of key in the table (its plan, or the free slot where it goes). Lock held. */
+static struct apiplan_entry *slot_of(engine_ctx *c, const plan_key *k, uint64_t h)
+{
+    size_t i = (size_t)h & (c->plans_cap - 1);
+    while (c->plans[i].plan && (c->plans[i].hash != h || memcmp(&c->plans[i].key, k, sizeof *k) != 0))
+        i = (i + 1) & (c->plans_cap - 1);
+    return &c->plans[i];
+}
+
+engine_status apiplan_cached(engine_ctx *c, const apiarg_problem *p, const layout_align *al, const char *fn,
+                             const engine_plan **out)
+{
+    plan_key k;
+    memset(&k, 0, sizeof k); /* padding too: the key is compared and hashed as bytes */
+    k.p.dtype = p->dtype, k.p.M = p->M, k.p.N = p->N, k.p.K = p->K, k.p.ta = p->ta, k.p.tb = p->tb;
+    k.p.lda = p->lda, k.p.ldb = p->ldb, k.p.ldc = p->ldc, k.p.batch = p->batch;
+    k.p.sa = p->sa, k.p.sb = p->sb, k.p.sc = p->sc, k.p.swapped = p->swapped;
+    k.al = *al;
+    pthread_mutex_lock(&c->lock);
+    k.gen = c->forced_gen;
+    uint64_t h = key_hash(&k);
+    if (c->plans_cap) {
+        struct apiplan_entry *e = slot_of(c, &k, h);
+        if (e->plan) {
+            *out = e->plan;
+            pthread_mutex_unlock(&c->lock);
+            return ENGINE_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    /* Made outside the lock; when two threads make the same plan at once, the first one kept wins. */
+    engine_plan *pl = NULL;
+    engine_status st = apiplan_make(c, p, al, fn, &pl);
+    if (st)
+        return st;
+    pthread_mutex_lock(&c->lock);
+    if (2 * (c->nplans + 1) > c->plans_cap) {
+        size_t cap = c->plans_cap ? 2 * c->plans_cap : 64;
+        struct apiplan_entry *old = c->plans;
+        size_t old_cap = c->plans_cap;
+        c->plans = xcalloc(cap, sizeof *c->plans);
+        c->plans_cap = cap;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].plan)
+                *slot_of(c, &old[i].key, old[i].hash) = old[i];
+        free(old);
+    }
+    struct apiplan_entry *e = slot_of(c, &k, h);
+    if (e->plan) {
+        engine_plan_destroy(pl);
+    } else {
+        e->key = k;
+        e->hash = h;
+        e->plan = pl;
+        c->nplans++;
+    }
+    *out = e->plan;
+    pthread_mutex_unlock(&c->lock);
+    return ENGINE_SUCCESS;
+}
+
+/* ---- execution ------------------------------------------------------------------------------ */
+
+/* The workspace of stream, at least bytes large. Lock held. */
+static int workspace_for(engine_ctx *c, engine_stream stream, size_t bytes, CUdeviceptr *out, err_t *err)
+{
+    apiplan_workspace *w = NULL;
+    for (size_t i = 0; i < c->nws && !w; i++)
+        if (c->ws[i].stream == stream)
+            w = &c->ws[i];
+    if (!w) {
+        c->ws = xrealloc(c->ws, (c->nws + 1) * sizeof *c->ws);
+        w = &c->ws[c->nws++];
+        memset(w, 0, sizeof *w);
+        w->stream = stream;
+    }
+    if (bytes > w->bytes) {
+        size_t grow = w->bytes * 2 > bytes ? w->bytes * 2 : bytes;
+        CUdeviceptr p = 0;
+        if (gpu_alloc(&c->gpu, grow, &p, err))
+            return -1;
+        if (w->ptr) { /* queued work may still read it: freed with the context */
+            c->retired = xrealloc(c->retired, (c->nretired + 1) * sizeof *c->retired);
+            c->retired[c->nretired++] = w->ptr;
+        }
+        w->ptr = p;
+        w->bytes = grow;
+    }
+    *out = w->ptr;
+    return 0;
+}
+
+engine_status apiplan_execute(const engine_plan *pl, const char *fn, double alpha, const void *A, const void *B,
+                              double beta, void *C, engine_stream stream)
+{
+    engine_ctx *c = pl->ctx;
+    err_t err;
+    err_clear(&err);
+    engine_status st = apiarg_check_pointers(fn, &pl->p, A, B, C, &err);
+    if (st)
+        return fail(st, &err);
+    /* The kernels' A is the caller's B for a column-major call (apiarg.h). */
+    const void *kA = pl->p.swapped ? B : A, *kB = pl->p.swapped ? A : B;
+    if (pl->run) {
+        layout_align got;
+        apiplan_align_of(&pl->p, kA, kB, C, &got);
+        if (got.a < pl->al.a || got.b < pl->al.b || got.c < pl->al.c) {
+            size_t es = dtype_size(pl->p.dtype);
+            const char *name = got.a < pl->al.a ? (pl->p.swapped ? "B" : "A") : got.b < pl->al.b ? (pl->p.swapped ? "A" : "B") : "C";
+            int want = got.a < pl->al.a ? pl->al.a : got.b < pl->al.b ? pl->al.b : pl->al.c;
+            err_set(&err, EXIT_INPUT, fn, 0, 0, "%s is not a multiple of %zu bytes, the alignment the plan was made for",
+                    name, want * es);
+            return fail(ENGINE_ERROR_MISALIGNED, &err);
+        }
+    }
+    if (!c->have_gpu) {
+        err_set(&err, EXIT_SYSTEM, fn, 0, 0, "this context was made without a GPU (no_device): it plans, it does not run");
+        return fail(ENGINE_ERROR_NO_GPU, &err);
+    }
+    if (!pl->run && !pl->scale)
+        return ENGINE_SUCCESS;
+    if (gpu_set_current(&c->gpu, &err))
+        return fail(ENGINE_ERROR_CUDA, &err);
+    if (pl->scale) {
+        long long ldc = pl->p.ldc, sc = pl->p.sc;
+        int M = (int)pl->p.M, N = (int)pl->p.N, batch = (int)pl->p.batch;
+        CUdeviceptr dC = (CUdeviceptr)(uintptr_t)C;
+        float bf = (float)beta;
+        void *args[] = {&dC, &ldc, &sc, &M, &N, &batch, pl->p.dtype == DTYPE_F64 ? (void *)&beta : (void *)&bf};
+        const plan_launch *l = &pl->k.plan.launches[0];
+        return gpu_launch_pdl(&c->gpu, pl->k.fn[0], l->grid, l->block, 0, args, (CUstream)stream, false, &err)
+                   ? fail(ENGINE_ERROR_CUDA, &err)
+                   : ENGINE_SUCCESS;
+    }
+    gemm_call call;
+    memset(&call, 0, sizeof call);
+    call.dtype = pl->p.dtype;
+    call.M = pl->p.M, call.N = pl->p.N, call.K = pl->p.K;
+    call.lay.ta = pl->p.ta, call.lay.tb = pl->p.tb;
+    call.lay.lda = pl->p.lda, call.lay.ldb = pl->p.ldb, call.lay.ldc = pl->p.ldc;
+    call.lay.batch = pl->p.batch, call.lay.sa = pl->p.sa, call.lay.sb = pl->p.sb, call.lay.sc = pl->p.sc;
+    call.alpha = alpha, call.beta = beta;
+    call.A = (CUdeviceptr)(uintptr_t)kA, call.B = (CUdeviceptr)(uintptr_t)kB, call.C = (CUdeviceptr)(uintptr_t)C;
+    size_t wbytes = kernel_workspace_bytes(&pl->k, &call);
+    CUdeviceptr W = 0;
+    kernel_t stateful;
+    const kernel_t *k = &pl->k;
+    int rc = 0;
+    if (wbytes || pl->stateful) {
+        pthread_mutex_lock(&c->lock);
+        rc = wbytes ? workspace_for(c, stream, wbytes, &W, &err) : 0;
+        if (!rc && pl->stateful) {
+            /* Its own module on this stream (apiplan.h); the plan itself stays untouched. */
+            size_t mi;
+            stateful = pl->k;
+            stateful.gpu = &c->gpu;
+            rc = module_get(c, pl->k.jit, stream, pl->cfg->path, &mi, &err) ||
+                 plan_functions(c, pl, mi, stateful.fn, &err);
+            stateful.loaded = true;
+            k = &stateful;
+        }
+        pthread_mutex_unlock(&c->lock);
+        if (rc)
+            return fail(ENGINE_ERROR_CUDA, &err);
+    }
+    return kernel_launch(k, &call, W, (CUstream)stream, &err) ? fail(ENGINE_ERROR_CUDA, &err) : ENGINE_SUCCESS;
+}
+
+void apiplan_align_of(const apiarg_problem *p, const void *A, const void *B, const void *C, layout_align *al)
+{
+    size_t es = dtype_size(p->dtype);
+    bool b = p->batch > 1;
+    al->a = layout_align_of((uintptr_t)A, es, p->lda, b ? p->sa : 0);
+    al->b = layout_align_of((uintptr_t)B, es, p->ldb, b ? p->sb : 0);
+    al->c = layout_align_of((uintptr_t)C, es, p->ldc, b ? p->sc : 0);
+}
+
+void apiplan_ctx_free(engine_ctx *c)
+{
+    for (size_t i = 0; i < c->plans_cap; i++)
+        engine_plan_destroy(c->plans[i].plan);
+    free(c->plans);
+    if (c->have_gpu) {
+        err_t ignored;
+        err_clear(&ignored);
+        gpu_set_current(&c->gpu, &ignored);
+        for (size_t i = 0; i < c->nmods; i++)
+            gpu_module_unload(&c->gpu, &c->mods[i].mod);
+        for (size_t i = 0; i < c->nws; i++)
+            gpu_free(&c->gpu, c->ws[i].ptr);
+        for (size_t i = 0; i < c->nretired; i++)
+            gpu_free(&c->gpu, c->retired[i]);
+    }
+    for (size_t i = 0; i < c->nmods; i++)
+        for (size_t j = 0; j < c->mods[i].nnames; j++)
+            free(c->mods[i].names[j]);
+    free(c->mods);
+    free(c->ws);
+    free(c->retired);
+    for (int d = 0; d < 2; d++)
+        if (c->picks[d]) {
+            pick_free(c->picks[d]);
+            free(c->picks[d]);
+        }
+    for (int d = 0; d < 2; d++)
+        if (c->naive[d]) {
+            config_free(c->naive[d]);
+            free(c->naive[d]);
+        }
+    for (size_t i = 0; i < c->nforced_all; i++) {
+        config_free(c->forced_all[i]);
+        free(c->forced_all[i]);
+    }
+    free(c->forced_all);
+}

@@ -1,0 +1,107 @@
+/* apiplan.h — the library's context and plans (include/engine.h): choosing a config for a problem
+ * (forced, else wisdom through pick.h as `engine --auto` does), building its kernel (kernel.h: the
+ * command's plan and compile), loading modules once per context, per-stream workspaces, launching.
+ * api.c holds the public entry points and their argument checks (apiarg.h). */
+#ifndef ENGINE_APIPLAN_H
+#define ENGINE_APIPLAN_H
+
+#include "../include/engine.h"
+#include "apiarg.h"
+#include "config.h"
+#include "entries.h"
+#include "gpu.h"
+#include "cache.h"
+#include "pick.h"
+#include "kernel.h"
+#include "layout.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+
+/* A module loaded into the context, per (CUBIN key, stream): a kernel that keeps state in its module
+ * (split-K's serial counters, SPLIT_SERIAL) gets a module per stream, so two streams never share
+ * those counters; every other kernel one module for all. */
+typedef struct {
+    char key[65];
+    engine_stream stream; /* NULL for a stateless module */
+    gpu_module mod;
+    int64_t smem[TPL_MAX_LAUNCHES]; /* dynamic shared memory opted in per launch's kernel so far */
+    char *names[TPL_MAX_LAUNCHES];
+    size_t nnames;
+} apiplan_module;
+
+/* Scratch for split-K (the plan's workspace), one per stream: two streams at once never share one,
+ * and launches on one stream are ordered. Grown, never shrunk; outgrown buffers are kept until the
+ * context goes, as work already queued may still use them. */
+typedef struct {
+    engine_stream stream;
+    CUdeviceptr ptr;
+    size_t bytes;
+} apiplan_workspace;
+
+struct engine_ctx {
+    pthread_mutex_t lock;
+    int device;
+    bool have_gpu;
+    gpu_t gpu;            /* when have_gpu: its primary context retained */
+    int arch;             /* target */
+    int sms;              /* 0 with no_device: the arch's usual part */
+    int64_t smem_limit;   /* per-block opt-in shared memory of the target */
+    char *device_name;    /* matched against wisdom's device level; NULL: none */
+    char *wisdom_dir, *user_wisdom_dir; /* NULL: as `engine` finds them */
+    cache_t cache;
+    bool have_cache;
+    /* guarded by lock: */
+    const config_t *forced; /* engine_set_config's, or NULL */
+    unsigned forced_gen;    /* changes with every engine_set_config: cached plans of another are not reused */
+    config_t **forced_all;
+    size_t nforced_all;
+    pick_t *picks[2];       /* per dtype, loaded on first use */
+    config_t *naive[2];     /* per dtype: the shipped naive config, the fallback for any layout */
+    apiplan_module *mods;
+    size_t nmods;
+    apiplan_workspace *ws;
+    size_t nws;
+    CUdeviceptr *retired;
+    size_t nretired;
+    struct apiplan_entry *plans; /* engine_sgemm's plans, open addressing */
+    size_t plans_cap, nplans;
+};
+
+struct engine_plan {
+    engine_ctx *ctx;
+    apiarg_problem p;
+    layout_align al;      /* elements the kernels' A, B, C (and their lds, strides) are multiples of */
+    bool run;             /* a GEMM kernel runs (M, N, K > 0) */
+    bool scale;           /* K = 0: C = beta C by the context's scale kernel */
+    kernel_t k;
+    const config_t *cfg;
+    bool stateful;        /* its module keeps state between launches: a module per stream */
+    size_t mod;           /* index into ctx->mods (stateless modules) */
+    jit_origin origin;
+    double compile_ms;    /* NVRTC wall time of its CUBIN (0 when none was needed) */
+    double build_ms;      /* this plan's build: plan, compile or cache lookup */
+    double load_ms;       /* module load */
+    char *refused;        /* wisdom's choice that refused the layout (a fallback runs), or NULL */
+    char *refused_why;    /* its refusal, one line */
+    char *describe;
+};
+
+/* Make a plan of p for operands of alignment class al (layout.h; the kernels' A, B, C). fn names the
+ * caller in messages. */
+engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_align *al, const char *fn,
+                           engine_plan **out);
+/* The context's own plan of p and al (made on first use, kept until engine_destroy). */
+engine_status apiplan_cached(engine_ctx *c, const apiarg_problem *p, const layout_align *al, const char *fn,
+                             const engine_plan **out);
+/* The alignment class of the kernels' A, B, C at these addresses with p's lds and strides. */
+void apiplan_align_of(const apiarg_problem *p, const void *A, const void *B, const void *C, layout_align *al);
+engine_status apiplan_execute(const engine_plan *plan, const char *fn, double alpha, const void *A, const void *B,
+                              double beta, void *C, engine_stream stream);
+/* Everything the context holds but its GPU, cache and paths. */
+void apiplan_ctx_free(engine_ctx *c);
+
+/* Record err as this thread's last error; returns st. */
+engine_status api_fail(engine_status st, const err_t *err);
+
+#endif

@@ -1,0 +1,158 @@
+/* engine.h — libengine: the tuned GEMM kernels of `engine`, called in-process on device pointers.
+ *
+ *   engine_ctx *ctx;
+ *   engine_options opt;
+ *   engine_options_init(&opt);
+ *   if (engine_create(&ctx, &opt) != ENGINE_SUCCESS) { puts(engine_last_error(NULL)); ... }
+ *   engine_sgemm(ctx, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_TRANS, m, n, k, 1.0f, A, lda, B, ldb,
+ *                0.0f, C, ldc, stream);
+ *
+ * Conventions (CBLAS and cuBLAS): device pointers, an explicit stream on every call (NULL: the legacy
+ * default stream), nothing synchronised behind the caller's back. Every call returns a status; on a
+ * failure nothing was launched and engine_last_error gives the one line `engine` would print for it.
+ *
+ * A context belongs to one GPU. It makes the device's primary context current on the calling thread
+ * (the one the CUDA runtime, cuBLAS and torch use), so pointers from cudaMalloc or torch work as they
+ * are. Several host threads may call into one context at once; a plan is immutable after creation
+ * and may be executed from several threads and streams at once.
+ *
+ * Which kernel runs: a config forced by engine_set_config, else wisdom's choice for the problem (the
+ * user's wisdom, then the shipped one, then the selection model: the same code as `engine bench
+ * --auto`). Kernels are compiled with NVRTC on first use, kept as CUBINs in the on-disk cache that
+ * `engine` uses, and loaded once per context. */
+#ifndef ENGINE_H
+#define ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ENGINE_VERSION_MAJOR 0
+#define ENGINE_VERSION_MINOR 1
+
+#if defined(__GNUC__)
+#define ENGINE_API __attribute__((visibility("default")))
+#else
+#define ENGINE_API
+#endif
+
+typedef struct engine_ctx engine_ctx;
+typedef struct engine_plan engine_plan;
+/* cudaStream_t and CUstream are both this type, so either may be passed without a cast. */
+struct CUstream_st;
+typedef struct CUstream_st *engine_stream;
+
+typedef enum {
+    ENGINE_SUCCESS = 0,
+    ENGINE_ERROR_INVALID_ARGUMENT = 1, /* a null pointer, a negative size, an ld too small, batch < 1, a bad enum */
+    ENGINE_ERROR_MISALIGNED = 2,       /* a pointer not a multiple of the element size (or the plan's alignment) */
+    ENGINE_ERROR_DTYPE_MISMATCH = 3,   /* the forced config is of the other dtype */
+    ENGINE_ERROR_NO_GPU = 4,           /* no driver, no such device, or a context made without one */
+    ENGINE_ERROR_CONFIG = 5,           /* a config or wisdom file that does not load; no config for the problem */
+    ENGINE_ERROR_NOT_SUPPORTED = 6,    /* the chosen template refuses this layout or shape */
+    ENGINE_ERROR_COMPILE = 7,          /* NVRTC failed on the kernel */
+    ENGINE_ERROR_CUDA = 8,             /* a driver call failed: out of memory, module load, launch */
+} engine_status;
+
+/* CBLAS's values, so CblasRowMajor and CblasNoTrans may be passed as they are. */
+typedef enum { ENGINE_ROW_MAJOR = 101, ENGINE_COL_MAJOR = 102 } engine_order;
+typedef enum { ENGINE_NO_TRANS = 111, ENGINE_TRANS = 112 } engine_transpose;
+typedef enum { ENGINE_F32 = 0, ENGINE_F64 = 1 } engine_dtype;
+
+typedef struct {
+    int device;                  /* CUDA device ordinal; default 0 */
+    const char *cache_dir;       /* CUBIN cache; NULL: $XDG_CACHE_HOME/engine, else ~/.cache/engine (one per
+                                    process: the newest context's serves every context until it goes) */
+    const char *wisdom_dir;      /* shipped wisdom; NULL: $ENGINE_WISDOM, else the one installed with the library */
+    const char *user_wisdom_dir; /* NULL: $XDG_DATA_HOME/engine/wisdom, else ~/.local/share/engine/wisdom; "": none */
+    int no_device;               /* 1: open no GPU; plans are created and described for `arch`, never executed */
+    int arch;                    /* with no_device: the target (90 = sm_90); 0 means 90 */
+    int sms;                     /* with no_device: SMs the selection model assumes; 0: the arch's usual part */
+    const char *device_name;     /* with no_device: the GPU name wisdom's device level is matched with; NULL: none */
+} engine_options;
+
+/* Defaults: device 0, every path NULL (as `engine` finds them), a GPU. */
+ENGINE_API void engine_options_init(engine_options *opt);
+
+/* Open a context (opt NULL: defaults). On failure *ctx is NULL and engine_last_error(NULL) says why. */
+ENGINE_API engine_status engine_create(engine_ctx **ctx, const engine_options *opt);
+/* Unload the context's modules and free its workspaces. Plans of it must be destroyed first; work
+ * still queued that uses its workspaces must have finished. */
+ENGINE_API void engine_destroy(engine_ctx *ctx);
+
+/* Force one config for every later plan and call of ctx: the path of a config file or its JSON text
+ * (a string starting with '{'). NULL: back to wisdom's choice. A plan of the other dtype then fails
+ * with ENGINE_ERROR_DTYPE_MISMATCH. Plans made earlier keep their config. */
+ENGINE_API engine_status engine_set_config(engine_ctx *ctx, const char *json_or_path);
+
+/* C = alpha op(A) op(B) + beta C, m x n, CBLAS argument order. m, n or k = 0 behave as BLAS: with
+ * k = 0, C = beta C; with m or n = 0, nothing. The first call of a problem plans it (kept in the
+ * context for later calls of the same problem); engine_plan_create does that explicitly. */
+ENGINE_API engine_status engine_sgemm(engine_ctx *ctx, engine_order order, engine_transpose transa,
+                                      engine_transpose transb, int64_t m, int64_t n, int64_t k, float alpha,
+                                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                                      int64_t ldc, engine_stream stream);
+ENGINE_API engine_status engine_dgemm(engine_ctx *ctx, engine_order order, engine_transpose transa,
+                                      engine_transpose transb, int64_t m, int64_t n, int64_t k, double alpha,
+                                      const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
+                                      double *C, int64_t ldc, engine_stream stream);
+
+/* batch_count products; matrix i of A starts at A + i * stride_a elements (and so for B, C).
+ * stride_a or stride_b may be 0 (one matrix for every product); C's matrices may not overlap. */
+ENGINE_API engine_status engine_sgemm_strided_batched(engine_ctx *ctx, engine_order order, engine_transpose transa,
+                                                      engine_transpose transb, int64_t m, int64_t n, int64_t k,
+                                                      float alpha, const float *A, int64_t lda, int64_t stride_a,
+                                                      const float *B, int64_t ldb, int64_t stride_b, float beta,
+                                                      float *C, int64_t ldc, int64_t stride_c, int64_t batch_count,
+                                                      engine_stream stream);
+ENGINE_API engine_status engine_dgemm_strided_batched(engine_ctx *ctx, engine_order order, engine_transpose transa,
+                                                      engine_transpose transb, int64_t m, int64_t n, int64_t k,
+                                                      double alpha, const double *A, int64_t lda, int64_t stride_a,
+                                                      const double *B, int64_t ldb, int64_t stride_b, double beta,
+                                                      double *C, int64_t ldc, int64_t stride_c, int64_t batch_count,
+                                                      engine_stream stream);
+
+/* One problem, planned once and executed many times. */
+typedef struct {
+    engine_dtype dtype;
+    engine_order order;
+    engine_transpose transa, transb;
+    int64_t m, n, k;
+    int64_t lda, ldb, ldc;
+    int64_t batch;                      /* >= 1; 1 and the strides ignored: one product */
+    int64_t stride_a, stride_b, stride_c; /* elements between the matrices of a batch */
+    int alignment; /* bytes every A, B and C given to execute are a multiple of (16 lets the kernels
+                      use vector loads where the lds and strides allow); 0: any (the element size).
+                      execute refuses a pointer that breaks it (ENGINE_ERROR_MISALIGNED) */
+} engine_plan_desc;
+
+/* Fill desc for a packed problem (lds the row length of each matrix in its order, batch 1). */
+ENGINE_API void engine_plan_desc_init(engine_plan_desc *desc, engine_dtype dtype, engine_order order,
+                                      engine_transpose transa, engine_transpose transb, int64_t m, int64_t n,
+                                      int64_t k);
+
+/* Check desc, choose the config, compile (or find in the cache) and load its kernel. */
+ENGINE_API engine_status engine_plan_create(engine_ctx *ctx, const engine_plan_desc *desc, engine_plan **plan);
+/* Enqueue the product on stream. alpha and beta are converted to the plan's dtype. Only launches. */
+ENGINE_API engine_status engine_plan_execute(const engine_plan *plan, double alpha, const void *A, const void *B,
+                                             double beta, void *C, engine_stream stream);
+/* What the plan runs, as one JSON object: the config (path, label with overrides, every param), the
+ * wisdom entry behind it (or "forced"), the layout, where its CUBIN came from ("nvrtc", "disk",
+ * "memory") and the NVRTC time in ms. Writes at most len bytes (NUL-terminated when len > 0) and
+ * returns the length of the whole text, as snprintf does. */
+ENGINE_API size_t engine_plan_describe(const engine_plan *plan, char *buf, size_t len);
+ENGINE_API void engine_plan_destroy(engine_plan *plan);
+
+/* The message of this thread's last failed call (ctx may be NULL), "" when there was none. */
+ENGINE_API const char *engine_last_error(const engine_ctx *ctx);
+/* "ENGINE_ERROR_MISALIGNED" and so on. */
+ENGINE_API const char *engine_status_string(engine_status status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,450 @@
+/* gpu_lib.c — libengine on the GPU, built as a user's program (engine.h, libengine.so, cuBLAS as the
+ * reference). Run by tests/gpu.sh's library section and build/lib_gpu.sh:
+ *
+ *   gpu_lib check [SHAPES]   every op (NN NT TN TT) x shapes (default 1x1x1,17x33x5,127x129x131,
+ *                            1000x1001x999, and 33x17x0: C = beta C) x beta 0 / 0.5 x f32 / f64 x row / column-major x
+ *                            {packed, lds padded by 3, a batch of 3 with padded strides}, half through
+ *                            engine_[sd]gemm*, half through a plan, against cuBLAS; C's padding must be
+ *                            left as it was (NaN where beta = 0: an unwritten element fails too)
+ *   gpu_lib threads          the same cases (1x1x1 to 127x129x131) split over two host threads, each on
+ *                            its own stream, on one context at once
+ *   gpu_lib overhead         host time per engine_plan_execute at 64^3 f32, median of 10000 back-to-back
+ *                            calls, cublasSgemm's beside it
+ *   gpu_lib firstcall DIR    with DIR as the CUBIN cache, a new context's first plan (64^3 f32: wisdom
+ *                            loaded), then the first call of another config (2048^3): each plan's
+ *                            origin and NVRTC time, the wall time of create + first execute + sync
+ * Each prints "ok ..." / "FAIL ..." lines and ends with "N passed, N failed"; exit 1 on a failure. */
+#define _GNU_SOURCE
+#include <engine.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    int f64, order, ta, tb;
+    int m, n, k;
+    int pad, batch;
+    double beta;
+    int via_plan;
+} tcase;
+
+static engine_ctx *g_ctx;
+static pthread_mutex_t g_print = PTHREAD_MUTEX_INITIALIZER;
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Stored rows x cols of a matrix and the length its ld must reach, in the case's order. */
+static void stored(const tcase *c, char which, int64_t *rows, int64_t *cols)
+{
+    int64_t r = which == 'A' ? (c->ta ? c->k : c->m) : which == 'B' ? (c->tb ? c->n : c->k) : c->m;
+    int64_t cl = which == 'A' ? (c->ta ? c->m : c->k) : which == 'B' ? (c->tb ? c->k : c->n) : c->n;
+    *rows = r, *cols = cl;
+}
+
+typedef struct {
+    int64_t ld, size, stride, total; /* elements */
+} mat;
+
+static mat mat_of(const tcase *c, char which)
+{
+    int64_t r, cl;
+    stored(c, which, &r, &cl);
+    int row = c->order == ENGINE_ROW_MAJOR;
+    int64_t inner = row ? cl : r, outer = row ? r : cl;
+    mat x;
+    x.ld = (inner > 0 ? inner : 1) + c->pad;
+    x.size = outer * x.ld;
+    x.stride = c->batch > 1 ? x.size + 5 : 0; /* a stride that is not the packed one */
+    x.total = x.size + (c->batch - 1) * x.stride;
+    if (x.total < 1)
+        x.total = 1;
+    return x;
+}
+
+static void fill(void *h, int f64, int64_t n, uint64_t seed)
+{
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        double v = (double)(seed >> 11) / 9007199254740992.0 * 2 - 1;
+        if (f64)
+            ((double *)h)[i] = v;
+        else
+            ((float *)h)[i] = (float)v;
+    }
+}
+
+static void absolute(void *dst, const void *src, int f64, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (f64)
+            ((double *)dst)[i] = fabs(((const double *)src)[i]);
+        else
+            ((float *)dst)[i] = fabsf(((const float *)src)[i]);
+    }
+}
+
+static double get(const void *h, int f64, int64_t i) { return f64 ? ((const double *)h)[i] : ((const float *)h)[i]; }
+
+/* cuBLAS in the case's order: row-major is the column-major product with A and B swapped. */
+static cublasStatus_t reference(cublasHandle_t h, const tcase *c, double alpha, const void *A, const mat *ma,
+                                const void *B, const mat *mb, double beta, void *C, const mat *mc)
+{
+    cublasOperation_t oa = c->ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = c->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cudaDataType t = c->f64 ? CUDA_R_64F : CUDA_R_32F;
+    cublasComputeType_t ct = c->f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F_PEDANTIC;
+    float af = (float)alpha, bf = (float)beta;
+    const void *pa = c->f64 ? (const void *)&alpha : &af, *pb = c->f64 ? (const void *)&beta : &bf;
+    if (c->order == ENGINE_ROW_MAJOR)
+        return cublasGemmStridedBatchedEx(h, ob, oa, c->n, c->m, c->k, pa, B, t, (int)mb->ld, mb->stride, A, t,
+                                          (int)ma->ld, ma->stride, pb, C, t, (int)mc->ld, mc->stride, c->batch, ct,
+                                          CUBLAS_GEMM_DEFAULT);
+    return cublasGemmStridedBatchedEx(h, oa, ob, c->m, c->n, c->k, pa, A, t, (int)ma->ld, ma->stride, B, t,
+                                      (int)mb->ld, mb->stride, pb, C, t, (int)mc->ld, mc->stride, c->batch, ct,
+                                      CUBLAS_GEMM_DEFAULT);
+}
+
+static engine_status run_engine(const tcase *c, double alpha, const void *A, const mat *ma, const void *B,
+                                const mat *mb, double beta, void *C, const mat *mc, cudaStream_t s)
+{
+    if (c->via_plan) {
+        engine_plan_desc d;
+        engine_plan_desc_init(&d, c->f64 ? ENGINE_F64 : ENGINE_F32, c->order, c->ta ? ENGINE_TRANS : ENGINE_NO_TRANS,
+                              c->tb ? ENGINE_TRANS : ENGINE_NO_TRANS, c->m, c->n, c->k);
+        d.lda = ma->ld, d.ldb = mb->ld, d.ldc = mc->ld;
+        d.batch = c->batch, d.stride_a = ma->stride, d.stride_b = mb->stride, d.stride_c = mc->stride;
+        engine_plan *p;
+        engine_status st = engine_plan_create(g_ctx, &d, &p);
+        if (st)
+            return st;
+        st = engine_plan_execute(p, alpha, A, B, beta, C, s);
+        cudaStreamSynchronize(s); /* the plan may go only after its work ran: it owns nothing queued, but be plain */
+        engine_plan_destroy(p);
+        return st;
+    }
+    engine_transpose ta = c->ta ? ENGINE_TRANS : ENGINE_NO_TRANS, tb = c->tb ? ENGINE_TRANS : ENGINE_NO_TRANS;
+    if (c->f64)
+        return engine_dgemm_strided_batched(g_ctx, c->order, ta, tb, c->m, c->n, c->k, alpha, A, ma->ld, ma->stride,
+                                            B, mb->ld, mb->stride, beta, C, mc->ld, mc->stride, c->batch, s);
+    if (c->batch == 1)
+        return engine_sgemm(g_ctx, c->order, ta, tb, c->m, c->n, c->k, (float)alpha, A, ma->ld, B, mb->ld,
+                            (float)beta, C, mc->ld, s);
+    return engine_sgemm_strided_batched(g_ctx, c->order, ta, tb, c->m, c->n, c->k, (float)alpha, A, ma->ld,
+                                        ma->stride, B, mb->ld, mb->stride, (float)beta, C, mc->ld, mc->stride,
+                                        c->batch, s);
+}
+
+/* One case: 0 when every element of every C is within the bound and the padding is untouched. */
+static int run_case(const tcase *c, cublasHandle_t h, cudaStream_t s, char *why, size_t wlen)
+{
+    int es = c->f64 ? 8 : 4;
+    mat ma = mat_of(c, 'A'), mb = mat_of(c, 'B'), mc = mat_of(c, 'C');
+    size_t bA = ma.total * es, bB = mb.total * es, bC = mc.total * es;
+    void *hA = malloc(bA), *hB = malloc(bB), *hC0 = malloc(bC), *hGot = malloc(bC), *hRef = malloc(bC), *hS = malloc(bC);
+    void *tmpA = malloc(bA), *tmpB = malloc(bB), *tmpC = malloc(bC);
+    fill(hA, c->f64, ma.total, 1 + c->m), fill(hB, c->f64, mb.total, 2 + c->n), fill(hC0, c->f64, mc.total, 3 + c->k);
+    void *A, *B, *C, *R;
+    int rc = 1;
+    double alpha = 1.25;
+    cudaMalloc(&A, bA), cudaMalloc(&B, bB), cudaMalloc(&C, bC), cudaMalloc(&R, bC);
+    /* The bound S = |alpha| |A||B| + |beta| |C0| by cuBLAS on absolute values (as engine verify does). */
+    absolute(tmpA, hA, c->f64, ma.total), absolute(tmpB, hB, c->f64, mb.total), absolute(tmpC, hC0, c->f64, mc.total);
+    /* Everything on the case's stream (non-blocking: the legacy stream would not order it). */
+    cudaMemcpyAsync(A, tmpA, bA, cudaMemcpyHostToDevice, s), cudaMemcpyAsync(B, tmpB, bB, cudaMemcpyHostToDevice, s);
+    cudaMemcpyAsync(R, tmpC, bC, cudaMemcpyHostToDevice, s);
+    cublasSetStream(h, s);
+    if (reference(h, c, fabs(alpha), A, &ma, B, &mb, fabs(c->beta), R, &mc) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(why, wlen, "cuBLAS refused the bound's product");
+        goto out;
+    }
+    cudaMemcpyAsync(hS, R, bC, cudaMemcpyDeviceToHost, s);
+    cudaMemcpyAsync(A, hA, bA, cudaMemcpyHostToDevice, s), cudaMemcpyAsync(B, hB, bB, cudaMemcpyHostToDevice, s);
+    cudaMemcpyAsync(R, hC0, bC, cudaMemcpyHostToDevice, s);
+    if (c->beta == 0) /* NaN everywhere: beta = 0 must overwrite, and padding must stay NaN */
+        for (int64_t i = 0; i < mc.total; i++) {
+            if (c->f64)
+                ((double *)hC0)[i] = NAN;
+            else
+                ((float *)hC0)[i] = NAN;
+        }
+    cudaMemcpyAsync(C, hC0, bC, cudaMemcpyHostToDevice, s);
+    if (reference(h, c, alpha, A, &ma, B, &mb, c->beta, R, &mc) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(why, wlen, "cuBLAS refused the product");
+        goto out;
+    }
+    engine_status st = run_engine(c, alpha, A, &ma, B, &mb, c->beta, C, &mc, s);
+    if (st) {
+        snprintf(why, wlen, "%s: %s", engine_status_string(st), engine_last_error(g_ctx));
+        goto out;
+    }
+    cudaMemcpyAsync(hGot, C, bC, cudaMemcpyDeviceToHost, s);
+    cudaMemcpyAsync(hRef, R, bC, cudaMemcpyDeviceToHost, s);
+    cudaError_t ce = cudaStreamSynchronize(s);
+    if (ce != cudaSuccess) {
+        snprintf(why, wlen, "CUDA: %s", cudaGetErrorString(ce));
+        goto out;
+    }
+    /* Each C element: |got - ref| <= 2 (k + 2) u S (both are sums of k products, rounded). */
+    double u = c->f64 ? 1.1102230246251565e-16 : 5.9604644775390625e-08;
+    int row = c->order == ENGINE_ROW_MAJOR;
+    int64_t outer = row ? c->m : c->n, inner = row ? c->n : c->m, bad = 0;
+    for (int b = 0; b < c->batch && !bad; b++)
+        for (int64_t o = 0; o < outer && !bad; o++)
+            for (int64_t i = 0; i < mc.ld; i++) {
+                int64_t at = b * mc.stride + o * mc.ld + i;
+                double got = get(hGot, c->f64, at);
+                if (i >= inner) { /* padding: exactly as it was (memcmp: NaN compares unequal) */
+                    if (memcmp((char *)hGot + at * es, (char *)hC0 + at * es, es) != 0) {
+                        snprintf(why, wlen, "padding element %lld of C (batch %d) was written: %g", (long long)at, b, got);
+                        bad = 1;
+                        break;
+                    }
+                    continue;
+                }
+                double ref = get(hRef, c->f64, at), tol = 2.0 * (c->k + 2) * u * get(hS, c->f64, at) + 1e-300;
+                if (!(fabs(got - ref) <= tol)) { /* NaN fails */
+                    snprintf(why, wlen, "C[%d][%lld][%lld] = %.17g, cuBLAS %.17g (bound %.3g)", b, (long long)o,
+                             (long long)i, got, ref, tol);
+                    bad = 1;
+                    break;
+                }
+            }
+    rc = bad;
+out:
+    cudaFree(A), cudaFree(B), cudaFree(C), cudaFree(R);
+    free(hA), free(hB), free(hC0), free(hGot), free(hRef), free(hS), free(tmpA), free(tmpB), free(tmpC);
+    return rc;
+}
+
+static void case_name(const tcase *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s %s %c%c %dx%dx%d beta=%g pad=%d batch=%d %s", c->f64 ? "f64" : "f32",
+             c->order == ENGINE_ROW_MAJOR ? "row" : "col", c->ta ? 'T' : 'N', c->tb ? 'T' : 'N', c->m, c->n, c->k,
+             c->beta, c->pad, c->batch, c->via_plan ? "plan" : "call");
+}
+
+static tcase *make_cases(const char *shapes, size_t *n)
+{
+    tcase *v = NULL;
+    *n = 0;
+    char *copy = strdup(shapes), *save = NULL;
+    const int layouts[3][2] = {{0, 1}, {3, 1}, {0, 3}}; /* pad, batch */
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int m, nn, k;
+        if (sscanf(tok, "%dx%dx%d", &m, &nn, &k) != 3)
+            continue;
+        for (int f64 = 0; f64 < 2; f64++)
+            for (int order = ENGINE_ROW_MAJOR; order <= ENGINE_COL_MAJOR; order++)
+                for (int op = 0; op < 4; op++)
+                    for (int beta = 0; beta < 2; beta++)
+                        for (int l = 0; l < 3; l++) {
+                            v = realloc(v, (*n + 1) * sizeof *v);
+                            v[*n] = (tcase){f64, order, op >> 1, op & 1, m, nn, k, layouts[l][0], layouts[l][1],
+                                            beta ? 0.5 : 0.0, (int)(*n % 2)};
+                            (*n)++;
+                        }
+    }
+    free(copy);
+    return v;
+}
+
+typedef struct {
+    tcase *cases;
+    size_t n, first, step;
+    int pass, fail;
+} worker;
+
+static void *run_cases(void *arg)
+{
+    worker *w = arg;
+    cublasHandle_t h;
+    cudaStream_t s;
+    cublasCreate(&h);
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    for (size_t i = w->first; i < w->n; i += w->step) {
+        char name[160], why[512] = "";
+        case_name(&w->cases[i], name, sizeof name);
+        int bad = run_case(&w->cases[i], h, s, why, sizeof why);
+        pthread_mutex_lock(&g_print);
+        if (bad)
+            printf("FAIL %s: %s\n", name, why);
+        else
+            printf("ok %s\n", name);
+        fflush(stdout);
+        pthread_mutex_unlock(&g_print);
+        w->pass += !bad, w->fail += bad;
+    }
+    cudaStreamDestroy(s);
+    cublasDestroy(h);
+    return NULL;
+}
+
+static int overhead(void)
+{
+    const int n = 64, calls = 10000;
+    float *A, *B, *C;
+    cudaMalloc((void **)&A, n * n * 4), cudaMalloc((void **)&B, n * n * 4), cudaMalloc((void **)&C, n * n * 4);
+    cudaMemset(A, 0, n * n * 4), cudaMemset(B, 0, n * n * 4);
+    cudaDeviceSynchronize();
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    engine_plan_desc d;
+    engine_plan *p;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, n, n, n);
+    if (engine_plan_create(g_ctx, &d, &p)) {
+        printf("FAIL overhead: %s\n0 passed, 1 failed\n", engine_last_error(g_ctx));
+        return 1;
+    }
+    double *t = malloc(calls * sizeof *t), *tc = malloc(calls * sizeof *tc), *tg = malloc(calls * sizeof *tg);
+    int bad = 0;
+    for (int i = 0; i < 100; i++) /* warm up */
+        bad |= engine_plan_execute(p, 1.0, A, B, 0.0, C, s) != ENGINE_SUCCESS;
+    cudaStreamSynchronize(s);
+    for (int i = 0; i < calls; i++) {
+        double t0 = now_us();
+        bad |= engine_plan_execute(p, 1.0, A, B, 0.0, C, s) != ENGINE_SUCCESS;
+        t[i] = now_us() - t0;
+    }
+    cudaStreamSynchronize(s);
+    for (int i = 0; i < calls; i++) {
+        double t0 = now_us();
+        bad |= engine_sgemm(g_ctx, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, n, n, n, 1.0f, A, n, B, n, 0.0f,
+                            C, n, s) != ENGINE_SUCCESS;
+        tg[i] = now_us() - t0;
+    }
+    cudaStreamSynchronize(s);
+    cublasHandle_t h;
+    cublasCreate(&h);
+    cublasSetStream(h, s);
+    const float one = 1, zero = 0;
+    for (int i = 0; i < 100; i++)
+        cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, B, n, A, n, &zero, C, n);
+    cudaStreamSynchronize(s);
+    for (int i = 0; i < calls; i++) {
+        double t0 = now_us();
+        cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, B, n, A, n, &zero, C, n);
+        tc[i] = now_us() - t0;
+    }
+    cudaStreamSynchronize(s);
+    qsort(t, calls, sizeof *t, cmp_d), qsort(tc, calls, sizeof *tc, cmp_d), qsort(tg, calls, sizeof *tg, cmp_d);
+    double med = t[calls / 2];
+    printf("%s overhead: engine_plan_execute %.2f us median host time per call over %d back-to-back calls at 64^3 "
+           "(p90 %.2f), engine_sgemm %.2f, cublasSgemm %.2f (target <= 5 us)\n",
+           !bad && med <= 5.0 ? "ok" : "FAIL", med, calls, t[calls * 9 / 10], tg[calls / 2], tc[calls / 2]);
+    printf("RESULT overhead_us=%.2f sgemm_us=%.2f cublas_us=%.2f\n", med, tg[calls / 2], tc[calls / 2]);
+    engine_plan_destroy(p);
+    cublasDestroy(h);
+    cudaFree(A), cudaFree(B), cudaFree(C);
+    int ok = !bad && med <= 5.0;
+    printf("%d passed, %d failed\n", ok, !ok);
+    return !ok;
+}
+
+/* Wall time of plan_create + first execute + synchronisation of an f32 NN n^3 plan, its description in text. */
+static double first_call(engine_ctx *ctx, int n, float *A, float *B, float *C, char *text, size_t len, int *bad)
+{
+    engine_plan_desc d;
+    engine_plan *p = NULL;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, n, n, n);
+    double t0 = now_us();
+    engine_status st = engine_plan_create(ctx, &d, &p);
+    st = st ? st : engine_plan_execute(p, 1.0, A, B, 0.0, C, NULL);
+    cudaError_t ce = cudaDeviceSynchronize();
+    double ms = (now_us() - t0) / 1e3;
+    if (st || ce != cudaSuccess) {
+        printf("FAIL firstcall %d^3: %s %s\n", n, engine_last_error(ctx), cudaGetErrorString(ce));
+        *bad = 1;
+    }
+    if (p)
+        engine_plan_describe(p, text, len);
+    engine_plan_destroy(p);
+    return ms;
+}
+
+/* The context's first plan (64^3: wisdom and its candidates loaded) and then the first call of another
+ * config (2048^3: its CUBIN from DIR, compiled there by an earlier run, loaded): what a program pays
+ * the first time it meets a problem. */
+static int firstcall(const char *dir)
+{
+    engine_options o;
+    engine_options_init(&o);
+    o.cache_dir = dir;
+    double t0 = now_us();
+    engine_ctx *ctx;
+    if (engine_create(&ctx, &o)) {
+        printf("FAIL firstcall: %s\n0 passed, 1 failed\n", engine_last_error(NULL));
+        return 1;
+    }
+    double t_ctx = (now_us() - t0) / 1e3;
+    const int n = 2048;
+    float *A, *B, *C;
+    cudaMalloc((void **)&A, (size_t)n * n * 4), cudaMalloc((void **)&B, (size_t)n * n * 4),
+        cudaMalloc((void **)&C, (size_t)n * n * 4);
+    cudaDeviceSynchronize();
+    char text[4096] = "", small[4096] = "";
+    int bad = 0;
+    double t_ctx_first = first_call(ctx, 64, A, B, C, small, sizeof small, &bad);
+    double t_first = first_call(ctx, n, A, B, C, text, sizeof text, &bad);
+    printf("plan 64^3: %s\nplan 2048^3: %s\n", small, text);
+    printf("firstcall: context %.1f ms; its first plan (64^3, wisdom loaded) %.2f ms; then the first call of a "
+           "config (2048^3: plan_create + execute + sync) %.2f ms\n", t_ctx, t_ctx_first, t_first);
+    printf("RESULT first_ms=%.2f ctx_first_ms=%.2f\n", t_first, t_ctx_first);
+    engine_destroy(ctx);
+    cudaFree(A), cudaFree(B), cudaFree(C);
+    printf("%d passed, %d failed\n", !bad, bad);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "check";
+    if (strcmp(mode, "firstcall") == 0)
+        return firstcall(argc > 2 ? argv[2] : "/tmp/engine-firstcall");
+    cudaFree(0); /* the runtime's context first: engine must find and share it */
+    if (engine_create(&g_ctx, NULL)) {
+        printf("FAIL engine_create: %s\n0 passed, 1 failed\n", engine_last_error(NULL));
+        return 1;
+    }
+    int rc;
+    if (strcmp(mode, "overhead") == 0) {
+        rc = overhead();
+    } else {
+        int threads = strcmp(mode, "threads") == 0 ? 2 : 1;
+        const char *def = threads == 2 ? "1x1x1,17x33x5,127x129x131" : "1x1x1,17x33x5,127x129x131,1000x1001x999,33x17x0";
+        size_t n;
+        tcase *cases = make_cases(argc > 2 ? argv[2] : def, &n);
+        worker w[2];
+        pthread_t th[2];
+        for (int i = 0; i < threads; i++) {
+            w[i] = (worker){cases, n, (size_t)i, (size_t)threads, 0, 0};
+            pthread_create(&th[i], NULL, run_cases, &w[i]);
+        }
+        int pass = 0, fail = 0;
+        for (int i = 0; i < threads; i++) {
+            pthread_join(th[i], NULL);
+            pass += w[i].pass, fail += w[i].fail;
+        }
+        printf("%d passed, %d failed\n", pass, fail);
+        rc = fail > 0 || pass == 0;
+        free(cases);
+    }
+    engine_destroy(g_ctx);
+    return rc;
+}

@@ -1,0 +1,171 @@
+"""The Python package without a GPU: stride inference and argument errors on fake arrays (plain
+objects exposing __cuda_array_interface__ dicts), and, when build/libengine.so is there, the calls
+through ctypes on a context made with no_device (checks run, explain chooses from wisdom, matmul is
+refused for want of a GPU). Run from the repository root: python3 -m unittest tests/python/test_engine.py"""
+
+import os
+import sys
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import engine  # noqa: E402
+from engine import _layout as L  # noqa: E402
+
+
+class Fake:
+    """A CUDA array as far as __cuda_array_interface__ goes: shape, strides in bytes, dtype, pointer."""
+
+    def __init__(self, shape, strides=None, typestr="<f4", ptr=0x10000, itemsize=None):
+        item = itemsize or int(typestr[-1])
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape), "typestr": typestr, "data": (ptr, False), "version": 3,
+            "strides": None if strides is None else tuple(s * item for s in strides)}
+
+
+def call(a, b, out):
+    return L.plan_call(L.operand(a, "a"), L.operand(b, "b"), L.operand(out, "out"))
+
+
+class Strides(unittest.TestCase):
+    def test_contiguous_is_nn_row_major(self):
+        c = call(Fake((5, 3)), Fake((3, 7)), Fake((5, 7)))
+        self.assertEqual((c.order, c.transa, c.transb), (L.ROW_MAJOR, L.NO_TRANS, L.NO_TRANS))
+        self.assertEqual((c.m, c.n, c.k, c.lda, c.ldb, c.ldc, c.batch), (5, 7, 3, 3, 7, 7, 1))
+
+    def test_transposed_view_is_t(self):
+        # b = w.T where w is 7 x 3 row-major: shape (3, 7), strides (1, 3)
+        c = call(Fake((5, 3)), Fake((3, 7), strides=(1, 3)), Fake((5, 7)))
+        self.assertEqual((c.transa, c.transb, c.ldb), (L.NO_TRANS, L.TRANS, 3))
+
+    def test_submatrix_keeps_its_leading_dimension(self):
+        # a = big[:, :3] of a 5 x 10 matrix: strides (10, 1)
+        c = call(Fake((5, 3), strides=(10, 1)), Fake((3, 7)), Fake((5, 7), strides=(9, 1)))
+        self.assertEqual((c.lda, c.ldc), (10, 9))
+
+    def test_column_major_output_flips_the_order(self):
+        # out stored column-major (a transposed view): the call is column-major and the row-major
+        # operands are passed transposed.
+        c = call(Fake((5, 3)), Fake((3, 7)), Fake((5, 7), strides=(1, 5)))
+        self.assertEqual((c.order, c.transa, c.transb, c.lda, c.ldb, c.ldc), (L.COL_MAJOR, L.TRANS, L.TRANS, 3, 7, 5))
+
+    def test_batches(self):
+        c = call(Fake((4, 5, 3)), Fake((4, 3, 7)), Fake((4, 5, 7)))
+        self.assertEqual((c.batch, c.stride_a, c.stride_b, c.stride_c), (4, 15, 21, 35))
+        # a 2-D operand (or a batch of one) is shared by every product: stride 0
+        c = call(Fake((4, 5, 3)), Fake((3, 7)), Fake((4, 5, 7)))
+        self.assertEqual((c.batch, c.stride_b), (4, 0))
+        c = call(Fake((1, 5, 3)), Fake((4, 3, 7)), Fake((4, 5, 7)))
+        self.assertEqual((c.batch, c.stride_a), (4, 0))
+
+    def test_vectors_and_ones(self):
+        c = call(Fake((1, 1)), Fake((1, 1)), Fake((1, 1)))
+        self.assertEqual((c.m, c.n, c.k, c.lda, c.ldb, c.ldc), (1, 1, 1, 1, 1, 1))
+        # a column taken out of a row-major matrix: shape (5, 1), strides (8, 1)
+        c = call(Fake((5, 1), strides=(8, 1)), Fake((1, 7)), Fake((5, 7)))
+        self.assertEqual((c.transa, c.lda), (L.NO_TRANS, 8))
+
+    def test_strides_it_cannot_express(self):
+        for strides in ((2, 2), (6, 2), (0, 1), (-3, 1)):
+            with self.assertRaises(ValueError) as e:
+                call(Fake((5, 3), strides=strides), Fake((3, 7)), Fake((5, 7)))
+            self.assertIn("a: strides", str(e.exception))
+            self.assertIn(str(strides), str(e.exception))
+        with self.assertRaises(ValueError) as e:
+            call(Fake((5, 3)), Fake((3, 7)), Fake((2, 5, 7), strides=(0, 7, 1)))
+        self.assertIn("out: batch stride 0", str(e.exception))
+
+    def test_byte_strides_not_whole_elements(self):
+        f = Fake((5, 3))
+        f.__cuda_array_interface__["strides"] = (12, 2)
+        with self.assertRaises(ValueError) as e:
+            L.operand(f, "a")
+        self.assertIn("a: stride 2 bytes of dimension 1", str(e.exception))
+
+    def test_shapes_and_dtypes(self):
+        with self.assertRaises(ValueError) as e:
+            call(Fake((5, 3)), Fake((4, 7)), Fake((5, 7)))
+        self.assertIn("b: 4 rows do not match the 3 columns of a", str(e.exception))
+        with self.assertRaises(ValueError) as e:
+            call(Fake((5, 3)), Fake((3, 7)), Fake((5, 6)))
+        self.assertIn("out: shape 5 x 6, expected 5 x 7", str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            call(Fake((5, 3)), Fake((3, 7), typestr="<f8"), Fake((5, 7)))
+        self.assertIn("b: dtype float64 differs from a's float32", str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            L.operand(Fake((5, 3), typestr="<f2"), "a")
+        self.assertIn("a: dtype '<f2' is not supported", str(e.exception))
+        with self.assertRaises(ValueError) as e:
+            L.matrix(L.operand(Fake((2, 2, 2, 2)), "a"), "a")
+        self.assertIn("4-D", str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            L.operand(object(), "b")
+        self.assertIn("b: object is not a CUDA array", str(e.exception))
+
+    def test_out_required_for_unknown_arrays(self):
+        with self.assertRaises(TypeError) as e:
+            engine._empty_like(Fake((2, 2)), (2, 2))
+        self.assertIn("out: required", str(e.exception))
+
+    def test_alignment_class(self):
+        self.assertEqual(engine._alignment([0x1000, 0x2000], L.F32), 16)
+        self.assertEqual(engine._alignment([0x1000, 0x2004], L.F32), 4)
+        self.assertEqual(engine._alignment([0x1008], L.F64), 8)
+
+
+LIB = os.environ.get("ENGINE_LIB") or os.path.join(ROOT, "build", "libengine.so")
+
+
+@unittest.skipUnless(os.path.exists(LIB), "no libengine.so (run make)")
+class ThroughTheLibrary(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.environ.setdefault("ENGINE_TEMPLATES", os.path.join(ROOT, "kernels_src"))
+        cls.ctx = engine.Context(no_device=True, arch=90, wisdom_dir=os.path.join(ROOT, "wisdom"),
+                                 user_wisdom_dir="", device_name="NVIDIA H100 80GB HBM3",
+                                 lib=engine._lib.Library(LIB))
+
+    def test_explain_chooses_from_wisdom(self):
+        info = self.ctx.explain(Fake((4096, 4096)), Fake((4096, 4096)), Fake((4096, 4096)))
+        self.assertEqual(info["chosen_by"], "wisdom")
+        self.assertTrue(info["wisdom"]["exact"])
+        self.assertEqual((info["m"], info["n"], info["k"], info["layout"]), (4096, 4096, 4096, "NN"))
+        self.assertIn(info["origin"], ("nvrtc", "disk", "memory"))
+
+    def test_explain_of_a_transposed_batch(self):
+        b = Fake((3, 64, 32), strides=(2048, 1, 64), typestr="<f8")  # each matrix a transposed view
+        info = self.ctx.explain(Fake((3, 16, 64), typestr="<f8"), b, None)
+        self.assertEqual((info["layout"], info["batch"], info["ldb"], info["stride_b"]), ("NT", 3, 64, 2048))
+        # Wisdom's choice runs it, or, where its template refuses the layout, a config that takes it,
+        # with the refusal kept in the description.
+        if "fallback" in info:
+            self.assertIn("is refused", info["fallback"]["why"])
+            self.assertNotEqual(info["fallback"]["refused"], info["label"])
+
+    def test_matmul_is_checked_then_refused_without_gpu(self):
+        with self.assertRaises(engine.EngineError) as e:
+            self.ctx.matmul(Fake((4, 4), ptr=0x1002), Fake((4, 4)), Fake((4, 4)))
+        self.assertEqual(e.exception.status, "ENGINE_ERROR_MISALIGNED")
+        self.assertIn("A = 0x1002 is not a multiple of 4 bytes", str(e.exception))
+        with self.assertRaises(engine.EngineError) as e:
+            self.ctx.matmul(Fake((4, 4)), Fake((4, 4)), Fake((4, 4)))
+        self.assertEqual(e.exception.status, "ENGINE_ERROR_NO_GPU")
+
+    def test_forced_config_of_the_other_dtype(self):
+        self.ctx.set_config("dgemm_dmma")
+        try:
+            with self.assertRaises(engine.EngineError) as e:
+                self.ctx.explain(Fake((64, 64)), Fake((64, 64)), Fake((64, 64)))
+            self.assertEqual(e.exception.status, "ENGINE_ERROR_DTYPE_MISMATCH")
+        finally:
+            self.ctx.set_config(None)
+
+    def test_missing_library_is_named(self):
+        with self.assertRaises(OSError) as e:
+            engine._lib.Library("/nonexistent/libengine.so")
+        self.assertIn("ENGINE_LIB", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

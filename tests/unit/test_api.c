@@ -1,0 +1,406 @@
+/* test_api.c — libengine (include/engine.h) without a GPU: the argument checks and their messages
+ * (apiarg.h), the column-major mapping, engine_create's refusal where there is no driver, and plans
+ * chosen from the shipped wisdom and compiled for sm_90 by a context made with no_device. */
+#include "helpers.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+
+#include "../../include/engine.h"
+#include "apiarg.h"
+#include "gpu.h"
+
+static apiarg_desc row_nn(int64_t m, int64_t n, int64_t k)
+{
+    return (apiarg_desc){.fn = "engine_sgemm", .dtype = ENGINE_F32, .order = ENGINE_ROW_MAJOR,
+                         .transa = ENGINE_NO_TRANS, .transb = ENGINE_NO_TRANS, .m = m, .n = n, .k = k,
+                         .lda = k, .ldb = n, .ldc = n, .batch = 1};
+}
+
+/* The status of d's check and its message (err_format's line) in line. */
+static engine_status check(const apiarg_desc *d, apiarg_problem *p, char *line, size_t len)
+{
+    err_t err;
+    err_clear(&err);
+    engine_status st = apiarg_check(d, p, &err);
+    err_format(&err, line, len);
+    return st;
+}
+
+static void test_sizes_and_enums(void **state)
+{
+    (void)state;
+    apiarg_problem p;
+    char line[1600];
+    apiarg_desc d = row_nn(-1, 4, 4);
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(line, "engine_sgemm: m = -1 is negative");
+    d = row_nn(4, 4, 3000000000LL);
+    d.lda = d.k;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(line, "k = 3000000000 is more than"));
+    d = row_nn(4, 4, 4);
+    d.order = 7;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(line, "order = 7 is neither"));
+    d = row_nn(4, 4, 4);
+    d.transb = 0;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(line, "transb = 0 is neither"));
+    d = row_nn(4, 4, 4);
+    d.batch = 0;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(line, "engine_sgemm: batch_count = 0 is less than 1");
+    /* BLAS's empty problems are fine: m = 0, k = 0. */
+    d = row_nn(0, 4, 0);
+    d.lda = 1;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_SUCCESS);
+}
+
+static void test_leading_dimensions(void **state)
+{
+    (void)state;
+    apiarg_problem p;
+    char line[1600];
+    apiarg_desc d = row_nn(5, 7, 3);
+    d.lda = 2; /* A is 5 x 3 row-major: lda >= 3 */
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(line, "engine_sgemm: lda = 2 is too small: A is stored 5 x 3 row-major, so lda must be >= 3");
+    d = row_nn(5, 7, 3);
+    d.transb = ENGINE_TRANS; /* B stored 7 x 3: ldb >= 3 */
+    d.ldb = 3;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_SUCCESS);
+    d.ldb = 2;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(line, "B is stored 7 x 3 row-major (transposed), so ldb must be >= 3"));
+    /* Column-major: the ld is a column's length. C 5 x 7: ldc >= 5, not 7. */
+    d = row_nn(5, 7, 3);
+    d.order = ENGINE_COL_MAJOR;
+    d.lda = 5, d.ldb = 3, d.ldc = 5;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_SUCCESS);
+    d.ldc = 4;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(line, "engine_sgemm: ldc = 4 is too small: C is stored 5 x 7 column-major, so ldc must be >= 5");
+    /* ld >= 1 even for an empty row. */
+    d = row_nn(5, 7, 0);
+    d.lda = 0;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+}
+
+static void test_batches(void **state)
+{
+    (void)state;
+    apiarg_problem p;
+    char line[1600];
+    apiarg_desc d = row_nn(4, 6, 5);
+    d.batch = 3, d.stride_a = 20, d.stride_b = 0, d.stride_c = 24;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_SUCCESS);
+    assert_int_equal(p.sa, 20);
+    assert_int_equal(p.sb, 0); /* one B for every product */
+    d.stride_c = 23;           /* (4 - 1) * 6 + 6 = 24 elements in one C */
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(line, "stride_c = 23 is less than 24"));
+    d.stride_c = 24, d.stride_a = -1;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(line, "engine_sgemm: stride_a = -1 is negative");
+    /* batch 1: strides are ignored, as cuBLAS does. */
+    d.batch = 1;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_SUCCESS);
+    assert_int_equal(p.sa, 0);
+}
+
+static void test_column_major_swaps(void **state)
+{
+    (void)state;
+    apiarg_problem p;
+    char line[1600];
+    /* Column-major C (5 x 7) = A^T (A stored 3 x 5) * B (3 x 7): row-major C^T (7 x 5) = B^T A. */
+    apiarg_desc d = {.fn = "engine_dgemm", .dtype = ENGINE_F64, .order = ENGINE_COL_MAJOR, .transa = ENGINE_TRANS,
+                     .transb = ENGINE_NO_TRANS, .m = 5, .n = 7, .k = 3, .lda = 4, .ldb = 9, .ldc = 6, .batch = 2,
+                     .stride_a = 100, .stride_b = 200, .stride_c = 300};
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_SUCCESS);
+    assert_int_equal(p.dtype, DTYPE_F64);
+    assert_true(p.swapped);
+    assert_int_equal(p.M, 7);
+    assert_int_equal(p.N, 5);
+    assert_int_equal(p.K, 3);
+    assert_int_equal(p.ta, 0); /* B's flag, now the kernels' A */
+    assert_int_equal(p.tb, 1);
+    assert_int_equal(p.lda, 9);
+    assert_int_equal(p.ldb, 4);
+    assert_int_equal(p.ldc, 6);
+    assert_int_equal(p.sa, 200);
+    assert_int_equal(p.sb, 100);
+    assert_int_equal(p.sc, 300);
+}
+
+static void test_pointers(void **state)
+{
+    (void)state;
+    apiarg_problem p;
+    char line[1600];
+    apiarg_desc d = row_nn(4, 4, 4);
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_SUCCESS);
+    err_t err;
+    err_clear(&err);
+    const void *A = (const void *)0x1000, *B = (const void *)0x2000;
+    void *C = (void *)0x3000;
+    assert_int_equal(apiarg_check_pointers("engine_sgemm", &p, A, B, C, &err), ENGINE_SUCCESS);
+    assert_int_equal(apiarg_check_pointers("engine_sgemm", &p, NULL, B, C, &err), ENGINE_ERROR_INVALID_ARGUMENT);
+    err_format(&err, line, sizeof line);
+    assert_string_equal(line, "engine_sgemm: A is a null pointer");
+    err_clear(&err);
+    assert_int_equal(apiarg_check_pointers("engine_sgemm", &p, A, (const void *)0x2002, C, &err),
+                     ENGINE_ERROR_MISALIGNED);
+    err_format(&err, line, sizeof line);
+    assert_non_null(strstr(line, "B = 0x2002 is not a multiple of 4 bytes, the size of a f32"));
+    err_clear(&err);
+    /* k = 0 reads neither A nor B; m = 0 touches nothing. */
+    d = row_nn(4, 4, 0);
+    d.lda = 1;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_SUCCESS);
+    assert_int_equal(apiarg_check_pointers("engine_sgemm", &p, NULL, NULL, C, &err), ENGINE_SUCCESS);
+    assert_int_equal(apiarg_check_pointers("engine_sgemm", &p, NULL, NULL, NULL, &err), ENGINE_ERROR_INVALID_ARGUMENT);
+    d = row_nn(0, 4, 4);
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_SUCCESS);
+    assert_int_equal(apiarg_check_pointers("engine_sgemm", &p, NULL, NULL, NULL, &err), ENGINE_SUCCESS);
+}
+
+static void test_status_strings(void **state)
+{
+    (void)state;
+    assert_string_equal(engine_status_string(ENGINE_SUCCESS), "ENGINE_SUCCESS");
+    assert_string_equal(engine_status_string(ENGINE_ERROR_NO_GPU), "ENGINE_ERROR_NO_GPU");
+    assert_string_equal(engine_status_string((engine_status)99), "ENGINE_ERROR_UNKNOWN");
+}
+
+/* No driver on this machine: engine_create fails cleanly, saying so. */
+static void test_create_without_gpu(void **state)
+{
+    (void)state;
+    if (gpu_driver_present())
+        skip();
+    engine_ctx *ctx = (engine_ctx *)0x1;
+    assert_int_equal(engine_create(&ctx, NULL), ENGINE_ERROR_NO_GPU);
+    assert_null(ctx);
+    assert_non_null(strstr(engine_last_error(NULL), "no CUDA driver"));
+    assert_int_equal(engine_create(NULL, NULL), ENGINE_ERROR_INVALID_ARGUMENT);
+}
+
+static engine_ctx *no_device_ctx(void)
+{
+    engine_options o;
+    engine_options_init(&o);
+    o.no_device = 1;
+    o.arch = 90;
+    o.wisdom_dir = "wisdom";
+    o.user_wisdom_dir = ""; /* the shipped wisdom only */
+    o.device_name = "NVIDIA H100 80GB HBM3";
+    engine_ctx *ctx = NULL;
+    assert_int_equal(engine_create(&ctx, &o), ENGINE_SUCCESS);
+    return ctx;
+}
+
+/* A context without a GPU: every check runs, then the call is refused for want of one. */
+static void test_calls_without_device(void **state)
+{
+    (void)state;
+    engine_ctx *ctx = no_device_ctx();
+    const float *A = (const float *)0x1000, *B = (const float *)0x2000;
+    float *C = (float *)0x3000;
+    assert_int_equal(engine_sgemm(ctx, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4, 4, 4, 1, NULL, 4, B, 4, 0,
+                                  C, 4, NULL),
+                     ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(engine_last_error(ctx), "engine_sgemm: A is a null pointer");
+    assert_int_equal(engine_sgemm(ctx, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4, 4, 4, 1, A, 3, B, 4, 0,
+                                  C, 4, NULL),
+                     ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(engine_last_error(ctx), "lda = 3 is too small"));
+    assert_int_equal(engine_dgemm(ctx, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4, 4, 4, 1,
+                                  (const double *)0x1004, 4, (const double *)B, 4, 0, (double *)C, 4, NULL),
+                     ENGINE_ERROR_MISALIGNED);
+    assert_int_equal(engine_sgemm_strided_batched(ctx, ENGINE_COL_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4, 4, 4, 1,
+                                                  A, 4, 16, B, 4, 16, 0, C, 4, 16, 0, NULL),
+                     ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(engine_sgemm(ctx, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4, 4, 4, 1, A, 4, B, 4, 0,
+                                  C, 4, NULL),
+                     ENGINE_ERROR_NO_GPU);
+    assert_non_null(strstr(engine_last_error(ctx), "without a GPU"));
+    engine_destroy(ctx);
+}
+
+/* Plans from the shipped wisdom, compiled for sm_90 with no GPU; a forced config of the other dtype. */
+static void test_plans_without_device(void **state)
+{
+    (void)state;
+    engine_ctx *ctx = no_device_ctx();
+    engine_plan_desc d;
+    engine_plan *plan = NULL;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4096, 4096, 4096);
+    engine_status st = engine_plan_create(ctx, &d, &plan);
+    if (st)
+        fprintf(stderr, "%s\n", engine_last_error(ctx));
+    assert_int_equal(st, ENGINE_SUCCESS);
+    size_t need = engine_plan_describe(plan, NULL, 0);
+    assert_true(need > 0);
+    char *text = malloc(need + 1);
+    assert_int_equal(engine_plan_describe(plan, text, need + 1), need);
+    assert_int_equal(strlen(text), need);
+    assert_non_null(strstr(text, "\"chosen_by\":\"wisdom\""));
+    assert_non_null(strstr(text, "\"exact\":true")); /* 4096^3 f32 has an entry of its own */
+    assert_non_null(strstr(text, "\"file\":\"wisdom/"));
+    assert_non_null(strstr(text, "\"arch\":\"sm_90\""));
+    assert_non_null(strstr(text, "\"origin\":"));
+    char small[8];
+    assert_int_equal(engine_plan_describe(plan, small, sizeof small), need);
+    assert_int_equal(strlen(small), 7); /* cut, and terminated */
+    free(text);
+    assert_int_equal(engine_plan_execute(plan, 1, (void *)0x1000, (void *)0x2000, 0, (void *)0x3000, NULL),
+                     ENGINE_ERROR_NO_GPU);
+    engine_plan_destroy(plan);
+
+    assert_int_equal(engine_set_config(ctx, "configs/no_such_config.json"), ENGINE_ERROR_CONFIG);
+    assert_non_null(strstr(engine_last_error(ctx), "no_such_config.json"));
+    assert_int_equal(engine_set_config(ctx, "configs/dgemm_dmma.json"), ENGINE_SUCCESS);
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_ERROR_DTYPE_MISMATCH);
+    assert_null(plan);
+    assert_non_null(strstr(engine_last_error(ctx), "is f64, the call is f32"));
+    d.dtype = ENGINE_F64;
+    d.m = d.n = d.k = 256;
+    d.lda = d.ldb = d.ldc = 256;
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    need = engine_plan_describe(plan, NULL, 0);
+    text = malloc(need + 1);
+    engine_plan_describe(plan, text, need + 1);
+    assert_non_null(strstr(text, "\"chosen_by\":\"forced\""));
+    assert_non_null(strstr(text, "dgemm_dmma"));
+    free(text);
+    engine_plan_destroy(plan);
+    /* JSON text; a malformed one is named by the call. */
+    assert_int_equal(engine_set_config(ctx, "{\"name\": \"x\", \"template\": \"warptile\", \"params\": {\"BM\": 7"),
+                     ENGINE_ERROR_CONFIG);
+    assert_non_null(strstr(engine_last_error(ctx), "engine_set_config:1:"));
+    assert_int_equal(engine_set_config(ctx, NULL), ENGINE_SUCCESS);
+    engine_destroy(ctx);
+}
+
+/* BLAS's empty products (k = 0: C = beta C by the scale kernel, compiled here; m = 0: nothing), a plan's
+ * promised alignment held to at execute, and a bad alignment refused. */
+static void test_edge_plans(void **state)
+{
+    (void)state;
+    engine_ctx *ctx = no_device_ctx();
+    engine_plan_desc d;
+    engine_plan *plan = NULL;
+    char text[4096];
+    engine_plan_desc_init(&d, ENGINE_F64, ENGINE_COL_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 33, 17, 0);
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    engine_plan_describe(plan, text, sizeof text);
+    assert_non_null(strstr(text, "\"config\":null,\"chosen_by\":\"k=0: C = beta C (engine_scale_c)\""));
+    assert_non_null(strstr(text, "\"m\":17,\"n\":33,\"k\":0")); /* column-major: the kernels' m is n */
+    assert_int_equal(engine_plan_execute(plan, 1, NULL, NULL, 0, NULL, NULL), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(engine_last_error(ctx), "engine_plan_execute: C is a null pointer");
+    engine_plan_destroy(plan);
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 0, 17, 5);
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    engine_plan_describe(plan, text, sizeof text);
+    assert_non_null(strstr(text, "m or n = 0: nothing"));
+    engine_plan_destroy(plan);
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4096, 4096, 4096);
+    d.alignment = 3;
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_ERROR_INVALID_ARGUMENT);
+    d.alignment = 16;
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    engine_plan_describe(plan, text, sizeof text);
+    assert_non_null(strstr(text, "\"align_elems\":[4,4,4]"));
+    assert_int_equal(engine_plan_execute(plan, 1, (void *)0x1004, (void *)0x2000, 0, (void *)0x3000, NULL),
+                     ENGINE_ERROR_MISALIGNED);
+    assert_string_equal(engine_last_error(ctx),
+                        "engine_plan_execute: A is not a multiple of 16 bytes, the alignment the plan was made for");
+    engine_plan_destroy(plan);
+    /* A layout wisdom's choice refuses (padded rows, transposed A, column-major): another config that
+     * takes it runs, and the description keeps the refusal. */
+    engine_plan_desc_init(&d, ENGINE_F64, ENGINE_COL_MAJOR, ENGINE_TRANS, ENGINE_NO_TRANS, 127, 129, 131);
+    d.lda += 3;
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    engine_plan_describe(plan, text, sizeof text);
+    assert_non_null(strstr(text, "\"layout\":\"NT\",\"lda\":131,\"ldb\":134,\"ldc\":127"));
+    char *fb = strstr(text, "\"fallback\":{\"refused\":");
+    if (fb)
+        assert_non_null(strstr(fb, "is refused"));
+    engine_plan_destroy(plan);
+    /* A forced config never falls back: its refusal is the answer. */
+    assert_int_equal(engine_set_config(ctx, "configs/dgemm_dmma.json"), ENGINE_SUCCESS);
+    if (fb) {
+        assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_ERROR_NOT_SUPPORTED);
+        assert_non_null(strstr(engine_last_error(ctx), "is refused"));
+    }
+    engine_destroy(ctx);
+}
+
+/* Two host threads planning the same problems on one context at once (the picks, the compile and the
+ * context's tables under its lock): every plan made, and the same problem described the same way. */
+typedef struct {
+    engine_ctx *ctx;
+    int ok;
+    char text[4][4096];
+} planner;
+
+static void *plan_some(void *arg)
+{
+    planner *w = arg;
+    const int64_t sizes[4][3] = {{4096, 4096, 4096}, {1000, 1001, 999}, {127, 129, 131}, {17, 33, 5}};
+    for (int i = 0; i < 4; i++) {
+        engine_plan_desc d;
+        engine_plan *plan;
+        engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, sizes[i][0],
+                              sizes[i][1], sizes[i][2]);
+        if (engine_plan_create(w->ctx, &d, &plan) != ENGINE_SUCCESS)
+            return NULL;
+        engine_plan_describe(plan, w->text[i], sizeof w->text[i]);
+        engine_plan_destroy(plan);
+    }
+    w->ok = 1;
+    return NULL;
+}
+
+static void test_two_threads_plan(void **state)
+{
+    (void)state;
+    engine_ctx *ctx = no_device_ctx();
+    planner w[2] = {{.ctx = ctx}, {.ctx = ctx}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, plan_some, &w[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_true(w[0].ok && w[1].ok);
+    for (int i = 0; i < 4; i++) {
+        /* The same config and entry; only where the CUBIN came from may differ (one thread compiled it). */
+        char *a = strstr(w[0].text[i], "\"origin\""), *b = strstr(w[1].text[i], "\"origin\"");
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(a - w[0].text[i], b - w[1].text[i]);
+        assert_memory_equal(w[0].text[i], w[1].text[i], (size_t)(a - w[0].text[i]));
+    }
+    engine_destroy(ctx);
+}
+
+int main(void)
+{
+    /* Before the first engine_create: the library reads its paths once. */
+    setenv("ENGINE_TEMPLATES", "kernels_src", 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizes_and_enums),   cmocka_unit_test(test_leading_dimensions),
+        cmocka_unit_test(test_batches),           cmocka_unit_test(test_column_major_swaps),
+        cmocka_unit_test(test_pointers),          cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_create_without_gpu), cmocka_unit_test(test_calls_without_device),
+        cmocka_unit_test(test_plans_without_device), cmocka_unit_test(test_two_threads_plan),
+        cmocka_unit_test(test_edge_plans),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
