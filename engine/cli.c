@@ -432,7 +432,7 @@ static const cli_opt k_opts[] = {
     {"alpha", "A", CMD_VERIFY, p_scalar, 0, 0, 0, "alpha", "1.25"},
     {"beta", "B", CMD_BENCH | CMD_TUNE, p_scalar, 0, 0, 0, "beta", "0"},
     {"beta", "B", CMD_VERIFY, p_scalar, 0, 0, 0, "beta; verify always runs beta = 0 too", "-0.5"},
-    {"op", "NN|NT|TN|TT", BUILDS, p_op, 0, 0, 0, "transposes: op(A) then op(B); T reads A stored K x M, B stored N x K", "NN"},
+    {"op", "NN|NT|TN|TT", BUILDS | CMD_PICK, p_op, 0, 0, 0, "transposes: op(A) then op(B); T reads A stored K x M, B stored N x K", "NN"},
     {"lda", "N|+P", BUILDS, p_ld, 0, 0, 0, "elements between stored rows of A (+P: packed plus P)", "packed"},
     {"ldb", "N|+P", BUILDS, p_ld, 1, 0, 0, "elements between stored rows of B", "packed"},
     {"ldc", "N|+P", BUILDS, p_ld, 2, 0, 0, "elements between rows of C", "packed"},
@@ -617,10 +617,13 @@ int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
         return EXIT_INPUT;
     if ((cmd & BUILDS) && check_layouts(o))
         return EXIT_INPUT;
-    /* Wisdom entries carry no layout yet: an entry tuned in one layout must not be taken for another. */
-    if (layout_given(o) && (o->auto_pick || (cmd == CMD_TUNE && o->wisdom)))
-        return usage_error("%s: wisdom entries are packed NN only so far; give a CONFIG (or no --wisdom) with --op/--ld*/--batch/--stride-*",
-                           o->auto_pick ? "--auto" : "--wisdom");
+    /* Wisdom entries record the op (wisdom.h), not padded rows or batches: a time measured in those
+     * must not be recorded as the packed problem's. --auto itself takes any layout (pick.c). */
+    bool ld_or_batch = layout_given(o) && !(o->ld[0] == 0 && o->ld[1] == 0 && o->ld[2] == 0 && o->batch <= 1 &&
+                                            o->stride[0] < 0 && o->stride[1] < 0 && o->stride[2] < 0);
+    if (ld_or_batch && (o->auto_tune_s > 0 || (cmd == CMD_TUNE && o->wisdom)))
+        return usage_error("%s: wisdom entries record the op only; give no --ld*/--batch/--stride-* (or no %s)",
+                           o->auto_tune_s > 0 ? "--auto-tune" : "--wisdom", o->auto_tune_s > 0 ? "--auto-tune" : "--wisdom");
     if (cmd == CMD_VERIFY && o->beta_given && o->beta == 0.0)
         return usage_error("--beta 0: verify always runs beta = 0; --beta sets the other, non-zero, case");
     if (cmd == CMD_BENCH && o->nshapes && o->shape_given)

@@ -129,6 +129,33 @@ static int add_candidates(pick_t *p, const wisdom_t *w, int level, dtype_t dtype
     return 0;
 }
 
+/* Keep the candidates measured in the problem's op (wisdom_entry.op); where the level holds none,
+ * those measured in NN (the layout the entries were tuned in before layouts), and say so: the
+ * note for --explain, NULL when the op's own entries were kept. The dropped paths are freed. */
+static const char *keep_op(int op, const wisdom_entry **entries, const wisdom_file **files, char **paths, size_t *n)
+{
+    size_t have = 0;
+    for (size_t i = 0; i < *n; i++)
+        have += entries[i]->op == op;
+    const int keep = have ? op : 0;
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (entries[i]->op != keep) {
+            free(paths[i]);
+            continue;
+        }
+        entries[k] = entries[i];
+        files[k] = files[i];
+        paths[k++] = paths[i];
+    }
+    *n = k;
+    static char note[96];
+    if (have || op == 0)
+        return NULL;
+    snprintf(note, sizeof note, "no wisdom entry of op %s at this level: weighed the NN entries", wisdom_op_name(op));
+    return note;
+}
+
 /* "name[SETS] (file:line, level, ...)": where a shape's config came from. */
 static char *why_of(const select_t *s, const select_result *r, int level)
 {
@@ -151,7 +178,8 @@ int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes,
 {
     pick_params pp = {.device = o->device, .probe = true, .arch = o->arch, .sms = o->sms,
                       .device_name = o->device_name, .wisdom_dir = o->wisdom, .warn = stderr,
-                      .dtype = o->dtype && strcmp(o->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32};
+                      .dtype = o->dtype && strcmp(o->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
+                      .op = 2 * o->ta + o->tb};
     return pick_init_with(p, &pp, shapes, nshapes, err);
 }
 
@@ -193,6 +221,8 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
         if (ls == level)
             add_candidates(p, &p->shipped, level, dtype, dev, &entries, &files, &paths, &n);
     }
+    const char *op_note = keep_op(pp->op, entries, files, paths, &n);
+    p->op_note = op_note ? xstrdup(op_note) : NULL;
     select_gpu sg;
     select_gpu_init(&sg, p->arch, sms, clock);
     sg.arch_guessed = !pp->arch;
@@ -225,6 +255,11 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
         p->of_shape[s] = pick_entry_of_cand(p, p->result[s].chosen);
         p->why[s] = why_of(&p->sel, &p->result[s], level);
         p->explain[s] = select_explain(&p->sel, &shapes[s], &p->result[s]);
+        if (op_note) {
+            char *ex = xasprintf("%s%s\n", p->explain[s], op_note);
+            free(p->explain[s]);
+            p->explain[s] = ex;
+        }
     }
     return 0;
 }
@@ -269,6 +304,7 @@ void pick_free(pick_t *p)
     }
     free(p->why);
     free(p->explain);
+    free(p->op_note);
     free(p->result);
     free(p->of_shape);
     free(p->device);
@@ -355,6 +391,8 @@ int pick_main(const opts_t *o)
         } else {
             char *ex = select_explain(&p.sel, sh, &res[s]);
             printf("\n%lldx%lldx%lld: %s\n%s", (long long)sh->m, (long long)sh->n, (long long)sh->k, c->label, ex);
+            if (p.op_note)
+                printf("%s\n", p.op_note);
             free(ex);
         }
     }

@@ -5,7 +5,9 @@
  * --auto-tune records; a damaged file there is reported in one line and left out) and then the
  * shipped one (--wisdom DIR, else paths_wisdom_dir(); a damaged file there is an error). A shape that
  * has an entry of its own runs it, the user's first; any other shape goes to the selection model
- * (select.h) over the entries of the first level that holds the dtype.
+ * (select.h) over the entries of the first level that holds the dtype. Of those, only entries
+ * measured in the problem's op (--op; wisdom_entry.op) count, or the NN ones where the level holds
+ * none of that op (op_note says so).
  *
  * The choices become the run's entries, one per distinct (config, overrides), and each shape
  * records which entry runs there and why, so a row can say where its config came from. A config
@@ -38,6 +40,8 @@ typedef struct {
     size_t *entry_of_cand; /* per candidate: index into entries, or (size_t)-1 when not chosen */
     size_t *tune;     /* --auto-tune: per shape, PICK_TUNE_MAX entry indexes to time, best estimate first */
     size_t *ntune;    /* per shape: how many (0 at a shape wisdom holds) */
+    char *op_note;    /* the problem's op has no entry at the level: the NN entries were weighed (a
+                       * line for --explain); NULL otherwise */
 } pick_t;
 
 #define PICK_TUNE_MAX 4 /* --auto-tune times at most this many of the model's candidates per shape */
@@ -55,6 +59,8 @@ typedef struct {
     int sms;                 /* 0: the GPU's, else the arch's usual part */
     const char *device_name; /* NULL: the GPU's, else none */
     dtype_t dtype;
+    int op;                  /* 2 * ta + tb (layout.h): only entries of this op are weighed, or NN's
+                              * where the level holds none (pick_t.op_note); 0: NN */
     const char *wisdom_dir;  /* NULL: paths_wisdom_dir() */
     const char *user_dir;    /* NULL: paths_user_wisdom_dir(); "": no user wisdom */
     FILE *warn;              /* where damaged user wisdom and entries left out are reported; NULL: nowhere */

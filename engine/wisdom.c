@@ -5,6 +5,7 @@
 
 #include "arch.h"
 #include "jsonloc.h"
+#include "layout.h"
 #include "paths.h"
 #include "util.h"
 
@@ -21,7 +22,7 @@
 #include <unistd.h>
 
 static const char *const k_file_keys[] = {"version", "device", "arch", "entries", NULL};
-static const char *const k_entry_keys[] = {"dtype", "shape", "config", "set", "tflops", "vs_cublas", "occ", "source", NULL};
+static const char *const k_entry_keys[] = {"dtype", "op", "shape", "config", "set", "tflops", "vs_cublas", "occ", "source", NULL};
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Entries and files                                                                               */
@@ -88,6 +89,12 @@ static void add_file(wisdom_t *w, wisdom_file *f)
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Rules shared by reading a file and recording an entry                                           */
+
+const char *wisdom_op_name(int op)
+{
+    static const char *const names[] = {"NN", "NT", "TN", "TT"};
+    return op >= 0 && op <= 3 ? names[op] : "?";
+}
 
 static int parse_dtype(const char *s, dtype_t *d)
 {
@@ -224,7 +231,7 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
             const char *p[] = {key};
             return fail_at(
                 c, base, p, 1, true,
-                "entries[%zu]: unknown key \"%s\" (an entry has dtype, shape, config, set, tflops, vs_cublas, occ, source)",
+                "entries[%zu]: unknown key \"%s\" (an entry has dtype, op, shape, config, set, tflops, vs_cublas, occ, source)",
                 idx, key);
         }
     }
@@ -238,6 +245,16 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
         return -1;
     if (parse_dtype(s, &e->dtype))
         return fail_at(c, base, pd, 1, false, "entries[%zu].dtype must be \"f32\" or \"f64\", got \"%.64s\"", idx, s);
+    /* The op the entry was measured in (layout.h); entries without one are NN, as every file
+     * before layouts. */
+    json_t *op = json_object_get(obj, "op");
+    if (op) {
+        const char *p[] = {"op"};
+        int ta, tb;
+        if (!json_is_string(op) || layout_op_parse(json_string_value(op), &ta, &tb))
+            return fail_at(c, base, p, 1, false, "entries[%zu].op must be \"NN\", \"NT\", \"TN\" or \"TT\"", idx);
+        e->op = 2 * ta + tb;
+    }
     if (get_entry_string(c, base, idx, obj, "shape", "MxNxK, e.g. 4096x4096x4096", &s))
         return -1;
     char why[256];
@@ -245,10 +262,11 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
         return fail_at(c, base, ps, 1, false, "entries[%zu].shape \"%.64s\": %s", idx, s, why);
     for (size_t i = 0; i < idx; i++) {
         const wisdom_entry *o = &f->entries[i];
-        if (o->dtype == e->dtype && o->shape.m == e->shape.m && o->shape.n == e->shape.n && o->shape.k == e->shape.k)
+        if (o->dtype == e->dtype && o->op == e->op && o->shape.m == e->shape.m && o->shape.n == e->shape.n &&
+            o->shape.k == e->shape.k)
             return fail_at(c, base, ps, 1, false,
-                           "entries[%zu]: %s %s is already in this file (line %d); keep one entry per dtype and shape",
-                           idx, dtype_name(e->dtype), s, o->line);
+                           "entries[%zu]: %s %s %s is already in this file (line %d); keep one entry per dtype, op and shape",
+                           idx, dtype_name(e->dtype), wisdom_op_name(e->op), s, o->line);
     }
     if (get_entry_string(c, base, idx, obj, "config", "the config's path, e.g. configs/warptile_db.json", &s))
         return -1;
@@ -616,8 +634,10 @@ char *wisdom_file_to_json(const wisdom_file *f)
         const wisdom_entry *e = &f->entries[i];
         char shape[64];
         format_shape(&e->shape, shape, sizeof shape);
-        sb_addf(&sb, "%s\n    {\"dtype\": \"%s\", \"shape\": \"%s\", \"config\": ", i ? "," : "", dtype_name(e->dtype),
-                shape);
+        sb_addf(&sb, "%s\n    {\"dtype\": \"%s\", ", i ? "," : "", dtype_name(e->dtype));
+        if (e->op) /* NN is written as before layouts: no key */
+            sb_addf(&sb, "\"op\": \"%s\", ", wisdom_op_name(e->op));
+        sb_addf(&sb, "\"shape\": \"%s\", \"config\": ", shape);
         ok = ok && add_json_string(&sb, e->config);
         if (e->nsets) {
             sb_add(&sb, ", \"set\": {");
@@ -649,12 +669,14 @@ char *wisdom_file_to_json(const wisdom_file *f)
     return sb_steal(&sb);
 }
 
-/* Order of entries in a written file: dtype, then M, N, K. */
+/* Order of entries in a written file: dtype, op, then M, N, K (0: the same key). */
 static int cmp_entry(const void *pa, const void *pb)
 {
     const wisdom_entry *a = pa, *b = pb;
     if (a->dtype != b->dtype)
         return a->dtype < b->dtype ? -1 : 1;
+    if (a->op != b->op)
+        return a->op < b->op ? -1 : 1;
     const int64_t x[3] = {a->shape.m, a->shape.n, a->shape.k}, y[3] = {b->shape.m, b->shape.n, b->shape.k};
     for (int i = 0; i < 3; i++)
         if (x[i] != y[i])
@@ -669,6 +691,8 @@ static int check_entry(const wisdom_entry *e, char *why, size_t len)
     format_shape(&e->shape, shape, sizeof shape);
     if (e->dtype != DTYPE_F32 && e->dtype != DTYPE_F64)
         return snprintf(why, len, "dtype %d is neither f32 nor f64", (int)e->dtype), -1;
+    if (e->op < 0 || e->op > 3)
+        return snprintf(why, len, "op %d is not 0 to 3 (NN, NT, TN, TT)", e->op), -1;
     if (shape_rule(&e->shape, sw, sizeof sw))
         return snprintf(why, len, "shape %s: %s", shape, sw), -1;
     if (!e->config || !*e->config)

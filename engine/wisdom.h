@@ -46,6 +46,7 @@
 /* One measured winner. Strings are owned by the wisdom_file that holds the entry. */
 typedef struct {
     dtype_t dtype;
+    int op;          /* "op": 0 NN, 1 NT, 2 TN, 3 TT (2 * ta + tb, layout.h); absent in the file: NN */
     shape_t shape;   /* M, N >= 1, K >= 0, each at most SHAPE_MAX_DIM */
     char *config;    /* path of the config as written in the file: "configs/warptile_db.json" */
     param_set *sets; /* "set": overrides of the config's params, in file order (config_load takes them) */
@@ -102,8 +103,8 @@ int wisdom_load_file(wisdom_t *w, const char *path, err_t *err);
  * "version" other than 1, a bad "arch", a "device" without "arch" or empty, a missing "entries"
  * or entry member, an unknown dtype, a shape that is not MxNxK (M, N >= 1, K >= 0, no signs or
  * leading zeros, each at most SHAPE_MAX_DIM), an empty "config", a "set" value that is not an integer
- * or a "set" key that is not a parameter name, a tflops or vs_cublas that is negative, and a
- * (dtype, shape) that the file already holds. */
+ * or a "set" key that is not a parameter name, a tflops or vs_cublas that is negative, an "op" other
+ * than "NN", "NT", "TN", "TT", and a (dtype, op, shape) that the file already holds. */
 int wisdom_parse(wisdom_t *w, const char *path, const char *text, size_t len, err_t *err);
 
 /* The entry for (device_name, arch, dtype, shape) by the levels and distance above. device_name may
@@ -153,6 +154,9 @@ int wisdom_record(const char *path, const char *device_name, int arch, const wis
 /* A file as wisdom_record writes it (entries in the order held), newly allocated; NULL when a
  * string of it is not UTF-8 (jansson could not read the file back). */
 char *wisdom_file_to_json(const wisdom_file *f);
+
+/* "NN", "NT", "TN" or "TT" for an entry's op (wisdom_entry.op). */
+const char *wisdom_op_name(int op);
 
 /* "nvidia-h100-80gb-hbm3" for "NVIDIA H100 80GB HBM3": lower case, each run of other characters
  * than ASCII letters and digits one '-', none at either end; "device" when nothing is left. Newly

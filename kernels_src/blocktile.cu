@@ -70,19 +70,24 @@
     {"rule": "SPLITK == 1 || TPB == 1", "why": "split-K blocks each compute a single tile"}
   ],
   "requires": [
-    {"rule": "TA == 0 && TB == 0 && LD_PACKED", "why": "its loaders and epilogue index A, B and C as packed row-major M x K, K x N, M x N: no transposes or leading dimensions yet"},
+    {"rule": "TA == 0 || BM % VEC_A == 0", "why": "A stored K x M is loaded VEC_A elements along M at a time"},
+    {"rule": "TB == 0 || BK % VEC_B == 0", "why": "B stored N x K is loaded VEC_B elements along K at a time"},
+    {"rule": "LDC == N || SPLITK == 1", "why": "split-K's scale_c, reduce and workspace index C as packed M x N"},
     {"rule": "BATCH == 1 || SPLITK == 1", "why": "a batch takes grid z, which split-K's splits take otherwise; stream-K's blocks walk the tiles of one product"}
   ],
   "switches": {
     "FULL_M": "M % BM == 0",
     "FULL_N": "N % BN == 0",
     "FULL_K": "K % BK == 0",
-    "EVEC_A": "K % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM) ? VEC_A : K % 2 == 0 && VEC_A > 2 && ALIGN_A >= 2 ? 2 : 1",
-    "EVEC_B": "N % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM) ? VEC_B : N % 2 == 0 && VEC_B > 2 && ALIGN_B >= 2 ? 2 : 1",
+    "EVEC_A": "(TA ? M : K) % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM) ? VEC_A : (TA ? M : K) % 2 == 0 && VEC_A > 2 && ALIGN_A >= 2 ? 2 : 1",
+    "EVEC_B": "(TB ? K : N) % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM) ? VEC_B : (TB ? K : N) % 2 == 0 && VEC_B > 2 && ALIGN_B >= 2 ? 2 : 1",
     "EVEC_C": "N % VEC_C == 0 && ALIGN_C >= min(VEC_C, 16 / ELEM) ? VEC_C : N % 2 == 0 && VEC_C > 2 && ALIGN_C >= 2 ? 2 : 1",
     "TPB_EFF": "TPB > 1 && cdiv(M, BM) * cdiv(N, BN) >= TPB * TPB * TPB_MIN_BLOCKS ? TPB : 1",
     "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
-    "BATCHED": "BATCH > 1"
+    "BATCHED": "BATCH > 1",
+    "OP_TA": "TA",
+    "OP_TB": "TB",
+    "LDP": "LD_PACKED"
   },
   "let": {
     "GX": "cdiv(cdiv(N, BN), TPB_EFF)",
@@ -153,8 +158,8 @@ struct Frag {
 };
 
 /* Write the sub-tile: C itself, or atomically (split-K, modes 0 and 2), or this split's slice of W. */
-__device__ __forceinline__ void epilogue(const Frag &f, int M, int N, int row0, int col0, T alpha, T beta, T *C, T *W,
-                                         bool plain)
+__device__ __forceinline__ void epilogue(const Frag &f, int M, int N, int ldc, int row0, int col0, T alpha, T beta,
+                                         T *C, T *W, bool plain)
 {
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
@@ -177,7 +182,7 @@ __device__ __forceinline__ void epilogue(const Frag &f, int M, int N, int row0, 
                 continue;
             }
 #endif
-            store_c<CV>(&C[(idx_t)gr * N + gc], &f.acc[i][j], alpha, beta);
+            store_c<CV>(&C[(idx_t)gr * ldc + gc], &f.acc[i][j], alpha, beta);
         }
     }
 }
@@ -195,6 +200,7 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
     T *As = reinterpret_cast<T *>(smem_raw);
     T *Bs = As + STAGES * tile::A_STAGE;
     const int tid = threadIdx.x;
+    const tile::Strides ld = tile::strides(M, N, K, lda, ldb, ldc);
     const int tiles_x = cdiv(N, BN), tiles_y = cdiv(M, BM);
     int bx, by;
     if (!block_coords<SUPER>(cdiv(tiles_x, TPB_EFF), cdiv(tiles_y, TPB_EFF), bx, by))
@@ -215,9 +221,9 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 #pragma unroll
             for (int j = 0; j < TN; ++j)
                 f.acc[i][j] = T(0);
-        tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
+        tile::mainloop<THREADS>(f, As, Bs, A, B, M, N, K, ld.a, ld.b, row0, col0, kt0, kt1, tid);
         const bool plain = split_begin(tile_y * tiles_x + tile_x);
-        epilogue(f, M, N, row0, col0, alpha, beta, C, W, plain);
+        epilogue(f, M, N, ld.c, row0, col0, alpha, beta, C, W, plain);
         split_end(tile_y * tiles_x + tile_x);
     }
 }

@@ -77,18 +77,23 @@
     {"rule": "STREAMK == 0 || SPLITK == 1", "why": "stream-K and split-K are two ways of sharing K among blocks; take one"}
   ],
   "requires": [
-    {"rule": "TA == 0 && TB == 0 && LD_PACKED", "why": "its loaders and epilogue index A, B and C as packed row-major M x K, K x N, M x N: no transposes or leading dimensions yet"},
+    {"rule": "TA == 0 || BM % VEC_A == 0", "why": "A stored K x M is loaded VEC_A elements along M at a time"},
+    {"rule": "TB == 0 || BK % VEC_B == 0", "why": "B stored N x K is loaded VEC_B elements along K at a time"},
+    {"rule": "LDC == N || (SPLITK == 1 && STREAMK == 0)", "why": "split-K's and stream-K's scale_c, reduce and workspace index C as packed M x N"},
     {"rule": "BATCH == 1 || (SPLITK == 1 && STREAMK == 0)", "why": "a batch takes grid z, which split-K's splits take otherwise; stream-K's blocks walk the tiles of one product"}
   ],
   "switches": {
     "FULL_M": "M % BM == 0",
     "FULL_N": "N % BN == 0",
     "FULL_K": "K % BK == 0",
-    "EVEC_A": "K % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM) ? VEC_A : 1",
-    "EVEC_B": "N % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM) ? VEC_B : 1",
+    "EVEC_A": "(TA ? M : K) % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM) ? VEC_A : 1",
+    "EVEC_B": "(TB ? K : N) % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM) ? VEC_B : 1",
     "EVEC_C": "N % 2 == 0 && ALIGN_C >= 2 ? 2 : 1",
     "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
-    "BATCHED": "BATCH > 1"
+    "BATCHED": "BATCH > 1",
+    "OP_TA": "TA",
+    "OP_TB": "TB",
+    "LDP": "LD_PACKED"
   },
   "let": {
     "GX": "cdiv(N, BN)",
@@ -104,14 +109,18 @@
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "BATCH > 1 ? BATCH : SPLITS"],
      "block": ["THREADS", 1, 1],
-     "smem": "STAGES * (rup(BM * (BK + PAD_A), 2) + rup(BK * (BN + PAD_B), 2)) * ELEM"},
+     "smem": "STAGES * (rup(TA ? BK * (BM + PAD_A) : BM * (BK + PAD_A), 2) + rup(BK * (BN + PAD_B), 2)) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]
 }
 */
 #include "gemm_common.cuh"
 
-#define A_KMAJOR 0
+/* A stored K x M (TA) is kept k-major, As[k][m], so that its chunks along M land as vector stores
+ * and its fragments are read as B's are (consecutive m across g, k across t: with the default
+ * PAD_A 4 and BM a multiple of 16, stored rows sit 4 doubles off a multiple of 16, so a half-warp's
+ * reads fall in distinct banks). */
+#define A_KMAJOR OP_TA
 #define PIPE_ASYNC ASYNC
 #define PIPE_STAGES STAGES
 #include "tile_pipeline.cuh"
@@ -187,7 +196,7 @@ struct Frag {
             for (int i = 0; i < MTILES; ++i)
 #pragma unroll
                 for (int r = 0; r < AR; ++r)
-                    a[i][r] = As[(m0 + i * IM + g + 8 * (r % (IM / 8))) * tile::A_LD + kk + t + 4 * (r / (IM / 8))];
+                    a[i][r] = As[tile::a_at(m0 + i * IM + g + 8 * (r % (IM / 8)), kk + t + 4 * (r / (IM / 8)))];
 #pragma unroll
             for (int j = 0; j < NTILES; ++j)
 #pragma unroll
@@ -277,7 +286,7 @@ struct Frag {
  * (C holds beta * C already, splitk.cuh); otherwise split_range gives them. */
 template <bool FM, bool FN>
 __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid, int warp, int lane, int bx, int by,
-                                            int skt0, int skt1, bool part)
+                                            int skt0, int skt1, bool part, tile::Strides ld)
 {
     const int row0 = by * BM, col0 = bx * BN;
     Frag f;
@@ -300,7 +309,7 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid
     if constexpr (STREAMK == 0)
         split_range(K, kt0, kt1);
     const T beta_c = tile_beta(beta);
-    tile::mainloop<THREADS, FM, FN>(f, As, Bs, A, B, M, N, K, row0, col0, kt0, kt1, tid);
+    tile::mainloop<THREADS, FM, FN>(f, As, Bs, A, B, M, N, K, ld.a, ld.b, row0, col0, kt0, kt1, tid);
     f.finish();
     const bool plain = split_begin(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 #pragma unroll
@@ -323,14 +332,14 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid
 #pragma unroll
                     for (int e = 0; e < 2; ++e)
                         if (FN || gc + e < N)
-                            atomicAdd(&C[(idx_t)gr * N + gc + e], alpha * v[e]);
+                            atomicAdd(&C[(idx_t)gr * ld.c + gc + e], alpha * v[e]);
                 } else if (EVEC_C == 2 && (FN || gc < N)) {
-                    store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta_c);
+                    store_c<EVEC_C>(&C[(idx_t)gr * ld.c + gc], v, alpha, beta_c);
                 } else {
 #pragma unroll
                     for (int e = 0; e < 2; ++e)
                         if (FN || gc + e < N)
-                            store_c<1>(&C[(idx_t)gr * N + gc + e], &v[e], alpha, beta_c);
+                            store_c<1>(&C[(idx_t)gr * ld.c + gc + e], &v[e], alpha, beta_c);
                 }
             }
         }
@@ -353,15 +362,16 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
     /* NVRTC's code depends on the order of these steps (docs/NOTES.md, "Stream-K"): the thread's
      * coordinates first, then the block's, as before output_tile was split out. */
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const tile::Strides ld = tile::strides(M, N, K, lda, ldb, ldc);
 #if STREAMK > 0
     streamk_runs(cdiv(N, BN), cdiv(M, BM), cdiv(K, BK), [&](int bx, int by, int kt0, int kt1, bool part) {
 #if EDGE_SPLIT
         if (tile::interior_tile(bx, by, M, N))
-            output_tile<true, true>(As, Bs, M, N, K, alpha, A, B, beta, C, W, tid, warp, lane, bx, by, kt0, kt1, part);
+            output_tile<true, true>(As, Bs, M, N, K, alpha, A, B, beta, C, W, tid, warp, lane, bx, by, kt0, kt1, part, ld);
         else
 #endif
             output_tile<FULL_M, FULL_N>(As, Bs, M, N, K, alpha, A, B, beta, C, W, tid, warp, lane, bx, by, kt0, kt1,
-                                        part);
+                                        part, ld);
     });
 #else
     int bx, by;
@@ -369,9 +379,9 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
         return;
 #if EDGE_SPLIT
     if (tile::interior_tile(bx, by, M, N))
-        output_tile<true, true>(As, Bs, M, N, K, alpha, A, B, beta, C, W, tid, warp, lane, bx, by, 0, 0, false);
+        output_tile<true, true>(As, Bs, M, N, K, alpha, A, B, beta, C, W, tid, warp, lane, bx, by, 0, 0, false, ld);
     else
 #endif
-        output_tile<FULL_M, FULL_N>(As, Bs, M, N, K, alpha, A, B, beta, C, W, tid, warp, lane, bx, by, 0, 0, false);
+        output_tile<FULL_M, FULL_N>(As, Bs, M, N, K, alpha, A, B, beta, C, W, tid, warp, lane, bx, by, 0, 0, false, ld);
 #endif
 }

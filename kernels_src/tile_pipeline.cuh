@@ -10,7 +10,16 @@
  * optionally B_LINEAR with TN (siboehm's kernel 7 layout). The loaders and the K loop take FM and
  * FN (this tile needs no guards along M, N) as template arguments, FULL_M and FULL_N by default: a
  * kernel may run the tiles that lie wholly inside C through an unguarded copy of its code
- * (EDGE_SPLIT, interior_tile). */
+ * (EDGE_SPLIT, interior_tile).
+ *
+ * Layouts (engine/layout.h): OP_TA (A stored K x M), OP_TB (B stored N x K), and the rows' strides
+ * lda, ldb, which the loaders take as arguments (the templates pass K and N where LDP says the rows
+ * are packed, so the packed NN code is the code it was). A chunk always runs along a stored row:
+ * A's along K (as before) or, transposed, along M like B's along N; B's along N or, transposed,
+ * along K like A's. So every global load stays a vector along memory, and what changes with a
+ * transpose is the shared-memory side: a chunk of A along M lands in one stored row of a k-major
+ * tile (warptile's As[k][m]: vector stores, the natural case) or down a column of As[m][k] (scalar
+ * stores); a chunk of B along K always lands down a column of Bs[k][n]. */
 #pragma once
 
 #ifndef B_LINEAR
@@ -22,8 +31,28 @@
 #ifndef PIPE_AHEAD
 #define PIPE_AHEAD 0
 #endif
+#ifndef OP_TA
+#define OP_TA 0
+#endif
+#ifndef OP_TB
+#define OP_TB 0
+#endif
+#ifndef LDP
+#define LDP 1
+#endif
 
 namespace tile {
+
+/* The elements between stored rows of A, B and C that a kernel indexes with: where LDP (every
+ * row packed) the shape's own, so that packed code is the code it was (the arguments unread);
+ * otherwise the layout's arguments (GEMM_ARGS). */
+struct Strides {
+    int a, b, c;
+};
+__device__ __forceinline__ Strides strides(int M, int N, int K, int lda, int ldb, int ldc)
+{
+    return LDP ? Strides{OP_TA ? M : K, OP_TB ? K : N, N} : Strides{lda, ldb, ldc};
+}
 
 constexpr int A_LD = A_KMAJOR ? BM + PAD_A : BK + PAD_A; /* elements between stored rows of A */
 constexpr int B_LD = BN + PAD_B;                         /* elements between stored rows of B */
@@ -61,52 +90,61 @@ template <int VEC, bool FN = FULL_N> __device__ __forceinline__ int clamp_col(in
     return FN ? gc : min(gc, N - VEC);
 }
 
-/* One thread's chunk of the A tile: VEC_A consecutive elements of row gr along K, from k-column gk
- * on. The chunk is the config's vector width even where the shape's rows are not aligned to it
- * (EVEC_A < VEC_A): then it is read as narrower loads off the same base address, so an odd K
+/* A chunk along K: VEC elements of stored row gr (of R rows, ld apart; clamped, FR: no clamp), from
+ * k-column gk on. The chunk is the config's vector width even where the rows are not aligned to
+ * it (EVEC < VEC): then it is read as narrower loads off the same base address, so an odd K
  * changes the width of the loads, not how many rows a thread touches, nor how many addresses it
- * keeps live across the k loop. Elements at or past kend read as zero. */
-template <bool FM = FULL_M>
-__device__ __forceinline__ void load_a_chunk(T *x, const T *A, int M, int K, int gr, int gk, int kend)
+ * keeps live across the k loop. Elements at or past kend read as zero. A's chunks (rows of M)
+ * and, transposed, B's (rows of N). */
+template <int VEC, int EVEC, bool FR>
+__device__ __forceinline__ void load_kchunk(T *x, const T *P, int R, int ld, int gr, int gk, int kend)
 {
-    const T *p = A + (idx_t)clamp_row<FM>(gr, M) * K + gk;
+    const T *p = P + (idx_t)clamp_row<FR>(gr, R) * ld + gk;
 #pragma unroll
-    for (int e = 0; e < VEC_A; e += EVEC_A) {
+    for (int e = 0; e < VEC; e += EVEC) {
         if (FULL_K || gk + e < kend)
-            vcopy<EVEC_A>(x + e, p + e);
+            vcopy<EVEC>(x + e, p + e);
         else
-            vzero<EVEC_A>(x + e);
+            vzero<EVEC>(x + e);
     }
 }
 
-/* A chunk of the B tile: VEC_B elements of row gk, read as B_GROUPS groups of EVEC_B. Where the
- * vector width holds (EVEC_B == VEC_B) that is one group: VEC_B consecutive columns from gc. Where
- * N's rows are not aligned to it, group g sits B_GSTRIDE columns after group g - 1, so that the
- * lanes of a warp, which hold consecutive chunks, read consecutive groups: every load instruction
- * of the warp is coalesced (32 scalar loads 16 bytes apart would touch four times the sectors).
- * A group at or past N reads the chunk's first group (the row's last whole group when that too is
- * past N); elements at or past kend are zero. */
-constexpr int B_GROUPS = VEC_B / EVEC_B;
-constexpr int B_GSTRIDE = BN / B_GROUPS;
-
-template <bool FN = FULL_N>
-__device__ __forceinline__ void load_b_chunk(T *x, const T *B, int N, int gk, int gc, int kend)
+/* A chunk along a stored row gk (rows ld apart) of a tile TW columns wide: VEC elements read as
+ * VEC / EVEC groups of EVEC. Where the vector width holds (EVEC == VEC) that is one group: VEC
+ * consecutive columns from gc. Where the rows are not aligned to it, group g sits TW / groups
+ * columns after group g - 1, so that the lanes of a warp, which hold consecutive chunks, read
+ * consecutive groups: every load instruction of the warp is coalesced (32 scalar loads 16 bytes
+ * apart would touch four times the sectors). A group at or past NC (the columns) reads the chunk's
+ * first group (the row's last whole group when that too is past NC); elements at or past kend are
+ * zero. B's chunks (columns of N) and, transposed, A's (columns of M). */
+template <int VEC, int EVEC, int TW, bool FC>
+__device__ __forceinline__ void load_rchunk(T *x, const T *P, int NC, int ld, int gk, int gc, int kend)
 {
+    constexpr int GROUPS = VEC / EVEC, GSTRIDE = TW / GROUPS;
     if (!FULL_K && gk >= kend) {
-        vzero<VEC_B>(x);
+        vzero<VEC>(x);
         return;
     }
-    const int c = clamp_col<EVEC_B, FN>(gc, N), left = N - c;
-    const T *p = B + (idx_t)gk * N + c;
+    const int c = clamp_col<EVEC, FC>(gc, NC), left = NC - c;
+    const T *p = P + (idx_t)gk * ld + c;
 #pragma unroll
-    for (int g = 0; g < B_GROUPS; ++g)
-        vcopy<EVEC_B>(x + g * EVEC_B, p + (FN || g * B_GSTRIDE < left ? g * B_GSTRIDE : 0));
+    for (int g = 0; g < GROUPS; ++g)
+        vcopy<EVEC>(x + g * EVEC, p + (FC || g * GSTRIDE < left ? g * GSTRIDE : 0));
 }
+
+/* Groups of a chunk along the columns (load_rchunk) and the columns between them: B's along N
+ * (A's along M, transposed, are written out where used: a namespace constant no kernel reads still
+ * lands in the PTX as a global). */
+constexpr int B_GROUPS = OP_TB ? 1 : VEC_B / EVEC_B;
+constexpr int B_GSTRIDE = BN / (VEC_B / EVEC_B);
+#define A_GROUPS (VEC_A / EVEC_A)
+#define A_GSTRIDE (BM / A_GROUPS)
 
 /* Global -> registers -> shared memory by NT threads; ltid is this thread's index among them.
  * Thread ltid moves chunks ltid, ltid + NT, ... of each tile (VEC_A or VEC_B elements each).
  * Splitting load() from store() lets a kernel issue the loads of the next tile, compute on the
- * current one while they are in flight, and only then store (register-staged double buffering). */
+ * current one while they are in flight, and only then store (register-staged double buffering).
+ * lda, ldb: elements between the stored rows of A and B. */
 template <int NT> struct Staging {
     static constexpr int A_VECS = BM * BK / VEC_A;
     static constexpr int B_VECS = BK * BN / VEC_B;
@@ -115,39 +153,60 @@ template <int NT> struct Staging {
     T a[A_ITERS][VEC_A];
     T b[B_ITERS][VEC_B];
 
-    /* Where chunk v of each tile starts: (row, k) of A, (k, column) of B. */
-    static __device__ __forceinline__ int a_row(int v) { return v / (BK / VEC_A); }
-    static __device__ __forceinline__ int a_k(int v) { return (v % (BK / VEC_A)) * VEC_A; }
-    static __device__ __forceinline__ int b_k(int v) { return v / (BN / VEC_B); }
+    /* Where chunk v of each tile starts: (row, k) of A, (k, column) of B; transposed (OP_TA,
+     * OP_TB), A's chunks run along M from (a_row, a_k) and B's along K from (b_k, b_col). */
+    static __device__ __forceinline__ int a_row(int v, int g = 0)
+    {
+        return OP_TA ? g * A_GSTRIDE + (v % (BM / VEC_A)) * EVEC_A : v / (BK / VEC_A);
+    }
+    static __device__ __forceinline__ int a_k(int v) { return OP_TA ? v / (BM / VEC_A) : (v % (BK / VEC_A)) * VEC_A; }
+    static __device__ __forceinline__ int b_k(int v) { return OP_TB ? (v % (BK / VEC_B)) * VEC_B : v / (BN / VEC_B); }
     /* The column of group g of chunk v (all of it when B_GROUPS is 1). */
     static __device__ __forceinline__ int b_col(int v, int g = 0)
     {
-        return g * B_GSTRIDE + (v % (BN / VEC_B)) * EVEC_B;
+        return OP_TB ? v / (BK / VEC_B) : g * B_GSTRIDE + (v % (BN / VEC_B)) * EVEC_B;
+    }
+
+    template <bool FM, bool FN>
+    static __device__ __forceinline__ void load_a(T *x, const T *A, int M, int lda, int row0, int k0, int kend, int v)
+    {
+        if constexpr (OP_TA)
+            load_rchunk<VEC_A, EVEC_A, BM, FM>(x, A, M, lda, k0 + a_k(v), row0 + a_row(v), kend);
+        else
+            load_kchunk<VEC_A, EVEC_A, FM>(x, A, M, lda, row0 + a_row(v), k0 + a_k(v), kend);
+    }
+    template <bool FM, bool FN>
+    static __device__ __forceinline__ void load_b(T *x, const T *B, int N, int ldb, int col0, int k0, int kend, int v)
+    {
+        if constexpr (OP_TB)
+            load_kchunk<VEC_B, EVEC_B, FN>(x, B, N, ldb, col0 + b_col(v), k0 + b_k(v), kend);
+        else
+            load_rchunk<VEC_B, EVEC_B, BN, FN>(x, B, N, ldb, k0 + b_k(v), col0 + b_col(v), kend);
     }
 
     template <bool FM = FULL_M, bool FN = FULL_N>
-    __device__ __forceinline__ void load(const T *A, const T *B, int M, int N, int K, int row0, int col0, int k0,
-                                         int kend, int ltid)
+    __device__ __forceinline__ void load(const T *A, const T *B, int M, int N, int lda, int ldb, int row0, int col0,
+                                         int k0, int kend, int ltid)
     {
 #pragma unroll
         for (int it = 0; it < A_ITERS; ++it) {
             const int v = ltid + it * NT;
             if (A_VECS % NT == 0 || v < A_VECS)
-                load_a_chunk<FM>(a[it], A, M, K, row0 + a_row(v), k0 + a_k(v), kend);
+                load_a<FM, FN>(a[it], A, M, lda, row0, k0, kend, v);
         }
 #pragma unroll
         for (int it = 0; it < B_ITERS; ++it) {
             const int v = ltid + it * NT;
             if (!PIPE_B_ASYNC && (B_VECS % NT == 0 || v < B_VECS))
-                load_b_chunk<FN>(b[it], B, N, k0 + b_k(v), col0 + b_col(v), kend);
+                load_b<FM, FN>(b[it], B, N, ldb, col0, k0, kend, v);
         }
     }
 
     /* load() then store() one chunk at a time: nothing waits in registers for the whole tile,
      * which keeps single-buffered kernels from spilling. */
     template <bool FM = FULL_M, bool FN = FULL_N>
-    static __device__ __forceinline__ void copy(T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
-                                                int col0, int k0, int kend, int ltid)
+    static __device__ __forceinline__ void copy(T *As, T *Bs, const T *A, const T *B, int M, int N, int lda, int ldb,
+                                                int row0, int col0, int k0, int kend, int ltid)
     {
 #pragma unroll
         for (int it = 0; it < A_ITERS; ++it) {
@@ -155,8 +214,8 @@ template <int NT> struct Staging {
             if (A_VECS % NT != 0 && v >= A_VECS)
                 continue;
             T x[VEC_A];
-            load_a_chunk<FM>(x, A, M, K, row0 + a_row(v), k0 + a_k(v), kend);
-            put_a(As, a_row(v), a_k(v), x);
+            load_a<FM, FN>(x, A, M, lda, row0, k0, kend, v);
+            put_a(As, v, x);
         }
 #pragma unroll
         for (int it = 0; it < B_ITERS; ++it) {
@@ -164,33 +223,56 @@ template <int NT> struct Staging {
             if (B_VECS % NT != 0 && v >= B_VECS)
                 continue;
             T x[VEC_B];
-            load_b_chunk<FN>(x, B, N, k0 + b_k(v), col0 + b_col(v), kend);
+            load_b<FM, FN>(x, B, N, ldb, col0, k0, kend, v);
             put_b(Bs, b_k(v), v, x);
         }
     }
 
-    static __device__ __forceinline__ void put_a(T *As, int r, int kk, const T *x)
+    static __device__ __forceinline__ void put_a(T *As, int v, const T *x)
     {
-        if constexpr (!A_KMAJOR && A_LD % VEC_A == 0) {
-            vcopy<VEC_A>(&As[r * A_LD + kk], x);
-        } else {
+        if constexpr (OP_TA) {
+            /* Groups along M at k-row a_k(v): one stored row of a k-major tile. */
 #pragma unroll
-            for (int j = 0; j < VEC_A; ++j)
-                As[a_at(r, kk + j)] = x[j];
+            for (int g = 0; g < A_GROUPS; ++g) {
+                const int m = a_row(v, g), k = a_k(v);
+                if constexpr (A_KMAJOR && A_LD % EVEC_A == 0) {
+                    vcopy<EVEC_A>(&As[k * A_LD + m], x + g * EVEC_A);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < EVEC_A; ++j)
+                        As[a_at(m + j, k)] = x[g * EVEC_A + j];
+                }
+            }
+        } else {
+            const int r = a_row(v), kk = a_k(v);
+            if constexpr (!A_KMAJOR && A_LD % VEC_A == 0) {
+                vcopy<VEC_A>(&As[r * A_LD + kk], x);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC_A; ++j)
+                    As[a_at(r, kk + j)] = x[j];
+            }
         }
     }
 
     static __device__ __forceinline__ void put_b(T *Bs, int kr, int v, const T *x)
     {
+        if constexpr (OP_TB) {
+            /* VEC_B values along K of column b_col(v): down a column of Bs[k][n]. */
 #pragma unroll
-        for (int g = 0; g < B_GROUPS; ++g) {
-            const int n = b_col(v, g);
-            if constexpr (!B_LINEAR && B_LD % EVEC_B == 0) {
-                vcopy<EVEC_B>(&Bs[kr * B_LD + n], x + g * EVEC_B);
-            } else {
+            for (int j = 0; j < VEC_B; ++j)
+                Bs[b_at(kr + j, b_col(v))] = x[j];
+        } else {
 #pragma unroll
-                for (int j = 0; j < EVEC_B; ++j)
-                    Bs[b_at(kr, n + j)] = x[g * EVEC_B + j];
+            for (int g = 0; g < B_GROUPS; ++g) {
+                const int n = b_col(v, g);
+                if constexpr (!B_LINEAR && B_LD % EVEC_B == 0) {
+                    vcopy<EVEC_B>(&Bs[kr * B_LD + n], x + g * EVEC_B);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < EVEC_B; ++j)
+                        Bs[b_at(kr, n + j)] = x[g * EVEC_B + j];
+                }
             }
         }
     }
@@ -201,7 +283,7 @@ template <int NT> struct Staging {
         for (int it = 0; it < A_ITERS; ++it) {
             const int v = ltid + it * NT;
             if (A_VECS % NT == 0 || v < A_VECS)
-                put_a(As, a_row(v), a_k(v), a[it]);
+                put_a(As, v, a[it]);
         }
 #pragma unroll
         for (int it = 0; it < B_ITERS; ++it) {
@@ -213,59 +295,103 @@ template <int NT> struct Staging {
 };
 
 /* Global -> shared memory with cp.async, no registers involved, in the same chunks as Staging.
- * A stored k-major (or B linearized) cannot be written by a vector copy, so those chunks go one
- * element per copy, as in siboehm's kernel 12; the others one EVEC-wide copy at a time. Copies
- * past kend read nothing and zero-fill. issue_async_b is B's half (one k-tile into the stage at
- * Bs), also used alone by the register-staged pipeline when PIPE_B_ASYNC is set (mainloop). */
+ * A chunk whose elements are not consecutive in its stored tile row (A along K into a k-major
+ * tile, A along M into As[m][k], B along K, B linearized) goes one element per copy, as in
+ * siboehm's kernel 12; the others one EVEC-wide copy at a time. Copies past kend read nothing and
+ * zero-fill. */
+
+/* A chunk along K (load_kchunk's): VEC elements of stored row gr (clamped) from gk, each copy W
+ * elements, to dst(e) for element e. */
+template <int VEC, int EVEC, int W, bool FR, typename Dst>
+__device__ __forceinline__ void async_kchunk(Dst dst, const T *P, int R, int ld, int gr, int gk, int kend)
+{
+    const T *p = P + (idx_t)clamp_row<FR>(gr, R) * ld + gk;
+#pragma unroll
+    for (int e = 0; e < VEC; e += W) {
+        const bool ok = FULL_K || gk + e < kend;
+        cp_async<W * sizeof(T)>(dst(e), ok ? p + e : P, ok);
+    }
+}
+
+/* A chunk along stored row gk (load_rchunk's groups), each copy W elements, group g's element e to
+ * dst(g, e). Unlike the register-staged loads, a group past NC is not clamped onto the last
+ * columns but zero-filled: with 8-byte copies, a warp whose lanes all copy one clamped address
+ * cost the FP64 tile a third of its time at 128x129x128 (docs/NOTES.md). A group is wholly in or
+ * out: EVEC > 1 only where NC is a multiple of it. */
+template <int VEC, int EVEC, int TW, int W, bool FC, typename Dst>
+__device__ __forceinline__ void async_rchunk(Dst dst, const T *P, int NC, int ld, int gk, int c, int kend)
+{
+    constexpr int GROUPS = VEC / EVEC, GSTRIDE = TW / GROUPS;
+    const bool ok = FULL_K || gk < kend;
+    const T *p = P + (idx_t)(ok ? gk : 0) * ld + c;
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g) {
+        const bool in = ok && (FC || c + g * GSTRIDE < NC);
+        const T *src = p + g * GSTRIDE;
+#pragma unroll
+        for (int e = 0; e < EVEC; e += W)
+            cp_async<W * sizeof(T)>(dst(g, e), in ? src + e : P, in);
+    }
+}
+
+/* B's half (one k-tile into the stage at Bs), also used alone by the register-staged pipeline
+ * when PIPE_B_ASYNC is set (mainloop). */
 template <int NT, bool FN = FULL_N>
-__device__ __forceinline__ void issue_async_b(T *Bs, const T *B, int N, int col0, int k0, int kend, int ltid)
+__device__ __forceinline__ void issue_async_b(T *Bs, const T *B, int N, int ldb, int col0, int k0, int kend, int ltid)
 {
     typedef Staging<NT> S;
-    constexpr int BW = B_LINEAR ? 1 : EVEC_B; /* elements per copy */
 #pragma unroll
     for (int it = 0; it < S::B_ITERS; ++it) {
         const int v = ltid + it * NT;
         if (S::B_VECS % NT != 0 && v >= S::B_VECS)
             continue;
-        const int kr = S::b_k(v), gk = k0 + kr;
-        const bool ok = FULL_K || gk < kend;
-        const int c = col0 + S::b_col(v);
-        const T *p = B + (idx_t)(ok ? gk : 0) * N + c;
+        if constexpr (OP_TB) {
+            const int n = S::b_col(v), kr = S::b_k(v), gk = k0 + kr;
+            async_kchunk<VEC_B, EVEC_B, 1, FN>([&](int e) { return &Bs[b_at(kr + e, n)]; }, B, N, ldb, col0 + n, gk,
+                                               kend);
+        } else {
+            /* async_rchunk's steps written out in the order of the code before layouts, which
+             * NVRTC's code for packed NN follows (the call changed the order of two predicates). */
+            constexpr int BW = B_LINEAR ? 1 : EVEC_B; /* elements per copy */
+            const int kr = S::b_k(v), gk = k0 + kr;
+            const bool ok = FULL_K || gk < kend;
+            const int c = col0 + S::b_col(v);
+            const T *p = B + (idx_t)(ok ? gk : 0) * ldb + c;
 #pragma unroll
-        for (int g = 0; g < B_GROUPS; ++g) {
-            /* Unlike the register-staged loads, a group past N is not clamped onto the last columns
-             * but zero-filled: with 8-byte copies, a warp whose lanes all copy one clamped address
-             * cost the FP64 tile a third of its time at 128x129x128 (docs/NOTES.md). A group is
-             * wholly in or out: EVEC_B > 1 only where N is a multiple of it. */
-            const bool in = ok && (FN || c + g * B_GSTRIDE < N);
-            const T *src = p + g * B_GSTRIDE;
+            for (int g = 0; g < B_GROUPS; ++g) {
+                const bool in = ok && (FN || c + g * B_GSTRIDE < N);
+                const T *src = p + g * B_GSTRIDE;
 #pragma unroll
-            for (int e = 0; e < EVEC_B; e += BW)
-                cp_async<BW * sizeof(T)>(&Bs[b_at(kr, S::b_col(v, g) + e)], in ? src + e : B, in);
+                for (int e = 0; e < EVEC_B; e += BW)
+                    cp_async<BW * sizeof(T)>(&Bs[b_at(kr, S::b_col(v, g) + e)], in ? src + e : B, in);
+            }
         }
     }
 }
 
 template <int NT, bool FM = FULL_M, bool FN = FULL_N>
-__device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
-                                            int col0, int k0, int kend, int ltid)
+__device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B, int M, int N, int lda, int ldb,
+                                            int row0, int col0, int k0, int kend, int ltid)
 {
     typedef Staging<NT> S;
-    constexpr int AW = A_KMAJOR ? 1 : EVEC_A; /* elements per copy */
 #pragma unroll
     for (int it = 0; it < S::A_ITERS; ++it) {
         const int v = ltid + it * NT;
         if (S::A_VECS % NT != 0 && v >= S::A_VECS)
             continue;
-        const int r = S::a_row(v), kk = S::a_k(v), gk = k0 + kk;
-        const T *p = A + (idx_t)clamp_row<FM>(row0 + r, M) * K + gk;
-#pragma unroll
-        for (int e = 0; e < VEC_A; e += AW) {
-            const bool ok = FULL_K || gk + e < kend;
-            cp_async<AW * sizeof(T)>(&As[a_at(r, kk + e)], ok ? p + e : A, ok);
+        if constexpr (OP_TA) {
+            constexpr int AW = A_KMAJOR && A_LD % EVEC_A == 0 ? EVEC_A : 1; /* elements per copy */
+            const int kk = S::a_k(v), gk = k0 + kk, c = row0 + S::a_row(v);
+            async_rchunk<VEC_A, EVEC_A, BM, AW, FM>([&](int g, int e) { return &As[a_at(S::a_row(v, g) + e, kk)]; },
+                                                    A, M, lda, gk, c, kend);
+        } else {
+            constexpr int AW = A_KMAJOR ? 1 : EVEC_A; /* elements per copy */
+            const int r = S::a_row(v), kk = S::a_k(v), gk = k0 + kk;
+            async_kchunk<VEC_A, EVEC_A, AW, FM>([&](int e) { return &As[a_at(r, kk + e)]; }, A, M, lda, row0 + r, gk,
+                                                kend);
         }
     }
-    issue_async_b<NT, FN>(Bs, B, N, col0, k0, kend, ltid);
+    issue_async_b<NT, FN>(Bs, B, N, ldb, col0, k0, kend, ltid);
 }
 
 /* Interior and edge tiles. Where the shape leaves partial tiles (FULL_M or FULL_N false), the
@@ -294,7 +420,7 @@ __device__ __forceinline__ bool interior_tile(int bx, int by, int M, int N)
     return (by + 1) * BM <= M && (bx + 1) * BN <= N;
 }
 
-/* The K loop of one output tile over k-tiles [kt0, kt1), calling f.compute(As, Bs) once per
+/* The K loop of one output tile over k-tiles [kt0, kt1) (lda, ldb: the stored rows' strides), calling f.compute(As, Bs) once per
  * k-tile with that tile's stage. Three schedules:
  *   PIPE_ASYNC:       PIPE_STAGES-deep cp.async pipeline, one barrier per k-tile;
  *   PIPE_STAGES == 2: register-staged double buffer: loads of tile k+1 are in flight while tile k is
@@ -305,8 +431,8 @@ __device__ __forceinline__ bool interior_tile(int bx, int by, int M, int N)
  *                     further ahead (tile k+2's issued at the end of tile k);
  *   otherwise:        load, barrier, compute, barrier. */
 template <int NT, bool FM = FULL_M, bool FN = FULL_N, typename F>
-__device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int row0,
-                                         int col0, int kt0, int kt1, int ltid)
+__device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T *B, int M, int N, int K, int lda,
+                                         int ldb, int row0, int col0, int kt0, int kt1, int ltid)
 {
     const int kend = min(K, kt1 * BK);
     __syncthreads(); /* the previous output tile of this block may still be reading shared memory */
@@ -315,7 +441,7 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
 #pragma unroll
     for (int s = 0; s < PIPE_STAGES - 1; ++s) {
         if (s < nkt)
-            issue_async<NT, FM, FN>(As + s * A_STAGE, Bs + s * B_STAGE, A, B, M, N, K, row0, col0, (kt0 + s) * BK, kend, ltid);
+            issue_async<NT, FM, FN>(As + s * A_STAGE, Bs + s * B_STAGE, A, B, M, N, lda, ldb, row0, col0, (kt0 + s) * BK, kend, ltid);
         cp_async_commit(); /* empty groups keep the group count, and so wait_group, uniform */
     }
     for (int t = 0; t < nkt; ++t) {
@@ -323,7 +449,7 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
         __syncthreads();             /* ... and everyone's; stage (t-1) % PIPE_STAGES is free */
         const int nt = t + PIPE_STAGES - 1;
         if (nt < nkt)
-            issue_async<NT, FM, FN>(As + (nt % PIPE_STAGES) * A_STAGE, Bs + (nt % PIPE_STAGES) * B_STAGE, A, B, M, N, K, row0, col0,
+            issue_async<NT, FM, FN>(As + (nt % PIPE_STAGES) * A_STAGE, Bs + (nt % PIPE_STAGES) * B_STAGE, A, B, M, N, lda, ldb, row0, col0,
                             (kt0 + nt) * BK, kend, ltid);
         cp_async_commit();
         f.compute(As + (t % PIPE_STAGES) * A_STAGE, Bs + (t % PIPE_STAGES) * B_STAGE);
@@ -337,10 +463,10 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
      * kernel's stall samples on that store, docs/NOTES.md). */
     Staging<NT> st;
     if (kt0 < kt1) {
-        st.template load<FM, FN>(A, B, M, N, K, row0, col0, kt0 * BK, kend, ltid);
+        st.template load<FM, FN>(A, B, M, N, lda, ldb, row0, col0, kt0 * BK, kend, ltid);
         st.store(As, Bs, ltid);
         if (kt0 + 1 < kt1)
-            st.template load<FM, FN>(A, B, M, N, K, row0, col0, (kt0 + 1) * BK, kend, ltid);
+            st.template load<FM, FN>(A, B, M, N, lda, ldb, row0, col0, (kt0 + 1) * BK, kend, ltid);
     }
     __syncthreads();
     for (int kt = kt0; kt < kt1; ++kt) {
@@ -349,17 +475,17 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
         if (kt + 1 < kt1)
             st.store(As + (cur ^ 1) * A_STAGE, Bs + (cur ^ 1) * B_STAGE, ltid);
         if (kt + 2 < kt1)
-            st.template load<FM, FN>(A, B, M, N, K, row0, col0, (kt + 2) * BK, kend, ltid);
+            st.template load<FM, FN>(A, B, M, N, lda, ldb, row0, col0, (kt + 2) * BK, kend, ltid);
         __syncthreads();
     }
 #elif PIPE_STAGES == 2
     Staging<NT> st;
     if (kt0 < kt1) {
         if constexpr (PIPE_B_ASYNC) {
-            issue_async_b<NT, FN>(Bs, B, N, col0, kt0 * BK, kend, ltid);
+            issue_async_b<NT, FN>(Bs, B, N, ldb, col0, kt0 * BK, kend, ltid);
             cp_async_commit();
         }
-        st.template load<FM, FN>(A, B, M, N, K, row0, col0, kt0 * BK, kend, ltid);
+        st.template load<FM, FN>(A, B, M, N, lda, ldb, row0, col0, kt0 * BK, kend, ltid);
         st.store(As, Bs, ltid);
     }
     if constexpr (PIPE_B_ASYNC)
@@ -370,12 +496,12 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
         const bool more = kt + 1 < kt1;
         if constexpr (PIPE_B_ASYNC) {
             if (more) {
-                issue_async_b<NT, FN>(Bs + (cur ^ 1) * B_STAGE, B, N, col0, (kt + 1) * BK, kend, ltid);
+                issue_async_b<NT, FN>(Bs + (cur ^ 1) * B_STAGE, B, N, ldb, col0, (kt + 1) * BK, kend, ltid);
                 cp_async_commit();
             }
         }
         if (more)
-            st.template load<FM, FN>(A, B, M, N, K, row0, col0, (kt + 1) * BK, kend, ltid);
+            st.template load<FM, FN>(A, B, M, N, lda, ldb, row0, col0, (kt + 1) * BK, kend, ltid);
         f.compute(As + cur * A_STAGE, Bs + cur * B_STAGE);
         /* The other buffer was last read in the previous iteration, before its barrier. */
         if (more)
@@ -386,7 +512,7 @@ __device__ __forceinline__ void mainloop(F &f, T *As, T *Bs, const T *A, const T
     }
 #else
     for (int kt = kt0; kt < kt1; ++kt) {
-        Staging<NT>::template copy<FM, FN>(As, Bs, A, B, M, N, K, row0, col0, kt * BK, kend, ltid);
+        Staging<NT>::template copy<FM, FN>(As, Bs, A, B, M, N, lda, ldb, row0, col0, kt * BK, kend, ltid);
         __syncthreads();
         f.compute(As, Bs);
         __syncthreads();

@@ -97,23 +97,28 @@
     {"rule": "PACK_B == 0 || SPLITK == 1 || SPLITK_MODE != 1", "why": "the packed B and the two-pass split-K partial tiles would both take the workspace"}
   ],
   "requires": [
-    {"rule": "TA == 0 && TB == 0 && LD_PACKED", "why": "its loaders and epilogue index A, B and C as packed row-major M x K, K x N, M x N: no transposes or leading dimensions yet"},
+    {"rule": "TA == 0 || BM % VEC_A == 0", "why": "A stored K x M is loaded VEC_A elements along M at a time"},
+    {"rule": "TB == 0 || BK % VEC_B == 0", "why": "B stored N x K is loaded VEC_B elements along K at a time"},
+    {"rule": "LDC == N || (SPLITK == 1 && STREAMK == 0)", "why": "split-K's and stream-K's scale_c, reduce and workspace index C as packed M x N"},
     {"rule": "BATCH == 1 || (SPLITK == 1 && STREAMK == 0)", "why": "a batch takes grid z, which split-K's splits take otherwise; stream-K's blocks walk the tiles of one product"}
   ],
   "switches": {
     "FULL_M": "M % BM == 0",
     "FULL_N": "N % BN == 0",
     "FULL_K": "K % BK == 0",
-    "EVEC_A": "K % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM) ? VEC_A : 1",
-    "PACKB": "BATCH == 1 && K > 0 && (PACK_B == 1 || (PACK_B >= 2 && N % VEC_B != 0 && (PACK_B == 2 || K % VEC_A == 0))) && K * rup(N, BN) < 2147483648",
-    "EVEC_B": "PACKB || (N % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM)) ? VEC_B : 1",
+    "EVEC_A": "(TA ? M : K) % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM) ? VEC_A : 1",
+    "PACKB": "BATCH == 1 && TB == 0 && K > 0 && (PACK_B == 1 || (PACK_B >= 2 && N % VEC_B != 0 && (PACK_B == 2 || K % VEC_A == 0))) && K * rup(N, BN) < 2147483648",
+    "EVEC_B": "PACKB || ((TB ? K : N) % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM)) ? VEC_B : 1",
     "EVEC_C": "N % VEC_C == 0 && ALIGN_C >= min(VEC_C, 16 / ELEM) ? VEC_C : 1",
     "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
     "BASYNC": "B_ASYNC == 1 || (B_ASYNC == 2 && EVEC_B < VEC_B)",
     "EDGE_ON": "EDGE == 1 || (EDGE == 2 && K % VEC_A == 0) || EDGE == 3",
     "EDGE_CALL": "EDGE == 3 && (M % BM != 0 || N % BN != 0)",
     "CSTAGE": "SPLITK == 1 && STREAMK == 0 && SLICEK == 1 && BM * (BN + 1) * ELEM <= 102400 && (C_STAGE == 1 || (C_STAGE == 2 && N % VEC_C != 0 && K % VEC_A != 0))",
-    "BATCHED": "BATCH > 1"
+    "BATCHED": "BATCH > 1",
+    "OP_TA": "TA",
+    "OP_TB": "TB",
+    "LDP": "LD_PACKED"
   },
   "let": {
     "GX": "cdiv(N, BN)",
@@ -214,14 +219,14 @@ struct Frag : KGroup<(SLICEK > 1)> {
  * 4096^3 on the H100, against 34.5 as one loop (docs/NOTES.md). */
 template <bool FM, bool FN>
 __device__ __forceinline__ void staggered(Frag &f, T *As, T *Bs, const T *A, const T *B, int M, int N, int K,
-                                          int row0, int col0, int kt0, int kt1, int tid)
+                                          int lda, int ldb, int row0, int col0, int kt0, int kt1, int tid)
 {
     constexpr int HALF = THREADS / 2;
     typedef tile::Staging<HALF> Half;
     const bool second = tid >= HALF;
     const int ltid = tid % HALF, kend = min(K, kt1 * BK), nkt = kt1 - kt0;
     if (!second && nkt > 0)
-        Half::template copy<FM, FN>(As, Bs, A, B, M, N, K, row0, col0, kt0 * BK, kend, ltid);
+        Half::template copy<FM, FN>(As, Bs, A, B, M, N, lda, ldb, row0, col0, kt0 * BK, kend, ltid);
     __syncthreads();
     for (int t = 0; t < nkt; t += 2) {
 #pragma unroll 1
@@ -234,7 +239,7 @@ __device__ __forceinline__ void staggered(Frag &f, T *As, T *Bs, const T *A, con
             } else if (s == -1 || s == 2) {
                 const int kt = t + (second ? 1 : 2), buf = second ? 1 : 0;
                 if (kt < nkt)
-                    Half::template copy<FM, FN>(As + buf * tile::A_STAGE, Bs + buf * tile::B_STAGE, A, B, M, N, K, row0, col0,
+                    Half::template copy<FM, FN>(As + buf * tile::A_STAGE, Bs + buf * tile::B_STAGE, A, B, M, N, lda, ldb, row0, col0,
                                (kt0 + kt) * BK, kend, ltid);
             }
             __syncthreads();
@@ -296,7 +301,8 @@ __device__ __forceinline__ void slice_sum(Frag &f, T *red, int tid)
  * (splitk.cuh). FM, FN: no guards along M, N (the tile lies inside C that way). */
 template <bool FM, bool FN>
 __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, const T *B, T *C, T *W, int M, int N,
-                                            int K, T alpha, T beta, int bx, int by, int kt0, int kt1, bool part)
+                                            int K, T alpha, T beta, int bx, int by, int kt0, int kt1, bool part,
+                                            tile::Strides ld)
 {
     const int tid = threadIdx.x, row0 = by * BM, col0 = bx * BN;
     frag_origin(f, SLICEK > 1 ? tid / 32 % TILE_WARPS : tid / 32, tid % 32);
@@ -308,11 +314,11 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
             f.acc[i][j] = T(0);
     /* B as the loads see it: packed (PACK_B), rows NB = rup(N, BN) apart and no column to guard. */
     const T *Bl = PACKB ? W : B;
-    const int NB = PACKB ? rup(N, BN) : N;
+    const int NB = PACKB ? rup(N, BN) : N, ldb = PACKB ? NB : ld.b;
 #if DB == 1
-    staggered<FM, FN || PACKB>(f, As, Bs, A, Bl, M, NB, K, row0, col0, kt0, kt1, tid);
+    staggered<FM, FN || PACKB>(f, As, Bs, A, Bl, M, NB, K, ld.a, ldb, row0, col0, kt0, kt1, tid);
 #else
-    tile::mainloop<THREADS, FM, FN || PACKB>(f, As, Bs, A, Bl, M, NB, K, row0, col0, kt0, kt1, tid);
+    tile::mainloop<THREADS, FM, FN || PACKB>(f, As, Bs, A, Bl, M, NB, K, ld.a, ldb, row0, col0, kt0, kt1, tid);
 #endif
     if constexpr (SLICEK > 1)
         slice_sum(f, As, tid);
@@ -321,7 +327,7 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
      * accumulators are live here; MINB 2 keeps warptile_db's guarded shapes at 128 registers. */
     const int r0 = row0 + f.m0, c0 = col0 + f.n0;
     const int rows_left = M - r0, cols_left = N - c0;
-    T *Ct = C + (idx_t)r0 * N + c0;
+    T *Ct = C + (idx_t)r0 * ld.c + c0;
     const T beta_c = tile_beta(beta);
     const bool plain = split_begin(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
     const bool writes = SLICEK == 1 || tid < THREADS / SLICEK; /* group 0 (slice_sum) */
@@ -345,12 +351,12 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
         for (int j = 0; j < WNITER * TN; ++j)
             As[(f.m0 + (i / TM) * WSUBM + i % TM) * CS_LD + f.n0 + (j / TN) * WSUBN + j % TN] = f.acc[i][j];
     __syncthreads();
-    T *Cb = C + (idx_t)row0 * N + col0;
+    T *Cb = C + (idx_t)row0 * ld.c + col0;
 #pragma unroll 4
     for (int e = t; e < BM * BN; e += THREADS) {
         const int r = e / BN, c = e % BN;
         if ((FM || r < M - row0) && (FN || c < N - col0))
-            store_c<1>(&Cb[(idx_t)r * N + c], &As[r * CS_LD + c], alpha, beta_c);
+            store_c<1>(&Cb[(idx_t)r * ld.c + c], &As[r * CS_LD + c], alpha, beta_c);
     }
     (void)rows_left;
     (void)cols_left;
@@ -374,9 +380,9 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
 #pragma unroll
                 for (int e = 0; e < EVEC_C; ++e)
                     if (FN || dj + e < cols_left)
-                        atomicAdd(&Ct[(idx_t)di * N + dj + e], alpha * f.acc[i][j + e]);
+                        atomicAdd(&Ct[(idx_t)di * ld.c + dj + e], alpha * f.acc[i][j + e]);
             } else if (FN || dj < cols_left) {
-                store_c<EVEC_C>(&Ct[(idx_t)di * N + dj], &f.acc[i][j], alpha, beta_c);
+                store_c<EVEC_C>(&Ct[(idx_t)di * ld.c + dj], &f.acc[i][j], alpha, beta_c);
             }
         }
     }
@@ -391,27 +397,28 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
  * register bank at 4096x4064x4096, docs/NOTES.md). Its accumulators are its own, not the caller's,
  * so that nothing of the interior path has to live in memory. */
 __device__ __noinline__ void edge_tile(T *As, T *Bs, const T *A, const T *B, T *C, T *W, int M, int N, int K, T alpha,
-                                       T beta, int bx, int by, int kt0, int kt1, bool part)
+                                       T beta, int bx, int by, int kt0, int kt1, bool part, tile::Strides ld)
 {
     Frag f;
-    output_tile<FULL_M, FULL_N>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+    output_tile<FULL_M, FULL_N>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part, ld);
 }
 #endif
 
 /* Output tile (bx, by), unguarded where it lies inside C and the shape asks for the split
  * (tile_pipeline.cuh, EDGE_SPLIT), guarded otherwise. */
 __device__ __forceinline__ void any_tile(Frag &f, T *As, T *Bs, const T *A, const T *B, T *C, T *W, int M, int N,
-                                         int K, T alpha, T beta, int bx, int by, int kt0, int kt1, bool part)
+                                         int K, T alpha, T beta, int bx, int by, int kt0, int kt1, bool part,
+                                         tile::Strides ld)
 {
 #if EDGE_SPLIT
     if (tile::interior_tile(bx, by, M, N))
-        output_tile<true, true>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+        output_tile<true, true>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part, ld);
     else
 #endif
 #if EDGE_CALL
-        edge_tile(As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+        edge_tile(As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part, ld);
 #else
-        output_tile<FULL_M, FULL_N>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+        output_tile<FULL_M, FULL_N>(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part, ld);
 #endif
 }
 
@@ -435,7 +442,7 @@ extern "C" __global__ void pack_b(GEMM_ARGS)
         T v[ROWS];
 #pragma unroll
         for (int r = 0; r < ROWS; ++r)
-            v[r] = c < N && k0 + r < K ? B[(idx_t)(k0 + r) * N + c] : T(0);
+            v[r] = c < N && k0 + r < K ? B[(idx_t)(k0 + r) * (LDP ? N : ldb) + c] : T(0);
 #pragma unroll
         for (int r = 0; r < ROWS; ++r)
             if (k0 + r < K)
@@ -457,9 +464,10 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
     T *As = reinterpret_cast<T *>(smem_raw);
     T *Bs = As + (DB == 2 ? STAGES : DB == 0 ? 1 : 2) * tile::A_STAGE;
     Frag f;
+    const tile::Strides ld = tile::strides(M, N, K, lda, ldb, ldc);
 #if STREAMK > 0
     streamk_runs(cdiv(N, BN), cdiv(M, BM), cdiv(K, BK), [&](int bx, int by, int kt0, int kt1, bool part) {
-        any_tile(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part);
+        any_tile(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, part, ld);
     });
 #else
     /* NVRTC's code for warptile_db depends on the order of these steps: two other orders gave
@@ -470,6 +478,6 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
         return;
     int kt0, kt1;
     split_range(K, kt0, kt1);
-    any_tile(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, false);
+    any_tile(f, As, Bs, A, B, C, W, M, N, K, alpha, beta, bx, by, kt0, kt1, false, ld);
 #endif
 }

@@ -65,17 +65,20 @@ bad_layout "--stride-a -1" "engine: --stride-a -1: expected a whole number of el
   bench --batch 2 --stride-a -1 configs/naive.json
 bad_layout "--stride-c overlapping products" "engine: shape 4x4x4: stride-c: 10 is below the span of one C ((M-1)*ldc + N = 16): products would write over each other" \
   bench --size 4 --batch 2 --stride-c 10 configs/naive.json
-bad_layout "--auto with a layout" "engine: --auto: wisdom entries are packed NN only so far; give a CONFIG (or no --wisdom) with --op/--ld*/--batch/--stride-*" \
-  bench --auto --op NT
-bad_layout "tune --wisdom with a layout" "engine: --wisdom: wisdom entries are packed NN only so far; give a CONFIG (or no --wisdom) with --op/--ld*/--batch/--stride-*" \
-  tune --batch 2 --wisdom /tmp configs/naive.json
-# The layout reaches the plan: naive compiles each op with its switches; a tile template refuses.
+bad_layout "--auto-tune with a batch" "engine: --auto-tune: wisdom entries record the op only; give no --ld*/--batch/--stride-* (or no --auto-tune)" \
+  bench --auto --auto-tune --op NT --batch 2
+bad_layout "tune --wisdom with padded rows" "engine: --wisdom: wisdom entries record the op only; give no --ld*/--batch/--stride-* (or no --wisdom)" \
+  tune --lda +1 --wisdom /tmp configs/naive.json
+# The layout reaches the plan: naive and the tile templates compile with its switches; split-K refuses a padded C.
 $E compile configs/naive.json --m 17 --n 33 --k 5 --op TN --lda +1 --batch 3 --arch sm_90 --no-cache >"$tmp/out" 2>&1
 check_rc "compile naive --op TN --lda +1 --batch 3" 0 $? "$(cat "$tmp/out")"
 grep -q 'OP_TA=1 OP_TB=0 LDP=0 BATCHED=1' "$tmp/out" && pass "...with the layout's switches" || fail "...with the layout's switches" "$(cat "$tmp/out")"
-$E compile configs/warptile_db.json --m 17 --n 33 --k 5 --op NT --arch sm_90 --no-cache >"$tmp/out" 2>&1
-check_rc "compile warptile_db --op NT is refused" 2 $?
-grep -q 'shape 17x33x5 op NT lda=5 ldb=5 ldc=33 is refused: template warptile requires TA == 0 && TB == 0 && LD_PACKED (' "$tmp/out" &&
+$E compile configs/warptile_db.json --m 17 --n 33 --k 5 --op NT --ldb +1 --arch sm_90 --no-cache >"$tmp/out" 2>&1
+check_rc "compile warptile_db --op NT --ldb +1" 0 $? "$(cat "$tmp/out")"
+grep -q 'EVEC_B=1 .*OP_TA=0 OP_TB=1 LDP=0' "$tmp/out" && pass "...with the layout's switches" || fail "...with the layout's switches" "$(cat "$tmp/out")"
+$E compile configs/warptile_splitk.json --m 17 --n 33 --k 5 --op NT --ldc +1 --arch sm_90 --no-cache >"$tmp/out" 2>&1
+check_rc "compile warptile_splitk --ldc +1 is refused" 2 $?
+grep -q 'shape 17x33x5 op NT lda=5 ldb=5 ldc=34 is refused: template warptile requires LDC == N || (SPLITK == 1 && STREAMK == 0) (' "$tmp/out" &&
   pass "...by its declared rule" || fail "...by its declared rule" "$(cat "$tmp/out")"
 
 # K = 0 (C = beta * C, done by the engine) still plans every config's launches: a launch sized by K

@@ -15,8 +15,9 @@
 #   layouts (section layouts): op NN NT TN TT at 1x1x1, 17x33x5, 127x129x131, 1000x1001x999, f32 and
 #   f64, leading dimensions padded by 1, 8 and 64, strided batches (packed, padded, broadcast A), C's
 #   padding left untouched (verify checks it), memcheck, a bench row carrying the layout; strided
-#   batches in warptile, DMMA and blocktile; their refusal of what they do not take yet (transposes,
-#   padded rows; a batch with split-K), by their declared rules;
+#   batches in warptile, DMMA and blocktile; transposes and padded rows in them (every loader path),
+#   split-K and stream-K in every op; --auto at op TN (the NN entries weighed); their refusal of a
+#   padded C with split-K or stream-K, and of a batch with split-K;
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
 #   wisdom; sliced K in warptile
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
@@ -408,11 +409,69 @@ for c in warptile_db dgemm_dmma gmem_vec; do
 done
 run_verify "warptile_db batch 4, one B for all (stride 0)" layouts-bcast-wt configs/warptile_db.json --batch 4 --stride-b 0 --shapes 127x129x131
 sanitize_verify "warptile_db batch 3" layouts-san-wt "memcheck" configs/warptile_db.json --batch 3 --shapes 127x129x131
-# They refuse transposes and padded rows, and split-K a batch, by their declared rules; nothing runs.
+# Transposes and padded rows in the tile templates (tile_pipeline.cuh): every op at odd shapes
+# (partial tiles, rows not aligned to a vector) and 1000x1001x999, both betas (verify runs 0 and
+# -0.5), in each dtype a template takes; split-K and stream-K in every op.
+for op in NN NT TN TT; do
+  run_verify "warptile_db f32 op $op" "layouts-wt-$op" configs/warptile_db.json --op "$op" --shapes $LSH
+  run_verify "warptile_db f64 op $op" "layouts-wt64-$op" configs/warptile_db.json --dtype f64 --op "$op" --shapes $LSH
+  run_verify "dgemm_dmma op $op" "layouts-dmma-$op" configs/dgemm_dmma.json --op "$op" --shapes $LSH
+  run_verify "gmem_vec op $op" "layouts-gv-$op" configs/gmem_vec.json --op "$op" --shapes $LSH
+  run_verify "warptile_splitk op $op" "layouts-wsk-$op" configs/warptile_splitk.json --op "$op" \
+    --shapes 17x33x5,127x129x131,65x33x4097
+  run_verify "dgemm_dmma_splitk op $op" "layouts-dsk-$op" configs/dgemm_dmma_splitk.json --op "$op" \
+    --shapes 17x33x5,65x33x4097
+  run_verify "warptile_streamk op $op" "layouts-wstk-$op" configs/warptile_streamk.json --op "$op" \
+    --shapes 17x33x5,127x129x131,1000x1001x999
+done
+# The other paths of the loaders, transposed: warptile's single buffer, staggered halves, cp.async
+# (A along M by 16-byte copies into its k-major tile), B by cp.async, loads ahead, C through shared
+# memory; blocktile's k-major A, linearized B, cp.async stages; DMMA without cp.async.
+for op in TT; do
+  for c in sb10_warptiling sb11_double_buffer sb12_double_buffer2 bank_pad_vec sb07_linearize multibuf_b3; do
+    run_verify "$c op $op" "layouts-$c-$op" configs/$c.json --op "$op" --shapes 17x33x5,127x129x131
+  done
+  run_verify "warptile_db B_ASYNC 1 op $op" "layouts-wtba-$op" configs/warptile_db.json --set B_ASYNC=1 --op "$op" \
+    --shapes 17x33x5,127x129x131
+  run_verify "warptile_db LOAD_AHEAD 1 C_STAGE 1 op $op" "layouts-wtla-$op" configs/warptile_db.json \
+    --set LOAD_AHEAD=1 --set C_STAGE=1 --op "$op" --shapes 17x33x5,127x129x131
+  run_verify "dgemm_dmma ASYNC 0 op $op" "layouts-dmma0-$op" configs/dgemm_dmma.json --set ASYNC=0 --set STAGES=2 \
+    --op "$op" --shapes 17x33x5,127x129x131
+done
+# Leading dimensions padded by 1 (every row unaligned: scalar loads and stores), 8 and 64.
+for pad in 1 8 64; do
+  for c in warptile_db dgemm_dmma gmem_vec; do
+    run_verify "$c op TN, lda/ldb/ldc padded by $pad" "layouts-pad$pad-$c" configs/$c.json --op TN \
+      --lda +$pad --ldb +$pad --ldc +$pad --shapes 17x33x5,127x129x131,1000x1001x999
+  done
+  run_verify "warptile_db op NN, lda/ldb padded by $pad, PACK_B 1" "layouts-padpk$pad" configs/warptile_db.json \
+    --set PACK_B=1 --lda +$pad --ldb +$pad --ldc +$pad --shapes 17x33x5,127x129x131
+  run_verify "warptile_splitk op NT, lda/ldb padded by $pad" "layouts-padsk$pad" configs/warptile_splitk.json --op NT \
+    --lda +$pad --ldb +$pad --shapes 17x33x5,65x33x4097
+done
+# Batches of transposed products with padded rows and strides.
 for c in warptile_db dgemm_dmma gmem_vec; do
-  $E verify configs/$c.json --op NT --shapes 17x33x5 >"$LOG/layouts-refuse-$c.txt" 2>&1
-  check_says "$c refuses op NT by its declared rule" $? 2 "$LOG/layouts-refuse-$c.txt" \
-    "shape 17x33x5 op NT lda=5 ldb=5 ldc=33 is refused: template [a-z]+ requires TA == 0 && TB == 0 && LD_PACKED \\("
+  run_verify "$c batch 3, op TT, padded rows and strides" "layouts-batchtt-$c" configs/$c.json --batch 3 --op TT \
+    --lda +1 --ldb +8 --ldc +64 --stride-a 17000 --stride-b 17004 --stride-c 30000 --shapes 127x129x131
+done
+sanitize_verify "warptile_db op TT" layouts-san-wtT "memcheck" configs/warptile_db.json --op TT --shapes 17x33x5,127x129x131
+sanitize_verify "dgemm_dmma op NT, padded by 1" layouts-san-dmP "memcheck" configs/dgemm_dmma.json --op NT \
+  --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,127x129x131
+# --auto at a non-NN op: the shipped wisdom holds NN entries only, so the model weighs those (the
+# explanation says so) and the configs it picks run transposed.
+for dt in f32 f64; do
+  XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto --op TN --dtype $dt" "layouts-auto-$dt" --auto --explain --op TN \
+    --dtype $dt --shapes 127x129x131,1000x1001x999
+  grep -q "no wisdom entry of op TN at this level: weighed the NN entries" "$LOG/layouts-auto-$dt.txt" &&
+    pass "...its explanation says the NN entries were weighed" ||
+    fail "...its explanation says the NN entries were weighed" "$(head -5 "$LOG/layouts-auto-$dt.txt")"
+done
+# Split-K and stream-K refuse a padded C (their scale_c, reduce and workspace index C packed), and
+# split-K a batch, by their declared rules; nothing runs.
+for c in warptile_splitk warptile_streamk dgemm_dmma_splitk; do
+  $E verify configs/$c.json --ldc +1 --shapes 17x33x5 >"$LOG/layouts-refuse-$c.txt" 2>&1
+  check_says "$c refuses a padded ldc by its declared rule" $? 2 "$LOG/layouts-refuse-$c.txt" \
+    "shape 17x33x5 op NN lda=5 ldb=33 ldc=34 is refused: template [a-z]+ requires LDC == N \\|\\| "
 done
 $E verify configs/warptile_splitk.json --batch 2 --shapes 65x33x4097 >"$LOG/layouts-refuse-splitk.txt" 2>&1
 check_says "warptile_splitk refuses a batch by its declared rule" $? 2 "$LOG/layouts-refuse-splitk.txt" \

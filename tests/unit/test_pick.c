@@ -122,6 +122,40 @@ static void test_choices_become_entries(void **state)
     pick_free(&p);
 }
 
+/* Only entries of the problem's op are weighed, the NN ones where the level holds none (said in
+ * op_note). */
+static void test_op(void **state)
+{
+    (void)state;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/wisdom-op", g_dir);
+    mkdir(dir, 0755);
+    write_file(dir, "sm_90.json",
+               "{\"version\": 1, \"arch\": \"sm_90\", \"entries\": [\n"
+               "  {\"dtype\": \"f32\", \"op\": \"TN\", \"shape\": \"4096x4096x4096\", \"config\": \"cfg/a.json\", \"tflops\": 1, \"vs_cublas\": 0.1},\n"
+               "  {\"dtype\": \"f32\", \"shape\": \"4096x4096x4096\", \"config\": \"cfg/b.json\", \"tflops\": 46, \"vs_cublas\": 0.9}\n"
+               "]}\n");
+    const char *want[4] = {"b.json", "b.json", "a.json", "b.json"}; /* NN, NT (no entry: NN's), TN, TT */
+    for (int op = 0; op < 4; op++) {
+        opts_t o = opts(90, NULL, dir);
+        o.ta = op >> 1;
+        o.tb = op & 1;
+        const shape_t s = {4096, 4096, 4096};
+        pick_t p;
+        err_t err;
+        err_clear(&err);
+        assert_int_equal(pick_init(&p, &o, &s, 1, &err), 0);
+        const char *path = p.entries[p.of_shape[0]].path;
+        if (strcmp(path + strlen(path) - strlen(want[op]), want[op]) != 0)
+            fail_msg("op %d chose %s, expected %s", op, path, want[op]);
+        if (op == 1 || op == 3)
+            assert_non_null(p.op_note && strstr(p.op_note, "weighed the NN entries"));
+        else
+            assert_null(p.op_note);
+        pick_free(&p);
+    }
+}
+
 static void test_dtype_and_levels(void **state)
 {
     (void)state;
@@ -203,6 +237,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_choices_become_entries),
+        cmocka_unit_test(test_op),
         cmocka_unit_test(test_dtype_and_levels),
         cmocka_unit_test(test_malformed_and_missing),
         cmocka_unit_test(test_shipped_entries_plan),

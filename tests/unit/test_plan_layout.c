@@ -103,13 +103,11 @@ static void test_naive(void **state)
     }
 }
 
-/* The tile templates take strided batches of packed NN products (grid z) and refuse what their
- * loaders cannot do yet, by the rules they declare; split-K and stream-K take no batch. */
+/* The tile templates take strided batches (grid z) and every op. */
 static void test_tile_layouts(void **state)
 {
     (void)state;
     const char *names[] = {"warptile_db", "dgemm_dmma", "gmem_vec"};
-    const char *tpl[] = {"warptile", "dmma", "blocktile"};
     for (int i = 0; i < 3; i++) {
         err_t err;
         plan_t p;
@@ -127,20 +125,88 @@ static void test_tile_layouts(void **state)
         assert_int_equal(p.launches[p.main_launch].grid[2], 9);
         assert_int_equal(p.nlaunches, 1); /* no pack_b, no scale_c */
         done(&p);
-        for (int c = 0; c < 2; c++) {
-            layout_packed(&l, c == 0, 0, 64, 64, 64, 1);
-            if (c == 1)
-                l.ldb = 65;
-            err_clear(&err);
-            assert_int_not_equal(plan(names[i], 64, 64, 64, &l, &p, &err), 0);
-            assert_int_equal(err.code, EXIT_INPUT);
-            char want[160];
-            snprintf(want, sizeof want, "is refused: template %s requires TA == 0 && TB == 0 && LD_PACKED (", tpl[i]);
-            assert_non_null(strstr(err.text, want));
-            assert_non_null(strstr(err.text, c == 0 ? "op TN lda=64" : "ldb=65"));
+        /* Every op plans, its transposes pasted (OP_TA, OP_TB) and rows packed (LDP 1). */
+        for (int op = 1; op < 4; op++) {
+            layout_packed(&l, op >> 1, op & 1, 64, 64, 64, 1);
+            assert_int_equal(plan(names[i], 64, 64, 64, &l, &p, &err), 0);
+            char want[64];
+            snprintf(want, sizeof want, "OP_TA=%d OP_TB=%d LDP=1", op >> 1, op & 1);
+            assert_non_null(strstr(p.switches, want));
             done(&p);
         }
     }
+}
+
+/* The value of switch NAME in a plan's switches text (-1 when absent). */
+static long sw(const plan_t *p, const char *name)
+{
+    char key[40];
+    snprintf(key, sizeof key, " %s=", name);
+    char text[1024];
+    snprintf(text, sizeof text, " %s", p->switches);
+    const char *at = strstr(text, key);
+    return at ? strtol(at + strlen(key), NULL, 10) : -1;
+}
+
+/* The vector switches follow the dimension a transposed operand's rows run along (A's along M,
+ * B's along K) and the leading dimensions' alignment; PACK_B is off where B is transposed. */
+static void test_tile_transposed(void **state)
+{
+    (void)state;
+    err_t err;
+    err_clear(&err);
+    plan_t p;
+    layout_t l;
+    /* warptile_db at 63x64x64: NN reads A along K (64: vectors), TN along M (63: scalars). At
+     * 64x63x64 NN packs B first (PACK_B 3: N not a multiple of 4, K is); NT reads B along K (64:
+     * vectors) and never packs it. */
+    const struct {
+        int ta, tb, M, N;
+        const char *sw;
+        long want;
+    } cases[] = {{0, 0, 63, 64, "EVEC_A", 4}, {1, 0, 63, 64, "EVEC_A", 1}, {1, 0, 63, 64, "EVEC_B", 4},
+                 {0, 0, 64, 63, "PACKB", 1},  {0, 1, 64, 63, "PACKB", 0},  {0, 1, 64, 63, "EVEC_B", 4}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        layout_packed(&l, cases[i].ta, cases[i].tb, cases[i].M, cases[i].N, 64, 1);
+        assert_int_equal(plan("warptile_db", cases[i].M, cases[i].N, 64, &l, &p, &err), 0);
+        if (sw(&p, cases[i].sw) != cases[i].want)
+            fail_msg("case %zu: %s = %ld, expected %ld (%s)", i, cases[i].sw, sw(&p, cases[i].sw), cases[i].want,
+                     p.switches);
+        if (cases[i].tb)
+            assert_int_equal(p.nlaunches, 1); /* no pack_b launch */
+        done(&p);
+    }
+    /* Padded rows: LDP 0; by 1 no operand is aligned to a vector, by 8 every one is. */
+    const int pads[2] = {1, 8}, vec[2] = {1, 4};
+    for (int i = 0; i < 2; i++) {
+        layout_packed(&l, 1, 1, 64, 64, 64, 1);
+        l.lda += pads[i];
+        l.ldb += pads[i];
+        l.ldc += pads[i];
+        assert_int_equal(plan("warptile_db", 64, 64, 64, &l, &p, &err), 0);
+        assert_int_equal(sw(&p, "LDP"), 0);
+        assert_int_equal(sw(&p, "EVEC_A"), vec[i]);
+        assert_int_equal(sw(&p, "EVEC_B"), vec[i]);
+        assert_int_equal(sw(&p, "EVEC_C"), vec[i]);
+        done(&p);
+    }
+    /* dgemm_dmma keeps a transposed A k-major: BK x (BM + PAD_A) per stage, not BM x (BK + PAD_A). */
+    layout_packed(&l, 0, 0, 64, 64, 64, 1);
+    assert_int_equal(plan("dgemm_dmma", 64, 64, 64, &l, &p, &err), 0);
+    const int64_t smem_nn = p.launches[p.main_launch].smem;
+    done(&p);
+    layout_packed(&l, 1, 0, 64, 64, 64, 1);
+    assert_int_equal(plan("dgemm_dmma", 64, 64, 64, &l, &p, &err), 0);
+    /* 3 stages x (16 x 68 - 64 x 20) doubles */
+    assert_int_equal(p.launches[p.main_launch].smem - smem_nn, 3 * (16 * 68 - 64 * 20) * 8);
+    done(&p);
+}
+
+/* Split-K and stream-K take every op and padded A and B, but not a padded C (their scale_c,
+ * reduce and workspace index C packed), nor a batch. */
+static void test_tile_split_layouts(void **state)
+{
+    (void)state;
     const char *split[] = {"warptile_splitk", "dgemm_dmma_splitk", "warptile_streamk"};
     for (int i = 0; i < 3; i++) {
         err_t err;
@@ -151,6 +217,18 @@ static void test_tile_layouts(void **state)
         assert_int_not_equal(plan(split[i], 64, 64, 4096, &l, &p, &err), 0);
         assert_non_null(strstr(err.text, "requires BATCH == 1 || (SPLITK == 1 && STREAMK == 0) (a batch takes grid z"));
         done(&p);
+        layout_packed(&l, 1, 1, 64, 64, 4096, 1);
+        l.lda += 1;
+        l.ldb += 8;
+        assert_int_equal(plan(split[i], 64, 64, 4096, &l, &p, &err), 0);
+        done(&p);
+        l.ldc += 1;
+        err_clear(&err);
+        assert_int_not_equal(plan(split[i], 64, 64, 4096, &l, &p, &err), 0);
+        assert_int_equal(err.code, EXIT_INPUT);
+        assert_non_null(strstr(err.text, "ldc=65 is refused: template"));
+        assert_non_null(strstr(err.text, "requires LDC == N || (SPLITK == 1 && STREAMK == 0) (split-K's"));
+        done(&p);
     }
 }
 
@@ -160,6 +238,8 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_naive),
         cmocka_unit_test(test_tile_layouts),
+        cmocka_unit_test(test_tile_transposed),
+        cmocka_unit_test(test_tile_split_layouts),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

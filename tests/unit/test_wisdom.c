@@ -609,12 +609,27 @@ static void test_record_replace_if_better(void **state)
     assert_int_equal(record(p, &e), WISDOM_REPLACED);
     e = entry(DTYPE_F64, 2048, 2048, 2048, "d.json", 1);
     assert_int_equal(record(p, &e), WISDOM_ADDED);
+    /* So is another op (slower than the NN entry, yet added), written with its "op"; NN is written
+     * without one, as before layouts. */
+    e = entry(DTYPE_F32, 2048, 2048, 2048, "tn.json", 10);
+    e.op = 2;
+    assert_int_equal(record(p, &e), WISDOM_ADDED);
+    e.tflops = 11;
+    assert_int_equal(record(p, &e), WISDOM_REPLACED);
+    char *text = read_file(p, NULL);
+    assert_non_null(strstr(text, "{\"dtype\": \"f32\", \"op\": \"TN\", \"shape\": \"2048x2048x2048\", \"config\": \"tn.json\""));
+    assert_non_null(strstr(text, "{\"dtype\": \"f32\", \"shape\": \"2048x2048x2048\", \"config\": \"faster.json\""));
+    free(text);
     wisdom_t w;
     wisdom_init(&w);
     err_t err;
     err_clear(&err);
     assert_int_equal(wisdom_load_file(&w, p, &err), 0);
-    assert_int_equal(w.files[0].nentries, 3);
+    assert_int_equal(w.files[0].nentries, 4);
+    /* Sorted by dtype, op, then shape: NN 2048, NN 4096, TN 2048, then f64. */
+    assert_int_equal(w.files[0].entries[2].op, 2);
+    assert_string_equal(w.files[0].entries[2].config, "tn.json");
+    assert_int_equal(w.files[0].entries[0].op, 0);
     assert_string_equal(look(&w, H100, 90, DTYPE_F32, 2048, 2048, 2048, NULL), "faster.json");
     assert_string_equal(look(&w, H100, 90, DTYPE_F32, 4096, 4096, 4096, NULL), "other.json");
     assert_string_equal(look(&w, H100, 90, DTYPE_F64, 2048, 2048, 2048, NULL), "d.json");
