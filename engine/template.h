@@ -147,6 +147,8 @@ void scope_set(tpl_scope *s, const char *name, int64_t v);
 /* params (values aligned with t->params), ELEM, F64, ARCH. */
 void scope_add_params(tpl_scope *s, const template_t *t, const int64_t *values, dtype_t dtype, int arch);
 int scope_eval(const tpl_scope *s, const char *expr, int64_t *out, char *errbuf, size_t errlen);
+/* The value of name in s (a parameter, derived name, switch or let); false when s has none. */
+bool scope_get(const tpl_scope *s, const char *name, int64_t *v);
 /* Evaluate the template's derived names into s (after scope_add_params). Errors are the
  * template's: err names its file. */
 int scope_add_derived(tpl_scope *s, const template_t *t, err_t *err);

@@ -1,0 +1,231 @@
+/* plan.c — the planning half of template.h: a validated config's values plus a problem (shape,
+ * layout, alignment, arch) become the switches and derived names, the pasted CUDA source and the
+ * launch geometry (template_plan*, plan_free), and plan_use_pdl decides programmatic dependent
+ * launch from a plan and the GPU's occupancy. template.c loads and checks templates; this file only
+ * evaluates them, through the scope (scope_*) that template.c keeps. */
+#include "template.h"
+#include "arch.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- planning ------------------------------------------------------------------------------- */
+
+/* An expression of the template failed to evaluate: that is the template's bug, not the user's. */
+static int tpl_expr_fail(const template_t *t, err_t *err, const char *what, const char *msg)
+{
+    return err_set(err, EXIT_INPUT, t->path, 0, 0, "%s: %s", what, msg);
+}
+
+static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,
+                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
+                     const layout_align *al, int64_t smem_limit, bool paste, plan_t *plan, err_t *err);
+
+int template_plan(const template_t *t, const char *label, const char *config_name, const int64_t *values,
+                  dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit,
+                  plan_t *plan, err_t *err)
+{
+    return plan_eval(t, label, config_name, values, dtype, arch, M, N, K, NULL, NULL, smem_limit, true, plan, err);
+}
+
+int template_plan_layout(const template_t *t, const char *label, const char *config_name, const int64_t *values,
+                         dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
+                         const layout_align *al, int64_t smem_limit, plan_t *plan, err_t *err)
+{
+    return plan_eval(t, label, config_name, values, dtype, arch, M, N, K, lay, al, smem_limit, true, plan, err);
+}
+
+int template_plan_geometry(const template_t *t, const char *label, const int64_t *values, dtype_t dtype, int arch,
+                           int64_t M, int64_t N, int64_t K, int64_t smem_limit, plan_t *plan, err_t *err)
+{
+    return plan_eval(t, label, "", values, dtype, arch, M, N, K, NULL, NULL, smem_limit, false, plan, err);
+}
+
+static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,
+                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
+                     const layout_align *al, int64_t smem_limit, bool paste, plan_t *plan, err_t *err)
+{
+    /* No layout: packed NN, one product, on 16-byte-aligned buffers. */
+    layout_t packed;
+    layout_align packed_al;
+    if (!lay) {
+        layout_packed(&packed, 0, 0, M, N, K, 1);
+        lay = &packed;
+    }
+    if (!al) {
+        layout_align_ld(lay, dtype_size(dtype), &packed_al);
+        al = &packed_al;
+    }
+    memset(plan, 0, sizeof *plan);
+    plan->M = M;
+    plan->N = N;
+    plan->K = K;
+    plan->lay = *lay;
+    plan->align = *al;
+    plan->arch = arch;
+    plan->dtype = dtype;
+    plan->main_launch = -1;
+    plan->traffic = -1;
+    int pdl_param = template_param_index(t, "PDL");
+    plan->pdl = !(t->pdl && arch >= 90) ? 0 : pdl_param >= 0 ? (int)values[pdl_param] : 1;
+    tpl_scope s;
+    scope_init(&s);
+    scope_add_params(&s, t, values, dtype, arch);
+    if (scope_add_derived(&s, t, err))
+        return -1;
+    scope_set(&s, "M", M);
+    scope_set(&s, "N", N);
+    scope_set(&s, "K", K);
+    /* The layout (layout.h): transposes, leading dimensions, the batch and its strides, and the
+     * alignment class of the pointers in elements (ALIGN_A/B/C); LD_PACKED says every matrix's
+     * rows are packed (lda, ldb, ldc the row lengths), as the templates assumed before layouts. */
+    layout_t pk;
+    layout_packed(&pk, lay->ta, lay->tb, M, N, K, lay->batch);
+    const int one = lay->batch > 1; /* a single product's strides are never used: 0 */
+    const char *lnames[] = {"TA", "TB", "LDA", "LDB", "LDC", "LD_PACKED", "BATCH", "SA", "SB", "SC",
+                            "ALIGN_A", "ALIGN_B", "ALIGN_C"};
+    const int64_t lvals[] = {lay->ta, lay->tb, lay->lda, lay->ldb, lay->ldc,
+                             lay->lda == pk.lda && lay->ldb == pk.ldb && lay->ldc == pk.ldc, lay->batch,
+                             one * lay->sa, one * lay->sb, one * lay->sc, al->a, al->b, al->c};
+    for (size_t i = 0; i < sizeof lnames / sizeof lnames[0]; i++)
+        scope_set(&s, lnames[i], lvals[i]);
+    /* 64-bit element offsets once one product's matrix (rows ld apart) reaches 2^31 elements
+     * (gemm_common.cuh, idx_t; kernels step between products in 64 bits). Packed NN: M*K, K*N, M*N. */
+    const int64_t big = (int64_t)1 << 31;
+    layout_t one_product = *lay;
+    one_product.batch = 1;
+    const int idx64 = layout_span_a(&one_product, M, K) >= big || layout_span_b(&one_product, N, K) >= big ||
+                      layout_span_c(&one_product, M, N) >= big;
+    scope_set(&s, "IDX64", idx64);
+    char msg[512];
+    int64_t v;
+
+    for (size_t i = 0; i < t->nrequires; i++) {
+        if (scope_eval(&s, t->requires[i].rule, &v, msg, sizeof msg))
+            return tpl_expr_fail(t, err, "requires", msg);
+        if (!v)
+            return err_set(err, EXIT_INPUT, label, 0, 0,
+                           "shape %lldx%lldx%lld%s is refused: template %s requires %s (%s)", (long long)M,
+                           (long long)N, (long long)K, layout_text(lay, M, N, K, (char[160]){0}, 160), t->name,
+                           t->requires[i].rule, t->requires[i].why);
+    }
+    strbuf sw;
+    sb_init(&sw);
+    for (size_t i = 0; i < t->nswitches; i++) {
+        if (scope_eval(&s, t->switches[i].expr, &v, msg, sizeof msg)) {
+            sb_free(&sw);
+            return tpl_expr_fail(t, err, t->switches[i].name, msg);
+        }
+        scope_set(&s, t->switches[i].name, v);
+        if (paste) /* the text is for reports; the model plans too often to format it */
+            sb_addf(&sw, "%s%s=%lld", i ? " " : "", t->switches[i].name, (long long)v);
+    }
+    if (paste)
+        plan->switches = sb_steal(&sw);
+    else
+        sb_free(&sw);
+    for (size_t i = 0; i < t->nlets; i++) {
+        if (scope_eval(&s, t->lets[i].expr, &v, msg, sizeof msg))
+            return tpl_expr_fail(t, err, t->lets[i].name, msg);
+        scope_set(&s, t->lets[i].name, v);
+    }
+    for (size_t i = 0; i < t->nlaunches; i++) {
+        const tpl_launch *l = &t->launches[i];
+        if (l->cond) {
+            if (scope_eval(&s, l->cond, &v, msg, sizeof msg))
+                return tpl_expr_fail(t, err, "launch condition", msg);
+            if (!v)
+                continue;
+        }
+        plan_launch *pl = &plan->launches[plan->nlaunches];
+        pl->kernel = l->kernel;
+        for (int d = 0; d < 3; d++) {
+            if (scope_eval(&s, l->grid[d], &pl->grid[d], msg, sizeof msg) ||
+                scope_eval(&s, l->block[d], &pl->block[d], msg, sizeof msg))
+                return tpl_expr_fail(t, err, "launch geometry", msg);
+        }
+        if (scope_eval(&s, l->smem, &pl->smem, msg, sizeof msg))
+            return tpl_expr_fail(t, err, "launch smem", msg);
+        int64_t threads = pl->block[0] * pl->block[1] * pl->block[2];
+        if (pl->block[0] < 1 || pl->block[1] < 1 || pl->block[2] < 1 || threads > 1024)
+            return err_set(err, EXIT_INPUT, label, 0, 0,
+                           "kernel %s would launch %lldx%lldx%lld threads per block; the limit is 1024",
+                           l->kernel, (long long)pl->block[0], (long long)pl->block[1], (long long)pl->block[2]);
+        if (pl->grid[0] < 1 || pl->grid[1] < 1 || pl->grid[2] < 1 || pl->grid[0] > 2147483647LL ||
+            pl->grid[1] > 65535 || pl->grid[2] > 65535)
+            return err_set(err, EXIT_INPUT, label, 0, 0,
+                           "kernel %s would launch a grid of %lldx%lldx%lld blocks, outside 1..2^31-1 x 1..65535 x 1..65535",
+                           l->kernel, (long long)pl->grid[0], (long long)pl->grid[1], (long long)pl->grid[2]);
+        if (pl->smem < 0 || pl->smem > smem_limit)
+            return err_set(err, EXIT_INPUT, label, 0, 0,
+                           "kernel %s needs %lld bytes of shared memory per block; %s allows %lld",
+                           l->kernel, (long long)pl->smem, arch_name(arch, (char[16]){0}, 16), (long long)smem_limit);
+        if (strcmp(l->kernel, "gemm") == 0)
+            plan->main_launch = (int)plan->nlaunches;
+        plan->nlaunches++;
+    }
+    if (plan->main_launch < 0)
+        return err_set(err, EXIT_INPUT, t->path, 0, 0, "no launch of kernel \"gemm\" is enabled for this config");
+    if (t->workspace && scope_eval(&s, t->workspace, &plan->workspace, msg, sizeof msg))
+        return tpl_expr_fail(t, err, "workspace", msg);
+    if (t->traffic && scope_eval(&s, t->traffic, &plan->traffic, msg, sizeof msg))
+        return tpl_expr_fail(t, err, "traffic", msg);
+    /* What the selection model reads (select.h): the tile C is padded to, atomic additions, slowness. */
+    for (int d = 0; d < 3; d++) {
+        plan->tile[d] = 1;
+        if (t->model_tile[d] && (scope_eval(&s, t->model_tile[d], &plan->tile[d], msg, sizeof msg) || plan->tile[d] < 1))
+            return tpl_expr_fail(t, err, "model tile", plan->tile[d] < 1 ? "a tile dimension below 1" : msg);
+    }
+    plan->atomics = 0;
+    plan->slow_pct = 100;
+    if ((t->model_atomics && scope_eval(&s, t->model_atomics, &plan->atomics, msg, sizeof msg)) ||
+        (t->model_slow && scope_eval(&s, t->model_slow, &plan->slow_pct, msg, sizeof msg)))
+        return tpl_expr_fail(t, err, "model", msg);
+    if (!paste)
+        return 0;
+
+    strbuf src;
+    sb_init(&src);
+    /* No shape here: shapes with the same switches share one CUBIN (and one cache entry). */
+    sb_addf(&src, "/* pasted by engine: config %s, template %s, %s, %s */\n", config_name, t->name,
+            dtype_name(dtype), arch_name(arch, (char[16]){0}, 16));
+    sb_addf(&src, "#define T %s\n#define ELEM %zu\n#define F64 %d\n#define ARCH %d\n#define ARCH_SPECIFIC %d\n#define IDX64 %d\n",
+            dtype == DTYPE_F64 ? "double" : "float", dtype_size(dtype), dtype == DTYPE_F64, arch_sm(arch),
+            arch_specific(arch), idx64);
+    for (size_t i = 0; i < t->nparams; i++)
+        sb_addf(&src, "#define %s %lld\n", t->params[i].name, (long long)values[i]);
+    for (size_t i = 0; i < t->nderived; i++) {
+        int64_t dv = 0;
+        scope_get(&s, t->derived[i].name, &dv);
+        sb_addf(&src, "#define %s %lld\n", t->derived[i].name, (long long)dv);
+    }
+    for (size_t i = 0; i < t->nswitches; i++) {
+        int64_t sv = 0;
+        scope_get(&s, t->switches[i].name, &sv);
+        sb_addf(&src, "#define %s %lld\n", t->switches[i].name, (long long)sv);
+    }
+    sb_addf(&src, "#line 1 \"%s\"\n", t->path);
+    sb_add(&src, t->text);
+    plan->source = sb_steal(&src);
+    return 0;
+}
+
+void plan_free(plan_t *plan)
+{
+    free(plan->switches);
+    free(plan->source);
+    plan->switches = plan->source = NULL;
+}
+
+bool plan_use_pdl(const plan_t *plan, int sms, int blocks_per_sm)
+{
+    if (plan->pdl != 2)
+        return plan->pdl == 1;
+    const plan_launch *l = &plan->launches[plan->main_launch];
+    int64_t blocks = l->grid[0] * l->grid[1] * l->grid[2];
+    int64_t warps = (l->block[0] * l->block[1] * l->block[2] + 31) / 32;
+    int64_t even = (blocks + sms - 1) / sms;           /* blocks per SM when spread breadth-first */
+    int64_t early = (int64_t)sms * blocks_per_sm - blocks; /* slots the same grid before it leaves free */
+    return !(blocks > sms && even < blocks_per_sm && blocks > early && even * warps >= PDL_BUSY_WARPS);
+}
