@@ -22,27 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The last failure of this thread, as `engine` would print it. */
-static _Thread_local char t_error[ERR_SOURCE_LEN + ERR_TEXT_LEN + 32];
-
-engine_status api_fail(engine_status st, const err_t *err)
-{
-    err_format(err, t_error, sizeof t_error);
-    return st;
-}
-
-static engine_status fail_text(engine_status st, const char *fn, const char *text)
-{
-    snprintf(t_error, sizeof t_error, "%s: %s", fn, text);
-    return st;
-}
-
-const char *engine_last_error(const engine_ctx *ctx)
-{
-    (void)ctx; /* per thread, not per context: two threads on one context keep their own */
-    return t_error;
-}
-
 const char *engine_status_string(engine_status st)
 {
     static const char *const names[] = {"ENGINE_SUCCESS", "ENGINE_ERROR_INVALID_ARGUMENT", "ENGINE_ERROR_MISALIGNED",
@@ -74,7 +53,7 @@ engine_status engine_create(engine_ctx **out, const engine_options *opt)
 {
     engine_options defaults;
     if (!out)
-        return fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_create", "ctx is a null pointer");
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_create", "ctx is a null pointer");
     *out = NULL;
     if (!opt) {
         engine_options_init(&defaults);
@@ -89,7 +68,7 @@ engine_status engine_create(engine_ctx **out, const engine_options *opt)
     if (opt->no_device) {
         if (opt->arch && !arch_lookup(arch_sm(opt->arch))) {
             free(c);
-            return fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_create", "arch is not a known architecture");
+            return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_create", "arch is not a known architecture");
         }
         c->arch = opt->arch ? opt->arch : 90;
         c->smem_limit = arch_lookup(arch_sm(c->arch))->smem_optin;
@@ -98,7 +77,7 @@ engine_status engine_create(engine_ctx **out, const engine_options *opt)
     } else {
         if (opt->device < 0) {
             free(c);
-            return fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_create", "device is negative");
+            return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_create", "device is negative");
         }
         if (gpu_open(&c->gpu, opt->device, &err)) {
             free(c);
@@ -153,7 +132,7 @@ void engine_destroy(engine_ctx *c)
 engine_status engine_set_config(engine_ctx *c, const char *json_or_path)
 {
     if (!c)
-        return fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_set_config", "ctx is a null pointer");
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_set_config", "ctx is a null pointer");
     if (!json_or_path) {
         pthread_mutex_lock(&c->lock);
         c->forced = NULL;
@@ -223,12 +202,12 @@ engine_status engine_plan_create(engine_ctx *c, const engine_plan_desc *desc, en
 {
     const char *fn = "engine_plan_create";
     if (!plan)
-        return fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, "plan is a null pointer");
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, "plan is a null pointer");
     *plan = NULL;
     if (!c || !desc)
-        return fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, !c ? "ctx is a null pointer" : "desc is a null pointer");
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, !c ? "ctx is a null pointer" : "desc is a null pointer");
     if (desc->alignment < 0 || desc->alignment > 256 || (desc->alignment & (desc->alignment - 1)))
-        return fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, "alignment must be 0 or a power of two up to 256 bytes");
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, "alignment must be 0 or a power of two up to 256 bytes");
     apiarg_desc d;
     desc_of(&d, fn, desc);
     apiarg_problem p;
@@ -249,7 +228,7 @@ engine_status engine_plan_execute(const engine_plan *plan, double alpha, const v
                                   void *C, engine_stream stream)
 {
     if (!plan)
-        return fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_plan_execute", "plan is a null pointer");
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_plan_execute", "plan is a null pointer");
     return apiplan_execute(plan, "engine_plan_execute", alpha, A, B, beta, C, stream);
 }
 
@@ -259,7 +238,7 @@ static engine_status gemm(engine_ctx *c, const apiarg_desc *d, double alpha, con
                           double beta, void *C, engine_stream stream)
 {
     if (!c)
-        return fail_text(ENGINE_ERROR_INVALID_ARGUMENT, d->fn, "ctx is a null pointer");
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, d->fn, "ctx is a null pointer");
     apiarg_problem p;
     err_t err;
     err_clear(&err);
@@ -269,7 +248,7 @@ static engine_status gemm(engine_ctx *c, const apiarg_desc *d, double alpha, con
     if (st)
         return api_fail(st, &err);
     if (!c->have_gpu)
-        return fail_text(ENGINE_ERROR_NO_GPU, d->fn, "this context was made without a GPU (no_device): it plans, it does not run");
+        return api_fail_text(ENGINE_ERROR_NO_GPU, d->fn, "this context was made without a GPU (no_device): it plans, it does not run");
     const engine_plan *plan = NULL;
     layout_align al;
     apiplan_align_of(&p, p.swapped ? B : A, p.swapped ? A : B, C, &al);

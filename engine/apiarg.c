@@ -2,6 +2,7 @@
 #include "apiarg.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 static int bad(err_t *err, const char *fn, engine_status st, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -116,4 +117,27 @@ engine_status apiarg_check_pointers(const char *fn, const apiarg_problem *p, con
                        "ABC"[i], ptr[i], es, dtype_name(p->dtype));
     }
     return ENGINE_SUCCESS;
+}
+
+/* ---- errors: the message of each thread's last failure ---------------------------------------- */
+
+/* The last failure of this thread, as `engine` would print it. */
+static _Thread_local char t_error[ERR_SOURCE_LEN + ERR_TEXT_LEN + 32];
+
+engine_status api_fail(engine_status st, const err_t *err)
+{
+    err_format(err, t_error, sizeof t_error);
+    return st;
+}
+
+engine_status api_fail_text(engine_status st, const char *fn, const char *text)
+{
+    snprintf(t_error, sizeof t_error, "%s: %s", fn, text);
+    return st;
+}
+
+const char *engine_last_error(const engine_ctx *ctx)
+{
+    (void)ctx; /* per thread, not per context: two threads on one context keep their own */
+    return t_error;
 }

@@ -1,6 +1,7 @@
 /* apiarg.h — the library's argument checks (engine.h), made before any GPU work and without a
  * context, and the mapping of a caller's problem (row- or column-major, CBLAS argument order) onto
- * the row-major problem the kernels compute.
+ * the row-major problem the kernels compute; and the message of each thread's last failure
+ * (api_fail, engine_last_error), which every part of the library reports through.
  *
  * Column-major C (m x n, ldc) is, read row-major, C^T (n x m, ldc); C^T = op(B)^T op(A)^T, and a
  * column-major matrix read row-major is its own transpose. So a column-major call is the row-major
@@ -47,5 +48,10 @@ engine_status apiarg_check(const apiarg_desc *desc, apiarg_problem *out, err_t *
  * business; a plan's own alignment class is checked by apiplan.c). */
 engine_status apiarg_check_pointers(const char *fn, const apiarg_problem *p, const void *A, const void *B,
                                     const void *C, err_t *err);
+
+/* Keep the failure's one-line message (err, or "fn: text") as this thread's last error
+ * (engine_last_error) and return st: every failing call of the library ends here. */
+engine_status api_fail(engine_status st, const err_t *err);
+engine_status api_fail_text(engine_status st, const char *fn, const char *text);
 
 #endif

@@ -101,7 +101,4 @@ engine_status apiplan_execute(const engine_plan *plan, const char *fn, double al
 /* Everything the context holds but its GPU, cache and paths. */
 void apiplan_ctx_free(engine_ctx *c);
 
-/* Record err as this thread's last error; returns st. */
-engine_status api_fail(engine_status st, const err_t *err);
-
 #endif
