@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err_t err;
     err_clear(&err);
     /* The space's config is found next to the file or by name: toy.json is in tests/configs/tune. */
-    if (space_load(&s, g_path, NULL, 0, NULL, 90, &err) == 0) {
+    if (space_load(&s, g_path, NULL, 0, NULL, 90, false, &err) == 0) {
         space_device dev = {90, 232448};
         shape_t shape = {64, 64, 64};
         space_point *pts;
