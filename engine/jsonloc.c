@@ -73,8 +73,15 @@ static void skip_value(scan *s)
 
 void jsonloc_position(const char *text, size_t off, int *line, int *col)
 {
-    int l = 1, c = 1;
-    for (size_t i = 0; i < off && text[i]; i++) {
+    *line = 1;
+    *col = 1;
+    jsonloc_advance(text, 0, off, line, col);
+}
+
+void jsonloc_advance(const char *text, size_t from, size_t to, int *line, int *col)
+{
+    int l = *line, c = *col;
+    for (size_t i = from; i < to && text[i]; i++) {
         unsigned char ch = (unsigned char)text[i];
         if (ch == '\n') {
             l++;
@@ -154,6 +161,21 @@ int jsonloc_element(const char *text, size_t start, size_t index, size_t *off)
             return -1;
         s.p++;
     }
+}
+
+int jsonloc_next_element(const char *text, size_t elem, size_t *next)
+{
+    scan s = {text, text + elem};
+    skip_value(&s);
+    ws(&s);
+    if (*s.p != ',')
+        return -1;
+    s.p++;
+    ws(&s);
+    if (*s.p == ']' || *s.p == '\0')
+        return -1;
+    *next = (size_t)(s.p - text);
+    return 0;
 }
 
 int jsonloc_find(const char *text, const char *const *path, size_t depth, bool want_key, int *line,

@@ -26,8 +26,16 @@ int jsonloc_offset(const char *text, size_t start, const char *const *path, size
  * text. Returns 0 when the array has that element, -1 otherwise (off untouched). */
 int jsonloc_element(const char *text, size_t start, size_t index, size_t *off);
 
+/* Byte offset of the element after the one at byte offset elem of an array, for walking a long
+ * array in one pass (jsonloc_element from the start each time is quadratic). Returns 0 when there
+ * is one, -1 at the array's end (next untouched). */
+int jsonloc_next_element(const char *text, size_t elem, size_t *next);
+
 /* Line and column (1-based, counting UTF-8 characters) of byte offset off in text. */
 void jsonloc_position(const char *text, size_t off, int *line, int *col);
+
+/* The same, moved on from byte offset from (where *line, *col are) to to >= from. */
+void jsonloc_advance(const char *text, size_t from, size_t to, int *line, int *col);
 
 /* What a value is, in the words of error messages: "an object", "an integer", "a number with a
  * fraction", "null", ... (configs, tune logs and wisdom files all say it the same way). */

@@ -91,6 +91,25 @@ static double fit_eff(const select_t *s, const select_cand *c, const plan_t *p)
     return sqrt(lo * hi);
 }
 
+/* An earlier loaded candidate with the same config file and overrides as entry e, or -1. The
+ * entries of a wisdom share a few dozen configs among hundreds of shapes, and loading one (its
+ * template read and checked) costs far more than the plan and fit each entry needs. */
+static long same_config(const select_t *s, size_t upto, const char *path, const wisdom_entry *e)
+{
+    for (size_t j = 0; j < upto; j++) {
+        const select_cand *x = &s->cands[j];
+        if (!x->loaded || x->entry->nsets != e->nsets || strcmp(x->path, path) != 0)
+            continue;
+        size_t k = 0;
+        while (k < e->nsets && strcmp(x->entry->sets[k].key, e->sets[k].key) == 0 &&
+               x->entry->sets[k].value == e->sets[k].value)
+            k++;
+        if (k == e->nsets)
+            return (long)j;
+    }
+    return -1;
+}
+
 void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_entry *const *entries,
                  const wisdom_file *const *files, char **paths, size_t n)
 {
@@ -108,7 +127,11 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
         err_t err;
         err_clear(&err);
         const char *dt = dtype_name(dtype);
-        if (config_load_guess(c->path, e->sets, e->nsets, dt, g->arch, g->arch_guessed, &c->cfg, &err)) {
+        long twin = same_config(s, i, c->path, e);
+        if (twin >= 0) {
+            c->cfg = s->cands[twin].cfg;
+            c->cfg_shared = true;
+        } else if (config_load_guess(c->path, e->sets, e->nsets, dt, g->arch, g->arch_guessed, &c->cfg, &err)) {
             err_format(&err, c->err_text, sizeof c->err_text);
             c->label = xstrdup(c->path);
             continue;
@@ -117,7 +140,8 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
         plan_t p;
         if (plan_at(s, c, &e->shape, &p) || e->shape.k == 0) {
             snprintf(c->err_text, sizeof c->err_text, "%s does not plan at its own shape", c->label);
-            config_free(&c->cfg);
+            if (!c->cfg_shared)
+                config_free(&c->cfg);
             continue;
         }
         c->loaded = true;
@@ -138,7 +162,7 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
 void select_free(select_t *s)
 {
     for (size_t i = 0; i < s->ncands; i++) {
-        if (s->cands[i].loaded)
+        if (s->cands[i].loaded && !s->cands[i].cfg_shared)
             config_free(&s->cands[i].cfg);
         free(s->cands[i].path);
         free(s->cands[i].label);

@@ -25,9 +25,10 @@
  * shape by tiles, waves, fill and depth. Writing C is a term of its own, so that an entry measured
  * where K is small (C's bytes a large part of its time) is not credited with a low compute rate. The lowest score, the estimate times (1 + SELECT_DIST_PENALTY
  * x the entry's log distance), wins: the further from where it was fitted, the less it is trusted. The constants were fitted on the
- * H100 over two random shape suites (bench/random_shapes.sh, seeds 1 and 5, every shipped entry timed
- * at every shape: bench/data/h100-random-{1,5}-oracle-*.jsonl) and are judged on others
- * (docs/NOTES.md, "Selection that generalises"). Needs no GPU: the SM count, the arch's limits and the
+ * H100 over five random shape suites (bench/random_shapes.sh, seeds 1, 5, 11, 13, 17, every shipped
+ * entry timed at every shape: bench/data/h100-random-*-oracle-*.jsonl), leaving one seed out at a
+ * time with the others' best entries in wisdom (their points are shipped: <device>.dev-seeds.json),
+ * and are judged on other seeds (docs/NOTES.md, "Selection that generalises"). Needs no GPU: the SM count, the arch's limits and the
  * wisdom are enough (`engine pick`). */
 #ifndef ENGINE_SELECT_H
 #define ENGINE_SELECT_H
@@ -41,15 +42,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SELECT_K 14           /* entries weighed: the nearest ones */
+#define SELECT_K 8            /* entries weighed: the nearest ones */
 #define SELECT_WSAT 24.0      /* warps an SM needs resident to run at full rate */
 #define SELECT_T_ROUND 1e-6   /* s: start and end of each round of resident blocks */
 #define SELECT_T_LAUNCH 2e-6  /* s: each extra launch (scale_c, reduce, pack_b) */
 #define SELECT_T_ATOMIC 1e-9  /* s: one atomic addition into C, per SM */
 #define SELECT_EFF_UNKNOWN 0.5 /* efficiency of an entry that was never measured (tflops 0) */
-#define SELECT_DIST_PENALTY 0.22 /* an estimate counts (1 + this x distance) times, distance in natural-log
-                                  * units (0.15 a doubling of a side): far from the entry it was fitted
-                                  * at, the model is trusted less */
+#define SELECT_DIST_PENALTY 1.0 /* an estimate counts (1 + this x distance) times, distance in natural-log
+                                 * units (0.69 a doubling of a side): far from the entry it was fitted
+                                 * at, the model is trusted less */
 
 /* The GPU the model is for. */
 typedef struct {
@@ -70,7 +71,8 @@ typedef struct {
     const wisdom_file *file;
     char *path;         /* the config's path, resolved (pick.c) */
     char *label;        /* name[OVERRIDES] */
-    config_t cfg;
+    config_t cfg;       /* a shallow copy of an earlier candidate's when cfg_shared (same config, same set) */
+    bool cfg_shared;
     bool loaded;        /* cfg holds the config; false: it did not load (err_text says why), never chosen */
     char err_text[256];
     int occ;            /* blocks per SM: the entry's "occ", else an estimate */

@@ -218,7 +218,8 @@ static int get_entry_string(parse_ctx *c, size_t base, size_t idx, json_t *obj, 
     return 0;
 }
 
-static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t base, json_t *obj, wisdom_entry *e)
+static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t base, int line, json_t *obj,
+                       wisdom_entry *e)
 {
     memset(e, 0, sizeof *e);
     if (!json_is_object(obj))
@@ -235,8 +236,6 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
                 idx, key);
         }
     }
-    int line, col;
-    jsonloc_position(c->text, base, &line, &col);
     e->line = line;
 
     const char *s;
@@ -368,10 +367,19 @@ static int parse_file(parse_ctx *c, json_t *root, wisdom_file *f)
     jsonloc_offset(c->text, 0, pent, 1, false, &arr);
     size_t n = json_array_size(entries);
     f->entries = xcalloc(n ? n : 1, sizeof *f->entries);
+    /* One pass over the array: each entry's offset and line from the one before it. */
+    size_t base = arr, at = 0;
+    int line = 1, col = 1;
     for (size_t i = 0; i < n; i++) {
-        size_t base = arr;
-        jsonloc_element(c->text, arr, i, &base);
-        int rc = parse_entry(c, f, i, base, json_array_get(entries, i), &f->entries[i]);
+        if (i == 0 ? jsonloc_element(c->text, arr, 0, &base) : jsonloc_next_element(c->text, base, &base))
+            base = arr;
+        if (base < at) {
+            at = 0;
+            line = col = 1;
+        }
+        jsonloc_advance(c->text, at, base, &line, &col);
+        at = base;
+        int rc = parse_entry(c, f, i, base, line, json_array_get(entries, i), &f->entries[i]);
         f->nentries++; /* counted even when it failed: file_free frees what it holds */
         if (rc)
             return -1;

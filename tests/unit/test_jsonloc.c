@@ -95,6 +95,32 @@ static void test_offset_and_element(void **state)
     assert_int_equal(keep, 7);
 }
 
+/* Walking an array element by element gives the offsets jsonloc_element gives one at a time, and
+ * moving a position on from one element to the next gives jsonloc_position's line and column. */
+static void test_next_element_and_advance(void **state)
+{
+    (void)state;
+    const char *t = "[ {\"a\": \"x,]\"},\n  [1, 2],\n  \"\u00e9\" , 7 ]";
+    size_t el = 0, want, prev = 0;
+    int line = 1, col = 1;
+    assert_int_equal(jsonloc_element(t, 0, 0, &el), 0);
+    for (size_t i = 1; i < 4; i++) {
+        jsonloc_advance(t, prev, el, &line, &col);
+        int l2, c2;
+        jsonloc_position(t, el, &l2, &c2);
+        assert_int_equal(line, l2);
+        assert_int_equal(col, c2);
+        prev = el;
+        assert_int_equal(jsonloc_next_element(t, el, &el), 0);
+        assert_int_equal(jsonloc_element(t, 0, i, &want), 0);
+        assert_int_equal(el, want);
+    }
+    assert_int_equal(t[el], '7');
+    size_t keep = 5;
+    assert_int_equal(jsonloc_next_element(t, el, &keep), -1); /* the last element */
+    assert_int_equal(keep, 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -103,6 +129,7 @@ int main(void)
         cmocka_unit_test(test_missing),
         cmocka_unit_test(test_position_counts_characters),
         cmocka_unit_test(test_offset_and_element),
+        cmocka_unit_test(test_next_element_and_advance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

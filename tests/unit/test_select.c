@@ -88,6 +88,40 @@ static void test_suite_shapes_are_exact(void **state)
     }
 }
 
+/* Entries that share a config and its overrides share one loaded config (select.c, same_config):
+ * the shipped H100 wisdom has hundreds of entries over a few dozen configs. Each shared one is the
+ * first such candidate's config, with the same label, and every candidate is still fitted at its
+ * own entry. */
+static void test_entries_share_loaded_configs(void **state)
+{
+    (void)state;
+    opts_t o = opts("f64");
+    pick_t p;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(pick_init(&p, &o, NULL, 0, &err), 0);
+    size_t own = 0;
+    for (size_t c = 0; c < p.sel.ncands; c++) {
+        const select_cand *x = &p.sel.cands[c];
+        assert_true(x->loaded);
+        if (!x->cfg_shared) {
+            own++;
+            continue;
+        }
+        size_t j = 0;
+        while (j < c && p.sel.cands[j].cfg.values != x->cfg.values)
+            j++;
+        assert_true(j < c);
+        assert_false(p.sel.cands[j].cfg_shared);
+        assert_string_equal(p.sel.cands[j].label, x->label);
+        assert_string_equal(p.sel.cands[j].path, x->path);
+        double t = select_estimate(&p.sel, c, &x->entry->shape);
+        assert_true(x->t_entry > 0 && (x->eff >= 1.5 || fabs(t / x->t_entry - 1) < 1e-3)); /* 1.5: the cap */
+    }
+    assert_true(own > 0 && own * 4 < p.sel.ncands);
+    pick_free(&p);
+}
+
 static void test_estimates_follow_the_work(void **state)
 {
     (void)state;
@@ -193,6 +227,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suite_shapes_are_exact),
+        cmocka_unit_test(test_entries_share_loaded_configs),
         cmocka_unit_test(test_estimates_follow_the_work),
         cmocka_unit_test(test_choices_and_explanations),
         cmocka_unit_test(test_user_wisdom_first),

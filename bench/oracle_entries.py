@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Wisdom entries from oracle rows: at each shape of the given oracle files (bench/oracle.sh: every
+shipped entry timed there beside cuBLAS), the fastest verified row becomes an entry, so the selection
+model finds a measured point near shapes the suite does not hold (docs/NOTES.md, "Selection ... third
+round"). Shapes the tuned wisdom (--skip FILE) already holds are left out.
+
+  python3 bench/oracle_entries.py --device NAME --arch sm_90 --skip wisdom/<device>.json \\
+      bench/data/h100-random-{1,5,11,13,17}-oracle-{f32,f64}.jsonl > wisdom/<device>.dev-seeds.json
+"""
+import argparse, json, os, re, sys
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--device", required=True)
+ap.add_argument("--arch", required=True)
+ap.add_argument("--skip", action="append", default=[])
+ap.add_argument("oracles", nargs="+")
+a = ap.parse_args()
+have = set()
+for f in a.skip:
+    for e in json.load(open(f))["entries"]:
+        have.add((e["dtype"], e.get("op", "NN"), e["shape"]))
+best, cub, src = {}, {}, {}
+for path in a.oracles:
+    for line in open(path):
+        r = json.loads(line)
+        if r.get("status") != "ok" or not r.get("ms") or r.get("device", a.device) != a.device:  # rows before 2026-11-25 carry no device
+            continue
+        key = (r["dtype"], r.get("op", "NN"), f'{r["M"]}x{r["N"]}x{r["K"]}')
+        if r["config"] == "cublas":
+            cub[key] = r["ms"]
+        elif key not in best or r["ms"] < best[key]["ms"]:
+            best[key], src[key] = r, os.path.basename(path)
+out = []
+for key in sorted(best, key=lambda k: (k[0], [int(x) for x in k[2].split("x")])):
+    if key in have:
+        continue
+    r = best[key]
+    argv = r["args"].split()  # engine bench CONFIG ... --set K=V ...
+    # The config as the shipped wisdom names it: relative to the repository (the oracle ran elsewhere).
+    cfg = argv[2]
+    e = {"dtype": key[0], "shape": key[2], "config": cfg[cfg.rfind("configs/"):]}
+    if key[1] != "NN":
+        e["op"] = key[1]
+    sets = {}
+    for i, t in enumerate(argv[:-1]):
+        if t == "--set":
+            k, v = argv[i + 1].split("=", 1)
+            sets[k] = int(v)
+    if sets:
+        e["set"] = sets
+    e["tflops"] = r["tflops"]
+    e["vs_cublas"] = cub[key] / r["ms"] if key in cub else 0
+    if r.get("occ_blocks"):
+        e["occ"] = r["occ_blocks"]
+    e["source"] = f"bench/oracle.sh (the fastest shipped entry here), {src[key]}, {r.get('date', '2026-11-24')}"
+    out.append(e)
+sys.stdout.write('{\n  "version": 1,\n  "device": %s,\n  "arch": %s,\n  "entries": [\n' % (json.dumps(a.device), json.dumps(a.arch)))
+sys.stdout.write(",\n".join("    " + json.dumps(e) for e in out))
+sys.stdout.write("\n  ]\n}\n")
+print(f"oracle_entries: {len(out)} entries", file=sys.stderr)
