@@ -91,6 +91,14 @@ static double fit_eff(const select_t *s, const select_cand *c, const plan_t *p)
     return sqrt(lo * hi);
 }
 
+/* log M, N, K, as wisdom_distance takes them (a side of 0 counts as 1). */
+static void shape_logs(const shape_t *sh, double *l)
+{
+    l[0] = log((double)(sh->m > 0 ? sh->m : 1));
+    l[1] = log((double)(sh->n > 0 ? sh->n : 1));
+    l[2] = log((double)(sh->k > 0 ? sh->k : 1));
+}
+
 /* An earlier loaded candidate with the same config file and overrides as entry e, or -1. The
  * entries of a wisdom share a few dozen configs among hundreds of shapes, and loading one (its
  * template read and checked) costs far more than the plan and fit each entry needs. */
@@ -145,6 +153,7 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
             continue;
         }
         c->loaded = true;
+        shape_logs(&e->shape, c->logs);
         const plan_launch *l = &p.launches[p.main_launch];
         int threads = (int)(l->block[0] * l->block[1] * l->block[2]);
         c->occ = e->occ;
@@ -197,11 +206,16 @@ int select_pick(const select_t *s, const shape_t *sh, select_result *r)
             return 0;
         }
     }
-    /* The SELECT_K nearest, by insertion into a short sorted list (ties: candidate order). */
+    /* The SELECT_K nearest, by insertion into a short sorted list (ties: candidate order); the
+     * distance is wisdom_distance's, from logs taken once (hundreds of entries a lookup). */
+    double ls[3];
+    shape_logs(sh, ls);
     for (size_t i = 0; i < s->ncands; i++) {
         if (!s->cands[i].loaded)
             continue;
-        double d = wisdom_distance(&s->cands[i].entry->shape, sh);
+        const double *le = s->cands[i].logs;
+        double d = sqrt((le[0] - ls[0]) * (le[0] - ls[0]) + (le[1] - ls[1]) * (le[1] - ls[1]) +
+                        (le[2] - ls[2]) * (le[2] - ls[2]));
         size_t at = r->nw;
         while (at > 0 && r->w[at - 1].dist > d)
             at--;
@@ -214,9 +228,29 @@ int select_pick(const select_t *s, const shape_t *sh, select_result *r)
         if (r->nw < SELECT_K)
             r->nw++;
     }
+    /* One plan per distinct config: entries that share a config (select_init) plan alike at a shape,
+     * and only their fitted efficiency and occupancy differ. */
+    plan_t plans[SELECT_K];
+    const int64_t *planned[SELECT_K];
+    int plan_rc[SELECT_K];
+    size_t np = 0;
+    for (size_t j = 0; j < r->nw; j++) {
+        const select_cand *c = &s->cands[r->w[j].cand];
+        size_t k = 0;
+        while (k < np && planned[k] != c->cfg.values)
+            k++;
+        if (k == np) {
+            planned[np] = c->cfg.values;
+            plan_rc[np] = plan_at(s, c, sh, &plans[np]);
+            np++;
+        }
+        r->w[j].t_est = plan_rc[k] ? -1 : sh->k == 0 ? 0 : model_time(s, c, &plans[k], c->eff);
+    }
+    for (size_t k = 0; k < np; k++)
+        if (plan_rc[k] == 0)
+            plan_free(&plans[k]);
     int best = -1;
     for (size_t j = 0; j < r->nw; j++) {
-        r->w[j].t_est = select_estimate(s, r->w[j].cand, sh);
         if (r->w[j].t_est >= 0 && (best < 0 || select_score(&r->w[j]) < select_score(&r->w[best])))
             best = (int)j;
     }

@@ -79,6 +79,7 @@ typedef struct {
     bool occ_estimated;
     double t_entry;     /* s, the entry's measured time at its shape; 0: not measured */
     double eff;         /* fitted efficiency (see above) */
+    double logs[3];     /* log M, N, K of the entry (0 counted as 1): the distance without a log a lookup */
 } select_cand;
 
 typedef struct {
