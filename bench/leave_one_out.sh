@@ -6,6 +6,7 @@
 # geometric mean and the minimum per dtype. Targets (issue 22): geomean >= 0.95, none below 0.8;
 # CHECK=1 exits 1 when missed.
 #   bash bench/leave_one_out.sh          DTYPES="f32 f64" (default)  RUNS=5 (default)
+# The file's .dev-seeds.json (measured points) is weighed too, as --auto does.
 # Full rows go to $OUT (default build/loo). Needs a GPU and the prebuilt build/engine; DEVICE and
 # WISDOM_FILE stand in for the GPU's name and file (tests, with the fake worker).
 set -u
@@ -44,6 +45,16 @@ for x in w["entries"]:  # as the engine resolves them (pick.c): from here, else 
         x["config"] = os.path.normpath(here if os.path.exists(here) else os.path.join(base, "..", x["config"]))
 w["entries"] = [x for x in w["entries"] if x is not e]
 json.dump(w, open(os.path.join(d, os.path.basename(path)), "w"), indent=1)
+# The measured points beside the tuned file (<device>.dev-seeds.json) are part of what the model
+# weighs: copied too, configs made absolute the same way.
+pts = path[:-len(".json")] + ".dev-seeds.json"
+if os.path.exists(pts):
+    p = json.load(open(pts))
+    for x in p["entries"]:
+        if not x["config"].startswith("/"):
+            here = os.path.join(root, x["config"])
+            x["config"] = os.path.normpath(here if os.path.exists(here) else os.path.join(base, "..", x["config"]))
+    json.dump(p, open(os.path.join(d, os.path.basename(pts)), "w"), indent=1)
 with open(os.path.join(d, "own.list"), "w") as f:
     f.write(" ".join([e["config"]] + [f"{k}={v}" for k, v in e.get("set", {}).items()]) + "\n")
 print(e["shape"])
