@@ -14,6 +14,9 @@
  * STAGES = 3 the wgmmas of one k-tile are still running when the next k-tile's are issued
  * (wait_group 1): the tensor cores do not idle at each k-tile's barrier as with 2 (wait_group 0).
  * PREFETCH = 1 loads each k-tile into the registers a whole k-tile before its stores (main loop).
+ * RAW_STAGES = R > 0 takes the loads out of the registers: cp.async copies the FP32 tiles as they
+ * are into R raw shared-memory stages, R k-tiles ahead, and the threads split k-tile kt + 1 from
+ * its raw stage into the operand stages while the wgmmas of kt run (main loop, docs/NOTES.md).
  *
  * Shared-memory layout: wgmma takes TF32 operands K-major only, so A's tile is stored as rows of
  * A (As[m][k]) and B's transposed (Bs[n][k]); a row of BK = 32 TF32 values is 128 bytes, stored
@@ -37,11 +40,13 @@
     "BN": {"default": 128, "values": [64, 128, 256], "doc": "columns of C per block tile: the wgmma's N"},
     "BK": {"default": 32, "values": [32], "doc": "depth of a k-tile: one 128-byte swizzled row of TF32 per row of a tile"},
     "PASSES": {"default": 3, "values": [1, 3], "doc": "TF32 products per element pair: 3 (big*big + big*small + small*big, FP32 accuracy) or 1 (big*big: TF32 accuracy, declare \"accuracy\": \"tf32\")"},
-    "STAGES": {"default": 3, "values": [2, 3, 4], "doc": "shared-memory stages: S keeps S - 2 k-tiles' wgmmas in flight while the next are issued (2 waits for them at every k-tile; 4 fits 1xTF32's shared memory only)"},
+    "STAGES": {"default": 3, "values": [2, 3, 4], "doc": "operand (split) shared-memory stages: S keeps S - 2 k-tiles' wgmmas in flight while the next are issued (2 waits for them at every k-tile; 4 fits 1xTF32's shared memory only); with RAW_STAGES > 0 the split of the next k-tile waits instead, for S - 1"},
     "KPROMOTE": {"default": 128, "values": [0, 32, 64, 128, 256], "doc": "elements of K the tensor cores accumulate before the partial sum is added into FP32 registers by ordinary adds (0: never, the tensor cores sum all of K)"},
     "FOLD": {"default": 0, "values": [0, 1], "doc": "3xTF32 with promotion: 1 accumulates the correction products into big*big's tensor-core accumulator between promotions (one register set fewer), 0 keeps them apart"},
     "PREFETCH": {"default": 0, "values": [0, 1], "doc": "when the next k-tile's global loads are issued: 0 at the start of the k-tile before it (their latency exposed, hidden only by the wgmma issue), 1 right after the previous tile's split stores, a whole k-tile earlier (same registers)"},
-    "BMAP": {"default": 0, "values": [0, 1], "doc": "which chunks of B a warp stages: 0 eight k rows of 64 bytes (transposed stores two-way bank conflicted), 1 sixteen k rows of 32 bytes (conflict-free)"},
+    "RAW_STAGES": {"default": 0, "values": [0, 2, 3, 4], "doc": "0: global loads staged through registers (PREFETCH decides when); R > 0: cp.async of the raw FP32 tiles into R shared-memory stages, R k-tiles in flight, split from there into the STAGES operand stages"},
+    "AREG": {"default": 0, "values": [0, 1], "doc": "1: A's operand from registers (needs RAW_STAGES > 0): each thread reads its fragment rows from the raw stage and splits them in registers, so A has no split stores and the tensor cores read only B from shared memory; K is permuted within a k-tile (B's split stores follow), so a thread's eight k of a row are two 16-byte reads"},
+    "BMAP": {"default": 0, "values": [0, 1, 2], "doc": "which chunks of B a warp stages: 0 eight k rows of 64 bytes (transposed stores two-way bank conflicted), 1 sixteen k rows of 32 bytes (conflict-free), 2 all 32 k rows of 16 bytes (conflict-free also with AREG's permuted k; from raw stages only)"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
     "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
   },
@@ -54,6 +59,9 @@
     {"rule": "BN <= 128 || (PASSES == 1 && KPROMOTE == 0)", "why": "each accumulator set is BN / 2 registers a thread; 3xTF32 holds two or three sets, promotion one more: at BN = 256 only 1xTF32 without promotion (one set of 128) fits in 255 registers"},
     {"rule": "KPROMOTE % BK == 0", "why": "promotion happens between k-tiles"},
     {"rule": "FOLD == 0 || (PASSES == 3 && KPROMOTE > 0)", "why": "folding the correction products is a 3xTF32 choice, and only short chains keep them from being rounded away"},
+    {"rule": "RAW_STAGES == 0 || PREFETCH == 0", "why": "PREFETCH times loads staged through registers; with RAW_STAGES > 0 cp.async loads RAW_STAGES k-tiles ahead instead"},
+    {"rule": "BMAP < 2 || RAW_STAGES > 0", "why": "BMAP 2 reads 16 bytes of each of 32 rows: cheap from a raw shared-memory stage, half-used sectors from global memory"},
+    {"rule": "AREG == 0 || RAW_STAGES > 0", "why": "A's fragments are read from the raw shared-memory stage that cp.async fills"},
     {"rule": "BM * BN <= 128 * 256", "why": "the block's staging registers and shared memory grow with the tile; past 128 x 256 they no longer fit"}
   ],
   "requires": [
@@ -76,7 +84,7 @@
   "launches": [
     {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "BATCH"],
      "block": ["THREADS", 1, 1],
-     "smem": "STAGES * PARTS * (BM + BN) * BK * 4 + 1024"}
+     "smem": "(STAGES * PARTS * (BN + (AREG ? 0 : BM)) + RAW_STAGES * (BM + BN)) * BK * 4 + 1024"}
   ]
 }
 */
@@ -85,7 +93,7 @@
 static_assert(BK == 32, "a k-tile row is one 128-byte swizzle row of TF32");
 
 constexpr int ROW_BYTES = BK * 4;              /* bytes per stored row of a tile */
-constexpr int A_PART = BM * ROW_BYTES;         /* bytes of one part (big or small) of A's tile */
+constexpr int A_PART = AREG ? 0 : BM * ROW_BYTES; /* bytes of one part (big or small) of A's tile (none when A is in registers) */
 constexpr int B_PART = BN * ROW_BYTES;         /* ... of B's tile (stored transposed: BN rows) */
 constexpr int STAGE = PARTS * (A_PART + B_PART); /* bytes of one stage: [A big][A small][B big][B small] */
 constexpr int NACC = BN / 2;                   /* accumulator registers per thread and accumulator */
@@ -112,50 +120,57 @@ __device__ __forceinline__ unsigned long long desc(unsigned saddr)
            (1ull << 62);
 }
 
+/* The wgmma m64nBNk8 TF32 instruction (PTX ISA, "wgmma.mma_async"): WG_D lists the BN / 2 accumulator
+ * operands, WG_SS and WG_RS the rest of the instruction with A from a descriptor or from four
+ * registers, and the operand number of the scale-d predicate's source. */
+#define D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+              "+f"(d[i + 6]), "+f"(d[i + 7])
+#if BN == 64
+#define WG_D "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define WG_DOUT(d) D8(0), D8(8), D8(16), D8(24)
+#define WG_SS "%32, %33, p, 1, 1;\n}\n", "%34"
+#define WG_RS "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n", "%37"
+#elif BN == 128
+#define WG_D "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define WG_DOUT(d) D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56)
+#define WG_SS "%64, %65, p, 1, 1;\n}\n", "%66"
+#define WG_RS "{%64, %65, %66, %67}, %68, p, 1, 1;\n}\n", "%69"
+#elif BN == 256
+#define WG_D "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define WG_DOUT(d) D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56), D8(64), D8(72), D8(80), D8(88), D8(96), D8(104), D8(112), D8(120)
+#define WG_SS "%128, %129, p, 1, 1;\n}\n", "%130"
+#define WG_RS "{%128, %129, %130, %131}, %132, p, 1, 1;\n}\n", "%133"
+#endif
+#define WG_STR(x) #x
+#define WG_XSTR(x) WG_STR(x)
+#define WG_ASM2(tail, pred) "{\n.reg .pred p;\nsetp.ne.b32 p, " pred ", 0;\n" \
+    "wgmma.mma_async.sync.aligned.m64n" WG_XSTR(BN) "k8.f32.tf32.tf32 {" WG_D "}, " tail
+#define WG_ASM(form) WG_ASM2(form)
+
 /* d = A (64 x 8, descriptor da) * B (8 x BN, descriptor db) + (acc_d ? d : 0) (scale-d),
  * asynchronously: the registers of d belong to the tensor cores until wgmma_wait. */
 __device__ __forceinline__ void wgmma(float (&d)[NACC], unsigned long long da, unsigned long long db, int acc_d)
 {
-#define D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
-              "+f"(d[i + 6]), "+f"(d[i + 7])
-#if BN == 64
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-                 "}, %32, %33, p, 1, 1;\n}\n"
-                 : D8(0), D8(8), D8(16), D8(24)
-                 : "l"(da), "l"(db), "r"(acc_d));
-#elif BN == 128
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-                 "}, %64, %65, p, 1, 1;\n}\n"
-                 : D8(0), D8(8), D8(16), D8(24),
-                   D8(32), D8(40), D8(48), D8(56)
-                 : "l"(da), "l"(db), "r"(acc_d));
-#elif BN == 256
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
-                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
-                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
-                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
-                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-                 "}, %128, %129, p, 1, 1;\n}\n"
-                 : D8(0), D8(8), D8(16), D8(24),
-                   D8(32), D8(40), D8(48), D8(56),
-                   D8(64), D8(72), D8(80), D8(88),
-                   D8(96), D8(104), D8(112), D8(120)
-                 : "l"(da), "l"(db), "r"(acc_d));
-#endif
-#undef D8
+    asm volatile(WG_ASM(WG_SS) : WG_DOUT(d) : "l"(da), "l"(db), "r"(acc_d));
+}
+
+/* The same with A's 64 x 8 from registers (AREG): in warp w of the warpgroup, a[0..3] hold rows
+ * 16w + lane / 4 + 8 (i % 2), k lane % 4 + 4 (i / 2) (PTX ISA, "Register Fragments"); they too
+ * belong to the tensor cores until wgmma_wait. */
+__device__ __forceinline__ void wgmma_ra(float (&d)[NACC], const unsigned (&a)[4], unsigned long long db, int acc_d)
+{
+    asm volatile(WG_ASM(WG_RS) : WG_DOUT(d) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc_d));
 }
 
 /* Orders the accumulator registers' other uses before the wgmmas that follow. */
@@ -176,7 +191,10 @@ __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.a
  * of every lane's chunk) falls on 16 banks: n % 8 takes two values, k / 4 two, so the swizzled
  * chunk (k / 4) ^ (n % 8) four, times k % 4. Under BMAP = 1: k row v % 16 + 16((v / 32) % 2),
  * columns 4((v / 16) % 2 + 2(v / 64)): a warp reads 32 bytes of each of sixteen rows; k / 4 takes
- * four values whose XOR with n % 8's two covers all eight chunks, so the stores hit 32 banks. */
+ * four values whose XOR with n % 8's two covers all eight chunks, so the stores hit 32 banks. Under
+ * BMAP = 2 (raw stages only): k row v % 32, columns 4(v / 32): a warp covers all 32 k of one chunk,
+ * whose stored positions span the eight swizzle chunks times four words, with or without AREG's
+ * permutation (enumerated: one way). */
 struct Staging {
     static constexpr int A_IT = BM * BK / 4 / THREADS;
     static constexpr int B_IT = BK * BN / 4 / THREADS;
@@ -187,12 +205,16 @@ struct Staging {
     static __device__ __forceinline__ int a_k(int v) { return 4 * (v % 8); }
     static __device__ __forceinline__ int b_k(int v)
     {
-        return BMAP ? v % 16 + 16 * ((v / 32) % 2) : 8 * (v / (2 * BN)) + v % 8;
+        return BMAP == 2 ? v % BK : BMAP ? v % 16 + 16 * ((v / 32) % 2) : 8 * (v / (2 * BN)) + v % 8;
     }
     static __device__ __forceinline__ int b_col(int v)
     {
-        return BMAP ? 4 * ((v / 16) % 2 + 2 * (v / 64)) : 4 * ((v / 8) % (BN / 4));
+        return BMAP == 2 ? 4 * (v / BK) : BMAP ? 4 * ((v / 16) % 2 + 2 * (v / 64)) : 4 * ((v / 8) % (BN / 4));
     }
+    /* Where k of the k-tile sits in B's stored rows: k itself, or under AREG the permutation that
+     * matches A's fragments (AFrag below): stored position 8 s + j of k-step s holds k = 8 (j % 4)
+     * + 2 s + j / 4, so k goes to 8 ((k % 8) / 2) + k / 8 + 4 (k % 2). */
+    static __device__ __forceinline__ int b_pos(int k) { return AREG ? 8 * ((k & 7) >> 1) + (k >> 3) + 4 * (k & 1) : k; }
 
     /* Four elements from p on, e of them (< 4 only at an edge) read, the rest zero; aligned
      * 16-byte load when the width allows. */
@@ -224,8 +246,86 @@ struct Staging {
         }
     }
 
+    /* RAW_STAGES > 0: the raw stage holds A's tile as BM rows of BK floats (128 bytes) and B's as
+     * BK rows of BN floats, each row's 16-byte chunks swizzled by the row's low three bits (chunk c
+     * of row r at c ^ (r % 8)), so that the eight chunks a quarter-warp copies or reads in (one
+     * row of A; one chunk of eight rows of B under either BMAP) fall on all 32 banks. */
+    static __device__ __forceinline__ int raw_a(int r, int k) { return sw(r, k); }
+    static __device__ __forceinline__ int raw_b(int k, int n)
+    {
+        return BM * ROW_BYTES + k * BN * 4 + ((((n >> 2) ^ (k & 7))) << 4) + ((n & 3) << 2);
+    }
+
+    /* Issue the cp.async copies of k-tile k0 into the raw stage at s: a warp copies four whole rows
+     * of A or one of B (coalesced). Where a row's chunks are 16-byte aligned (EVEC 4: K or N a
+     * multiple of 4 and the pointer aligned) a chunk is all in or all out of the matrix and moves as
+     * one 16-byte copy (.cg, past L1); otherwise element by element (4 bytes, .ca), which any
+     * alignment allows. Past the matrix the copies zero-fill. */
+    static __device__ __forceinline__ void copy(unsigned char *s, const float *A, const float *B, int M, int N,
+                                                int K, int row0, int col0, int k0, int tid)
+    {
+#pragma unroll
+        for (int it = 0; it < A_IT; ++it) {
+            const int v = tid + it * THREADS, r = a_row(v), k = a_k(v), gr = row0 + r, gk = k0 + k;
+            const int e = gr < M ? min(4, max(0, K - gk)) : 0;
+            copy4<EVEC_A>(s + raw_a(r, k), A + (e > 0 ? (idx_t)gr * K + gk : 0), e);
+        }
+#pragma unroll
+        for (int it = 0; it < B_IT; ++it) {
+            const int v = tid + it * THREADS, k = v / (BN / 4), n = 4 * (v % (BN / 4)), gk = k0 + k, gc = col0 + n;
+            const int e = gk < K ? min(4, max(0, N - gc)) : 0;
+            copy4<EVEC_B>(s + raw_b(k, n), B + (e > 0 ? (idx_t)gk * N + gc : 0), e);
+        }
+    }
+    /* Four elements from p on into d, e of them (< 4 only at an edge) read, the rest zero-filled:
+     * one 16-byte copy when the width allows (then e is 0 or 4), else four of 4 bytes. */
+    template <int EV> static __device__ __forceinline__ void copy4(unsigned char *d, const float *p, int e)
+    {
+        float *f = reinterpret_cast<float *>(d);
+        if constexpr (EV == 4) {
+            cp_async<16>(f, p, e > 0);
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                cp_async<4>(f + i, p + (i < e ? i : 0), i < e);
+        }
+    }
+
+    /* This thread's chunks of the k-tile from the raw stage at s: the same chunks load() takes from
+     * global memory, so the split stores are shared by both paths. A and B apart, so that only
+     * one operand's chunks need registers at a time. */
+    __device__ __forceinline__ void load_raw_a(const unsigned char *s, int tid)
+    {
+#pragma unroll
+        for (int it = 0; it < A_IT; ++it) {
+            const int v = tid + it * THREADS;
+            a[it] = *reinterpret_cast<const float4 *>(s + raw_a(a_row(v), a_k(v)));
+        }
+    }
+    __device__ __forceinline__ void load_raw_b(const unsigned char *s, int tid)
+    {
+#pragma unroll
+        for (int it = 0; it < B_IT; ++it) {
+            const int v = tid + it * THREADS;
+            b[it] = *reinterpret_cast<const float4 *>(s + raw_b(b_k(v), b_col(v)));
+        }
+    }
+
     /* Split and store into the stage at s (a generic pointer to 1024-byte aligned shared memory). */
     __device__ __forceinline__ void store(unsigned char *s, int tid) const
+    {
+        store_a(s, tid);
+        store_b(s, tid);
+    }
+    /* The split from raw stage r into operand stage s. */
+    __device__ __forceinline__ void split_raw(unsigned char *s, const unsigned char *r, int tid)
+    {
+        load_raw_a(r, tid);
+        store_a(s, tid);
+        load_raw_b(r, tid);
+        store_b(s, tid);
+    }
+    __device__ __forceinline__ void store_a(unsigned char *s, int tid) const
     {
 #pragma unroll
         for (int it = 0; it < A_IT; ++it) {
@@ -239,6 +339,9 @@ struct Staging {
             if constexpr (CORR)
                 *reinterpret_cast<uint4 *>(s + A_PART + o) = small;
         }
+    }
+    __device__ __forceinline__ void store_b(unsigned char *s, int tid) const
+    {
         unsigned char *bs = s + PARTS * A_PART;
 #pragma unroll
         for (int it = 0; it < B_IT; ++it) {
@@ -248,35 +351,114 @@ struct Staging {
             for (int e = 0; e < 4; ++e) {
                 unsigned big, small;
                 tf32_split(x[e], big, small);
-                *reinterpret_cast<unsigned *>(bs + sw(n + e, k)) = big;
+                const int o = sw(n + e, b_pos(k));
+                *reinterpret_cast<unsigned *>(bs + o) = big;
                 if constexpr (CORR)
-                    *reinterpret_cast<unsigned *>(bs + B_PART + sw(n + e, k)) = small;
+                    *reinterpret_cast<unsigned *>(bs + B_PART + o) = small;
             }
         }
     }
 };
+
+/* AREG: this thread's A operand for one k-tile in registers. The wgmma fragment of k-step s needs
+ * rows r0 = 16 w + lane / 4 and r0 + 8 of the warpgroup's 64, at k = lane % 4 and lane % 4 + 4 of
+ * the step; with k permuted within the k-tile (Staging::b_pos) those are k = 8 (lane % 4) + 2 s and
+ * 8 (lane % 4) + 2 s + 1 of the stored tile, so over the four steps a thread takes eight
+ * consecutive k of each of its two rows: four 16-byte reads from the raw stage (conflict-free: the
+ * raw rows are swizzled and r0 % 8 = lane / 4 % 8), split in registers. */
+struct AFrag {
+    float raw[16];                   /* row r0: k 8t .. 8t + 7, then row r0 + 8 */
+    unsigned big[BK / 8][4], small[BK / 8][4];
+
+    __device__ __forceinline__ void load(const unsigned char *rs, int wg, int warp, int lane)
+    {
+        const int r0 = wg * 64 + warp * 16 + lane / 4, k = 8 * (lane % 4);
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            const float4 x = *reinterpret_cast<const float4 *>(rs + Staging::raw_a(r0 + 8 * (h / 2), k + 4 * (h % 2)));
+            raw[4 * h] = x.x;
+            raw[4 * h + 1] = x.y;
+            raw[4 * h + 2] = x.z;
+            raw[4 * h + 3] = x.w;
+        }
+    }
+    /* Fragment register i of step s: row r0 + 8 (i % 2), stored k 8t + 2s + i / 2. The empty asm
+     * first ties the registers to this point, after the wait for the wgmmas that read them (the
+     * volatile asms keep their order), so the new values cannot be written before it. */
+    __device__ __forceinline__ void split()
+    {
+#pragma unroll
+        for (int st = 0; st < BK / 8; ++st)
+            asm volatile("" : "+r"(big[st][0]), "+r"(big[st][1]), "+r"(big[st][2]), "+r"(big[st][3]), "+r"(small[st][0]),
+                         "+r"(small[st][1]), "+r"(small[st][2]), "+r"(small[st][3]));
+#pragma unroll
+        for (int st = 0; st < BK / 8; ++st)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                tf32_split(raw[8 * (i % 2) + 2 * st + i / 2], big[st][i], small[st][i]);
+    }
+};
+
+/* One wgmma of k-step ks with A's part at a_part (descriptor form) or in af (AREG). */
+__device__ __forceinline__ void mul(float (&d)[NACC], unsigned a_part, const unsigned (&af)[4], unsigned b_part, int ks,
+                                   int acc_d)
+{
+    if constexpr (AREG)
+        wgmma_ra(d, af, desc(b_part + ks * 32), acc_d);
+    else
+        wgmma(d, desc(a_part + ks * 32), desc(b_part + ks * 32), acc_d);
+}
 
 /* The tensor cores' work on one stage: BK / 8 k-steps, each one to three wgmmas per warpgroup.
  * fresh: this stage starts a promotion chain, so each accumulator's first wgmma ignores its old
  * value (promoted already). Under FOLD the correction products go first into part, so that they
  * are summed while part is still small. */
 template <int NC> /* a template, so that the discarded branches are not compiled against one-element arrays */
-__device__ __forceinline__ void mma_stage(float (&part)[NACC], float (&corr)[NC], unsigned stage, int wg, bool fresh)
+__device__ __forceinline__ void mma_stage(float (&part)[NACC], float (&corr)[NC], unsigned stage, int wg, bool fresh,
+                                          const AFrag &af)
 {
     const unsigned a_big = stage + wg * 64 * ROW_BYTES, a_small = a_big + A_PART;
     const unsigned b_big = stage + PARTS * A_PART, b_small = b_big + B_PART;
 #pragma unroll
-    for (int ks = 0; ks < BK / 8; ++ks) {
-        const unsigned off = ks * 32; /* 8 TF32 values */
+    for (int ks = 0; ks < BK / 8; ++ks) { /* a k-step of 8 TF32 values: 32 bytes of a stored row */
         const int keep = !(fresh && ks == 0);
         if constexpr (SEPC) {
-            wgmma(corr, desc(a_big + off), desc(b_small + off), keep);
-            wgmma(corr, desc(a_small + off), desc(b_big + off), 1);
+            mul(corr, a_big, af.big[ks], b_small, ks, keep);
+            mul(corr, a_small, af.small[ks], b_big, ks, 1);
         } else if constexpr (CORR) {
-            wgmma(part, desc(a_big + off), desc(b_small + off), keep);
-            wgmma(part, desc(a_small + off), desc(b_big + off), 1);
+            mul(part, a_big, af.big[ks], b_small, ks, keep);
+            mul(part, a_small, af.small[ks], b_big, ks, 1);
         }
-        wgmma(part, desc(a_big + off), desc(b_big + off), CORR && !SEPC ? 1 : keep);
+        mul(part, a_big, af.big[ks], b_big, ks, CORR && !SEPC ? 1 : keep);
+    }
+}
+
+/* After a k-tile's wgmmas: where a promotion chain ends (chain_end), drain this warpgroup's wgmmas
+ * and add the chain into total; otherwise wait until at most PENDING groups are still running. */
+template <int PENDING, int NC, int NT>
+__device__ __forceinline__ void settle(bool chain_end, float (&part)[NACC], float (&corr)[NC], float (&total)[NT])
+{
+    if (chain_end) {
+        wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < NACC; ++i)
+            total[PROM ? i : 0] += SEPC ? part[i] + corr[SEPC ? i : 0] : part[i];
+    } else {
+        wgmma_wait<PENDING>();
+    }
+}
+
+/* RAW_STAGES > 0: the split of a k-tile from raw stage r into operand stage s; under AREG only B's
+ * goes to s, and A's rows are read into af's registers (split there before the wgmmas). */
+__device__ __forceinline__ void split_next(Staging &st, AFrag &af, unsigned char *s, const unsigned char *r, int wg,
+                                           int warp, int lane, int tid)
+{
+    if constexpr (AREG) {
+        st.load_raw_b(r, tid);
+        st.store_b(s, tid);
+        af.load(r, wg, warp, lane);
+    } else {
+        st.split_raw(s, r, tid);
     }
 }
 
@@ -313,43 +495,91 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm(GEMM_ARGS)
      * wgmmas drained, then its adds) overlaps the other's wgmmas on the tensor cores. */
     const int phase = wg * (KPT / 2);
     Staging st;
+    AFrag af; /* AREG: A's operand of the k-tile in registers (unused otherwise) */
     const int nk = cdiv(K, BK);
-    if (nk > 0) {
-        st.load(A, B, M, N, K, row0, col0, 0, tid);
-        st.store(smem, tid);
-        if (PREFETCH && nk > 1)
-            st.load(A, B, M, N, K, row0, col0, BK, tid);
-    }
-    fence_async_smem();
-    __syncthreads();
-    /* Stage (kt + 1) % STAGES was last read by the wgmmas of k-tile kt + 1 - STAGES: waited for by
-     * every warpgroup (wait_group STAGES - 2, then the barrier) at the end of k-tile kt - 1. The
-     * registers of st hold k-tile kt + 1 when it is stored: loaded here (PREFETCH = 0: in flight only
-     * while the wgmmas are issued) or after the stores of the k-tile before (PREFETCH = 1: in flight
-     * through that k-tile's wait and barrier too). */
-    for (int kt = 0; kt < nk; ++kt) {
-        const int cur = kt % STAGES;
-        const bool more = kt + 1 < nk;
-        if (!PREFETCH && more)
-            st.load(A, B, M, N, K, row0, col0, (kt + 1) * BK, tid);
-        wgmma_fence();
-        mma_stage(part, corr, sbase + cur * STAGE, wg, PROM && kt > 0 && (kt + phase) % KPT == 0);
-        wgmma_commit();
-        if (more) {
-            st.store(smem + ((kt + 1) % STAGES) * STAGE, tid);
-            if (PREFETCH && kt + 2 < nk)
-                st.load(A, B, M, N, K, row0, col0, (kt + 2) * BK, tid);
-            fence_async_smem();
+    if constexpr (RAW_STAGES == 0) {
+        if (nk > 0) {
+            st.load(A, B, M, N, K, row0, col0, 0, tid);
+            st.store(smem, tid);
+            if (PREFETCH && nk > 1)
+                st.load(A, B, M, N, K, row0, col0, BK, tid);
         }
-        if (PROM && (!more || (kt + 1 + phase) % KPT == 0)) { /* the chain ends: promote it */
-            wgmma_wait<0>();
-#pragma unroll
-            for (int i = 0; i < NACC; ++i)
-                total[PROM ? i : 0] += SEPC ? part[i] + corr[SEPC ? i : 0] : part[i];
-        } else {
-            wgmma_wait<STAGES - 2>();
-        }
+        fence_async_smem();
         __syncthreads();
+        /* Stage (kt + 1) % STAGES was last read by the wgmmas of k-tile kt + 1 - STAGES: waited for
+         * by every warpgroup (wait_group STAGES - 2, then the barrier) at the end of k-tile kt - 1.
+         * The registers of st hold k-tile kt + 1 when it is stored: loaded here (PREFETCH = 0: in
+         * flight only while the wgmmas are issued) or after the stores of the k-tile before
+         * (PREFETCH = 1: in flight through that k-tile's wait and barrier too). */
+        for (int kt = 0; kt < nk; ++kt) {
+            const int cur = kt % STAGES;
+            const bool more = kt + 1 < nk;
+            if (!PREFETCH && more)
+                st.load(A, B, M, N, K, row0, col0, (kt + 1) * BK, tid);
+            wgmma_fence();
+            mma_stage(part, corr, sbase + cur * STAGE, wg, PROM && kt > 0 && (kt + phase) % KPT == 0, af);
+            wgmma_commit();
+            if (more) {
+                st.store(smem + ((kt + 1) % STAGES) * STAGE, tid);
+                if (PREFETCH && kt + 2 < nk)
+                    st.load(A, B, M, N, K, row0, col0, (kt + 2) * BK, tid);
+                fence_async_smem();
+            }
+            settle<STAGES - 2>(PROM && (!more || (kt + 1 + phase) % KPT == 0), part, corr, total);
+            __syncthreads();
+        }
+    } else {
+        /* Raw stage j % RAW_STAGES receives k-tile j, copied by cp.async group j: the prologue
+         * issues k-tiles 0 .. R - 1, k-tile kt issues kt + R into the stage k-tile kt left (split
+         * before the barrier that ended k-tile kt - 1), so R k-tiles of loads are in flight while
+         * the wgmmas of kt run. Empty groups past the end keep the count: k-tile j's copies are in
+         * once at most R - 1 groups are pending after the j + R groups before them are committed. */
+        unsigned char *raw = smem + STAGES * STAGE;
+        constexpr int RAW_STAGE = (BM + BN) * ROW_BYTES;
+#pragma unroll
+        for (int j = 0; j < RAW_STAGES; ++j) {
+            if (j < nk)
+                Staging::copy(raw + j * RAW_STAGE, A, B, M, N, K, row0, col0, j * BK, tid);
+            cp_async_commit();
+        }
+        cp_async_wait<RAW_STAGES - 1>();
+        __syncthreads();
+        if (nk > 0)
+            split_next(st, af, smem, raw, wg, warp, lane, tid);
+        fence_async_smem();
+        __syncthreads();
+        /* The split of k-tile kt + 1 goes into operand stage (kt + 1) % STAGES, last read by the
+         * wgmmas of kt + 1 - STAGES: each warpgroup waits for them (at most STAGES - 1 groups, kt's
+         * among them, still running) and the barrier joins the warpgroups, so the tensor cores
+         * work on kt (and, with three stages, kt - 1) through the split. Under AREG the registers
+         * of A's fragments are the tensor cores' until their wgmmas are done, so every k-tile
+         * ends with wait_group 0; the next k-tile's A is read from the raw stage into other
+         * registers during the split of B and split in registers only once the wgmmas are done. */
+        for (int kt = 0; kt < nk; ++kt) {
+            const bool more = kt + 1 < nk;
+            if (kt + RAW_STAGES < nk)
+                Staging::copy(raw + (kt % RAW_STAGES) * RAW_STAGE, A, B, M, N, K, row0, col0, (kt + RAW_STAGES) * BK,
+                              tid);
+            cp_async_commit();
+            if constexpr (AREG)
+                af.split();
+            wgmma_fence();
+            mma_stage(part, corr, sbase + (kt % STAGES) * STAGE, wg, PROM && kt > 0 && (kt + phase) % KPT == 0, af);
+            wgmma_commit();
+            if (more) {
+                if constexpr (!AREG)
+                    wgmma_wait<STAGES - 1>();
+                cp_async_wait<RAW_STAGES - 1>(); /* k-tile kt + 1 is in its raw stage (this thread's copies) */
+                __syncthreads();                 /* ... everyone's; and every warpgroup is done with the stage */
+                split_next(st, af, smem + ((kt + 1) % STAGES) * STAGE, raw + ((kt + 1) % RAW_STAGES) * RAW_STAGE, wg, warp,
+                           lane, tid);
+                fence_async_smem();
+            }
+            /* A chain's promotion after the split, so that the split overlaps its last wgmmas too. */
+            settle<AREG ? 0 : STAGES - 1>(PROM && (!more || (kt + 1 + phase) % KPT == 0), part, corr, total);
+            if (more)
+                __syncthreads();
+        }
     }
     wgmma_wait<0>();
     /* The result: the promoted total, or without promotion big*big plus the correction. */
