@@ -2,7 +2,9 @@
  * memory, and the K loop around a template's own compute step. Shared by blocktile.cu,
  * warptile.cu and dmma.cu, which differ in how threads map onto the tile, not in how tiles arrive.
  *
- * Expects: BM BN BK (tile), A_KMAJOR (A stored As[k][m] instead of As[m][k]), PAD_A PAD_B
+ * Expects: BM BN BK (tile), A_KMAJOR (A stored As[k][m] instead of As[m][k]), optionally B_NMAJOR
+ * (B stored Bs[n][k] instead of Bs[k][n]), PAD_A PAD_B (B_PAD, where a template defines it, in
+ * place of PAD_B)
  * (elements added to each stored row against bank conflicts), VEC_A VEC_B (elements per thread's
  * chunk of a tile) and EVEC_A EVEC_B (elements per global load, after the shape switches: VEC or
  * less where rows are not aligned to it), FULL_M FULL_N FULL_K (no partial tiles: guards compile away),
@@ -19,7 +21,9 @@
  * along K like A's. So every global load stays a vector along memory, and what changes with a
  * transpose is the shared-memory side: a chunk of A along M lands in one stored row of a k-major
  * tile (warptile's As[k][m]: vector stores, the natural case) or down a column of As[m][k] (scalar
- * stores); a chunk of B along K always lands down a column of Bs[k][n]. */
+ * stores); a chunk of B along K lands down a column of Bs[k][n] (scalar stores, one-element
+ * cp.async copies) or, where the template keeps B n-major (B_NMAJOR, dmma in f64 when TB), in one
+ * stored row of Bs[n][k] as vector stores and EVEC-wide copies, the mirror of A_KMAJOR. */
 #pragma once
 
 #ifndef B_LINEAR
@@ -40,6 +44,12 @@
 #ifndef LDP
 #define LDP 1
 #endif
+#ifndef B_NMAJOR
+#define B_NMAJOR 0
+#endif
+#ifndef B_PAD /* the pad of B's stored rows: PAD_B, unless a template's switch picks one by layout (warptile's PAD_BT) */
+#define B_PAD PAD_B
+#endif
 
 namespace tile {
 
@@ -55,11 +65,11 @@ __device__ __forceinline__ Strides strides(int M, int N, int K, int lda, int ldb
 }
 
 constexpr int A_LD = A_KMAJOR ? BM + PAD_A : BK + PAD_A; /* elements between stored rows of A */
-constexpr int B_LD = BN + PAD_B;                         /* elements between stored rows of B */
+constexpr int B_LD = B_NMAJOR ? BK + B_PAD : BN + B_PAD; /* elements between stored rows of B */
 constexpr int ALIGN = 16 / sizeof(T);                    /* elements in 16 bytes */
 /* One stage (buffer) of each tile, rounded up so every stage starts 16-byte aligned. */
 constexpr int A_STAGE = rup(A_KMAJOR ? BK * A_LD : BM * A_LD, ALIGN);
-constexpr int B_STAGE = rup(BK * B_LD, ALIGN);
+constexpr int B_STAGE = rup(B_NMAJOR ? BN * B_LD : BK * B_LD, ALIGN);
 
 /* Where element (m, k) of the A tile and (k, n) of the B tile are stored. */
 __device__ __forceinline__ int a_at(int m, int k) { return A_KMAJOR ? k * A_LD + m : m * A_LD + k; }
@@ -70,7 +80,7 @@ __device__ __forceinline__ int b_at(int k, int n)
      * scalar reads of a warp fall on consecutive words. */
     return (k * TN + n % TN) * (BN / TN) + n / TN;
 #else
-    return k * B_LD + n;
+    return B_NMAJOR ? n * B_LD + k : k * B_LD + n;
 #endif
 }
 
@@ -258,15 +268,23 @@ template <int NT> struct Staging {
     static __device__ __forceinline__ void put_b(T *Bs, int kr, int v, const T *x)
     {
         if constexpr (OP_TB) {
-            /* VEC_B values along K of column b_col(v): down a column of Bs[k][n]. */
+            /* VEC_B values along K of column b_col(v): one stored row of an n-major tile (EVEC_B
+             * wide, as they were loaded), else down a column of Bs[k][n]. */
+            const int n = b_col(v);
+            if constexpr (B_NMAJOR && B_LD % EVEC_B == 0) {
 #pragma unroll
-            for (int j = 0; j < VEC_B; ++j)
-                Bs[b_at(kr + j, b_col(v))] = x[j];
+                for (int j = 0; j < VEC_B; j += EVEC_B)
+                    vcopy<EVEC_B>(&Bs[n * B_LD + kr + j], x + j);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC_B; ++j)
+                    Bs[b_at(kr + j, n)] = x[j];
+            }
         } else {
 #pragma unroll
             for (int g = 0; g < B_GROUPS; ++g) {
                 const int n = b_col(v, g);
-                if constexpr (!B_LINEAR && B_LD % EVEC_B == 0) {
+                if constexpr (!B_LINEAR && !B_NMAJOR && B_LD % EVEC_B == 0) {
                     vcopy<EVEC_B>(&Bs[kr * B_LD + n], x + g * EVEC_B);
                 } else {
 #pragma unroll
@@ -296,7 +314,8 @@ template <int NT> struct Staging {
 
 /* Global -> shared memory with cp.async, no registers involved, in the same chunks as Staging.
  * A chunk whose elements are not consecutive in its stored tile row (A along K into a k-major
- * tile, A along M into As[m][k], B along K, B linearized) goes one element per copy, as in
+ * tile, A along M into As[m][k], B along K into Bs[k][n], B along N into Bs[n][k], B linearized)
+ * goes one element per copy, as in
  * siboehm's kernel 12; the others one EVEC-wide copy at a time. Copies past kend read nothing and
  * zero-fill. */
 
@@ -346,13 +365,14 @@ __device__ __forceinline__ void issue_async_b(T *Bs, const T *B, int N, int ldb,
         if (S::B_VECS % NT != 0 && v >= S::B_VECS)
             continue;
         if constexpr (OP_TB) {
+            constexpr int BW = B_NMAJOR && B_LD % EVEC_B == 0 ? EVEC_B : 1; /* elements per copy */
             const int n = S::b_col(v), kr = S::b_k(v), gk = k0 + kr;
-            async_kchunk<VEC_B, EVEC_B, 1, FN>([&](int e) { return &Bs[b_at(kr + e, n)]; }, B, N, ldb, col0 + n, gk,
+            async_kchunk<VEC_B, EVEC_B, BW, FN>([&](int e) { return &Bs[b_at(kr + e, n)]; }, B, N, ldb, col0 + n, gk,
                                                kend);
         } else {
             /* async_rchunk's steps written out in the order of the code before layouts, which
              * NVRTC's code for packed NN follows (the call changed the order of two predicates). */
-            constexpr int BW = B_LINEAR ? 1 : EVEC_B; /* elements per copy */
+            constexpr int BW = B_LINEAR || B_NMAJOR ? 1 : EVEC_B; /* elements per copy */
             const int kr = S::b_k(v), gk = k0 + kr;
             const bool ok = FULL_K || gk < kend;
             const int c = col0 + S::b_col(v);
