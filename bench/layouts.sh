@@ -11,11 +11,12 @@
 #      layout in the same call): warptile_db f32 and dgemm_dmma f64, as shipped, in NN NT TN TT at
 #      4096^3 and 2048x4096x4096; the transposed-B paths they replaced at NT and TT (warptile
 #      PAD_BT 0, DMMA BT_NMAJOR 0) for the A/B; lda = ldb = ldc padded by 1, 8, 64 at 4096^3 (op NN);
-#      f64 ld + 1 also with STAGES_NARROW 4 (a deeper pipeline for the 8-byte copies) and register-
-#      staged (ASYNC 0), the candidates for the one padded case below 0.9x.
+#      f64 ld + 1 also with the candidates for the one padded case below 0.9x: STAGES_NARROW 4 (a
+#      deeper pipeline for the 8-byte copies), register-staged (ASYNC 0), ODD_LD 1 (aligned chunks
+#      as 16-byte copies; MINB_ODD 3), both of the last two; TT at ld + 1 with and without ODD_LD.
 #   3. The table: every row (ms, TFLOP/s, x cuBLAS, x its reference), then each target met or missed:
 #      op != NN: >= 0.95x that dtype's NN at the shape, and x cuBLAS within 0.05 of NN's; ld + P:
-#      >= 0.9x packed NN; the replaced paths and candidates: x the shipped row they compete with.
+#      >= 0.9x the packed row of its op; the replaced paths and candidates: x the shipped row they compete with.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-build/layouts-out}
@@ -25,6 +26,9 @@ RUNS=${RUNS:-7}
 t0=$(date +%s)
 [ -x "$E" ] || { echo "layouts.sh: $E is missing (run make, and carry build/)"; exit 2; }
 
+# The card and its clocks: timings compare only within one run on one card.
+dev=$(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1)
+echo "== device: ${dev:-unknown (no nvidia-smi)}"
 echo "== GPU_ONLY=${GPU_SECTIONS:-layouts-tb} tests/gpu.sh"
 GPU_ONLY=${GPU_SECTIONS:-layouts-tb} ENGINE_BIN=$E GPU_LOG_DIR="$OUT/gpu-logs" bash tests/gpu.sh >"$OUT/gpu.txt" 2>&1
 grc=$?
@@ -72,11 +76,18 @@ for spec in "warptile_db f32 PAD_BT=0" "dgemm_dmma f64 BT_NMAJOR=0"; do
       --set STAGES_NARROW=4
     bench_row "$dt/4096x4096x4096/NN/ld+1/ASYNC=0" "$cfg" "$dt" --size 4096 --lda +1 --ldb +1 --ldc +1 \
       --set ASYNC=0 --set STAGES=2
+    bench_row "$dt/4096x4096x4096/NN/ld+1/ODD_LD=1" "$cfg" "$dt" --size 4096 --lda +1 --ldb +1 --ldc +1 \
+      --set ODD_LD=1 --set MINB_ODD=3
+    bench_row "$dt/4096x4096x4096/NN/ld+1/ODD_LD=1+STAGES_NARROW=4" "$cfg" "$dt" --size 4096 --lda +1 --ldb +1 \
+      --ldc +1 --set ODD_LD=1 --set MINB_ODD=3 --set STAGES_NARROW=4
+    bench_row "$dt/4096x4096x4096/TT/ld+1" "$cfg" "$dt" --size 4096 --op TT --lda +1 --ldb +1 --ldc +1
+    bench_row "$dt/4096x4096x4096/TT/ld+1/ODD_LD=1" "$cfg" "$dt" --size 4096 --op TT --lda +1 --ldb +1 --ldc +1 \
+      --set ODD_LD=1 --set MINB_ODD=3
   fi
 done
 
 echo
-echo "== layouts: ${summary:-no verify summary} (gpu.sh exit $grc); timings: median of $RUNS runs, cuBLAS in the same layout; $(($(date +%s) - t0)) s in all"
+echo "== layouts on ${dev:-an unknown device}: ${summary:-no verify summary} (gpu.sh exit $grc); timings: median of $RUNS runs, cuBLAS in the same layout; $(($(date +%s) - t0)) s in all"
 # Each row against its reference: op rows against NN at their shape (dtype/shape/NN), ld + P rows
 # against packed NN at 4096^3, a replaced path or candidate (a fourth or fifth key part) against the
 # shipped row it competes with (its key less the last part). "x ref" is the reference's ms over the
@@ -90,7 +101,7 @@ awk -F'\t' '
     for (i = 1; i <= NR; i++) {
       k = key[i]; np = split(k, p, "/"); ref = ""; target = ""
       if (np == 3 && p[3] != "NN") { ref = p[1] "/" p[2] "/NN"; kind = "op" }
-      else if (np == 4 && p[4] ~ /^ld\+/) { ref = p[1] "/" p[2] "/NN"; kind = "ld" }
+      else if (np == 4 && p[4] ~ /^ld\+/) { ref = p[1] "/" p[2] "/" p[3]; kind = "ld" }
       else if (np >= 4) { ref = p[1] "/" p[2] "/" p[3]; if (np == 5) ref = ref "/" p[4]; kind = "ab" }
       xr = "-"; xc = "-"
       if (num(pct[k])) xc = sprintf("%.3f", pct[k] / 100)

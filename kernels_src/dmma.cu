@@ -42,6 +42,8 @@
     "KPROMOTE": {"default": 0, "values": [0, 32, 64, 128, 256], "doc": "f32 only: elements of K the tensor cores accumulate before the fragments are added into FP32 registers by ordinary adds (0: never)"},
     "FOLD": {"default": 0, "values": [0, 1], "doc": "f32 3xTF32 with promotion: 1 sums the correction products into big*big's fragments between promotions (one register set fewer), 0 keeps them apart"},
     "STAGES": {"default": 2, "min": 1, "max": 4, "doc": "shared-memory buffers"},
+    "ODD_LD": {"default": 0, "values": [0, 1], "doc": "f64 with rows narrowed to one element (an odd leading dimension or K, N: rows alternately 16-byte aligned): 1 copies each 2-element chunk whose source is aligned as one 16-byte cp.async (A's and B^T's rows dealt so that a warp's rows share a parity), only the others as two 8-byte ones; 0: every chunk as two"},
+    "MINB_ODD": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM where ODD_LD's copies apply, in place of MINB (0: MINB): choosing a copy per chunk costs registers (174 at 64x64 tiles: two blocks per SM; 3 holds it to 168)"},
     "STAGES_NARROW": {"default": 0, "values": [0, 2, 3, 4], "doc": "cp.async buffers where A's or B's rows are narrowed (EVEC_A < VEC_A or EVEC_B < VEC_B: an odd leading dimension or K, N in f64, so every 16-byte copy becomes two 8-byte ones); 0: STAGES"},
     "ASYNC": {"default": 1, "values": [0, 1], "doc": "1: cp.async copies (needs STAGES >= 2)"},
     "KUNROLL": {"default": 8, "min": 1, "max": 64, "doc": "unroll factor of the k loop, in steps of 4"},
@@ -92,6 +94,7 @@
     "EVEC_A": "(TA ? M : K) % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM) ? VEC_A : 1",
     "EVEC_B": "(TB ? K : N) % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM) ? VEC_B : 1",
     "EVEC_C": "N % 2 == 0 && ALIGN_C >= 2 ? 2 : 1",
+    "ODD_ROWS": "ODD_LD && F64 && ASYNC && (EVEC_A < VEC_A || EVEC_B < VEC_B)",
     "PSTAGES": "STAGES_NARROW > 0 && (EVEC_A < VEC_A || EVEC_B < VEC_B) ? STAGES_NARROW : STAGES",
     "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
     "BATCHED": "BATCH > 1",
@@ -119,6 +122,10 @@
 }
 */
 #include "gemm_common.cuh"
+#if ODD_ROWS && MINB_ODD > 0 /* the register budget of the odd-row copies (tile_pipeline.cuh) */
+#undef LAUNCH_BOUNDS
+#define LAUNCH_BOUNDS(threads) __launch_bounds__(threads, MINB_ODD)
+#endif
 
 /* A stored K x M (TA) is kept k-major, As[k][m], so that its chunks along M land as vector stores
  * and its fragments are read as B's are (consecutive m across g, k across t: with the default

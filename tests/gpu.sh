@@ -20,7 +20,7 @@
 #   padded C with split-K or stream-K, and of a batch with split-K;
 #   layouts-tb (also in layouts): DMMA's n-major B^T at even K (16-byte copies, partial k-tiles,
 #   register-staged, split-K, stream-K, memcheck), warptile's PAD_BT in every DB path, DMMA's
-#   STAGES_NARROW at ld + 1 and odd K;
+#   STAGES_NARROW and ODD_LD at ld + 1 and odd K (every op, batches with odd strides, memcheck);
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
 #   wisdom; sliced K in warptile
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
@@ -525,6 +525,22 @@ for op in NN NT TT; do
 done
 run_verify "dgemm_dmma STAGES_NARROW 4, K odd, packed" layouts-dmmasn-k configs/dgemm_dmma.json --set STAGES_NARROW=4 \
   --shapes 130x66x71,1000x1001x999
+# ODD_LD: the 2-element chunks whose source is 16-byte aligned copied whole where rows are
+# narrowed (odd ld, or odd K or N packed), A's and B^T's rows dealt by parity; in every op, at
+# partial tiles, with batches whose odd strides move each product's alignment, and under memcheck.
+ODD=(--set ODD_LD=1 --set MINB_ODD=3)
+for op in NN NT TN TT; do
+  run_verify "dgemm_dmma ODD_LD op $op, ld padded by 1" "layouts-dmmaodd-$op" configs/dgemm_dmma.json "${ODD[@]}" \
+    --op "$op" --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,127x129x131,1000x1001x999,256x192x160
+  run_verify "dgemm_dmma ODD_LD op $op, K and N odd, packed" "layouts-dmmaoddk-$op" configs/dgemm_dmma.json \
+    "${ODD[@]}" --op "$op" --shapes 130x67x71,1000x1001x999,128x129x127
+done
+run_verify "dgemm_dmma ODD_LD STAGES_NARROW 4 op NN, ld padded by 1" layouts-dmmaoddsn configs/dgemm_dmma.json \
+  "${ODD[@]}" --set STAGES_NARROW=4 --lda +1 --ldb +1 --ldc +1 --shapes 127x129x131,1000x1001x999
+run_verify "dgemm_dmma ODD_LD batch 3, op TT, odd strides" layouts-dmmaoddb configs/dgemm_dmma.json "${ODD[@]}" \
+  --batch 3 --op TT --lda +1 --ldb +3 --ldc +1 --stride-a 17001 --stride-b 17005 --stride-c 30000 --shapes 127x129x131
+sanitize_verify "dgemm_dmma ODD_LD op NN, ld padded by 1" layouts-san-dmO "memcheck" configs/dgemm_dmma.json \
+  "${ODD[@]}" --lda +1 --ldb +1 --ldc +1 --shapes 127x129x131,256x192x160
 sanitize_verify "dgemm_dmma op NT, even K" layouts-san-dmE "memcheck" configs/dgemm_dmma.json --op NT \
   --shapes 130x66x70,96x200x130
 fi

@@ -217,7 +217,7 @@ static void test_tile_transposed(void **state)
 
 /* The switches chosen by layout for a transposed B and narrowed rows: dgemm_dmma keeps B n-major
  * in f64 (BN x (BK + PAD_B) per stage) unless BT_NMAJOR 0, FP32's dmma keeps it k-major; its
- * STAGES_NARROW deepens the pipeline only where rows are narrowed (ld + 1, not ld + 8); warptile's
+ * STAGES_NARROW and ODD_LD act only where rows are narrowed (ld + 1, not ld + 8); warptile's
  * PAD_BT pads B's rows only where B is transposed. */
 static void test_tile_b_transposed(void **state)
 {
@@ -271,6 +271,23 @@ static void test_tile_b_transposed(void **state)
     assert_non_null(strstr(err.text, "STAGES_NARROW == 0 || ASYNC == 1"));
     for (int i = 0; i < 3; i++)
         param_set_free(&ps[i]);
+
+    /* ODD_LD's copies apply in f64 where rows are narrowed: ld + 1, or K odd packed; not at ld + 8. */
+    const struct {
+        const char *name;
+        int pad, K, want;
+    } odd[] = {{"dgemm_dmma", 1, 64, 1}, {"dgemm_dmma", 0, 63, 1}, {"dgemm_dmma", 8, 64, 0}, {"dgemm_dmma", 0, 64, 0},
+               {"tc32_sync", 1, 64, 0}};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        layout_packed(&l, 0, 0, 64, 64, odd[i].K, 1);
+        l.lda += odd[i].pad;
+        l.ldb += odd[i].pad;
+        l.ldc += odd[i].pad;
+        assert_int_equal(plan_set(odd[i].name, "ODD_LD=1", 64, 64, odd[i].K, &l, &p, &err), 0);
+        if (sw(&p, "ODD_ROWS") != odd[i].want)
+            fail_msg("case %zu: ODD_ROWS = %ld, expected %d (%s)", i, sw(&p, "ODD_ROWS"), odd[i].want, p.switches);
+        done(&p);
+    }
 
     for (int tb = 0; tb < 2; tb++) {
         layout_packed(&l, 0, tb, 128, 128, 64, 1);
