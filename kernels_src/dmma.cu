@@ -35,12 +35,16 @@
     "THREADS": {"doc": "threads per block: 32 per warp tile", "min": 32, "max": 1024},
     "PAD_A": {"default": 4, "min": 0, "max": 32, "doc": "elements added to each stored row of A"},
     "PAD_B": {"default": 4, "min": 0, "max": 32, "doc": "elements added to each stored row of B"},
+    "BT_NMAJOR": {"default": 1, "values": [0, 1], "doc": "f64 with B transposed (TB): 1 keeps B's tile n-major, Bs[n][k] (chunks along K land in one stored row: 16-byte copies), 0 k-major as in NN, Bs[k][n] (one-element copies down its columns)"},
     "VEC_A": {"default": 2, "values": [1, 2, 4], "doc": "elements per global load or cp.async of A"},
     "VEC_B": {"default": 2, "values": [1, 2, 4], "doc": "elements per global load or cp.async of B"},
     "PASSES": {"default": 3, "values": [1, 3], "doc": "f32 only: TF32 products per element pair: 3 (big*big + big*small + small*big, FP32 accuracy) or 1 (big*big: TF32 accuracy, declare \"accuracy\": \"tf32\")"},
     "KPROMOTE": {"default": 0, "values": [0, 32, 64, 128, 256], "doc": "f32 only: elements of K the tensor cores accumulate before the fragments are added into FP32 registers by ordinary adds (0: never)"},
     "FOLD": {"default": 0, "values": [0, 1], "doc": "f32 3xTF32 with promotion: 1 sums the correction products into big*big's fragments between promotions (one register set fewer), 0 keeps them apart"},
     "STAGES": {"default": 2, "min": 1, "max": 4, "doc": "shared-memory buffers"},
+    "ODD_LD": {"default": 0, "values": [0, 1], "doc": "f64 with rows narrowed to one element (an odd leading dimension or K, N: rows alternately 16-byte aligned): 1 copies each 2-element chunk whose source is aligned as one 16-byte cp.async (A's and B^T's rows dealt so that a warp's rows share a parity), only the others as two 8-byte ones; 0: every chunk as two"},
+    "MINB_ODD": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM where ODD_LD's copies apply, in place of MINB (0: MINB): choosing a copy per chunk costs registers (174 at 64x64 tiles: two blocks per SM; 3 holds it to 168)"},
+    "STAGES_NARROW": {"default": 0, "values": [0, 2, 3, 4], "doc": "cp.async buffers where A's or B's rows are narrowed (EVEC_A < VEC_A or EVEC_B < VEC_B: an odd leading dimension or K, N in f64, so every 16-byte copy becomes two 8-byte ones); 0: STAGES"},
     "ASYNC": {"default": 1, "values": [0, 1], "doc": "1: cp.async copies (needs STAGES >= 2)"},
     "KUNROLL": {"default": 8, "min": 1, "max": 64, "doc": "unroll factor of the k loop, in steps of 4"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
@@ -73,6 +77,7 @@
     {"rule": "BN % VEC_B == 0", "why": "B is loaded VEC_B elements along N at a time"},
     {"rule": "ASYNC == 0 || STAGES >= 2", "why": "an asynchronous pipeline needs at least two buffers"},
     {"rule": "ASYNC == 1 || STAGES <= 2", "why": "without cp.async there is one buffer, or two with register staging"},
+    {"rule": "STAGES_NARROW == 0 || ASYNC == 1", "why": "STAGES_NARROW deepens the cp.async pipeline; the register-staged one has two buffers"},
     {"rule": "ASYNC == 0 || ((BK + PAD_A) % VEC_A == 0 && (BN + PAD_B) % VEC_B == 0)", "why": "each cp.async into a stored row must stay aligned"},
     {"rule": "STREAMK == 0 || SPLITK == 1", "why": "stream-K and split-K are two ways of sharing K among blocks; take one"}
   ],
@@ -89,6 +94,8 @@
     "EVEC_A": "(TA ? M : K) % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM) ? VEC_A : 1",
     "EVEC_B": "(TB ? K : N) % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM) ? VEC_B : 1",
     "EVEC_C": "N % 2 == 0 && ALIGN_C >= 2 ? 2 : 1",
+    "ODD_ROWS": "ODD_LD && F64 && ASYNC && (EVEC_A < VEC_A || EVEC_B < VEC_B)",
+    "PSTAGES": "STAGES_NARROW > 0 && (EVEC_A < VEC_A || EVEC_B < VEC_B) ? STAGES_NARROW : STAGES",
     "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
     "BATCHED": "BATCH > 1",
     "OP_TA": "TA",
@@ -109,20 +116,32 @@
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "BATCH > 1 ? BATCH : SPLITS"],
      "block": ["THREADS", 1, 1],
-     "smem": "STAGES * (rup(TA ? BK * (BM + PAD_A) : BM * (BK + PAD_A), 2) + rup(BK * (BN + PAD_B), 2)) * ELEM"},
+     "smem": "PSTAGES * (rup(TA ? BK * (BM + PAD_A) : BM * (BK + PAD_A), 2) + rup(TB && F64 && BT_NMAJOR ? BN * (BK + PAD_B) : BK * (BN + PAD_B), 2)) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]
 }
 */
 #include "gemm_common.cuh"
+#if ODD_ROWS && MINB_ODD > 0 /* the register budget of the odd-row copies (tile_pipeline.cuh) */
+#undef LAUNCH_BOUNDS
+#define LAUNCH_BOUNDS(threads) __launch_bounds__(threads, MINB_ODD)
+#endif
 
 /* A stored K x M (TA) is kept k-major, As[k][m], so that its chunks along M land as vector stores
  * and its fragments are read as B's are (consecutive m across g, k across t: with the default
  * PAD_A 4 and BM a multiple of 16, stored rows sit 4 doubles off a multiple of 16, so a half-warp's
  * reads fall in distinct banks). */
 #define A_KMAJOR OP_TA
+/* B stored N x K (TB) is kept n-major in f64, Bs[n][k], the mirror of A_KMAJOR: its chunks along K
+ * then land as one stored row (16-byte cp.async, where Bs[k][n] took two 8-byte copies down a
+ * column, four lanes of a warp on one bank pair), and its fragments are read as A's are (n across
+ * g, k across t: rows BK + PAD_B apart, 4 doubles off a multiple of 16 with the default PAD_B 4,
+ * so a half-warp's reads fall in distinct banks). In f32 the same rows would sit 8 floats off a
+ * multiple of 32 with the default PAD_B 8 (two-way conflicts on every B fragment): f32 keeps
+ * Bs[k][n], as does BT_NMAJOR 0 (the path before, kept for comparison). */
+#define B_NMAJOR (OP_TB && F64 && BT_NMAJOR)
 #define PIPE_ASYNC ASYNC
-#define PIPE_STAGES STAGES
+#define PIPE_STAGES PSTAGES /* STAGES, or STAGES_NARROW where rows are narrowed */
 #include "tile_pipeline.cuh"
 #include "splitk.cuh"
 
@@ -201,7 +220,7 @@ struct Frag {
             for (int j = 0; j < NTILES; ++j)
 #pragma unroll
                 for (int r = 0; r < BR; ++r)
-                    b[j][r] = Bs[(kk + t + 4 * r) * tile::B_LD + n0 + j * 8 + g];
+                    b[j][r] = Bs[tile::b_at(kk + t + 4 * r, n0 + j * 8 + g)];
 #if F64
 #pragma unroll
             for (int i = 0; i < MTILES; ++i)
@@ -358,7 +377,7 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 #endif
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *As = reinterpret_cast<T *>(smem_raw);
-    T *Bs = As + STAGES * tile::A_STAGE;
+    T *Bs = As + PIPE_STAGES * tile::A_STAGE;
     /* NVRTC's code depends on the order of these steps (docs/NOTES.md, "Stream-K"): the thread's
      * coordinates first, then the block's, as before output_tile was split out. */
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;

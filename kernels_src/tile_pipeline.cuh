@@ -2,7 +2,9 @@
  * memory, and the K loop around a template's own compute step. Shared by blocktile.cu,
  * warptile.cu and dmma.cu, which differ in how threads map onto the tile, not in how tiles arrive.
  *
- * Expects: BM BN BK (tile), A_KMAJOR (A stored As[k][m] instead of As[m][k]), PAD_A PAD_B
+ * Expects: BM BN BK (tile), A_KMAJOR (A stored As[k][m] instead of As[m][k]), optionally B_NMAJOR
+ * (B stored Bs[n][k] instead of Bs[k][n]), PAD_A PAD_B (B_PAD, where a template defines it, in
+ * place of PAD_B)
  * (elements added to each stored row against bank conflicts), VEC_A VEC_B (elements per thread's
  * chunk of a tile) and EVEC_A EVEC_B (elements per global load, after the shape switches: VEC or
  * less where rows are not aligned to it), FULL_M FULL_N FULL_K (no partial tiles: guards compile away),
@@ -19,7 +21,9 @@
  * along K like A's. So every global load stays a vector along memory, and what changes with a
  * transpose is the shared-memory side: a chunk of A along M lands in one stored row of a k-major
  * tile (warptile's As[k][m]: vector stores, the natural case) or down a column of As[m][k] (scalar
- * stores); a chunk of B along K always lands down a column of Bs[k][n]. */
+ * stores); a chunk of B along K lands down a column of Bs[k][n] (scalar stores, one-element
+ * cp.async copies) or, where the template keeps B n-major (B_NMAJOR, dmma in f64 when TB), in one
+ * stored row of Bs[n][k] as vector stores and EVEC-wide copies, the mirror of A_KMAJOR. */
 #pragma once
 
 #ifndef B_LINEAR
@@ -40,6 +44,15 @@
 #ifndef LDP
 #define LDP 1
 #endif
+#ifndef B_NMAJOR
+#define B_NMAJOR 0
+#endif
+#ifndef ODD_ROWS
+#define ODD_ROWS 0
+#endif
+#ifndef B_PAD /* the pad of B's stored rows: PAD_B, unless a template's switch picks one by layout (warptile's PAD_BT) */
+#define B_PAD PAD_B
+#endif
 
 namespace tile {
 
@@ -55,11 +68,11 @@ __device__ __forceinline__ Strides strides(int M, int N, int K, int lda, int ldb
 }
 
 constexpr int A_LD = A_KMAJOR ? BM + PAD_A : BK + PAD_A; /* elements between stored rows of A */
-constexpr int B_LD = BN + PAD_B;                         /* elements between stored rows of B */
+constexpr int B_LD = B_NMAJOR ? BK + B_PAD : BN + B_PAD; /* elements between stored rows of B */
 constexpr int ALIGN = 16 / sizeof(T);                    /* elements in 16 bytes */
 /* One stage (buffer) of each tile, rounded up so every stage starts 16-byte aligned. */
 constexpr int A_STAGE = rup(A_KMAJOR ? BK * A_LD : BM * A_LD, ALIGN);
-constexpr int B_STAGE = rup(BK * B_LD, ALIGN);
+constexpr int B_STAGE = rup(B_NMAJOR ? BN * B_LD : BK * B_LD, ALIGN);
 
 /* Where element (m, k) of the A tile and (k, n) of the B tile are stored. */
 __device__ __forceinline__ int a_at(int m, int k) { return A_KMAJOR ? k * A_LD + m : m * A_LD + k; }
@@ -70,7 +83,7 @@ __device__ __forceinline__ int b_at(int k, int n)
      * scalar reads of a warp fall on consecutive words. */
     return (k * TN + n % TN) * (BN / TN) + n / TN;
 #else
-    return k * B_LD + n;
+    return B_NMAJOR ? n * B_LD + k : k * B_LD + n;
 #endif
 }
 
@@ -258,15 +271,23 @@ template <int NT> struct Staging {
     static __device__ __forceinline__ void put_b(T *Bs, int kr, int v, const T *x)
     {
         if constexpr (OP_TB) {
-            /* VEC_B values along K of column b_col(v): down a column of Bs[k][n]. */
+            /* VEC_B values along K of column b_col(v): one stored row of an n-major tile (EVEC_B
+             * wide, as they were loaded), else down a column of Bs[k][n]. */
+            const int n = b_col(v);
+            if constexpr (B_NMAJOR && B_LD % EVEC_B == 0) {
 #pragma unroll
-            for (int j = 0; j < VEC_B; ++j)
-                Bs[b_at(kr + j, b_col(v))] = x[j];
+                for (int j = 0; j < VEC_B; j += EVEC_B)
+                    vcopy<EVEC_B>(&Bs[n * B_LD + kr + j], x + j);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC_B; ++j)
+                    Bs[b_at(kr + j, n)] = x[j];
+            }
         } else {
 #pragma unroll
             for (int g = 0; g < B_GROUPS; ++g) {
                 const int n = b_col(v, g);
-                if constexpr (!B_LINEAR && B_LD % EVEC_B == 0) {
+                if constexpr (!B_LINEAR && !B_NMAJOR && B_LD % EVEC_B == 0) {
                     vcopy<EVEC_B>(&Bs[kr * B_LD + n], x + g * EVEC_B);
                 } else {
 #pragma unroll
@@ -296,7 +317,8 @@ template <int NT> struct Staging {
 
 /* Global -> shared memory with cp.async, no registers involved, in the same chunks as Staging.
  * A chunk whose elements are not consecutive in its stored tile row (A along K into a k-major
- * tile, A along M into As[m][k], B along K, B linearized) goes one element per copy, as in
+ * tile, A along M into As[m][k], B along K into Bs[k][n], B along N into Bs[n][k], B linearized)
+ * goes one element per copy, as in
  * siboehm's kernel 12; the others one EVEC-wide copy at a time. Copies past kend read nothing and
  * zero-fill. */
 
@@ -334,6 +356,64 @@ __device__ __forceinline__ void async_rchunk(Dst dst, const T *P, int NC, int ld
     }
 }
 
+/* Odd rows (ODD_ROWS, dmma's ODD_LD): where a leading dimension is odd in f64, stored rows
+ * alternate between 16-byte aligned and not, and the shape switches narrow every copy of a 2-element
+ * chunk to two 8-byte ones (cp.async.ca: through L1, which the .cg 16-byte copies bypass). These
+ * take the chunks whose source is aligned (looked up on the pointer, so the base's alignment need
+ * not be known) as one 16-byte copy and only the others as two. Correct for any chunk; fast where
+ * a warp's chunks share a row parity, which odd_row arranges for chunks along K. */
+#define ODD (ODD_ROWS && sizeof(T) == 8) /* a macro: a namespace constant lands in every PTX */
+__device__ __forceinline__ bool aligned16(const T *p) { return (reinterpret_cast<size_t>(p) & 15) == 0; }
+
+/* The tile row of chunk v where L chunks (of VEC 2) make a row along K: the rows are dealt in
+ * blocks of 2 * (32 / L), even rows of a block to its first 32 chunks (one warp) and odd rows to the
+ * next, so that a warp's rows share a parity; with L not dividing 32, or rows not a whole number of
+ * blocks, the plain order. */
+template <int L, int ROWS> __device__ __forceinline__ int odd_row(int v)
+{
+    constexpr int R = 32 / L;
+    const int q = v / L;
+    if constexpr (32 % L != 0 || ROWS % (2 * R) != 0)
+        return q;
+    const int qi = q % (2 * R);
+    return q - qi + (qi % R) * 2 + qi / R;
+}
+
+/* A 2-element chunk along K (async_kchunk's, narrowed to EVEC 1): one 16-byte copy to dst where
+ * the source is aligned and both elements lie before kend, else two 8-byte ones. */
+template <bool FR, typename Dst>
+__device__ __forceinline__ void async_kchunk_odd(Dst dst, const T *P, int R, int ld, int gr, int gk, int kend)
+{
+    const T *p = P + (idx_t)clamp_row<FR>(gr, R) * ld + gk;
+    if (aligned16(p) && (FULL_K || gk + 2 <= kend))
+        cp_async<16>(dst(0), p, true);
+    else
+        async_kchunk<2, 1, 1, FR>(dst, P, R, ld, gr, gk, kend);
+}
+
+/* A 2-element chunk j along stored row gk (of a tile TW columns wide, from column c0; async_rchunk's,
+ * narrowed): where the row is 16-byte aligned, one 16-byte copy of columns 2j, 2j + 1 to dst16,
+ * zero-filled from NC on (the source size says how much is read; a chunk wholly past NC reads the
+ * row's first, aligned, address for none); else async_rchunk's two copies of columns j and
+ * j + TW / 2 to dst(g, e). The choice is the row's, never the chunk's: either order covers the row
+ * only when all its chunks take it. */
+template <int TW, bool FC, typename Dst>
+__device__ __forceinline__ void async_rchunk_odd(T *dst16, Dst dst, const T *P, int NC, int ld, int gk, int c0, int j,
+                                                 int kend)
+{
+    const T *row = P + (idx_t)gk * ld + c0;
+    if ((FULL_K || gk < kend) && aligned16(row)) {
+        const int bytes = FC ? 16 : min(max(NC - c0 - 2 * j, 0), 2) * (int)sizeof(T);
+#if ARCH >= 80
+        const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst16));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(bytes > 0 ? row + 2 * j : row),
+                     "r"(bytes));
+#endif
+    } else {
+        async_rchunk<2, 1, TW, 1, FC>(dst, P, NC, ld, gk, c0 + j, kend);
+    }
+}
+
 /* B's half (one k-tile into the stage at Bs), also used alone by the register-staged pipeline
  * when PIPE_B_ASYNC is set (mainloop). */
 template <int NT, bool FN = FULL_N>
@@ -345,14 +425,24 @@ __device__ __forceinline__ void issue_async_b(T *Bs, const T *B, int N, int ldb,
         const int v = ltid + it * NT;
         if (S::B_VECS % NT != 0 && v >= S::B_VECS)
             continue;
-        if constexpr (OP_TB) {
+        if constexpr (OP_TB && ODD && B_NMAJOR && VEC_B == 2 && EVEC_B == 1 && B_LD % 2 == 0) {
+            const int n = odd_row<BK / 2, BN>(v), kr = S::b_k(v);
+            async_kchunk_odd<FN>([&](int e) { return &Bs[b_at(kr + e, n)]; }, B, N, ldb, col0 + n, k0 + kr, kend);
+        } else if constexpr (OP_TB) {
+            constexpr int BW = B_NMAJOR && B_LD % EVEC_B == 0 ? EVEC_B : 1; /* elements per copy */
             const int n = S::b_col(v), kr = S::b_k(v), gk = k0 + kr;
-            async_kchunk<VEC_B, EVEC_B, 1, FN>([&](int e) { return &Bs[b_at(kr + e, n)]; }, B, N, ldb, col0 + n, gk,
+            async_kchunk<VEC_B, EVEC_B, BW, FN>([&](int e) { return &Bs[b_at(kr + e, n)]; }, B, N, ldb, col0 + n, gk,
                                                kend);
+        } else if constexpr (ODD && !B_LINEAR && !B_NMAJOR && VEC_B == 2 && EVEC_B == 1 && B_LD % 2 == 0) {
+            /* A row along N: where it is aligned, columns 2j, 2j + 1 in one copy instead of j, j + BN / 2. */
+            const int kr = S::b_k(v), j = v % (BN / 2);
+            async_rchunk_odd<BN, FN>(&Bs[b_at(kr, 2 * j)],
+                                     [&](int g, int e) { return &Bs[b_at(kr, S::b_col(v, g) + e)]; }, B, N, ldb, k0 + kr,
+                                     col0, j, kend);
         } else {
             /* async_rchunk's steps written out in the order of the code before layouts, which
              * NVRTC's code for packed NN follows (the call changed the order of two predicates). */
-            constexpr int BW = B_LINEAR ? 1 : EVEC_B; /* elements per copy */
+            constexpr int BW = B_LINEAR || B_NMAJOR ? 1 : EVEC_B; /* elements per copy */
             const int kr = S::b_k(v), gk = k0 + kr;
             const bool ok = FULL_K || gk < kend;
             const int c = col0 + S::b_col(v);
@@ -379,7 +469,16 @@ __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B
         const int v = ltid + it * NT;
         if (S::A_VECS % NT != 0 && v >= S::A_VECS)
             continue;
-        if constexpr (OP_TA) {
+        if constexpr (!OP_TA && ODD && !A_KMAJOR && VEC_A == 2 && EVEC_A == 1 && A_LD % 2 == 0) {
+            const int r = odd_row<BK / 2, BM>(v), kk = S::a_k(v);
+            async_kchunk_odd<FM>([&](int e) { return &As[a_at(r, kk + e)]; }, A, M, lda, row0 + r, k0 + kk, kend);
+        } else if constexpr (OP_TA && ODD && A_KMAJOR && VEC_A == 2 && EVEC_A == 1 && A_LD % 2 == 0) {
+            /* A row along M: as B's along N (issue_async_b). */
+            const int kk = S::a_k(v), j = v % (BM / 2);
+            async_rchunk_odd<BM, FM>(&As[a_at(2 * j, kk)],
+                                     [&](int g, int e) { return &As[a_at(S::a_row(v, g) + e, kk)]; }, A, M, lda, k0 + kk,
+                                     row0, j, kend);
+        } else if constexpr (OP_TA) {
             constexpr int AW = A_KMAJOR && A_LD % EVEC_A == 0 ? EVEC_A : 1; /* elements per copy */
             const int kk = S::a_k(v), gk = k0 + kk, c = row0 + S::a_row(v);
             async_rchunk<VEC_A, EVEC_A, BM, AW, FM>([&](int g, int e) { return &As[a_at(S::a_row(v, g) + e, kk)]; },

@@ -47,6 +47,7 @@
     "THREADS": {"doc": "threads per block: 32 per warp tile", "min": 32, "max": 1024},
     "PAD_A": {"default": 0, "min": 0, "max": 32, "doc": "elements added to each stored (k-major) row of A"},
     "PAD_B": {"default": 0, "min": 0, "max": 32, "doc": "elements added to each stored row of B"},
+    "PAD_BT": {"default": 0, "min": 0, "max": 32, "doc": "with B transposed (TB), elements added to each stored row of B in place of PAD_B (0: PAD_B). B^T's chunks along K go down the tile's columns as scalar stores; with VEC_B 4 and BK 8 the two lanes that share a column write rows 4 apart, on one bank unless 4 * (BN + PAD) is 16 off a multiple of 32: 4 with BN 128"},
     "VEC_A": {"default": 4, "values": [1, 2, 4], "doc": "elements per global load of A"},
     "VEC_B": {"default": 4, "values": [1, 2, 4], "doc": "elements per global load (or cp.async) of B"},
     "VEC_C": {"default": 4, "values": [1, 2, 4], "doc": "elements per load/store of C"},
@@ -89,6 +90,7 @@
     {"rule": "(BN + PAD_B) % min(TN, 16 / ELEM) == 0", "why": "vector reads of B fragments need aligned stored rows"},
     {"rule": "DB != 2 || ARCH >= 80", "why": "cp.async needs sm_80 or newer"},
     {"rule": "DB != 2 || (BN + PAD_B) % VEC_B == 0", "why": "each cp.async into a stored row of B must stay aligned"},
+    {"rule": "PAD_BT == 0 || ((BN + PAD_BT) % min(TN, 16 / ELEM) == 0 && (BN + PAD_BT) % VEC_B == 0)", "why": "PAD_BT pads B's stored rows as PAD_B does, and they must stay as aligned"},
     {"rule": "DB != 1 || THREADS % 64 == 0", "why": "the staggered scheme splits the block into two halves of whole warps"},
     {"rule": "LANES == 0 || ((WN / WNITER) / TN >= 2 && (WN / WNITER) / TN <= 16)", "why": "the paired lane layout needs 2 to 16 lanes across a warp step"},
     {"rule": "STREAMK == 0 || SPLITK == 1", "why": "stream-K and split-K are two ways of sharing K among blocks; take one"},
@@ -110,6 +112,7 @@
     "PACKB": "BATCH == 1 && TB == 0 && K > 0 && (PACK_B == 1 || (PACK_B >= 2 && N % VEC_B != 0 && (PACK_B == 2 || K % VEC_A == 0))) && K * rup(N, BN) < 2147483648",
     "EVEC_B": "PACKB || ((TB ? K : N) % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM)) ? VEC_B : 1",
     "EVEC_C": "N % VEC_C == 0 && ALIGN_C >= min(VEC_C, 16 / ELEM) ? VEC_C : 1",
+    "B_PAD": "TB && PAD_BT > 0 ? PAD_BT : PAD_B",
     "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
     "BASYNC": "B_ASYNC == 1 || (B_ASYNC == 2 && EVEC_B < VEC_B)",
     "EDGE_ON": "EDGE == 1 || (EDGE == 2 && K % VEC_A == 0) || EDGE == 3",
@@ -136,7 +139,7 @@
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "BATCH > 1 ? BATCH : SPLITS"],
      "block": ["THREADS", 1, 1],
-     "smem": "max(max(NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)), (SLICEK - 1) * BM * BN), CSTAGE ? BM * (BN + 1) : 0) * ELEM"},
+     "smem": "max(max(NBUF * (rup(BK * (BM + PAD_A), 16 / ELEM) + rup(BK * (BN + B_PAD), 16 / ELEM)), (SLICEK - 1) * BM * BN), CSTAGE ? BM * (BN + 1) : 0) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]
 }

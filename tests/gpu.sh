@@ -18,6 +18,9 @@
 #   batches in warptile, DMMA and blocktile; transposes and padded rows in them (every loader path),
 #   split-K and stream-K in every op; --auto at op TN (the NN entries weighed); their refusal of a
 #   padded C with split-K or stream-K, and of a batch with split-K;
+#   layouts-tb (also in layouts): DMMA's n-major B^T at even K (16-byte copies, partial k-tiles,
+#   register-staged, split-K, stream-K, memcheck), warptile's PAD_BT in every DB path, DMMA's
+#   STAGES_NARROW and ODD_LD at ld + 1 and odd K (every op, batches with odd strides, memcheck);
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
 #   wisdom; sliced K in warptile
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
@@ -52,7 +55,7 @@ E=${ENGINE_BIN:-build/engine}
 LOG=${GPU_LOG_DIR:-build/gpu-logs}
 # GPU_ONLY="edges sanitize" runs only those sections, so that a device call can stay inside its time
 # limit; default all. A name not in SECTIONS is an error (exit 2).
-SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts splitk streamk interior vec2 skinny slicek sm90a wisdom wisdom-memcheck auto isolation tune-faults tune formats sanitize regress library"
+SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts layouts-tb splitk streamk interior vec2 skinny slicek sm90a wisdom wisdom-memcheck auto isolation tune-faults tune formats sanitize regress library"
 for s in ${GPU_ONLY:-}; do
   [[ " $SECTIONS " == *" $s "* ]] || { echo "GPU_ONLY: no section \"$s\"; the sections are: $SECTIONS"; exit 2; }
 done
@@ -476,6 +479,70 @@ done
 $E verify configs/warptile_splitk.json --batch 2 --shapes 65x33x4097 >"$LOG/layouts-refuse-splitk.txt" 2>&1
 check_says "warptile_splitk refuses a batch by its declared rule" $? 2 "$LOG/layouts-refuse-splitk.txt" \
   "requires BATCH == 1 \\|\\| \\(SPLITK == 1 && STREAMK == 0\\)"
+fi
+# Section layouts-tb (also run by layouts): the switches a transposed B and narrowed rows pick
+# (bench/layouts.sh runs it alone before its timings).
+if want layouts || want layouts-tb; then
+echo "== layouts-tb: transposed B stored n-major (DMMA), padded B^T rows (warptile), deeper pipelines for narrowed rows"
+# DMMA's n-major B (B_NMAJOR: f64 with B transposed, Bs[n][k], tile_pipeline.cuh): the layouts
+# section's shapes all have an odd K, which narrows B's copies to one element; an even K takes the 16-byte
+# copies, with a partial last k-tile (70, 130, 1000: not multiples of BK 16) and whole tiles
+# (64^3); ldb padded by 8 (rows aligned, LDP 0); the register-staged path (ASYNC 0) and its scalar
+# fallback where the tile's row pitch is odd (PAD_B 1); split-K and stream-K at even K; a deeper
+# pipeline for narrowed rows (STAGES_NARROW 4 at ld + 1, and at K odd); FP32's dmma (tc32_sync),
+# which keeps Bs[k][n], through the new fragment index; memcheck of the 16-byte path at a partial
+# k-tile.
+DSH=64x64x64,130x66x70,96x200x130,1000x1001x1000
+for op in NT TT; do
+  run_verify "dgemm_dmma op $op, even K (n-major B, 16-byte copies)" "layouts-dmmaev-$op" configs/dgemm_dmma.json \
+    --op "$op" --shapes $DSH
+  run_verify "dgemm_dmma op $op, ld padded by 8, even K" "layouts-dmmaev8-$op" configs/dgemm_dmma.json --op "$op" \
+    --lda +8 --ldb +8 --ldc +8 --shapes 130x66x70,1000x1001x1000
+  run_verify "dgemm_dmma ASYNC 0 op $op, even K" "layouts-dmmaev0-$op" configs/dgemm_dmma.json --set ASYNC=0 \
+    --set STAGES=2 --op "$op" --shapes 64x64x64,130x66x70,96x200x130
+  run_verify "dgemm_dmma ASYNC 0 PAD_B 1 op $op (odd tile pitch)" "layouts-dmmapb1-$op" configs/dgemm_dmma.json \
+    --set ASYNC=0 --set STAGES=2 --set PAD_B=1 --op "$op" --shapes 17x33x5,130x66x70
+  run_verify "dgemm_dmma_splitk op $op, even K" "layouts-dskev-$op" configs/dgemm_dmma_splitk.json --op "$op" \
+    --shapes 130x66x70,65x34x4096
+  run_verify "dgemm_dmma_streamk op $op, even K" "layouts-dstkev-$op" configs/dgemm_dmma_streamk.json --op "$op" \
+    --shapes 130x66x70,1000x1001x1000
+  run_verify "tc32_sync op $op" "layouts-tc32-$op" configs/tc32_sync.json --op "$op" --shapes 17x33x5,130x66x72
+done
+# warptile_db pads B's stored rows by PAD_BT 4 where B is transposed (its config): the other DB
+# paths, and the old pitch (PAD_BT 0), at the transposes.
+for op in NT TT; do
+  run_verify "warptile_db PAD_BT 0 op $op" "layouts-wtpb0-$op" configs/warptile_db.json --set PAD_BT=0 --op "$op" \
+    --shapes 17x33x5,127x129x131,256x256x64
+  for db in "DB=0" "DB=1" "DB=2 --set PAD_B=4" "B_ASYNC=1"; do
+    # shellcheck disable=SC2086
+    run_verify "warptile_db $db op $op" "layouts-wtpb-${db%% *}-$op" configs/warptile_db.json --set $db --op "$op" \
+      --shapes 17x33x5,127x129x131,256x256x64
+  done
+done
+for op in NN NT TT; do
+  run_verify "dgemm_dmma STAGES_NARROW 4 op $op, ld padded by 1" "layouts-dmmasn-$op" configs/dgemm_dmma.json \
+    --set STAGES_NARROW=4 --op "$op" --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,127x129x131,1000x1001x999
+done
+run_verify "dgemm_dmma STAGES_NARROW 4, K odd, packed" layouts-dmmasn-k configs/dgemm_dmma.json --set STAGES_NARROW=4 \
+  --shapes 130x66x71,1000x1001x999
+# ODD_LD: the 2-element chunks whose source is 16-byte aligned copied whole where rows are
+# narrowed (odd ld, or odd K or N packed), A's and B^T's rows dealt by parity; in every op, at
+# partial tiles, with batches whose odd strides move each product's alignment, and under memcheck.
+ODD=(--set ODD_LD=1 --set MINB_ODD=3)
+for op in NN NT TN TT; do
+  run_verify "dgemm_dmma ODD_LD op $op, ld padded by 1" "layouts-dmmaodd-$op" configs/dgemm_dmma.json "${ODD[@]}" \
+    --op "$op" --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,127x129x131,1000x1001x999,256x192x160
+  run_verify "dgemm_dmma ODD_LD op $op, K and N odd, packed" "layouts-dmmaoddk-$op" configs/dgemm_dmma.json \
+    "${ODD[@]}" --op "$op" --shapes 130x67x71,1000x1001x999,128x129x127
+done
+run_verify "dgemm_dmma ODD_LD STAGES_NARROW 4 op NN, ld padded by 1" layouts-dmmaoddsn configs/dgemm_dmma.json \
+  "${ODD[@]}" --set STAGES_NARROW=4 --lda +1 --ldb +1 --ldc +1 --shapes 127x129x131,1000x1001x999
+run_verify "dgemm_dmma ODD_LD batch 3, op TT, odd strides" layouts-dmmaoddb configs/dgemm_dmma.json "${ODD[@]}" \
+  --batch 3 --op TT --lda +1 --ldb +3 --ldc +1 --stride-a 17001 --stride-b 17005 --stride-c 30000 --shapes 127x129x131
+sanitize_verify "dgemm_dmma ODD_LD op NN, ld padded by 1" layouts-san-dmO "memcheck" configs/dgemm_dmma.json \
+  "${ODD[@]}" --lda +1 --ldb +1 --ldc +1 --shapes 127x129x131,256x192x160
+sanitize_verify "dgemm_dmma op NT, even K" layouts-san-dmE "memcheck" configs/dgemm_dmma.json --op NT \
+  --shapes 130x66x70,96x200x130
 fi
 
 if want splitk; then

@@ -57,17 +57,30 @@ static void test_names(void **state)
 
 static config_t g_cfg;
 
-/* Plan configs/NAME.json for M x N x K in layout l; returns template_plan_layout's result. */
-static int plan(const char *name, int64_t M, int64_t N, int64_t K, const layout_t *l, plan_t *p, err_t *err)
+/* Plan configs/NAME.json, with the override SET ("KEY=VALUE", or NULL), for M x N x K in layout l;
+ * returns template_plan_layout's result. */
+static int plan_set(const char *name, const char *set, int64_t M, int64_t N, int64_t K, const layout_t *l, plan_t *p,
+                    err_t *err)
 {
     char path[128];
     snprintf(path, sizeof path, "configs/%s.json", name);
-    if (config_load(path, NULL, 0, NULL, 90, &g_cfg, err) != 0)
+    param_set ps;
+    if (set && param_set_parse(set, &ps, err) != 0)
+        fail_msg("%s: %s", set, err->text);
+    const int rc = config_load(path, set ? &ps : NULL, set ? 1 : 0, NULL, 90, &g_cfg, err);
+    if (set)
+        param_set_free(&ps);
+    if (rc != 0)
         fail_msg("%s: %s", path, err->text);
     layout_align al;
     layout_align_ld(l, dtype_size(g_cfg.dtype), &al);
     return template_plan_layout(&g_cfg.tpl, g_cfg.path, g_cfg.name, g_cfg.values, g_cfg.dtype, 90, M, N, K, l, &al,
                                 232448, p, err);
+}
+
+static int plan(const char *name, int64_t M, int64_t N, int64_t K, const layout_t *l, plan_t *p, err_t *err)
+{
+    return plan_set(name, NULL, M, N, K, l, p, err);
 }
 
 static void done(plan_t *p)
@@ -202,6 +215,88 @@ static void test_tile_transposed(void **state)
     done(&p);
 }
 
+/* The switches chosen by layout for a transposed B and narrowed rows: dgemm_dmma keeps B n-major
+ * in f64 (BN x (BK + PAD_B) per stage) unless BT_NMAJOR 0, FP32's dmma keeps it k-major; its
+ * STAGES_NARROW and ODD_LD act only where rows are narrowed (ld + 1, not ld + 8); warptile's
+ * PAD_BT pads B's rows only where B is transposed. */
+static void test_tile_b_transposed(void **state)
+{
+    (void)state;
+    err_t err;
+    err_clear(&err);
+    plan_t p;
+    layout_t l;
+    int64_t smem[2][2]; /* [config][tb] */
+    const char *names[2] = {"dgemm_dmma", "tc32_sync"};
+    for (int c = 0; c < 2; c++)
+        for (int tb = 0; tb < 2; tb++) {
+            layout_packed(&l, 0, tb, 64, 64, 64, 1);
+            assert_int_equal(plan(names[c], 64, 64, 64, &l, &p, &err), 0);
+            smem[c][tb] = p.launches[p.main_launch].smem;
+            done(&p);
+        }
+    assert_int_equal(smem[0][1] - smem[0][0], 3 * (64 * 20 - 16 * 68) * 8); /* 3 stages, doubles */
+    assert_int_equal(smem[1][1], smem[1][0]);
+    layout_packed(&l, 0, 1, 64, 64, 64, 1);
+    assert_int_equal(plan_set("dgemm_dmma", "BT_NMAJOR=0", 64, 64, 64, &l, &p, &err), 0);
+    assert_int_equal(p.launches[p.main_launch].smem, smem[0][0]);
+    done(&p);
+
+    const int pads[3] = {0, 1, 8}, want_stages[3] = {3, 4, 3};
+    for (int i = 0; i < 3; i++) {
+        layout_packed(&l, 0, 0, 64, 64, 64, 1);
+        l.lda += pads[i];
+        l.ldb += pads[i];
+        l.ldc += pads[i];
+        assert_int_equal(plan_set("dgemm_dmma", "STAGES_NARROW=4", 64, 64, 64, &l, &p, &err), 0);
+        if (sw(&p, "PSTAGES") != want_stages[i])
+            fail_msg("ld + %d: PSTAGES = %ld, expected %d (%s)", pads[i], sw(&p, "PSTAGES"), want_stages[i], p.switches);
+        assert_int_equal(p.launches[p.main_launch].smem, smem[0][0] / 3 * want_stages[i]);
+        done(&p);
+    }
+    /* K odd narrows A's rows at packed NN too; the config as shipped never deepens. */
+    layout_packed(&l, 0, 0, 64, 64, 63, 1);
+    assert_int_equal(plan_set("dgemm_dmma", "STAGES_NARROW=4", 64, 64, 63, &l, &p, &err), 0);
+    assert_int_equal(sw(&p, "PSTAGES"), 4);
+    done(&p);
+    assert_int_equal(plan("dgemm_dmma", 64, 64, 63, &l, &p, &err), 0);
+    assert_int_equal(sw(&p, "PSTAGES"), 3);
+    done(&p);
+    /* STAGES_NARROW needs the cp.async pipeline. */
+    const char *sets[3] = {"STAGES_NARROW=4", "ASYNC=0", "STAGES=2"};
+    param_set ps[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(param_set_parse(sets[i], &ps[i], &err), 0);
+    assert_int_not_equal(config_load("configs/dgemm_dmma.json", ps, 3, NULL, 90, &g_cfg, &err), 0);
+    assert_non_null(strstr(err.text, "STAGES_NARROW == 0 || ASYNC == 1"));
+    for (int i = 0; i < 3; i++)
+        param_set_free(&ps[i]);
+
+    /* ODD_LD's copies apply in f64 where rows are narrowed: ld + 1, or K odd packed; not at ld + 8. */
+    const struct {
+        const char *name;
+        int pad, K, want;
+    } odd[] = {{"dgemm_dmma", 1, 64, 1}, {"dgemm_dmma", 0, 63, 1}, {"dgemm_dmma", 8, 64, 0}, {"dgemm_dmma", 0, 64, 0},
+               {"tc32_sync", 1, 64, 0}};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        layout_packed(&l, 0, 0, 64, 64, odd[i].K, 1);
+        l.lda += odd[i].pad;
+        l.ldb += odd[i].pad;
+        l.ldc += odd[i].pad;
+        assert_int_equal(plan_set(odd[i].name, "ODD_LD=1", 64, 64, odd[i].K, &l, &p, &err), 0);
+        if (sw(&p, "ODD_ROWS") != odd[i].want)
+            fail_msg("case %zu: ODD_ROWS = %ld, expected %d (%s)", i, sw(&p, "ODD_ROWS"), odd[i].want, p.switches);
+        done(&p);
+    }
+
+    for (int tb = 0; tb < 2; tb++) {
+        layout_packed(&l, 0, tb, 128, 128, 64, 1);
+        assert_int_equal(plan_set("warptile_db", "PAD_BT=4", 128, 128, 64, &l, &p, &err), 0);
+        assert_int_equal(sw(&p, "B_PAD"), tb ? 4 : 0);
+        done(&p);
+    }
+}
+
 /* Split-K and stream-K take every op and padded A and B, but not a padded C (their scale_c,
  * reduce and workspace index C packed), nor a batch. */
 static void test_tile_split_layouts(void **state)
@@ -239,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_naive),
         cmocka_unit_test(test_tile_layouts),
         cmocka_unit_test(test_tile_transposed),
+        cmocka_unit_test(test_tile_b_transposed),
         cmocka_unit_test(test_tile_split_layouts),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

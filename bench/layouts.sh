@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# bench/layouts.sh — issue 25's layout targets on one GPU (H100): verify the paths a transposed B and
+# narrowed rows take, then time every op and padded leading dimensions beside cuBLAS in the same
+# layout, and say which target is met. Plain bash and awk; the prebuilt build/engine only (build/
+# carried). Logs under $OUT (default build/layouts-out); the table last. < 8 minutes on an H100.
+#   1. GPU_ONLY=layouts-tb tests/gpu.sh (GPU_SECTIONS overrides: "layouts" runs the whole layouts
+#      section, layouts-tb included, in about twice the time): DMMA's n-major B^T at even K (16-byte
+#      copies, partial k-tiles, ld + 8, register-staged and its scalar fallback, split-K, stream-K,
+#      memcheck), warptile's PAD_BT in each DB path, DMMA's STAGES_NARROW at ld + 1 and odd K.
+#   2. bench (it verifies first; --runs 7, median; cuBLAS's cublasGemmStridedBatchedEx in the same
+#      layout in the same call): warptile_db f32 and dgemm_dmma f64, as shipped, in NN NT TN TT at
+#      4096^3 and 2048x4096x4096; the transposed-B paths they replaced at NT and TT (warptile
+#      PAD_BT 0, DMMA BT_NMAJOR 0) for the A/B; lda = ldb = ldc padded by 1, 8, 64 at 4096^3 (op NN);
+#      f64 ld + 1 also with the candidates for the one padded case below 0.9x: STAGES_NARROW 4 (a
+#      deeper pipeline for the 8-byte copies), register-staged (ASYNC 0), ODD_LD 1 (aligned chunks
+#      as 16-byte copies; MINB_ODD 3), both of the last two; TT at ld + 1 with and without ODD_LD.
+#   3. The table: every row (ms, TFLOP/s, x cuBLAS, x its reference), then each target met or missed:
+#      op != NN: >= 0.95x that dtype's NN at the shape, and x cuBLAS within 0.05 of NN's; ld + P:
+#      >= 0.9x the packed row of its op; the replaced paths and candidates: x the shipped row they compete with.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+OUT=${OUT:-build/layouts-out}
+mkdir -p "$OUT"
+E=${ENGINE_BIN:-build/engine}
+RUNS=${RUNS:-7}
+t0=$(date +%s)
+[ -x "$E" ] || { echo "layouts.sh: $E is missing (run make, and carry build/)"; exit 2; }
+
+# The card and its clocks: timings compare only within one run on one card.
+dev=$(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1)
+echo "== device: ${dev:-unknown (no nvidia-smi)}"
+echo "== GPU_ONLY=${GPU_SECTIONS:-layouts-tb} tests/gpu.sh"
+GPU_ONLY=${GPU_SECTIONS:-layouts-tb} ENGINE_BIN=$E GPU_LOG_DIR="$OUT/gpu-logs" bash tests/gpu.sh >"$OUT/gpu.txt" 2>&1
+grc=$?
+grep -E '^  (FAIL|SKIP) ' "$OUT/gpu.txt"
+summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$OUT/gpu.txt" | tail -1)
+echo "${summary:-no summary} (gpu.sh exit $grc, $(($(date +%s) - t0)) s)"
+
+# ROWS: one line per bench row: key status ms tflops pct_cublas cublas_ms (- where absent).
+ROWS="$OUT/rows.tsv"
+: >"$ROWS"
+# bench_row KEY CONFIG DTYPE ARGS...: one bench call, its kernel row and cuBLAS's into ROWS.
+n=0
+bench_row() {
+  local key=$1 cfg=$2 dt=$3 log k c status ms tf pct cms
+  shift 3
+  n=$((n + 1))
+  log="$OUT/bench-$n-${key//\//_}.jsonl"
+  $E bench "configs/$cfg.json" --dtype "$dt" --runs "$RUNS" --format jsonl "$@" >"$log" 2>"${log%.jsonl}.err"
+  k=$(grep "\"config\":\"${cfg}[\"[]" "$log" | head -1)
+  c=$(grep '"config":"cublas"' "$log" | head -1)
+  status=$(sed -n 's/.*"status":"\([a-zA-Z_]*\)".*/\1/p' <<<"$k")
+  ms=$(sed -n 's/.*"ms":\([0-9.]*\),.*/\1/p' <<<"$k")
+  tf=$(sed -n 's/.*"tflops":\([0-9.]*\),.*/\1/p' <<<"$k")
+  pct=$(sed -n 's/.*"pct_cublas":\([0-9.]*\),.*/\1/p' <<<"$k")
+  cms=$(sed -n 's/.*"ms":\([0-9.]*\),.*/\1/p' <<<"$c")
+  [ -z "$k" ] && status=error
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$key" "${status:-error}" "${ms:--}" "${tf:--}" "${pct:--}" "${cms:--}" >>"$ROWS"
+}
+for spec in "warptile_db f32 PAD_BT=0" "dgemm_dmma f64 BT_NMAJOR=0"; do
+  read -r cfg dt old <<<"$spec"
+  for shape in "4096 4096 4096" "2048 4096 4096"; do
+    read -r m nn k <<<"$shape"
+    for op in NN NT TN TT; do
+      bench_row "$dt/${m}x${nn}x${k}/$op" "$cfg" "$dt" --m "$m" --n "$nn" --k "$k" --op "$op"
+    done
+    for op in NT TT; do
+      bench_row "$dt/${m}x${nn}x${k}/$op/$old" "$cfg" "$dt" --m "$m" --n "$nn" --k "$k" --op "$op" --set "$old"
+    done
+  done
+  for pad in 1 8 64; do
+    bench_row "$dt/4096x4096x4096/NN/ld+$pad" "$cfg" "$dt" --size 4096 --lda +$pad --ldb +$pad --ldc +$pad
+  done
+  if [ "$dt" = f64 ]; then
+    bench_row "$dt/4096x4096x4096/NN/ld+1/STAGES_NARROW=4" "$cfg" "$dt" --size 4096 --lda +1 --ldb +1 --ldc +1 \
+      --set STAGES_NARROW=4
+    bench_row "$dt/4096x4096x4096/NN/ld+1/ASYNC=0" "$cfg" "$dt" --size 4096 --lda +1 --ldb +1 --ldc +1 \
+      --set ASYNC=0 --set STAGES=2
+    bench_row "$dt/4096x4096x4096/NN/ld+1/ODD_LD=1" "$cfg" "$dt" --size 4096 --lda +1 --ldb +1 --ldc +1 \
+      --set ODD_LD=1 --set MINB_ODD=3
+    bench_row "$dt/4096x4096x4096/NN/ld+1/ODD_LD=1+STAGES_NARROW=4" "$cfg" "$dt" --size 4096 --lda +1 --ldb +1 \
+      --ldc +1 --set ODD_LD=1 --set MINB_ODD=3 --set STAGES_NARROW=4
+    bench_row "$dt/4096x4096x4096/TT/ld+1" "$cfg" "$dt" --size 4096 --op TT --lda +1 --ldb +1 --ldc +1
+    bench_row "$dt/4096x4096x4096/TT/ld+1/ODD_LD=1" "$cfg" "$dt" --size 4096 --op TT --lda +1 --ldb +1 --ldc +1 \
+      --set ODD_LD=1 --set MINB_ODD=3
+  fi
+done
+
+echo
+echo "== layouts on ${dev:-an unknown device}: ${summary:-no verify summary} (gpu.sh exit $grc); timings: median of $RUNS runs, cuBLAS in the same layout; $(($(date +%s) - t0)) s in all"
+# Each row against its reference: op rows against NN at their shape (dtype/shape/NN), ld + P rows
+# against packed NN at 4096^3, a replaced path or candidate (a fourth or fifth key part) against the
+# shipped row it competes with (its key less the last part). "x ref" is the reference's ms over the
+# row's (above 1: faster).
+awk -F'\t' '
+  { key[NR] = $1; st[$1] = $2; ms[$1] = $3; tf[$1] = $4; pct[$1] = $5; cms[$1] = $6 }
+  function num(x) { return x != "-" && x != "" && x + 0 >= 0 }
+  END {
+    printf "%-42s %-6s %9s %8s %9s %9s %8s  %s\n", "row (dtype/shape/op[/variant])", "status", "ms", "TFLOP/s", "cublas_ms", "x cuBLAS", "x ref", "target"
+    met = 0; missed = 0
+    for (i = 1; i <= NR; i++) {
+      k = key[i]; np = split(k, p, "/"); ref = ""; target = ""
+      if (np == 3 && p[3] != "NN") { ref = p[1] "/" p[2] "/NN"; kind = "op" }
+      else if (np == 4 && p[4] ~ /^ld\+/) { ref = p[1] "/" p[2] "/" p[3]; kind = "ld" }
+      else if (np >= 4) { ref = p[1] "/" p[2] "/" p[3]; if (np == 5) ref = ref "/" p[4]; kind = "ab" }
+      xr = "-"; xc = "-"
+      if (num(pct[k])) xc = sprintf("%.3f", pct[k] / 100)
+      ok = st[k] == "ok" && num(ms[k])
+      if (ref != "" && ok && st[ref] == "ok" && num(ms[ref])) xr = sprintf("%.3f", ms[ref] / ms[k])
+      if (kind == "op" && ref != "") {
+        if (xr == "-" || !num(pct[ref]) || !num(pct[k])) { target = "MISSED (no figure)"; missed++ }
+        else {
+          d = (pct[k] - pct[ref]) / 100; if (d < 0) d = -d
+          good = (xr + 0 >= 0.95) && (d <= 0.05)
+          target = sprintf("%s: x NN %s (>= 0.95); x cuBLAS %.3f vs NN %.3f (within 0.05)", good ? "met" : "MISSED", xr, pct[k] / 100, pct[ref] / 100)
+          if (good) met++; else missed++
+        }
+      } else if (kind == "ld") {
+        if (xr == "-") { target = "MISSED (no figure)"; missed++ }
+        else { good = xr + 0 >= 0.9; target = sprintf("%s: x packed %s (>= 0.9)", good ? "met" : "MISSED", xr); if (good) met++; else missed++ }
+      } else if (kind == "ab") {
+        target = "(A/B: x " ref ")"
+      }
+      printf "%-42s %-6s %9s %8s %9s %9s %8s  %s\n", k, st[k], ms[k], tf[k], cms[k], xc, xr, target
+      ref = ""; kind = ""
+    }
+    printf "targets: %d met, %d missed\n", met, missed
+  }' "$ROWS" | tee "$OUT/table.txt"
