@@ -291,4 +291,15 @@ printf '{"version": 1, "device": "X", "arch": "sm_90", "entries": [\n  {"dtype":
 $E bench --auto --wisdom "$W" --arch sm_90 --size 64 >"$tmp/broken.txt" 2>&1
 check_rc "a malformed wisdom file: exit 2 before any GPU work" 2 $? "$(cat "$tmp/broken.txt")"
 grep -qE 'broken.json:2:[0-9]+: .*shape' "$tmp/broken.txt" && pass "...naming file:line:column and the rule" || fail "malformed wisdom message" "$(cat "$tmp/broken.txt")"
+
+echo "== bench/batches.sh: each batch of the suite tuned into (a copy of) wisdom, then run by its exact entry"
+mkdir -p "$tmp/bw" && cp wisdom/*.json "$tmp/bw/"
+DEVICE="Fake GPU 0" BATCHES_EXTRA="--arch sm_90" BATCHES_WISDOM="$tmp/bw" TUNE_S=60 OUT="$tmp/batches" \
+  bash bench/batches.sh >"$tmp/batches.txt" 2>&1
+rc=$?
+[ $rc -le 1 ] && pass "bench/batches.sh runs (exit $rc: the fake GPU's ratios decide the targets)" || fail "bench/batches.sh (exit $rc)" "$(tail -20 "$tmp/batches.txt")"
+n=$(grep -c '"batch": ' "$tmp/batches/wisdom/fake-gpu-0.json" 2>/dev/null)
+[ "${n:-0}" = 6 ] && pass "...recorded an entry with its batch per batch shape and dtype (6)" || fail "...batch entries (${n:-none})" "$(tail -20 "$tmp/batches.txt")"
+n=$(grep -cE '^\| f(32|64) \| [0-9]+ x .*exact [0-9x]+ batch [0-9]+\)' "$tmp/batches.txt")
+[ "$n" = 6 ] && pass "...and --auto then ran each batch's exact entry (6 rows)" || fail "...exact batch entries in the table ($n)" "$(tail -10 "$tmp/batches.txt")"
 summary
