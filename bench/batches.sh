@@ -5,14 +5,16 @@
 #   1  `bench --auto` at each batch of bench/suites/batches.txt (BATCHxMxNxK: packed strides), f32
 #      and f64, with the shipped wisdom: the batch-aware model's choice (no entry of a batch yet),
 #      its ratio to cublasGemmStridedBatchedEx in the same run (RUNS >= 7, default 7)
-#   2  `tune --batch B --wisdom wisdom` at each: f32 tune/batches_warptile.json (small tiles of small
-#      warp tiles) then tune/shapes_warptile.json (warptile_db's 64/128 tiles), f64
-#      tune/shapes_dmma.json; each winner is recorded with "batch" in this copy's wisdom/ (config
-#      paths stay configs/...), and the device's file is copied to $OUT/wisdom/ to be committed
+#   2  `tune --batch B --wisdom wisdom` at each, the small spaces first so that every batch gets an
+#      entry: f32 tune/batches_warptile_db.json (warptile_db's 64/128 tiles, supertiles on or off),
+#      f64 tune/batches_dmma.json, then f32 tune/batches_warptile.json (small tiles of 16/32-row warp
+#      tiles); each winner is recorded with "batch" in this copy's wisdom/ (config paths stay
+#      configs/...) when faster than the entry there, and the device's file is copied to
+#      $OUT/wisdom/ to be committed
 #   3  `bench --auto` again with that wisdom: each batch runs its exact entry (target >= 0.9x cuBLAS)
 #   4  python3 tests/gpu_torch.py dlpack: engine.matmul on torch tensors seen through DLPack only
 #      (every op, padded out, batches of 3 and 64), against torch.matmul (skipped without torch)
-# Each tune gets at most TUNE_S seconds (default 75) and none starts once the tunes have taken 270 s
+# Each tune gets at most TUNE_S seconds (default 75) and none starts once the tunes have taken 240 s
 # (TUNES_S), so that 3 and 4 still run. Exits 1 when a target is missed or a step failed.
 set -u
 cd "$(dirname "$0")/.."
@@ -22,7 +24,7 @@ E=build/engine
 OUT=${OUT:-build/batches}
 RUNS=${RUNS:-7}
 TUNE_S=${TUNE_S:-75}
-TUNES_S=${TUNES_S:-270}
+TUNES_S=${TUNES_S:-240}
 SUITE=${SUITE:-bench/suites/batches.txt}
 X=${BATCHES_EXTRA:-} # e.g. "--arch sm_90" with a fake worker (ENGINE_WORKER, DEVICE) where there is no GPU
 W=${BATCHES_WISDOM:-wisdom} # the wisdom read and tuned into (tests: a copy elsewhere)
@@ -52,8 +54,8 @@ bench_all before
 
 echo "== 2 tune each batch into $file"
 t_tune=$(date +%s)
-for l in $lines; do
-  for sp in f32:tune/batches_warptile.json f32:tune/shapes_warptile.json f64:tune/shapes_dmma.json; do
+for sp in f32:tune/batches_warptile_db.json f64:tune/batches_dmma.json f32:tune/batches_warptile.json; do
+  for l in $lines; do
     left=$((TUNES_S - ($(date +%s) - t_tune)))
     if [ $left -le 10 ]; then
       echo "  skipped ${sp#*:} at $l: past the tuning budget"
@@ -77,7 +79,7 @@ bench_all after
 echo "== 4 DLPack inputs against torch.matmul"
 if python3 -c 'import torch' 2>/dev/null; then
   ENGINE_LIB=$PWD/build/libengine.so PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} \
-    timeout 150 python3 tests/gpu_torch.py dlpack >"$OUT/dlpack.txt" 2>&1
+    timeout 120 python3 tests/gpu_torch.py dlpack >"$OUT/dlpack.txt" 2>&1
   rc=$?
   grep -E '^FAIL' "$OUT/dlpack.txt" | head -20
   dl="exit $rc: $(tail -n 1 "$OUT/dlpack.txt")"
