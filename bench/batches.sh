@@ -14,7 +14,7 @@
 #   3  `bench --auto` again with that wisdom: each batch runs its exact entry (target >= 0.9x cuBLAS)
 #   4  python3 tests/gpu_torch.py dlpack: engine.matmul on torch tensors seen through DLPack only
 #      (every op, padded out, batches of 3 and 64), against torch.matmul (skipped without torch)
-# Each tune gets at most TUNE_S seconds (default 75) and none starts once the tunes have taken 240 s
+# Each tune gets at most TUNE_S seconds (default 75) and none starts once the tunes have taken 200 s
 # (TUNES_S), so that 3 and 4 still run. Exits 1 when a target is missed or a step failed.
 set -u
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ E=build/engine
 OUT=${OUT:-build/batches}
 RUNS=${RUNS:-7}
 TUNE_S=${TUNE_S:-75}
-TUNES_S=${TUNES_S:-240}
+TUNES_S=${TUNES_S:-200}
 SUITE=${SUITE:-bench/suites/batches.txt}
 X=${BATCHES_EXTRA:-} # e.g. "--arch sm_90" with a fake worker (ENGINE_WORKER, DEVICE) where there is no GPU
 W=${BATCHES_WISDOM:-wisdom} # the wisdom read and tuned into (tests: a copy elsewhere)
@@ -79,7 +79,7 @@ bench_all after
 echo "== 4 DLPack inputs against torch.matmul"
 if python3 -c 'import torch' 2>/dev/null; then
   ENGINE_LIB=$PWD/build/libengine.so PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} \
-    timeout 120 python3 tests/gpu_torch.py dlpack >"$OUT/dlpack.txt" 2>&1
+    timeout 140 python3 tests/gpu_torch.py dlpack >"$OUT/dlpack.txt" 2>&1
   rc=$?
   grep -E '^FAIL' "$OUT/dlpack.txt" | head -20
   dl="exit $rc: $(tail -n 1 "$OUT/dlpack.txt")"

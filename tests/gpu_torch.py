@@ -95,7 +95,7 @@ def dlpack_cases(gen):
     and cupy arrays only)."""
     assert not hasattr(DLPackOnly(torch.zeros(1)), "__cuda_array_interface__")
     for dtype in (torch.float32, torch.float64):
-        for m, n, k in [(17, 33, 5), (127, 129, 131)]:
+        for m, n, k in [(127, 129, 131)]:  # one odd shape of several tiles: each op and out is a CUBIN to compile
             for ta in (False, True):
                 for tb in (False, True):
                     for beta, kind in ((0.0, "contig"), (0.5, "pad")):
