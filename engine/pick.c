@@ -348,9 +348,11 @@ int pick_main(const opts_t *o)
     for (size_t c = 0; o->format == FORMAT_TABLE && c < p.sel.ncands; c++) {
         const select_cand *x = &p.sel.cands[c];
         if (x->loaded)
-            printf("  entry %lldx%lldx%lld %s: eff %.2f, occ %d%s, %.1f us there (%s:%d)\n", (long long)x->entry->shape.m,
-                   (long long)x->entry->shape.n, (long long)x->entry->shape.k, x->label, x->eff, x->occ,
-                   x->occ_estimated ? " (estimated)" : "", x->t_entry * 1e6, x->file->path, x->entry->line);
+            printf("  entry %lldx%lldx%lld%s%.0lld %s: eff %.2f, occ %d%s, %.1f us there (%s:%d)\n",
+                   (long long)x->entry->shape.m, (long long)x->entry->shape.n, (long long)x->entry->shape.k,
+                   x->entry->batch > 1 ? " batch " : "", x->entry->batch > 1 ? (long long)x->entry->batch : 0LL,
+                   x->label, x->eff, x->occ, x->occ_estimated ? " (estimated)" : "", x->t_entry * 1e6, x->file->path,
+                   x->entry->line);
     }
     for (size_t s = 0; s < o->nshapes; s++) {
         const shape_t *sh = &o->shapes[s];
