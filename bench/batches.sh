@@ -29,8 +29,8 @@ SUITE=${SUITE:-bench/suites/batches.txt}
 X=${BATCHES_EXTRA:-} # e.g. "--arch sm_90" with a fake worker (ENGINE_WORKER, DEVICE) where there is no GPU
 W=${BATCHES_WISDOM:-wisdom} # the wisdom read and tuned into (tests: a copy elsewhere)
 mkdir -p "$OUT/wisdom"
-# CUBINs stay out of $OUT (they would all come back); no user wisdom: only the wisdom named here counts.
-export XDG_CACHE_HOME=${TMPDIR:-/tmp}/engine-batches-cache XDG_DATA_HOME=${TMPDIR:-/tmp}/engine-batches-data
+# No user wisdom ($XDG_DATA_HOME/engine/wisdom): only the wisdom named here counts.
+export XDG_DATA_HOME=${TMPDIR:-/tmp}/engine-batches-no-user-wisdom
 t_start=$(date +%s)
 device=$(device_name "$E")
 file=$W/$(slug "$device").json
