@@ -2,7 +2,7 @@
  * planning (pick.h, select.h), config loading (config.h), compile and cache (kernel.h, jit.h) and
  * launch code (kernel_launch) as the `engine` command.
  *
- * Locking: one mutex per context guards its tables (the picks per dtype, loaded modules, the plans
+ * Locking: one mutex per context guards its tables (the picks per dtype and op, loaded modules, the plans
  * of engine_sgemm and friends, the forced configs, the workspaces per stream). Compiles run outside
  * it (jit.c is thread-safe and compiles a source once however many threads ask). A plan is immutable
  * once made; executing it takes the lock only to find its stream's workspace. */

@@ -28,25 +28,28 @@ static engine_status fail(engine_status st, err_t *err) { return api_fail(st, er
 
 /* ---- choosing a config ---------------------------------------------------------------------- */
 
-/* The context's pick for dtype, loaded on first use. Called with the lock held. */
-static pick_t *pick_for(engine_ctx *c, dtype_t dtype, err_t *err)
+/* The context's pick for dtype and op (the kernels' 2 ta + tb), loaded on first use: the entries of
+ * that op (else NN's, pick.h), planned in that op. Called with the lock held. */
+static pick_t *pick_for(engine_ctx *c, dtype_t dtype, int op, err_t *err)
 {
-    if (c->picks[dtype])
-        return c->picks[dtype];
+    if (c->picks[dtype][op])
+        return c->picks[dtype][op];
     pick_t *pk = xcalloc(1, sizeof *pk);
     pick_params pp = {.device = c->device, .probe = false, .arch = c->arch, .sms = c->sms,
-                      .device_name = c->device_name, .dtype = dtype, .wisdom_dir = c->wisdom_dir,
+                      .device_name = c->device_name, .dtype = dtype, .op = op, .wisdom_dir = c->wisdom_dir,
                       .user_dir = c->user_wisdom_dir, .warn = NULL};
     if (pick_init_with(pk, &pp, NULL, 0, err)) {
         free(pk);
         return NULL;
     }
-    c->picks[dtype] = pk;
+    c->picks[dtype][op] = pk;
     return pk;
 }
 
-/* Where the config came from, as a JSON object's members, appended to sb. */
-static void why_json(strbuf *sb, const pick_t *pk, const select_result *r)
+/* Where the config came from, as a JSON object's members, appended to sb: the entry (its op and
+ * batch) and what was weighed ("basis": the entries of the call's op, or NN's where there are none,
+ * at the call's batch). */
+static void why_json(strbuf *sb, const pick_t *pk, const select_result *r, int op)
 {
     const select_cand *cd = &pk->sel.cands[r->chosen];
     double t = -1;
@@ -55,9 +58,15 @@ static void why_json(strbuf *sb, const pick_t *pk, const select_result *r)
             t = r->w[j].t_est;
     sb_add(sb, "\"chosen_by\":\"wisdom\",\"wisdom\":{\"file\":");
     sb_add_json_string(sb, cd->file->path);
-    sb_addf(sb, ",\"line\":%d,\"entry_shape\":\"%lldx%lldx%lld\",\"exact\":%s", cd->entry->line,
-            (long long)cd->entry->shape.m, (long long)cd->entry->shape.n, (long long)cd->entry->shape.k,
+    sb_addf(sb, ",\"line\":%d,\"entry_shape\":\"%lldx%lldx%lld\",\"entry_op\":\"%s\",\"entry_batch\":%lld,\"exact\":%s",
+            cd->entry->line, (long long)cd->entry->shape.m, (long long)cd->entry->shape.n,
+            (long long)cd->entry->shape.k, wisdom_op_name(cd->entry->op), (long long)wisdom_batch(cd->entry),
             r->exact ? "true" : "false");
+    char *basis = pk->op_note ? xasprintf("%s, at batch %lld", pk->op_note, (long long)r->batch)
+                              : xasprintf("the %s entries, at batch %lld", wisdom_op_name(op), (long long)r->batch);
+    sb_add(sb, ",\"basis\":");
+    sb_add_json_string(sb, basis);
+    free(basis);
     if (!r->exact && t >= 0)
         sb_addf(sb, ",\"est_us\":%.3f,\"weighed\":%zu", t * 1e6, r->nw);
     sb_add(sb, "}");
@@ -287,7 +296,7 @@ static void describe(engine_plan *pl, const pick_t *pk, const select_result *r)
                 (long long)pl->k.plan.workspace);
         free(params);
         if (pk)
-            why_json(&sb, pk, r);
+            why_json(&sb, pk, r, 2 * p->ta + p->tb);
         else
             sb_add(&sb, "\"chosen_by\":\"forced\"");
         if (pl->refused) {
@@ -357,11 +366,11 @@ engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_
             st = ENGINE_ERROR_DTYPE_MISMATCH;
         }
     } else if (pl->run) {
-        pick_t *pick = pick_for(c, p->dtype, &err);
+        pick_t *pick = pick_for(c, p->dtype, 2 * p->ta + p->tb, &err);
         shape_t sh = {p->M, p->N, p->K};
         if (!pick) {
             st = ENGINE_ERROR_CONFIG;
-        } else if (select_pick(&pick->sel, &sh, &r)) {
+        } else if (select_pick_batch(&pick->sel, &sh, p->batch, &r)) {
             /* As pick_init says it: the first entry left out says why, else nothing covers the shape. */
             const char *why = pick->sel.ncands ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
             for (size_t i = 0; i < pick->sel.ncands && !pick->sel.cands[i].loaded; i++)
@@ -621,10 +630,11 @@ void apiplan_ctx_free(engine_ctx *c)
     free(c->ws);
     free(c->retired);
     for (int d = 0; d < 2; d++)
-        if (c->picks[d]) {
-            pick_free(c->picks[d]);
-            free(c->picks[d]);
-        }
+        for (int op = 0; op < 4; op++)
+            if (c->picks[d][op]) {
+                pick_free(c->picks[d][op]);
+                free(c->picks[d][op]);
+            }
     for (int d = 0; d < 2; d++)
         if (c->naive[d]) {
             config_free(c->naive[d]);

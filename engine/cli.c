@@ -436,7 +436,7 @@ static const cli_opt k_opts[] = {
     {"lda", "N|+P", BUILDS, p_ld, 0, 0, 0, "elements between stored rows of A (+P: packed plus P)", "packed"},
     {"ldb", "N|+P", BUILDS, p_ld, 1, 0, 0, "elements between stored rows of B", "packed"},
     {"ldc", "N|+P", BUILDS, p_ld, 2, 0, 0, "elements between rows of C", "packed"},
-    {"batch", "COUNT", BUILDS, p_i64, OFF(batch), 1, 65535, "products of a strided batch (grid z)", "1"},
+    {"batch", "COUNT", BUILDS | CMD_PICK, p_i64, OFF(batch), 1, 65535, "products of a strided batch (grid z)", "1"},
     {"stride-a", "N", BUILDS, p_stride, 0, 0, 0, "elements between the batch's A (0: one A for all)", "packed"},
     {"stride-b", "N", BUILDS, p_stride, 1, 0, 0, "elements between the batch's B (0: one B for all)", "packed"},
     {"stride-c", "N", BUILDS, p_stride, 2, 0, 0, "elements between the batch's C", "packed"},
@@ -617,12 +617,13 @@ int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
         return EXIT_INPUT;
     if ((cmd & BUILDS) && check_layouts(o))
         return EXIT_INPUT;
-    /* Wisdom entries record the op (wisdom.h), not padded rows or batches: a time measured in those
-     * must not be recorded as the packed problem's. --auto itself takes any layout (pick.c). */
-    bool ld_or_batch = layout_given(o) && !(o->ld[0] == 0 && o->ld[1] == 0 && o->ld[2] == 0 && o->batch <= 1 &&
-                                            o->stride[0] < 0 && o->stride[1] < 0 && o->stride[2] < 0);
-    if (ld_or_batch && (o->auto_tune_s > 0 || (cmd == CMD_TUNE && o->wisdom)))
-        return usage_error("%s: wisdom entries record the op only; give no --ld*/--batch/--stride-* (or no %s)",
+    /* Wisdom entries record the op and the batch (wisdom.h), not padded rows or other strides: a time
+     * measured in those must not be recorded as the packed problem's. --auto itself takes any
+     * layout (pick.c). */
+    bool padded = layout_given(o) && !(o->ld[0] == 0 && o->ld[1] == 0 && o->ld[2] == 0 && o->stride[0] < 0 &&
+                                       o->stride[1] < 0 && o->stride[2] < 0);
+    if (padded && (o->auto_tune_s > 0 || (cmd == CMD_TUNE && o->wisdom)))
+        return usage_error("%s: wisdom entries record the op and the batch only; give no --ld*/--stride-* (or no %s)",
                            o->auto_tune_s > 0 ? "--auto-tune" : "--wisdom", o->auto_tune_s > 0 ? "--auto-tune" : "--wisdom");
     if (cmd == CMD_VERIFY && o->beta_given && o->beta == 0.0)
         return usage_error("--beta 0: verify always runs beta = 0; --beta sets the other, non-zero, case");

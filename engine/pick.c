@@ -164,6 +164,8 @@ static char *why_of(const select_t *s, const select_result *r, int level)
     char shape[64];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)c->entry->shape.m, (long long)c->entry->shape.n,
              (long long)c->entry->shape.k);
+    if (wisdom_batch(c->entry) > 1)
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), " batch %lld", (long long)c->entry->batch);
     if (r->exact)
         return xasprintf("%s (%s:%d, %s, exact %s)", c->label, c->file->path, c->entry->line, lv, shape);
     double t = 0;
@@ -179,7 +181,7 @@ int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes,
     pick_params pp = {.device = o->device, .probe = true, .arch = o->arch, .sms = o->sms,
                       .device_name = o->device_name, .wisdom_dir = o->wisdom, .warn = stderr,
                       .dtype = o->dtype && strcmp(o->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
-                      .op = 2 * o->ta + o->tb};
+                      .op = 2 * o->ta + o->tb, .batch = o->batch};
     return pick_init_with(p, &pp, shapes, nshapes, err);
 }
 
@@ -227,6 +229,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     select_gpu_init(&sg, p->arch, sms, clock);
     sg.arch_guessed = !pp->arch;
     select_init(&p->sel, &sg, dtype, entries, files, paths, n);
+    p->sel.op = pp->op;
     for (size_t c = 0; c < n && pp->warn; c++)
         if (!p->sel.cands[c].loaded)
             fprintf(pp->warn, "engine: %s:%d: this wisdom entry is left out: %s\n", p->sel.cands[c].file->path,
@@ -243,7 +246,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     p->explain = xcalloc(nshapes ? nshapes : 1, sizeof *p->explain);
     p->result = xcalloc(nshapes ? nshapes : 1, sizeof *p->result);
     for (size_t s = 0; s < nshapes; s++) {
-        if (select_pick(&p->sel, &shapes[s], &p->result[s])) {
+        if (select_pick_batch(&p->sel, &shapes[s], pp->batch, &p->result[s])) {
             const char *why = n ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
             for (size_t c = 0; c < n && !p->sel.cands[c].loaded; c++)
                 why = p->sel.cands[c].err_text;
@@ -334,7 +337,7 @@ int pick_main(const opts_t *o)
     double t1 = now_ms();
     int rc = EXIT_OK;
     for (size_t s = 0; s < o->nshapes; s++)
-        if (select_pick(&p.sel, &o->shapes[s], &res[s]))
+        if (select_pick_batch(&p.sel, &o->shapes[s], o->batch, &res[s]))
             res[s].nw = (size_t)-1;
     double t_pick = now_ms() - t1;
     char arch[16];
@@ -345,9 +348,11 @@ int pick_main(const opts_t *o)
     for (size_t c = 0; o->format == FORMAT_TABLE && c < p.sel.ncands; c++) {
         const select_cand *x = &p.sel.cands[c];
         if (x->loaded)
-            printf("  entry %lldx%lldx%lld %s: eff %.2f, occ %d%s, %.1f us there (%s:%d)\n", (long long)x->entry->shape.m,
-                   (long long)x->entry->shape.n, (long long)x->entry->shape.k, x->label, x->eff, x->occ,
-                   x->occ_estimated ? " (estimated)" : "", x->t_entry * 1e6, x->file->path, x->entry->line);
+            printf("  entry %lldx%lldx%lld%s%.0lld %s: eff %.2f, occ %d%s, %.1f us there (%s:%d)\n",
+                   (long long)x->entry->shape.m, (long long)x->entry->shape.n, (long long)x->entry->shape.k,
+                   x->entry->batch > 1 ? " batch " : "", x->entry->batch > 1 ? (long long)x->entry->batch : 0LL,
+                   x->label, x->eff, x->occ, x->occ_estimated ? " (estimated)" : "", x->t_entry * 1e6, x->file->path,
+                   x->entry->line);
     }
     for (size_t s = 0; s < o->nshapes; s++) {
         const shape_t *sh = &o->shapes[s];
@@ -365,16 +370,17 @@ int pick_main(const opts_t *o)
                     t = res[s].w[j].t_est;
             strbuf sb;
             sb_init(&sb);
-            sb_addf(&sb, "{\"shape\":\"%lldx%lldx%lld\",\"dtype\":\"%s\",\"config\":", (long long)sh->m, (long long)sh->n,
-                    (long long)sh->k, dtype_name(p.sel.dtype));
+            sb_addf(&sb, "{\"shape\":\"%lldx%lldx%lld\",\"batch\":%lld,\"dtype\":\"%s\",\"config\":", (long long)sh->m,
+                    (long long)sh->n, (long long)sh->k, (long long)res[s].batch, dtype_name(p.sel.dtype));
             sb_add_json_string(&sb, c->path);
             sb_add(&sb, ",\"label\":");
             sb_add_json_string(&sb, c->label);
             sb_add(&sb, ",\"set\":{");
             for (size_t k = 0; k < c->entry->nsets; k++)
                 sb_addf(&sb, "%s\"%s\":%lld", k ? "," : "", c->entry->sets[k].key, (long long)c->entry->sets[k].value);
-            sb_addf(&sb, "},\"exact\":%s,\"entry\":\"%lldx%lldx%lld\",\"est_us\":", res[s].exact ? "true" : "false",
-                    (long long)c->entry->shape.m, (long long)c->entry->shape.n, (long long)c->entry->shape.k);
+            sb_addf(&sb, "},\"exact\":%s,\"entry\":\"%lldx%lldx%lld\",\"entry_batch\":%lld,\"est_us\":",
+                    res[s].exact ? "true" : "false", (long long)c->entry->shape.m, (long long)c->entry->shape.n,
+                    (long long)c->entry->shape.k, (long long)wisdom_batch(c->entry));
             if (t >= 0)
                 sb_addf(&sb, "%.3f", t * 1e6);
             else

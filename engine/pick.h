@@ -7,7 +7,8 @@
  * has an entry of its own runs it, the user's first; any other shape goes to the selection model
  * (select.h) over the entries of the first level that holds the dtype. Of those, only entries
  * measured in the problem's op (--op; wisdom_entry.op) count, or the NN ones where the level holds
- * none of that op (op_note says so).
+ * none of that op (op_note says so). Entries carry the batch they were measured on ("batch"): at
+ * --batch B only an entry of B products is exact, and the model weighs the others at B products.
  *
  * The choices become the run's entries, one per distinct (config, overrides), and each shape
  * records which entry runs there and why, so a row can say where its config came from. A config
@@ -61,6 +62,8 @@ typedef struct {
     dtype_t dtype;
     int op;                  /* 2 * ta + tb (layout.h): only entries of this op are weighed, or NN's
                               * where the level holds none (pick_t.op_note); 0: NN */
+    int64_t batch;           /* products of the shapes' strided batch (0 or 1: one): an exact entry
+                              * has this batch, others are weighed at it (select_pick_batch) */
     const char *wisdom_dir;  /* NULL: paths_wisdom_dir() */
     const char *user_dir;    /* NULL: paths_user_wisdom_dir(); "": no user wisdom */
     FILE *warn;              /* where damaged user wisdom and entries left out are reported; NULL: nowhere */

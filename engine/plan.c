@@ -37,9 +37,10 @@ int template_plan_layout(const template_t *t, const char *label, const char *con
 }
 
 int template_plan_geometry(const template_t *t, const char *label, const int64_t *values, dtype_t dtype, int arch,
-                           int64_t M, int64_t N, int64_t K, int64_t smem_limit, plan_t *plan, err_t *err)
+                           int64_t M, int64_t N, int64_t K, const layout_t *lay, int64_t smem_limit, plan_t *plan,
+                           err_t *err)
 {
-    return plan_eval(t, label, "", values, dtype, arch, M, N, K, NULL, NULL, smem_limit, false, plan, err);
+    return plan_eval(t, label, "", values, dtype, arch, M, N, K, lay, NULL, smem_limit, false, plan, err);
 }
 
 static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,

@@ -505,8 +505,9 @@ static void auto_tune(runner_t *r, pick_t *pick, const shape_t *shapes, size_t n
         /* The entry: the config by absolute path (user wisdom lies nowhere near configs/). */
         char abs[4096];
         const entry_t *en = &o->entries[best];
-        wisdom_entry we = {.dtype = r->cfgs[best]->dtype, .op = 2 * o->ta + o->tb, .shape = *sh,
-                           .tflops = 2.0 * sh->m * sh->n * sh->k / (best_ms * 1e-3) / 1e12,
+        double batch = o->batch > 1 ? (double)o->batch : 1;
+        wisdom_entry we = {.dtype = r->cfgs[best]->dtype, .op = 2 * o->ta + o->tb, .batch = (int64_t)batch, .shape = *sh,
+                           .tflops = 2.0 * sh->m * sh->n * sh->k * batch / (best_ms * 1e-3) / 1e12,
                            .vs_cublas = best_cub > 0 ? best_cub / best_ms : 0, .occ = best_occ > 0 && best_occ <= 64 ? best_occ : 0};
         we.config = realpath(en->path, abs) ? abs : en->path;
         param_set *sets = xcalloc(r->nsets[best] + 1, sizeof *sets);

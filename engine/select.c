@@ -48,7 +48,7 @@ static double model_time(const select_t *s, const select_cand *c, const plan_t *
     double n = ceil(blocks / sms);
     double busy = fmin(1.0, fmin(n, occ) * warps / SELECT_WSAT);
     double work = n * 2.0 * (double)rup64(p->M, p->tile[0]) * (double)rup64(p->N, p->tile[1]) *
-                  (double)rup64(p->K, p->tile[2]) / blocks;
+                  (double)rup64(p->K, p->tile[2]) * (double)p->lay.batch / blocks;
     double t = work / (peak_sm(s, &c->cfg) * eff * busy) + ceil(n / occ) * SELECT_T_ROUND;
     double es = (double)dtype_size(p->dtype);
     for (size_t i = 0; i < p->nlaunches; i++) {
@@ -59,16 +59,19 @@ static double model_time(const select_t *s, const select_cand *c, const plan_t *
         t += SELECT_T_LAUNCH + 2.0 * es * threads / s->gpu.dram_bps;
     }
     t += (double)p->atomics * SELECT_T_ATOMIC / sms;
-    t += (double)p->M * (double)p->N * es / s->gpu.dram_bps;
+    t += (double)p->M * (double)p->N * (double)p->lay.batch * es / s->gpu.dram_bps;
     return t * (double)p->slow_pct / 100.0;
 }
 
-static int plan_at(const select_t *s, const select_cand *c, const shape_t *sh, plan_t *p)
+/* The candidate's plan at sh in the packed layout of op, batch products. */
+static int plan_at(const select_t *s, const select_cand *c, const shape_t *sh, int op, int64_t batch, plan_t *p)
 {
     err_t err;
     err_clear(&err);
+    layout_t lay;
+    layout_packed(&lay, op / 2, op % 2, sh->m, sh->n, sh->k, batch > 1 ? batch : 1);
     int rc = template_plan_geometry(&c->cfg.tpl, c->cfg.path, c->cfg.values, c->cfg.dtype, c->cfg.arch, sh->m, sh->n,
-                                    sh->k, s->gpu.smem_limit, p, &err);
+                                    sh->k, &lay, s->gpu.smem_limit, p, &err);
     return rc;
 }
 
@@ -91,12 +94,13 @@ static double fit_eff(const select_t *s, const select_cand *c, const plan_t *p)
     return sqrt(lo * hi);
 }
 
-/* log M, N, K, as wisdom_distance takes them (a side of 0 counts as 1). */
-static void shape_logs(const shape_t *sh, double *l)
+/* log M, N, K and the batch, as select_distance takes them (a side of 0 counts as 1). */
+static void shape_logs(const shape_t *sh, int64_t batch, double *l)
 {
     l[0] = log((double)(sh->m > 0 ? sh->m : 1));
     l[1] = log((double)(sh->n > 0 ? sh->n : 1));
     l[2] = log((double)(sh->k > 0 ? sh->k : 1));
+    l[3] = log((double)(batch > 1 ? batch : 1));
 }
 
 /* An earlier loaded candidate with the same config file and overrides as entry e, or -1. The
@@ -146,14 +150,14 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
         }
         c->label = xstrdup(c->cfg.label);
         plan_t p;
-        if (plan_at(s, c, &e->shape, &p) || e->shape.k == 0) {
+        if (plan_at(s, c, &e->shape, e->op, wisdom_batch(e), &p) || e->shape.k == 0) {
             snprintf(c->err_text, sizeof c->err_text, "%s does not plan at its own shape", c->label);
             if (!c->cfg_shared)
                 config_free(&c->cfg);
             continue;
         }
         c->loaded = true;
-        shape_logs(&e->shape, c->logs);
+        shape_logs(&e->shape, wisdom_batch(e), c->logs);
         const plan_launch *l = &p.launches[p.main_launch];
         int threads = (int)(l->block[0] * l->block[1] * l->block[2]);
         c->occ = e->occ;
@@ -162,7 +166,9 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
             c->occ = c->occ > 0 ? c->occ : 1;
             c->occ_estimated = true;
         }
-        c->t_entry = e->tflops > 0 ? 2.0 * (double)e->shape.m * e->shape.n * e->shape.k / (e->tflops * 1e12) : 0;
+        c->t_entry = e->tflops > 0 ? 2.0 * (double)e->shape.m * e->shape.n * e->shape.k * (double)wisdom_batch(e) /
+                                         (e->tflops * 1e12)
+                                   : 0;
         c->eff = fit_eff(s, c, &p);
         plan_free(&p);
     }
@@ -180,13 +186,15 @@ void select_free(select_t *s)
     memset(s, 0, sizeof *s);
 }
 
-double select_estimate(const select_t *s, size_t c, const shape_t *sh)
+double select_estimate(const select_t *s, size_t c, const shape_t *sh) { return select_estimate_batch(s, c, sh, 1); }
+
+double select_estimate_batch(const select_t *s, size_t c, const shape_t *sh, int64_t batch)
 {
     const select_cand *x = &s->cands[c];
     if (!x->loaded)
         return -1;
     plan_t p;
-    if (plan_at(s, x, sh, &p))
+    if (plan_at(s, x, sh, s->op, batch, &p))
         return -1;
     double t = sh->k == 0 ? 0 : model_time(s, x, &p, x->eff);
     plan_free(&p);
@@ -195,60 +203,77 @@ double select_estimate(const select_t *s, size_t c, const shape_t *sh)
 
 double select_score(const select_weighed *w) { return w->t_est * (1.0 + SELECT_DIST_PENALTY * w->dist); }
 
-int select_pick(const select_t *s, const shape_t *sh, select_result *r)
+double select_distance(const wisdom_entry *e, const shape_t *sh, int64_t batch)
+{
+    double d = wisdom_distance(&e->shape, sh), db = log((double)wisdom_batch(e) / (double)(batch > 1 ? batch : 1));
+    return sqrt(d * d + db * db);
+}
+
+int select_pick(const select_t *s, const shape_t *sh, select_result *r) { return select_pick_batch(s, sh, 1, r); }
+
+int select_pick_batch(const select_t *s, const shape_t *sh, int64_t batch, select_result *r)
 {
     memset(r, 0, sizeof *r);
+    r->batch = batch > 1 ? batch : 1;
     for (size_t i = 0; i < s->ncands; i++) {
         const shape_t *e = &s->cands[i].entry->shape;
-        if (s->cands[i].loaded && e->m == sh->m && e->n == sh->n && e->k == sh->k) {
+        if (s->cands[i].loaded && e->m == sh->m && e->n == sh->n && e->k == sh->k &&
+            wisdom_batch(s->cands[i].entry) == r->batch) {
             r->chosen = i;
             r->exact = true;
             return 0;
         }
     }
-    /* The SELECT_K nearest, by insertion into a short sorted list (ties: candidate order); the
-     * distance is wisdom_distance's, from logs taken once (hundreds of entries a lookup). */
-    double ls[3];
-    shape_logs(sh, ls);
+    /* The SELECT_K nearest entries whose config can run the problem, nearest first (ties: candidate
+     * order). Those that cannot (a plan refused: a batch where a template splits K, a layout it does
+     * not take) are passed over, so a problem whose nearest entries all refuse it still gets the
+     * nearest that do. The distance is select_distance's, from logs taken once (hundreds of entries
+     * a lookup); each distinct config is planned once (entries that share a config plan alike at a
+     * shape, only their fitted efficiency and occupancy differ). */
+    double ls[4];
+    shape_logs(sh, r->batch, ls);
+    double *dist = xmalloc((s->ncands ? s->ncands : 1) * sizeof *dist);
     for (size_t i = 0; i < s->ncands; i++) {
-        if (!s->cands[i].loaded)
-            continue;
         const double *le = s->cands[i].logs;
-        double d = sqrt((le[0] - ls[0]) * (le[0] - ls[0]) + (le[1] - ls[1]) * (le[1] - ls[1]) +
-                        (le[2] - ls[2]) * (le[2] - ls[2]));
-        size_t at = r->nw;
-        while (at > 0 && r->w[at - 1].dist > d)
-            at--;
-        if (at >= SELECT_K)
-            continue;
-        size_t last = r->nw < SELECT_K ? r->nw : SELECT_K - 1;
-        for (size_t j = last; j > at; j--)
-            r->w[j] = r->w[j - 1];
-        r->w[at] = (select_weighed){i, d, 0};
-        if (r->nw < SELECT_K)
-            r->nw++;
+        dist[i] = !s->cands[i].loaded ? INFINITY
+                                      : sqrt((le[0] - ls[0]) * (le[0] - ls[0]) + (le[1] - ls[1]) * (le[1] - ls[1]) +
+                                             (le[2] - ls[2]) * (le[2] - ls[2]) + (le[3] - ls[3]) * (le[3] - ls[3]));
     }
-    /* One plan per distinct config: entries that share a config (select_init) plan alike at a shape,
-     * and only their fitted efficiency and occupancy differ. */
-    plan_t plans[SELECT_K];
-    const int64_t *planned[SELECT_K];
-    int plan_rc[SELECT_K];
+    enum { PLANS = 16 };
+    plan_t plans[PLANS];
+    const int64_t *planned[PLANS];
+    int plan_rc[PLANS];
     size_t np = 0;
-    for (size_t j = 0; j < r->nw; j++) {
-        const select_cand *c = &s->cands[r->w[j].cand];
+    while (r->nw < SELECT_K) {
+        size_t i = s->ncands;
+        for (size_t x = 0; x < s->ncands; x++)
+            if (dist[x] < INFINITY && (i == s->ncands || dist[x] < dist[i]))
+                i = x;
+        if (i == s->ncands)
+            break;
+        double d = dist[i];
+        dist[i] = INFINITY;
+        const select_cand *c = &s->cands[i];
         size_t k = 0;
         while (k < np && planned[k] != c->cfg.values)
             k++;
-        if (k == np) {
+        plan_t once;
+        plan_t *p = k < np ? &plans[k] : np < PLANS ? &plans[np] : &once;
+        int rc = k < np ? plan_rc[k] : plan_at(s, c, sh, s->op, r->batch, p);
+        if (k == np && np < PLANS) {
             planned[np] = c->cfg.values;
-            plan_rc[np] = plan_at(s, c, sh, &plans[np]);
-            np++;
+            plan_rc[np++] = rc;
         }
-        r->w[j].t_est = plan_rc[k] ? -1 : sh->k == 0 ? 0 : model_time(s, c, &plans[k], c->eff);
+        double t = rc ? -1 : sh->k == 0 ? 0 : model_time(s, c, p, c->eff);
+        if (p == &once && rc == 0)
+            plan_free(&once);
+        if (t >= 0)
+            r->w[r->nw++] = (select_weighed){i, d, t};
     }
     for (size_t k = 0; k < np; k++)
         if (plan_rc[k] == 0)
             plan_free(&plans[k]);
+    free(dist);
     int best = -1;
     for (size_t j = 0; j < r->nw; j++) {
         if (r->w[j].t_est >= 0 && (best < 0 || select_score(&r->w[j]) < select_score(&r->w[best])))
@@ -260,24 +285,35 @@ int select_pick(const select_t *s, const shape_t *sh, select_result *r)
     return 0;
 }
 
+/* " batch 512" for a batch of products, "" for one. */
+static const char *batch_text(int64_t batch, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (batch > 1)
+        snprintf(buf, len, " batch %lld", (long long)batch);
+    return buf;
+}
+
 char *select_explain(const select_t *s, const shape_t *sh, const select_result *r)
 {
+    char bt[32], ebt[32];
     strbuf sb;
     sb_init(&sb);
     const select_cand *ch = &s->cands[r->chosen];
     if (r->exact) {
-        sb_addf(&sb, "  %s: wisdom holds this shape (%s:%d); no model needed\n", ch->label, ch->file->path,
-                ch->entry->line);
+        sb_addf(&sb, "  %s: wisdom holds this shape%s (%s:%d); no model needed\n", ch->label,
+                batch_text(r->batch, bt, sizeof bt), ch->file->path, ch->entry->line);
         return sb_steal(&sb);
     }
-    sb_addf(&sb, "  the %zu nearest entries, each config's time estimated at %lldx%lldx%lld on %d SMs (select.h):\n",
-            r->nw, (long long)sh->m, (long long)sh->n, (long long)sh->k, s->gpu.sms);
+    sb_addf(&sb, "  the %zu nearest entries, each config's time estimated at %lldx%lldx%lld%s on %d SMs (select.h):\n",
+            r->nw, (long long)sh->m, (long long)sh->n, (long long)sh->k, batch_text(r->batch, bt, sizeof bt),
+            s->gpu.sms);
     for (size_t j = 0; j < r->nw; j++) {
         const select_weighed *w = &r->w[j];
         const select_cand *c = &s->cands[w->cand];
         char shp[64], est[48];
-        snprintf(shp, sizeof shp, "%lldx%lldx%lld", (long long)c->entry->shape.m, (long long)c->entry->shape.n,
-                 (long long)c->entry->shape.k);
+        snprintf(shp, sizeof shp, "%lldx%lldx%lld%s", (long long)c->entry->shape.m, (long long)c->entry->shape.n,
+                 (long long)c->entry->shape.k, batch_text(wisdom_batch(c->entry), ebt, sizeof ebt));
         if (w->t_est >= 0)
             snprintf(est, sizeof est, "%10.2f us", w->t_est * 1e6);
         else

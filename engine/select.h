@@ -19,9 +19,13 @@
  *           + atomics (the template's count of elements added with atomics) * SELECT_T_ATOMIC / SMs
  *           + M N (bytes of an element) / DRAM rate         writing C, which no tile shape avoids
  *   times the template's "slow" percentage where the shape takes a narrower path.
+ * A strided batch of B products is planned as such (the packed layout of the problem's op and B
+ * products: the templates put the batch in grid z), so blocks counts every product's tiles and work
+ * and C's bytes are B times one product's: 512 products of 128^3 fill 132 SMs with tiles that one
+ * product would leave mostly idle.
  *
  * eff, the one unknown per candidate, is fitted so that the model gives the entry's measured time at
- * the entry's own shape: each candidate carries its own efficiency, and the model moves it to the new
+ * the entry's own shape (its op and batch): each candidate carries its own efficiency, and the model moves it to the new
  * shape by tiles, waves, fill and depth. Writing C is a term of its own, so that an entry measured
  * where K is small (C's bytes a large part of its time) is not credited with a low compute rate. The lowest score, the estimate times (1 + SELECT_DIST_PENALTY
  * x the entry's log distance), wins: the further from where it was fitted, the less it is trusted. The constants were fitted on the
@@ -79,12 +83,14 @@ typedef struct {
     bool occ_estimated;
     double t_entry;     /* s, the entry's measured time at its shape; 0: not measured */
     double eff;         /* fitted efficiency (see above) */
-    double logs[3];     /* log M, N, K of the entry (0 counted as 1): the distance without a log a lookup */
+    double logs[4];     /* log M, N, K and batch of the entry (0 counted as 1): the distance without a log a lookup */
 } select_cand;
 
 typedef struct {
     select_gpu gpu;
     dtype_t dtype;
+    int op;             /* the op estimates are planned in (2 ta + tb, layout.h; 0: NN): the caller sets it
+                         * after select_init (pick.c: the problem's) */
     select_cand *cands;
     size_t ncands;
 } select_t;
@@ -95,7 +101,9 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
                  const wisdom_file *const *files, char **paths, size_t n);
 void select_free(select_t *s);
 
-/* Estimated seconds of candidate c at the shape; < 0 when it cannot run it (a plan refused). */
+/* Estimated seconds of candidate c at the shape (a batch of `batch` products, 0 or 1: one), in s->op;
+ * < 0 when it cannot run it (a plan refused). select_estimate is one product. */
+double select_estimate_batch(const select_t *s, size_t c, const shape_t *sh, int64_t batch);
 double select_estimate(const select_t *s, size_t c, const shape_t *sh);
 
 typedef struct {
@@ -109,14 +117,25 @@ typedef struct {
     bool exact;     /* an entry of this very shape: no model */
     select_weighed w[SELECT_K];
     size_t nw;      /* candidates weighed (0 when exact) */
+    int64_t batch;  /* products of the problem chosen for (1: one) */
 } select_result;
 
 /* A weighed candidate's score: its estimate, discounted for distance (above). */
 double select_score(const select_weighed *w);
 
 /* The choice for sh: the exact entry when there is one (the first in candidate order), else the
- * lowest score among the SELECT_K nearest. Returns -1 when no candidate can run sh. */
+ * lowest score among the SELECT_K nearest entries whose config can run sh (those refused are passed
+ * over). Returns -1 when no candidate can run sh. */
 int select_pick(const select_t *s, const shape_t *sh, select_result *r);
+/* The same for a strided batch of `batch` products (0 or 1: one): an exact entry has the shape and
+ * the batch; the distance has the batch as a fourth coordinate (select_distance). */
+int select_pick_batch(const select_t *s, const shape_t *sh, int64_t batch, select_result *r);
+
+/* Log distance of entry e from sh at `batch` products: wisdom_distance with ln(batch ratio) as a
+ * fourth coordinate, so 512 products of 128^3 are as far from one as 128x128x128 from 65536x128x128
+ * would be: the model counts the batch's blocks (waves), the distance only says how far the
+ * entry's fitted efficiency is carried. */
+double select_distance(const wisdom_entry *e, const shape_t *sh, int64_t batch);
 
 /* Why the choice won, for people: one line per candidate weighed, newly allocated. */
 char *select_explain(const select_t *s, const shape_t *sh, const select_result *r);

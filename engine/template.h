@@ -217,9 +217,11 @@ int template_plan_layout(const template_t *t, const char *label, const char *con
                          const layout_align *al, int64_t smem_limit, plan_t *plan, err_t *err);
 void plan_free(plan_t *plan);
 /* The same without the source (source and switches stay NULL): launch geometry, workspace and the
- * model's figures only, for the selection model, which plans candidates at many shapes. */
+ * model's figures only, for the selection model, which plans candidates at many shapes. lay: the
+ * layout (its op and batch; NULL: packed NN, one product), on 16-byte-aligned buffers. */
 int template_plan_geometry(const template_t *t, const char *label, const int64_t *values, dtype_t dtype, int arch,
-                           int64_t M, int64_t N, int64_t K, int64_t smem_limit, plan_t *plan, err_t *err);
+                           int64_t M, int64_t N, int64_t K, const layout_t *lay, int64_t smem_limit, plan_t *plan,
+                           err_t *err);
 
 /* Whether to launch the plan with programmatic dependent launch on a GPU of `sms` SMs where its
  * main kernel keeps `blocks_per_sm` blocks resident. Modes 0 and 1 say it outright; mode 2 decides.

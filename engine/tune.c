@@ -218,7 +218,7 @@ static void row_of(tuner_t *t, tpoint *p, result_row *r)
     r->t_verify = jnum(rep, "t_verify", -1);
     r->t_bench = jnum(rep, "t_bench", -1);
     if (ok) {
-        double flops = 2.0 * t->shape.m * t->shape.n * t->shape.k;
+        double flops = 2.0 * t->shape.m * t->shape.n * t->shape.k * (double)t->disp.c.lay.batch; /* every product */
         r->ms = jnum(rep, "ms", -1);
         r->ms_min = jnum(rep, "ms_min", -1);
         r->ms_max = jnum(rep, "ms_max", -1);
@@ -561,7 +561,8 @@ static int report(tuner_t *t, size_t nshapes, err_t *err)
             free(name);
             free(path);
         }
-        if (t->o->wisdom && rc == 0 && winner_record(w, &t->sp.base, t->o->wisdom, vs, 2 * t->o->ta + t->o->tb, err))
+        if (t->o->wisdom && rc == 0 && winner_record(w, &t->sp.base, t->o->wisdom, vs, 2 * t->o->ta + t->o->tb,
+                                                       t->disp.c.lay.batch, err))
             rc = -1;
     }
     free(ranked);

@@ -108,13 +108,14 @@ int winner_write(const result_row *r, const char *name, const char *src_config_p
 }
 
 int winner_record(const result_row *w, const config_t *base, const char *wisdom_dir, double vs_cublas, int op,
-                  err_t *err)
+                  int64_t batch, err_t *err)
 {
     int arch = 0;
     if (arch_parse(w->arch, &arch, err))
         return -1;
     wisdom_entry e = {.dtype = strcmp(w->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
                       .op = op,
+                      .batch = batch > 1 ? batch : 1,
                       .shape = {w->M, w->N, w->K},
                       .tflops = w->tflops,
                       .vs_cublas = vs_cublas > 0 ? vs_cublas : 0};

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 static const char *const k_file_keys[] = {"version", "device", "arch", "entries", NULL};
-static const char *const k_entry_keys[] = {"dtype", "op", "shape", "config", "set", "tflops", "vs_cublas", "occ", "source", NULL};
+static const char *const k_entry_keys[] = {"dtype", "op", "batch", "shape", "config", "set", "tflops", "vs_cublas", "occ", "source", NULL};
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Entries and files                                                                               */
@@ -232,7 +232,7 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
             const char *p[] = {key};
             return fail_at(
                 c, base, p, 1, true,
-                "entries[%zu]: unknown key \"%s\" (an entry has dtype, op, shape, config, set, tflops, vs_cublas, occ, source)",
+                "entries[%zu]: unknown key \"%s\" (an entry has dtype, op, batch, shape, config, set, tflops, vs_cublas, occ, source)",
                 idx, key);
         }
     }
@@ -254,6 +254,16 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
             return fail_at(c, base, p, 1, false, "entries[%zu].op must be \"NN\", \"NT\", \"TN\" or \"TT\"", idx);
         e->op = 2 * ta + tb;
     }
+    /* The products of the strided batch it was measured on (packed strides); absent: one. */
+    e->batch = 1;
+    json_t *batch = json_object_get(obj, "batch");
+    if (batch) {
+        const char *p[] = {"batch"};
+        if (!json_is_integer(batch) || json_integer_value(batch) < 1 || json_integer_value(batch) > WISDOM_MAX_BATCH)
+            return fail_at(c, base, p, 1, false, "entries[%zu].batch must be a whole number of products, 1 to %d", idx,
+                           WISDOM_MAX_BATCH);
+        e->batch = json_integer_value(batch);
+    }
     if (get_entry_string(c, base, idx, obj, "shape", "MxNxK, e.g. 4096x4096x4096", &s))
         return -1;
     char why[256];
@@ -261,11 +271,15 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
         return fail_at(c, base, ps, 1, false, "entries[%zu].shape \"%.64s\": %s", idx, s, why);
     for (size_t i = 0; i < idx; i++) {
         const wisdom_entry *o = &f->entries[i];
-        if (o->dtype == e->dtype && o->op == e->op && o->shape.m == e->shape.m && o->shape.n == e->shape.n &&
-            o->shape.k == e->shape.k)
+        char bt[32] = "";
+        if (e->batch > 1)
+            snprintf(bt, sizeof bt, " (batch %lld)", (long long)e->batch);
+        if (o->dtype == e->dtype && o->op == e->op && o->batch == e->batch && o->shape.m == e->shape.m &&
+            o->shape.n == e->shape.n && o->shape.k == e->shape.k)
             return fail_at(c, base, ps, 1, false,
-                           "entries[%zu]: %s %s %s is already in this file (line %d); keep one entry per dtype, op and shape",
-                           idx, dtype_name(e->dtype), wisdom_op_name(e->op), s, o->line);
+                           "entries[%zu]: %s %s %s%s is already in this file (line %d); keep one entry per dtype, op, "
+                           "batch and shape",
+                           idx, dtype_name(e->dtype), wisdom_op_name(e->op), s, bt, o->line);
     }
     if (get_entry_string(c, base, idx, obj, "config", "the config's path, e.g. configs/warptile_db.json", &s))
         return -1;
@@ -645,6 +659,8 @@ char *wisdom_file_to_json(const wisdom_file *f)
         sb_addf(&sb, "%s\n    {\"dtype\": \"%s\", ", i ? "," : "", dtype_name(e->dtype));
         if (e->op) /* NN is written as before layouts: no key */
             sb_addf(&sb, "\"op\": \"%s\", ", wisdom_op_name(e->op));
+        if (wisdom_batch(e) > 1) /* one product is written as before batches: no key */
+            sb_addf(&sb, "\"batch\": %lld, ", (long long)e->batch);
         sb_addf(&sb, "\"shape\": \"%s\", \"config\": ", shape);
         ok = ok && add_json_string(&sb, e->config);
         if (e->nsets) {
@@ -677,7 +693,7 @@ char *wisdom_file_to_json(const wisdom_file *f)
     return sb_steal(&sb);
 }
 
-/* Order of entries in a written file: dtype, op, then M, N, K (0: the same key). */
+/* Order of entries in a written file: dtype, op, batch, then M, N, K (0: the same key). */
 static int cmp_entry(const void *pa, const void *pb)
 {
     const wisdom_entry *a = pa, *b = pb;
@@ -685,6 +701,8 @@ static int cmp_entry(const void *pa, const void *pb)
         return a->dtype < b->dtype ? -1 : 1;
     if (a->op != b->op)
         return a->op < b->op ? -1 : 1;
+    if (wisdom_batch(a) != wisdom_batch(b))
+        return wisdom_batch(a) < wisdom_batch(b) ? -1 : 1;
     const int64_t x[3] = {a->shape.m, a->shape.n, a->shape.k}, y[3] = {b->shape.m, b->shape.n, b->shape.k};
     for (int i = 0; i < 3; i++)
         if (x[i] != y[i])
@@ -701,6 +719,8 @@ static int check_entry(const wisdom_entry *e, char *why, size_t len)
         return snprintf(why, len, "dtype %d is neither f32 nor f64", (int)e->dtype), -1;
     if (e->op < 0 || e->op > 3)
         return snprintf(why, len, "op %d is not 0 to 3 (NN, NT, TN, TT)", e->op), -1;
+    if (e->batch < 0 || e->batch > WISDOM_MAX_BATCH)
+        return snprintf(why, len, "batch %lld is not 1 to %d", (long long)e->batch, WISDOM_MAX_BATCH), -1;
     if (shape_rule(&e->shape, sw, sizeof sw))
         return snprintf(why, len, "shape %s: %s", shape, sw), -1;
     if (!e->config || !*e->config)

@@ -42,11 +42,14 @@
 #include <stddef.h>
 
 #define WISDOM_VERSION 1 /* value of "version"; a reader refuses any other */
+#define WISDOM_MAX_BATCH 65535 /* as --batch: the batch takes grid z */
 
 /* One measured winner. Strings are owned by the wisdom_file that holds the entry. */
 typedef struct {
     dtype_t dtype;
     int op;          /* "op": 0 NN, 1 NT, 2 TN, 3 TT (2 * ta + tb, layout.h); absent in the file: NN */
+    int64_t batch;   /* "batch": products of a packed strided batch it was measured on, 1 to
+                      * WISDOM_MAX_BATCH; absent in the file: 1 (0 in a struct built in code is 1 too) */
     shape_t shape;   /* M, N >= 1, K >= 0, each at most SHAPE_MAX_DIM */
     char *config;    /* path of the config as written in the file: "configs/warptile_db.json" */
     param_set *sets; /* "set": overrides of the config's params, in file order (config_load takes them) */
@@ -104,7 +107,8 @@ int wisdom_load_file(wisdom_t *w, const char *path, err_t *err);
  * or entry member, an unknown dtype, a shape that is not MxNxK (M, N >= 1, K >= 0, no signs or
  * leading zeros, each at most SHAPE_MAX_DIM), an empty "config", a "set" value that is not an integer
  * or a "set" key that is not a parameter name, a tflops or vs_cublas that is negative, an "op" other
- * than "NN", "NT", "TN", "TT", and a (dtype, op, shape) that the file already holds. */
+ * than "NN", "NT", "TN", "TT", a "batch" that is not a whole number from 1 to WISDOM_MAX_BATCH, and a
+ * (dtype, op, batch, shape) that the file already holds. */
 int wisdom_parse(wisdom_t *w, const char *path, const char *text, size_t len, err_t *err);
 
 /* The entry for (device_name, arch, dtype, shape) by the levels and distance above. device_name may
@@ -122,6 +126,8 @@ size_t wisdom_level_entries(const wisdom_t *w, const char *device_name, int arch
 
 /* The log distance between two shapes (see above); symmetric, 0 for equal shapes. */
 double wisdom_distance(const shape_t *a, const shape_t *b);
+/* An entry's batch: 1 where it has none (0 in a struct built in code). */
+static inline int64_t wisdom_batch(const wisdom_entry *e) { return e->batch > 1 ? e->batch : 1; }
 
 /* A choice for people, newly allocated:
  *   warptile_db[BM=128] (wisdom/nvidia-h100-80gb-hbm3.json:12, device, nearest 4096x4096x4096 at distance 0.03)

@@ -18,8 +18,9 @@
  *
  * Which kernel runs: a config forced by engine_set_config, else wisdom's choice for the problem (the
  * user's wisdom, then the shipped one, then the selection model: the same code as `engine bench
- * --auto`). Kernels are compiled with NVRTC on first use, kept as CUBINs in the on-disk cache that
- * `engine` uses, and loaded once per context. */
+ * --auto`, given the call's op and batch: a TN call weighs TN entries, a batched one counts every
+ * product's tiles and takes an entry of its batch as exact). Kernels are compiled with NVRTC on first
+ * use, kept as CUBINs in the on-disk cache that `engine` uses, and loaded once per context. */
 #ifndef ENGINE_H
 #define ENGINE_H
 
@@ -140,8 +141,9 @@ ENGINE_API engine_status engine_plan_create(engine_ctx *ctx, const engine_plan_d
 ENGINE_API engine_status engine_plan_execute(const engine_plan *plan, double alpha, const void *A, const void *B,
                                              double beta, void *C, engine_stream stream);
 /* What the plan runs, as one JSON object: the config (path, label with overrides, every param), the
- * wisdom entry behind it (or "forced"), the layout, where its CUBIN came from ("nvrtc", "disk",
- * "memory") and the NVRTC time in ms. Writes at most len bytes (NUL-terminated when len > 0) and
+ * wisdom entry behind it (its file, line, shape, op and batch, and "basis": the entries weighed,
+ * those of the call's op at its batch, or NN's where wisdom holds none of that op) or "forced", the
+ * layout, where its CUBIN came from ("nvrtc", "disk", "memory") and the NVRTC time in ms. Writes at most len bytes (NUL-terminated when len > 0) and
  * returns the length of the whole text, as snprintf does. */
 ENGINE_API size_t engine_plan_describe(const engine_plan *plan, char *buf, size_t len);
 ENGINE_API void engine_plan_destroy(engine_plan *plan);

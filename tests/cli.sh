@@ -65,10 +65,16 @@ bad_layout "--stride-a -1" "engine: --stride-a -1: expected a whole number of el
   bench --batch 2 --stride-a -1 configs/naive.json
 bad_layout "--stride-c overlapping products" "engine: shape 4x4x4: stride-c: 10 is below the span of one C ((M-1)*ldc + N = 16): products would write over each other" \
   bench --size 4 --batch 2 --stride-c 10 configs/naive.json
-bad_layout "--auto-tune with a batch" "engine: --auto-tune: wisdom entries record the op only; give no --ld*/--batch/--stride-* (or no --auto-tune)" \
-  bench --auto --auto-tune --op NT --batch 2
-bad_layout "tune --wisdom with padded rows" "engine: --wisdom: wisdom entries record the op only; give no --ld*/--batch/--stride-* (or no --wisdom)" \
+bad_layout "--auto-tune with padded rows" "engine: --auto-tune: wisdom entries record the op and the batch only; give no --ld*/--stride-* (or no --auto-tune)" \
+  bench --auto --auto-tune --op NT --batch 2 --ldc +4
+bad_layout "tune --wisdom with padded rows" "engine: --wisdom: wisdom entries record the op and the batch only; give no --ld*/--stride-* (or no --wisdom)" \
   tune --lda +1 --wisdom /tmp configs/naive.json
+bad_layout "tune --wisdom with a batch's own strides" "engine: --wisdom: wisdom entries record the op and the batch only; give no --ld*/--stride-* (or no --wisdom)" \
+  tune --batch 4 --stride-a 0 --wisdom /tmp configs/naive.json
+# engine pick at a batch: weighed at the batch's products (the shipped wisdom holds no batch entry).
+$E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --shapes 128x128x128 --batch 512 --format jsonl >"$tmp/out" 2>&1
+check_rc "pick --batch 512" 0 $? "$(cat "$tmp/out")"
+grep -q '"shape":"128x128x128","batch":512,.*"exact":false' "$tmp/out" && pass "...weighed at the batch" || fail "...weighed at the batch" "$(cat "$tmp/out")"
 # The layout reaches the plan: naive and the tile templates compile with its switches; split-K refuses a padded C.
 $E compile configs/naive.json --m 17 --n 33 --k 5 --op TN --lda +1 --batch 3 --arch sm_90 --no-cache >"$tmp/out" 2>&1
 check_rc "compile naive --op TN --lda +1 --batch 3" 0 $? "$(cat "$tmp/out")"

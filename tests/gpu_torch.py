@@ -6,7 +6,10 @@ Every op (a and b each contiguous or a transposed view) x odd shapes (1x1x1, 17x
 or a transposed view, and 3-D batches (one of them with a shared 2-D b); the reference is
 torch.matmul in float64, the bound per element 2 (k + 2) u (|alpha| |a||b| + |beta| |c0|). Then the
 framework's current stream is used (a side stream, no synchronisation by engine) and errors are
-ValueErrors naming the argument. Prints "ok"/"FAIL" lines and "N passed, N failed"."""
+ValueErrors naming the argument. Then the same through DLPack alone: torch tensors wrapped in an
+object with only __dlpack__/__dlpack_device__ (as a framework without __cuda_array_interface__ hands
+them over), every op as transposed views, out contiguous or padded, and 3-D batches (3 and 64
+products, b transposed); `python3 tests/gpu_torch.py dlpack` runs those alone. Prints "ok"/"FAIL" lines and "N passed, N failed"."""
 
 import sys
 
@@ -57,6 +60,62 @@ def output(rows, cols, dtype, kind, batch=None):
     return torch.full(lead + (rows, cols), float("nan"), dtype=dtype, device=dev)
 
 
+class DLPackOnly:
+    """A torch tensor seen through DLPack only: no __cuda_array_interface__, no .device, no module
+    engine knows, so engine reads its pointer, shape and strides from the capsule."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, stream=None):
+        return self.t.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+def one_case(prefix, wrap, gen, dtype, mnk, ta, tb, beta, kind):
+    """engine.matmul(wrap(a), wrap(b), wrap(c), alpha=1.25, beta) of one op, shape and out kind,
+    checked against torch.matmul."""
+    m, n, k = mnk
+    a = operand(m, k, dtype, ta, gen)
+    b = operand(k, n, dtype, tb, gen)
+    c = output(m, n, dtype, kind)
+    if beta:
+        c.copy_(torch.rand((m, n), dtype=dtype, device=dev, generator=gen))
+    c0 = c.clone()
+    parent = c._base if kind == "pad" else None
+    name = f"{prefix}{str(dtype)[6:]} {m}x{n}x{k} {'T' if ta else 'N'}{'T' if tb else 'N'} beta={beta} out={kind}"
+    if run(name, lambda: engine.matmul(wrap(a), wrap(b), wrap(c), alpha=1.25, beta=beta)):
+        check(name, a, b, c, 1.25, beta, c0, parent)
+
+
+def dlpack_cases(gen):
+    """engine.matmul on DLPackOnly operands against torch.matmul (out given: engine allocates torch
+    and cupy arrays only)."""
+    assert not hasattr(DLPackOnly(torch.zeros(1)), "__cuda_array_interface__")
+    for dtype in (torch.float32, torch.float64):
+        for m, n, k in [(127, 129, 131)]:  # one odd shape of several tiles: each op and out is a CUBIN to compile
+            for ta in (False, True):
+                for tb in (False, True):
+                    for beta, kind in ((0.0, "contig"), (0.5, "pad")):
+                        one_case("dlpack ", DLPackOnly, gen, dtype, (m, n, k), ta, tb, beta, kind)
+        for batch, (m, n, k) in ((3, (127, 129, 131)), (64, (128, 128, 128))):
+            a = operand(m, k, dtype, False, gen, batch=batch)
+            b = operand(k, n, dtype, True, gen, batch=batch)
+            c = output(m, n, dtype, "contig", batch=batch)
+            name = f"dlpack {str(dtype)[6:]} batch {batch} x {m}x{n}x{k} NT"
+            if run(name, lambda: engine.matmul(DLPackOnly(a), DLPackOnly(b), DLPackOnly(c))):
+                check(name, a, b, c, 1.0, 0.0, c)
+    # What DLPack cannot give engine is refused by name: a host tensor.
+    try:
+        x = torch.rand((8, 8))
+        engine.matmul(DLPackOnly(x), DLPackOnly(x), DLPackOnly(x))
+        report(False, "dlpack: a host tensor is refused", "no error")
+    except ValueError as e:
+        report("a: DLPack device type 1 is not CUDA memory" in str(e), "dlpack: a host tensor is refused: " + str(e)[:80], str(e))
+
+
 def check(name, a, b, c, alpha, beta, c0, parent=None):
     k = a.shape[-1]
     ref = alpha * torch.matmul(a.double(), b.double()) + (beta * c0.double() if beta else 0)
@@ -77,6 +136,10 @@ def check(name, a, b, c, alpha, beta, c0, parent=None):
 def main():
     gen = torch.Generator(device=dev)
     gen.manual_seed(1)
+    if sys.argv[1:] == ["dlpack"]:
+        dlpack_cases(gen)
+        print(f"{passed} passed, {failed} failed")
+        return 1 if failed or not passed else 0
     shapes = [(1, 1, 1), (17, 33, 5), (127, 129, 131), (1000, 1001, 999)]
     for dtype in (torch.float32, torch.float64):
         for m, n, k in shapes:
@@ -84,16 +147,7 @@ def main():
                 for tb in (False, True):
                     for beta in (0.0, 0.5):
                         for kind in ("contig", "pad", "T"):
-                            a = operand(m, k, dtype, ta, gen)
-                            b = operand(k, n, dtype, tb, gen)
-                            c = output(m, n, dtype, kind)
-                            if beta:
-                                c.copy_(torch.rand((m, n), dtype=dtype, device=dev, generator=gen))
-                            c0 = c.clone()
-                            parent = c._base if kind == "pad" else None
-                            name = f"{str(dtype)[6:]} {m}x{n}x{k} {'T' if ta else 'N'}{'T' if tb else 'N'} beta={beta} out={kind}"
-                            if run(name, lambda: engine.matmul(a, b, c, alpha=1.25, beta=beta)):
-                                check(name, a, b, c, 1.25, beta, c0, parent)
+                            one_case("", lambda x: x, gen, dtype, (m, n, k), ta, tb, beta, kind)
         # Batches: 3-D a and b (b transposed), and a 2-D b shared by every product.
         for m, n, k in shapes[:3]:
             a = operand(m, k, dtype, False, gen, batch=3)
@@ -133,6 +187,7 @@ def main():
                "engine.explain names the config: " + str(info.get("label")), repr(info))
     except Exception as e:  # noqa: BLE001
         report(False, "engine.explain", f"{type(e).__name__}: {e}")
+    dlpack_cases(gen)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or not passed else 0
 

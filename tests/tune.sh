@@ -255,6 +255,22 @@ cp -r "$W" "$tmp/shipped"
 $E bench --auto --auto-tune --wisdom "$tmp/shipped" --arch sm_90 --shapes 100x100x30 --runs 2 --format jsonl >"$tmp/at2.txt" 2>"$tmp/at2.err"
 grep -q 'exact 100x100x30' "$tmp/at2.txt" && ! grep -q '^auto-tune' "$tmp/at2.err" &&
   pass "the next run finds the shape exact and tunes nothing" || fail "exact after auto-tune" "$(cat "$tmp/at2.txt" "$tmp/at2.err")"
+# A batch is another entry: tuned at --batch 4 (its TFLOP/s over the 4 products), then exact at 4 only.
+$E bench --auto --auto-tune --wisdom "$tmp/shipped" --arch sm_90 --shapes 100x100x30 --batch 4 --runs 2 --format jsonl >"$tmp/atb.txt" 2>"$tmp/atb.err"
+check_rc "bench --auto --auto-tune --batch 4" 0 $? "$(cat "$tmp/atb.err")"
+python3 - "$tmp/shipped/fake-gpu-0.json" "$tmp/atb.txt" <<'PY' && pass "...recorded with \"batch\": 4 beside the single product's entry" || fail "auto-tune batch entry" "$(cat "$tmp/shipped/fake-gpu-0.json" "$tmp/atb.err")"
+import json, sys
+e = [e for e in json.load(open(sys.argv[1]))["entries"] if e["shape"] == "100x100x30"]
+assert sorted(x.get("batch", 1) for x in e) == [1, 4], e
+row = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{") and '"cublas"' not in l][0]
+b4 = [x for x in e if x.get("batch") == 4][0]
+assert abs(b4["tflops"] / row["tflops"] - 1) < 0.5, (b4, row)  # both count the 4 products
+PY
+$E bench --auto --auto-tune --wisdom "$tmp/shipped" --arch sm_90 --shapes 100x100x30 --batch 4 --runs 2 --format jsonl >"$tmp/atb2.txt" 2>"$tmp/atb2.err"
+grep -q 'exact 100x100x30 batch 4' "$tmp/atb2.txt" && ! grep -q '^auto-tune' "$tmp/atb2.err" &&
+  pass "...and the next run at --batch 4 finds it exact" || fail "exact batch after auto-tune" "$(cat "$tmp/atb2.txt" "$tmp/atb2.err")"
+$E bench --auto --wisdom "$tmp/shipped" --arch sm_90 --shapes 100x100x30 --batch 8 --runs 2 --format jsonl >"$tmp/atb3.txt" 2>&1
+grep -q '"chosen":"[^"]*model: ' "$tmp/atb3.txt" && pass "...while --batch 8 goes to the model" || fail "batch 8 not exact" "$(cat "$tmp/atb3.txt")"
 # Without --wisdom the record goes to the user's wisdom, which is read first from then on.
 mkdir -p "$tmp/ro" && cp "$W/fake-gpu-0.json" "$tmp/ro/" && python3 - "$tmp/ro/fake-gpu-0.json" <<'PY'
 import json, sys
@@ -291,4 +307,15 @@ printf '{"version": 1, "device": "X", "arch": "sm_90", "entries": [\n  {"dtype":
 $E bench --auto --wisdom "$W" --arch sm_90 --size 64 >"$tmp/broken.txt" 2>&1
 check_rc "a malformed wisdom file: exit 2 before any GPU work" 2 $? "$(cat "$tmp/broken.txt")"
 grep -qE 'broken.json:2:[0-9]+: .*shape' "$tmp/broken.txt" && pass "...naming file:line:column and the rule" || fail "malformed wisdom message" "$(cat "$tmp/broken.txt")"
+
+echo "== bench/batches.sh: each batch of the suite tuned into (a copy of) wisdom, then run by its exact entry"
+mkdir -p "$tmp/bw" && cp wisdom/*.json "$tmp/bw/"
+DEVICE="Fake GPU 0" BATCHES_EXTRA="--arch sm_90" BATCHES_WISDOM="$tmp/bw" TUNE_S=60 OUT="$tmp/batches" \
+  bash bench/batches.sh >"$tmp/batches.txt" 2>&1
+rc=$?
+[ $rc -le 1 ] && pass "bench/batches.sh runs (exit $rc: the fake GPU's ratios decide the targets)" || fail "bench/batches.sh (exit $rc)" "$(tail -20 "$tmp/batches.txt")"
+n=$(grep -c '"batch": ' "$tmp/batches/wisdom/fake-gpu-0.json" 2>/dev/null)
+[ "${n:-0}" = 6 ] && pass "...recorded an entry with its batch per batch shape and dtype (6)" || fail "...batch entries (${n:-none})" "$(tail -20 "$tmp/batches.txt")"
+n=$(grep -cE '^\| f(32|64) \| [0-9]+ x .*exact [0-9x]+ batch [0-9]+\)' "$tmp/batches.txt")
+[ "$n" = 6 ] && pass "...and --auto then ran each batch's exact entry (6 rows)" || fail "...exact batch entries in the table ($n)" "$(tail -10 "$tmp/batches.txt")"
 summary

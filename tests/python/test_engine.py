@@ -3,6 +3,7 @@ objects exposing __cuda_array_interface__ dicts), and, when build/libengine.so i
 through ctypes on a context made with no_device (checks run, explain chooses from wisdom, matmul is
 refused for want of a GPU). Run from the repository root: python3 -m unittest tests/python/test_engine.py"""
 
+import ctypes
 import os
 import sys
 import unittest
@@ -22,6 +23,29 @@ class Fake:
         self.__cuda_array_interface__ = {
             "shape": tuple(shape), "typestr": typestr, "data": (ptr, False), "version": 3,
             "strides": None if strides is None else tuple(s * item for s in strides)}
+
+
+class FakeDL:
+    """A CUDA array as far as DLPack goes (no __cuda_array_interface__): __dlpack__ returns a
+    "dltensor" capsule over a DLTensor held by the object; strides in elements, None: C-contiguous."""
+
+    def __init__(self, shape, strides=None, bits=32, code=2, device_type=2, ptr=0x10000, offset=0):
+        n = len(shape)
+        i64p = ctypes.POINTER(ctypes.c_int64)
+        self._shape = (ctypes.c_int64 * n)(*shape)
+        self._strides = (ctypes.c_int64 * n)(*strides) if strides is not None else None
+        self._t = L._DLTensor(ptr, L._DLDevice(device_type, 0), n, L._DLDataType(code, bits, 1),
+                              ctypes.cast(self._shape, i64p),
+                              ctypes.cast(self._strides, i64p) if self._strides is not None else i64p(), offset)
+
+    def __dlpack__(self, stream=None):
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new(ctypes.addressof(self._t), b"dltensor", None)
+
+    def __dlpack_device__(self):
+        return (self._t.device.device_type, 0)
 
 
 def call(a, b, out):
@@ -112,6 +136,32 @@ class Strides(unittest.TestCase):
         self.assertEqual(engine._alignment([0x1000, 0x2000], L.F32), 16)
         self.assertEqual(engine._alignment([0x1000, 0x2004], L.F32), 4)
         self.assertEqual(engine._alignment([0x1008], L.F64), 8)
+
+
+class DLPack(unittest.TestCase):
+    """The same inference from DLPack capsules (arrays without __cuda_array_interface__)."""
+
+    def test_batches_views_and_offsets(self):
+        # a: a batch of 4 row-major 5 x 3; b: a batch of 4 transposed views (each stored 7 x 3);
+        # out: a batch of 4 sub-matrices 5 x 7 of 5 x 9 rows.
+        c = call(FakeDL((4, 5, 3)), FakeDL((4, 3, 7), strides=(21, 1, 3)), FakeDL((4, 5, 7), strides=(45, 9, 1)))
+        self.assertEqual((c.order, c.transa, c.transb), (L.ROW_MAJOR, L.NO_TRANS, L.TRANS))
+        self.assertEqual((c.m, c.n, c.k, c.lda, c.ldb, c.ldc), (5, 7, 3, 3, 3, 9))
+        self.assertEqual((c.batch, c.stride_a, c.stride_b, c.stride_c), (4, 15, 21, 45))
+        op = L.operand(FakeDL((2, 2), bits=64, ptr=0x20000, offset=64), "a")
+        self.assertEqual((op.ptr, op.dtype, op.strides), (0x20040, L.F64, (2, 1)))
+        self.assertFalse(hasattr(FakeDL((1, 1)), "__cuda_array_interface__"))
+
+    def test_refusals_name_the_argument(self):
+        with self.assertRaises(ValueError) as e:
+            L.operand(FakeDL((2, 2), device_type=1), "a")
+        self.assertIn("a: DLPack device type 1 is not CUDA memory", str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            L.operand(FakeDL((2, 2), bits=16), "b")
+        self.assertIn("b: DLPack dtype (code 2, 16 bits) is not float32 or float64", str(e.exception))
+        with self.assertRaises(ValueError) as e:  # two non-unit strides, as from __cuda_array_interface__
+            call(FakeDL((4, 4), strides=(8, 2)), FakeDL((4, 4)), FakeDL((4, 4)))
+        self.assertIn("a: strides (8, 2)", str(e.exception))
 
 
 LIB = os.environ.get("ENGINE_LIB") or os.path.join(ROOT, "build", "libengine.so")

@@ -13,6 +13,12 @@
 #include "../../include/engine.h"
 #include "apiarg.h"
 #include "gpu.h"
+#include "util.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 static apiarg_desc row_nn(int64_t m, int64_t n, int64_t k)
 {
@@ -390,6 +396,77 @@ static void test_two_threads_plan(void **state)
     engine_destroy(ctx);
 }
 
+/* The plan's choice goes through the CLI's pick with the call's op and batch: a TN call takes the
+ * TN entry of its shape, an NN call at that shape does not, a batched call takes the entry of its
+ * batch and is weighed at its batch otherwise, an op wisdom lacks weighs NN's and says so. */
+static void test_plans_weigh_op_and_batch(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/engine-api-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *path = xasprintf("%s/nvidia-h100-80gb-hbm3.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    const char *cwd = getenv("PWD") ? getenv("PWD") : ".";
+    fprintf(f, "{\"version\": 1, \"device\": \"NVIDIA H100 80GB HBM3\", \"arch\": \"sm_90\", \"entries\": [\n"
+               "  {\"dtype\": \"f32\", \"op\": \"TN\", \"shape\": \"300x300x300\", \"config\": \"%s/configs/naive.json\", "
+               "\"tflops\": 1, \"vs_cublas\": 0.1},\n"
+               "  {\"dtype\": \"f32\", \"batch\": 512, \"shape\": \"128x128x128\", \"config\": \"%s/configs/naive.json\", "
+               "\"tflops\": 1, \"vs_cublas\": 0.1}\n]}\n",
+            cwd, cwd);
+    fclose(f);
+    engine_options o;
+    engine_options_init(&o);
+    o.no_device = 1;
+    o.arch = 90;
+    o.wisdom_dir = "wisdom";
+    o.user_wisdom_dir = dir;
+    o.device_name = "NVIDIA H100 80GB HBM3";
+    engine_ctx *ctx = NULL;
+    assert_int_equal(engine_create(&ctx, &o), ENGINE_SUCCESS);
+    struct {
+        engine_transpose ta, tb;
+        int64_t size, batch;
+        const char *want[3]; /* in the description */
+        bool naive;          /* the user's entry (naive) chosen */
+    } cases[] = {
+        {ENGINE_TRANS, ENGINE_NO_TRANS, 300, 1, {"\"entry_op\":\"TN\",\"entry_batch\":1,\"exact\":true",
+                                                  "\"basis\":\"the TN entries, at batch 1\"", "\"layout\":\"TN\""}, true},
+        {ENGINE_NO_TRANS, ENGINE_NO_TRANS, 300, 1, {"\"entry_op\":\"NN\"", "\"exact\":false",
+                                                     "\"basis\":\"the NN entries, at batch 1\""}, false},
+        {ENGINE_NO_TRANS, ENGINE_NO_TRANS, 128, 512, {"\"entry_batch\":512,\"exact\":true",
+                                                       "\"basis\":\"the NN entries, at batch 512\"", "\"batch\":512"}, true},
+        {ENGINE_NO_TRANS, ENGINE_NO_TRANS, 128, 64, {"\"exact\":false", "\"basis\":\"the NN entries, at batch 64\"",
+                                                      "\"batch\":64"}, false},
+        {ENGINE_NO_TRANS, ENGINE_TRANS, 300, 1, {"\"entry_op\":\"NN\"",
+                                                  "\"basis\":\"no wisdom entry of op NT at this level: weighed the NN entries, at batch 1\"",
+                                                  "\"layout\":\"NT\""}, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        engine_plan_desc d;
+        engine_plan *plan = NULL;
+        int64_t s = cases[i].size;
+        engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, cases[i].ta, cases[i].tb, s, s, s);
+        d.batch = cases[i].batch;
+        d.stride_a = d.stride_b = d.stride_c = s * s;
+        engine_status st = engine_plan_create(ctx, &d, &plan);
+        if (st)
+            fprintf(stderr, "case %zu: %s\n", i, engine_last_error(ctx));
+        assert_int_equal(st, ENGINE_SUCCESS);
+        char text[4096];
+        engine_plan_describe(plan, text, sizeof text);
+        for (int k = 0; k < 3; k++)
+            if (!strstr(text, cases[i].want[k]))
+                fail_msg("case %zu: no %s in %s", i, cases[i].want[k], text);
+        assert_int_equal(strstr(text, "\"label\":\"naive\"") != NULL, cases[i].naive);
+        engine_plan_destroy(plan);
+    }
+    engine_destroy(ctx);
+    unlink(path);
+    rmdir(dir);
+    free(path);
+}
+
 int main(void)
 {
     /* Before the first engine_create: the library reads its paths once. */
@@ -400,7 +477,7 @@ int main(void)
         cmocka_unit_test(test_pointers),          cmocka_unit_test(test_status_strings),
         cmocka_unit_test(test_create_without_gpu), cmocka_unit_test(test_calls_without_device),
         cmocka_unit_test(test_plans_without_device), cmocka_unit_test(test_two_threads_plan),
-        cmocka_unit_test(test_edge_plans),
+        cmocka_unit_test(test_edge_plans),        cmocka_unit_test(test_plans_weigh_op_and_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,12 +50,12 @@ static opts_t opts(const char *dtype)
     return o;
 }
 
-/* The index of the candidate whose entry is (dtype of the pick) at this shape. */
+/* The index of the candidate whose entry is (dtype of the pick) at this shape, one product. */
 static size_t cand_at(const pick_t *p, int64_t m, int64_t n, int64_t k)
 {
     for (size_t c = 0; c < p->sel.ncands; c++) {
         const shape_t *s = &p->sel.cands[c].entry->shape;
-        if (s->m == m && s->n == n && s->k == k)
+        if (s->m == m && s->n == n && s->k == k && wisdom_batch(p->sel.cands[c].entry) == 1)
             return c;
     }
     fail_msg("no entry at %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
@@ -80,7 +80,7 @@ static void test_suite_shapes_are_exact(void **state)
             assert_false(x->occ_estimated); /* the shipped entries carry their measured occupancy */
             assert_true(x->eff > 0.05 && x->eff <= 1.5); /* 1.5: the cap, where the model is slower than the entry */
             select_result r;
-            assert_int_equal(select_pick(&p.sel, &x->entry->shape, &r), 0);
+            assert_int_equal(select_pick_batch(&p.sel, &x->entry->shape, wisdom_batch(x->entry), &r), 0);
             assert_true(r.exact);
             assert_int_equal(r.chosen, c);
         }
@@ -146,6 +146,57 @@ static void test_estimates_follow_the_work(void **state)
     /* A grid far below one block per SM is not faster per block: 4 tiles take most of the time 132 do. */
     shape_t few = {256, 256, 4096}, many = {128 * 12, 128 * 11, 4096};
     assert_true(select_estimate(&p.sel, big, &few) > 0.3 * select_estimate(&p.sel, big, &many));
+    /* Products of a strided batch are blocks of one grid (grid z): the model counts every product's
+     * tiles in its waves, and a batch of small products chooses a tile that a single one would not.
+     * One 128 x 128 tile per product: 264 products fill 132 SMs twice, one more needs a third round,
+     * as 264 tiles of one product do above. */
+    const shape_t one = {128, 128, 4096};
+    double t264 = select_estimate_batch(&p.sel, big, &one, 264), t265 = select_estimate_batch(&p.sel, big, &one, 265);
+    assert_true(t265 > 1.3 * t264);
+    /* A batch is not its products one after another: 132 products take about the time of one. */
+    double t1 = select_estimate_batch(&p.sel, big, &one, 1), t132 = select_estimate_batch(&p.sel, big, &one, 132);
+    assert_true(t132 < 2 * t1);
+    assert_true(select_estimate(&p.sel, big, &one) == t1);
+    /* 512 products of 128^3: a one-warp tile spreads one product over the SMs, but the batch's
+     * blocks fill them with a 128 x 128 tile too, which is then estimated faster; for one product
+     * it is the other way round. (Which entries are weighed depends on the wisdom's points; the
+     * model's ordering does not.) */
+    const shape_t sh = {128, 128, 128};
+    size_t tiny = cand_at(&p, 64, 64, 64); /* warptile_splitk, 16 x 32, one warp */
+    assert_true(select_estimate_batch(&p.sel, big, &sh, 1) > select_estimate_batch(&p.sel, tiny, &sh, 1));
+    assert_true(select_estimate_batch(&p.sel, big, &sh, 512) < select_estimate_batch(&p.sel, tiny, &sh, 512));
+    select_result r1, r512;
+    assert_int_equal(select_pick_batch(&p.sel, &sh, 1, &r1), 0);
+    assert_int_equal(select_pick_batch(&p.sel, &sh, 512, &r512), 0);
+    assert_int_equal(r1.batch, 1);
+    assert_int_equal(r512.batch, 512);
+    assert_false(r512.exact);
+    /* The entries nearest to a batch of 512 include split-K tiles, which refuse batches: they are
+     * passed over, and the SELECT_K nearest that can run it are weighed instead. */
+    assert_int_equal(r512.nw, SELECT_K);
+    size_t passed_over = 0;
+    for (size_t c = 0; c < p.sel.ncands; c++) {
+        bool weighed = false;
+        for (size_t j = 0; j < r512.nw; j++)
+            weighed |= r512.w[j].cand == c;
+        if (!weighed && select_distance(p.sel.cands[c].entry, &sh, 512) < r512.w[SELECT_K - 1].dist) {
+            assert_true(select_estimate_batch(&p.sel, c, &sh, 512) < 0);
+            passed_over++;
+        }
+    }
+    for (size_t j = 0; j < r512.nw; j++)
+        assert_true(r512.w[j].t_est >= 0);
+    assert_true(passed_over > 0);
+    char *ex = select_explain(&p.sel, &sh, &r512);
+    assert_non_null(strstr(ex, "estimated at 128x128x128 batch 512 on 132 SMs"));
+    free(ex);
+    /* The distance has the batch as a fourth log coordinate. */
+    wisdom_entry e;
+    memset(&e, 0, sizeof e);
+    e.shape = sh;
+    e.batch = 64;
+    assert_true(fabs(select_distance(&e, &sh, 512) - log(8)) < 1e-12);
+    assert_true(fabs(select_distance(&e, &(shape_t){256, 128, 128}, 64) - log(2)) < 1e-12);
     pick_free(&p);
 }
 
@@ -181,24 +232,31 @@ static void test_choices_and_explanations(void **state)
     pick_free(&p);
 }
 
-static void test_user_wisdom_first(void **state)
+/* The user's H100 wisdom file holding one f32 entry of warptile_db: `members` are the entry's
+ * other members ("batch", "shape", "set", ...). Returns its path. */
+static char *write_user_entry(const char *members)
 {
-    (void)state;
-    char dir[128];
-    snprintf(dir, sizeof dir, "%s/engine/wisdom", g_dir);
-    char parent[128];
+    char dir[128], parent[128];
     snprintf(parent, sizeof parent, "%s/engine", g_dir);
+    snprintf(dir, sizeof dir, "%s/engine/wisdom", g_dir);
     mkdir(parent, 0755);
     mkdir(dir, 0755);
-    /* The user's entry at a shape the shipped file also holds wins there. */
     char *path = xasprintf("%s/nvidia-h100-80gb-hbm3.json", dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fprintf(f, "{\"version\": 1, \"device\": \"NVIDIA H100 80GB HBM3\", \"arch\": \"sm_90\", \"entries\": [\n"
-               "  {\"dtype\": \"f32\", \"shape\": \"4096x4096x4096\", \"config\": \"%s/configs/warptile_db.json\", "
-               "\"set\": {\"BK\": 16}, \"tflops\": 47, \"vs_cublas\": 0.91}\n]}\n",
-            getenv("PWD") ? getenv("PWD") : ".");
+               "  {\"dtype\": \"f32\", \"config\": \"%s/configs/warptile_db.json\", %s}\n]}\n",
+            getenv("PWD") ? getenv("PWD") : ".", members);
     fclose(f);
+    return path;
+}
+
+static void test_user_wisdom_first(void **state)
+{
+    (void)state;
+    /* The user's entry at a shape the shipped file also holds wins there. */
+    char *path = write_user_entry("\"shape\": \"4096x4096x4096\", \"set\": {\"BK\": 16}, \"tflops\": 47, \"vs_cublas\": 0.91");
+    FILE *f;
     opts_t o = opts("f32");
     const shape_t s = {4096, 4096, 4096};
     pick_t p;
@@ -223,6 +281,40 @@ static void test_user_wisdom_first(void **state)
     free(path);
 }
 
+/* An entry measured on a batch is exact at that shape and batch only; the shipped single-product
+ * entry of the same shape still answers one product. */
+static void test_batch_entry_exact(void **state)
+{
+    (void)state;
+    char *path = write_user_entry("\"batch\": 512, \"shape\": \"256x256x256\", \"set\": {\"BM\": 64, \"BN\": 64, "
+                                  "\"THREADS\": 64, \"MINB\": 8}, \"tflops\": 30, \"vs_cublas\": 0.95, \"occ\": 4");
+    opts_t o = opts("f32");
+    const shape_t s = {256, 256, 256};
+    for (int64_t b = 1; b <= 1024; b *= 8) { /* 1, 8, 64, 512 */
+        o.batch = b;
+        pick_t p;
+        err_t err;
+        err_clear(&err);
+        assert_int_equal(pick_init(&p, &o, &s, 1, &err), 0);
+        const select_cand *c = &p.sel.cands[p.result[0].chosen];
+        if (b == 512) {
+            assert_true(p.result[0].exact);
+            assert_string_equal(c->file->path, path);
+            assert_int_equal(c->entry->batch, 512);
+            assert_non_null(strstr(p.why[0], "exact 256x256x256 batch 512"));
+            assert_non_null(strstr(p.explain[0], "wisdom holds this shape batch 512"));
+        } else if (b == 1) {
+            assert_true(p.result[0].exact); /* the shipped 256^3 entry */
+            assert_int_equal(wisdom_batch(c->entry), 1);
+        } else {
+            assert_false(p.result[0].exact);
+        }
+        pick_free(&p);
+    }
+    unlink(path);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_estimates_follow_the_work),
         cmocka_unit_test(test_choices_and_explanations),
         cmocka_unit_test(test_user_wisdom_first),
+        cmocka_unit_test(test_batch_entry_exact),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

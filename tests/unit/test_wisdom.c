@@ -635,6 +635,28 @@ static void test_record_replace_if_better(void **state)
     assert_string_equal(look(&w, H100, 90, DTYPE_F64, 2048, 2048, 2048, NULL), "d.json");
     wisdom_free(&w);
     free(before);
+    /* A batch is another entry too (slower in TFLOP/s than the single product, yet added), written
+     * with its "batch", sorted after the op's single products and read back with it. */
+    e = entry(DTYPE_F32, 2048, 2048, 2048, "b512.json", 5);
+    e.op = 2;
+    e.batch = 512;
+    assert_int_equal(record(p, &e), WISDOM_ADDED);
+    text = read_file(p, NULL);
+    assert_non_null(strstr(text, "{\"dtype\": \"f32\", \"op\": \"TN\", \"batch\": 512, \"shape\": \"2048x2048x2048\""));
+    free(text);
+    wisdom_init(&w);
+    assert_int_equal(wisdom_load_file(&w, p, &err), 0);
+    assert_int_equal(w.files[0].nentries, 5);
+    assert_string_equal(w.files[0].entries[2].config, "tn.json");
+    assert_int_equal(wisdom_batch(&w.files[0].entries[2]), 1);
+    assert_string_equal(w.files[0].entries[3].config, "b512.json");
+    assert_int_equal(w.files[0].entries[3].batch, 512);
+    wisdom_free(&w);
+    /* A batch out of range is refused before anything is written. */
+    e.batch = WISDOM_MAX_BATCH + 1;
+    err_clear(&err);
+    assert_int_equal(wisdom_record(p, H100, 90, &e, NULL, &err), -1);
+    assert_non_null(strstr(err.text, "batch 65536 is not 1 to 65535"));
     free(p);
 }
 
