@@ -136,6 +136,16 @@ else pass "tc32_3x_areg: no descriptor-A wgmma"; fi
 refused "A from registers needs the raw stages" 'AREG == 0 || RAW_STAGES > 0' configs/tc32_3x.json --arch sm_90a --set AREG=1
 refused "BMAP 2 only from raw stages" 'BMAP < 2 || RAW_STAGES > 0' configs/tc32_3x.json --arch sm_90a --set BMAP=2
 built tc32_3x_areg_odd sm_90a 'cp.async.ca.shared.global' LDGSTS configs/tc32_3x_areg.json --m 127 --n 129 --k 131
+# MINB = 2 (fourth round): two blocks an SM, so the PTX asks for them and a thread gets at most 128
+# registers (a 128 x 64 tile: 107520 bytes of shared memory, twice within the SM's 228 KiB); the
+# default 1 is the bound every config had before.
+out=$($E compile configs/tc32_3x_areg.json --arch sm_90a --size 4096 --set BN=64 --set MINB=2 --emit "$T/minb2" 2>&1)
+if [ $? = 0 ] && grep -q '^\.minnctapersm 2' "$T"/minb2/*.ptx &&
+  printf '%s\n' "$out" | awk 'NR == 2 {exit !($6 <= 128 && $11 == 107520)}'; then
+  pass "MINB 2: two blocks an SM asked for, <= 128 registers ($(printf '%s\n' "$out" | awk 'NR == 2 {print $6 " registers, " $8 + $9 " bytes spilled"}'))"
+else fail "MINB 2: two blocks an SM asked for, <= 128 registers" "$out"; fi
+if grep -q '^\.minnctapersm 1' "$T"/tc32_3x_areg/*.ptx; then pass "MINB defaults to one block an SM"
+else fail "MINB defaults to one block an SM"; fi
 # A spill known and accepted (reported): 1xTF32 at 128x256 (the register-staged path spills there too).
 for spec in "tc32_1x_async --size 4096 --set BN=256 --set KPROMOTE=0 --set STAGES=2 --set RAW_STAGES=2"; do
   # shellcheck disable=SC2086
