@@ -1,32 +1,37 @@
 #!/usr/bin/env bash
-# GPU checks of the FP32 tensor-core kernels (issue 26, third round: the loads out of the registers,
-# RAW_STAGES) on one H100, with the prebuilt build/engine only. Logs under $OUT/tc32 (or
-# /tmp/tc32-gpu); the last lines are a short table. About 5 minutes (under 8). Checks, in order:
+# GPU checks of the FP32 tensor-core kernels (issue 26, fourth round: the shipped tc32_3x and tc32_1x
+# are now the third round's fastest, A from registers with 4 raw stages; candidates for the last 3%
+# at 4096^3) on one H100, with the prebuilt build/engine only. Logs under $OUT/tc32 (or
+# /tmp/tc32-gpu); the last lines are a short table. TC32_QUICK=1: about 2-3 minutes (<= 4); the
+# whole script about 5 (under 8). Checks, in order:
 #   1. verify (no --arch) at 1x1x1, 17x33x5, 127x129x131, 1000x1001x999, 4096x4096x7 and 260x196x100
 #      (the last: rows of 16 bytes, so the 16-byte cp.async with edges in M, N and K), beta = 0 (C
-#      NaN-poisoned) and 0.5, 12 rows each, all ok: the shipped tc32_3x, tc32_1x, tc32_sync, the new
-#      tc32_3x_async and tc32_1x_async (cp.async into raw stages, split from shared memory),
-#      tc32_3x_areg and tc32_1x_areg (A from registers), the variants 3x_async_r2 (2 raw stages) and
-#      3x_areg_r4 (4), and the second round's best, 3x_pf_bmap1; tc32_3x, tc32_3x_async and
-#      tc32_3x_areg on a strided batch of 3 (grid z); --op NT refused (exit 2, the requires rule)
-#   2. targets without --arch: the rerun line of tc32_3x says sm_90a, those of tc32_sync and
-#      warptile_db sm_90 (only arch-specific templates leave the portable target)
+#      NaN-poisoned) and 0.5, 12 rows each, all ok: the shipped tc32_3x, tc32_1x (new parameters)
+#      and tc32_sync, and the candidates: 3x_p256 (promotion every 256 of K), 3x_s16 (supertile
+#      16), 3x_bn64_m2 and 3x_bn64_r2_m2 (128 x 64 tiles, MINB 2: two blocks an SM; 3 or 2 raw
+#      stages), 1x_bn64_m2 (the same for 1xTF32); without TC32_QUICK also the controls: the
+#      register-staged path shipped until now (3x_regstage, 1x_regstage) and the third round's
+#      tc32_3x_async, tc32_3x_areg (3 raw stages), tc32_1x_async; tc32_3x and 3x_bn64_m2 on a
+#      strided batch of 3 (grid z); --op NT refused (exit 2, the requires rule)
+#   2. (not TC32_QUICK) targets without --arch: the rerun line of tc32_3x says sm_90a, those of
+#      tc32_sync and warptile_db sm_90 (only arch-specific templates leave the portable target)
 #   3. accuracy classes at K = 1, 7, 64, 4096, 16384, 65536 (both betas, 12 rows): the 3-pass
-#      configs and variants pass class f32 (promotion every 128 of K), the 1-pass ones class tf32
-#      (judged as tf32); the 1-pass kernel held to class f32 fails every row; the fixture
-#      tf32_inputs fails class f32 and tf32_inputs_tf32 passes class tf32
-#   4. compute-sanitizer memcheck and racecheck of tc32_3x_async, tc32_3x_areg, tc32_1x_async and
-#      tc32_1x_areg at 127x129x131 (4-byte copies) and 260x196x100 (16-byte copies, zero-filled edges)
+#      candidates pass class f32 (3x_p256: promotion every 256 of K must hold at K = 65536), the
+#      1-pass one class tf32 (judged as tf32); without TC32_QUICK also the shipped configs and
+#      tc32_sync, the 1-pass kernel held to class f32 fails every row, the fixture tf32_inputs fails
+#      class f32 and tf32_inputs_tf32 passes class tf32
+#   4. compute-sanitizer memcheck of the new code paths (3x_bn64_m2, 3x_bn64_r2_m2, 1x_bn64_m2: the
+#      128 x 64 tile under AREG) at 127x129x131; without TC32_QUICK also at 260x196x100, and
+#      racecheck
 #   5. bench at 4096^3, 8192^3, 12288^3, --runs 7, beside cuBLAS strict SGEMM (row cublas) and
-#      FAST_TF32 (row cublas_tf32), SM clock and board power in each row: tc32_3x, tc32_1x,
-#      3x_pf_bmap1 (the controls) and the new configs and variants; must exit 0 (every row within its
-#      class), every row of the shipped configs ok
+#      FAST_TF32 (row cublas_tf32), SM clock, board power and blocks an SM (occ) in each row: the
+#      shipped tc32_3x and tc32_1x, the previous shipped (3x_regstage, 1x_regstage) and the
+#      candidates; must exit 0 (every row within its class), every row of the tc32_* configs ok
 #   6. (TC32_OLD=1 only) the second round's speed variants at 4096^3, already measured (RESULTS.md)
-# TC32_QUICK=1 leaves out sections 2 and 4 (targets, sanitizers); TC32_BENCH_SHAPES=LIST replaces
-# section 5's shapes (a device call short of time).
-# Usage: bash bench/tc32_gpu.sh   (from the repository root, after make; build/ carried)
+# TC32_BENCH_SHAPES=LIST replaces section 5's shapes (a device call short of time).
+# Usage: TC32_QUICK=1 bash bench/tc32_gpu.sh   (from the repository root, after make; build/ carried)
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 E=build/engine
 L=${OUT:-/tmp/tc32-gpu}/tc32
 mkdir -p "$L/var"
@@ -53,21 +58,36 @@ cfg 3x_pf tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"PREFETCH\"
 cfg 3x_pf_bmap1 tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8, \"PREFETCH\": 1, \"BMAP\": 1}"
 cfg 1x_pf tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8, "PREFETCH": 1}' tf32
 cfg 1x_pf_s4 tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8, "PREFETCH": 1, "STAGES": 4}' tf32
-cfg tc32_1x_as_f32 tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8}'
 cfg 3x_nopromote tc32 "{$B3, \"KPROMOTE\": 0, \"SUPER\": 8}"
 cfg 3x_sep tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 0, \"SUPER\": 8}"
-cfg 3x_p256 tc32 "{$B3, \"KPROMOTE\": 256, \"FOLD\": 1, \"SUPER\": 8}"
-# Third round: the new configs (RAW_STAGES, AREG) and two neighbours, the raw stages one fewer
-# (SS) or one more (AREG)
-A3='"BM": 128, "BN": 128, "PASSES": 3, "KPROMOTE": 128, "FOLD": 1, "SUPER": 8, "STAGES": 2'
-cfg 3x_async_r2 tc32 "{$A3, \"RAW_STAGES\": 2, \"BMAP\": 1}"
-cfg 3x_areg_r4 tc32 "{$A3, \"RAW_STAGES\": 4, \"BMAP\": 2, \"AREG\": 1}"
-NEW3="configs/tc32_3x_async.json configs/tc32_3x_areg.json $V/3x_async_r2.json $V/3x_areg_r4.json"
-NEW1="configs/tc32_1x_async.json configs/tc32_1x_areg.json"
-NEW3N="tc32_3x_async tc32_3x_areg 3x_async_r2 3x_areg_r4"
-NEW1N="tc32_1x_async tc32_1x_areg"
-SAN="configs/tc32_3x_async.json configs/tc32_3x_areg.json configs/tc32_1x_async.json configs/tc32_1x_areg.json"
+cfg 3x_p256_regstage tc32 "{$B3, \"KPROMOTE\": 256, \"FOLD\": 1, \"SUPER\": 8}"
 cfg sync_nopromote dmma '{"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "THREADS": 256, "STAGES": 2, "VEC_A": 4, "VEC_B": 4, "PAD_A": 4, "PAD_B": 8, "SUPER": 8, "PASSES": 3, "KPROMOTE": 0}'
+# The controls: the register-staged path shipped until the fourth round (tc32_3x and tc32_1x's old
+# parameters), kept for the A/B.
+cfg 3x_regstage tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8}"
+cfg 1x_regstage tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8}' tf32
+# The fourth round's candidates, each one change from the shipped parameters (S3, S1): promotion
+# every 256 of K, supertile 16, and a 128 x 64 tile with two blocks an SM (MINB 2: 128 registers,
+# a few spilled), 3 or 2 raw stages.
+S3='"BM": 128, "PASSES": 3, "FOLD": 1, "STAGES": 2, "BMAP": 2, "AREG": 1'
+S1='"BM": 128, "PASSES": 1, "STAGES": 2, "BMAP": 2, "AREG": 1'
+cfg 3x_p256 tc32 "{$S3, \"BN\": 128, \"KPROMOTE\": 256, \"SUPER\": 8, \"RAW_STAGES\": 4}"
+cfg 3x_s16 tc32 "{$S3, \"BN\": 128, \"KPROMOTE\": 128, \"SUPER\": 16, \"RAW_STAGES\": 4}"
+cfg 3x_bn64_m2 tc32 "{$S3, \"BN\": 64, \"KPROMOTE\": 128, \"SUPER\": 8, \"RAW_STAGES\": 3, \"MINB\": 2}"
+cfg 3x_bn64_r2_m2 tc32 "{$S3, \"BN\": 64, \"KPROMOTE\": 128, \"SUPER\": 8, \"RAW_STAGES\": 2, \"MINB\": 2}"
+cfg 1x_bn64_m2 tc32 "{$S1, \"BN\": 64, \"KPROMOTE\": 128, \"SUPER\": 8, \"RAW_STAGES\": 3, \"MINB\": 2}" tf32
+cfg tc32_1x_as_f32 tc32 "{$S1, \"BN\": 128, \"KPROMOTE\": 128, \"SUPER\": 8, \"RAW_STAGES\": 4}"
+CAND3N="3x_p256 3x_s16 3x_bn64_m2 3x_bn64_r2_m2"
+CAND1N="1x_bn64_m2"
+CAND3=$(for c in $CAND3N; do printf "%s " "$V/$c.json"; done)
+CAND1="$V/1x_bn64_m2.json"
+SAN="$V/3x_bn64_m2.json $V/3x_bn64_r2_m2.json $V/1x_bn64_m2.json"
+NSAN=3
+CTRL="" CTRLN=""
+if [ -z "${TC32_QUICK:-}" ]; then
+  CTRL="$V/3x_regstage.json $V/1x_regstage.json configs/tc32_3x_async.json configs/tc32_3x_areg.json configs/tc32_1x_async.json"
+  CTRLN="3x_regstage 1x_regstage tc32_3x_async tc32_3x_areg tc32_1x_async"
+fi
 
 # run_verify LOG ARGS...: one verify run (several configs), its exit code in $VRC
 run_verify() {
@@ -88,20 +108,18 @@ want() {
 }
 
 echo "== 1. verify at odd shapes (no --arch), a batch, a refused layout"
-run_verify v configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync.json $V/3x_pf_bmap1.json --beta 0.5 --shapes $SHAPES
-[ $VRC = 0 ] || note "FAIL  verify of the controls at odd shapes (exit $VRC): $(grep -a '^verify:' "$L/v.txt" | tail -1)"
-for c in tc32_3x tc32_1x tc32_sync 3x_pf_bmap1; do want v $c 12 "at odd shapes"; done
-run_verify v-new $NEW3 $NEW1 --beta 0.5 --shapes $SHAPES
-[ $VRC = 0 ] || note "FAIL  verify of the new configs at odd shapes (exit $VRC): $(grep -a '^verify:' "$L/v-new.txt" | tail -1)"
-for c in $NEW3N $NEW1N; do want v-new $c 12 "at odd shapes"; done
-if [ $VRC = 124 ]; then # a kernel that does not finish: keep the new configs out of the rest (8 minutes)
-  note "FAIL  verify of the new configs timed out: they are left out of sections 3-5"
-  NEW3="" NEW1="" NEW3N="" NEW1N="" SAN=""
+run_verify v configs/tc32_3x.json configs/tc32_1x.json configs/tc32_sync.json $CTRL --beta 0.5 --shapes $SHAPES
+[ $VRC = 0 ] || note "FAIL  verify of the shipped configs at odd shapes (exit $VRC): $(grep -a '^verify:' "$L/v.txt" | tail -1)"
+for c in tc32_3x tc32_1x tc32_sync $CTRLN; do want v $c 12 "at odd shapes"; done
+run_verify v-new $CAND3 $CAND1 --beta 0.5 --shapes $SHAPES
+[ $VRC = 0 ] || note "FAIL  verify of the candidates at odd shapes (exit $VRC): $(grep -a '^verify:' "$L/v-new.txt" | tail -1)"
+for c in $CAND3N $CAND1N; do want v-new $c 12 "at odd shapes"; done
+if [ $VRC = 124 ]; then # a kernel that does not finish: keep the candidates out of the rest (8 minutes)
+  note "FAIL  verify of the candidates timed out: they are left out of sections 3-5"
+  CAND3="" CAND1="" CAND3N="" CAND1N="" SAN=""
 fi
-B3N="tc32_3x${NEW3N:+ tc32_3x_async tc32_3x_areg}"
-# shellcheck disable=SC2086
-run_verify v-batch $(printf 'configs/%s.json ' $B3N) --batch 3 --beta 0.5 --shapes 127x129x131,64x64x64
-for c in $B3N; do want v-batch $c 4 "on a batch of 3"; done
+run_verify v-batch configs/tc32_3x.json ${CAND3:+$V/3x_bn64_m2.json} --batch 3 --beta 0.5 --shapes 127x129x131,64x64x64
+for c in tc32_3x ${CAND3:+3x_bn64_m2}; do want v-batch $c 4 "on a batch of 3"; done
 timeout 60 $E verify configs/tc32_3x.json --op NT --shapes 64x64x64 >"$L/v-nt.txt" 2>&1
 rc=$?
 if [ $rc = 2 ] && grep -q 'TA == 0 && TB == 0 && LD_PACKED' "$L/v-nt.txt"; then note "ok    tc32_3x --op NT refused (exit 2)"
@@ -123,13 +141,20 @@ else note "FAIL  targets (exit $rc; sm_90a rows of tc32_3x $a3, sm_90 rows of tc
 fi
 
 echo "== 3. accuracy classes at K = 1, 7, 64, 4096, 16384, 65536"
-run_verify acc configs/tc32_3x.json configs/tc32_sync.json configs/tc32_1x.json $NEW3 $NEW1 --shapes $ACC
-for c in tc32_3x tc32_sync $NEW3N; do want acc $c 12 "class f32"; done
-for c in tc32_1x $NEW1N; do
+# The candidates always; the shipped configs (verified under their old names in the third round)
+# and the fixtures without TC32_QUICK.
+SHIP3="" SHIP1=""
+[ -z "${TC32_QUICK:-}" ] && SHIP3="tc32_3x tc32_sync" SHIP1="tc32_1x"
+SHIPC=$(for c in $SHIP3 $SHIP1; do printf '%s ' "configs/$c.json"; done)
+# shellcheck disable=SC2086
+run_verify acc $SHIPC $CAND3 $CAND1 --shapes $ACC
+for c in $SHIP3 $CAND3N; do want acc $c 12 "class f32"; done
+for c in $SHIP1 $CAND1N; do
   want acc $c 12 "class tf32"
   n=$(grep -a -c -E "^ok +$c .* tf32 err " "$L/acc.txt")
   [ "$n" = 12 ] && note "ok    $c judged as class tf32 (12 rows)" || note "FAIL  $c judged as class tf32 ($n of 12 rows)"
 done
+if [ -z "${TC32_QUICK:-}" ]; then
 run_verify acc-1x-f32 $V/tc32_1x_as_f32.json --shapes $ACC
 nf=$(grep -a -c -E '^FAIL +tc32_1x_as_f32 .* f32 err ' "$L/acc-1x-f32.txt")
 [ $VRC = 1 ] && [ "$nf" = 12 ] && note "ok    1xTF32 held to class f32 fails every row (12)" ||
@@ -145,9 +170,10 @@ rc=$?
 sum=$(grep -a '^verify:' "$L/acc-fix-tf32.txt" | tail -1)
 [ $rc = 0 ] && [ "$sum" = "verify: 12 passed, 0 failed, 0 errors" ] && note "ok    tf32_inputs_tf32 passes class tf32 at every K: $sum" ||
   note "FAIL  tf32_inputs_tf32 passes class tf32 at every K (exit $rc, $sum)"
+fi
 if [ -n "${TC32_OLD:-}" ]; then
-run_verify acc-var $V/3x_nopromote.json $V/3x_sep.json $V/3x_p256.json $V/sync_nopromote.json --shapes $ACC
-for c in 3x_nopromote 3x_sep 3x_p256 sync_nopromote; do
+run_verify acc-var $V/3x_nopromote.json $V/3x_sep.json $V/3x_p256_regstage.json $V/sync_nopromote.json --shapes $ACC
+for c in 3x_nopromote 3x_sep 3x_p256_regstage sync_nopromote; do
   note "info  $c: $(rows acc-var $c ok) of 12 rows within class f32"
 done
 fi
@@ -155,31 +181,29 @@ echo "-- errors by K (kernel max/mean u, the yardstick's in parentheses):"
 grep -a -h -E '^(ok|FAIL) ' "$L"/acc-*.txt | sed -n 's/^\([a-zA-Z]*\) *\([^ ]*\) *f32 \([0-9x]*\) *beta=\([^ ]*\) .* \(f32\|tf32\) err \([^ ]*\) u (cuBLAS \([^)]*\)).*/\1 \2 \3 beta=\4 \5 \6 (\7)/p' | tee "$L/acc-by-k.txt"
 echo "   $(( $(date +%s) - T0 )) s so far"
 
-if [ -z "${TC32_QUICK:-}" ]; then
-echo "== 4. compute-sanitizer at 127x129x131 and 260x196x100 (the new configs in one run per tool)"
+echo "== 4. compute-sanitizer: the 128 x 64 tiles under AREG (memcheck at 127x129x131; the whole script also 260x196x100 and racecheck)"
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
+SSH=127x129x131 TOOLS=memcheck NS=$((NSAN * 2))
+[ -z "${TC32_QUICK:-}" ] && SSH=127x129x131,260x196x100 TOOLS="memcheck racecheck" NS=$((NSAN * 4))
 if [ -z "$CS" ] || [ -z "$SAN" ]; then note "SKIP  sanitizers: ${CS:+no configs left}${CS:-no compute-sanitizer}"; else
-  for tool in memcheck racecheck; do
+  for tool in $TOOLS; do
     log=$L/san-$tool.txt
     # shellcheck disable=SC2086
-    timeout 200 "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify $SAN \
-      --shapes 127x129x131,260x196x100 >"$log" 2>&1
+    timeout 200 "$CS" --tool $tool --target-processes all --error-exitcode 99 $E verify $SAN --beta 0.5 --shapes $SSH >"$log" 2>&1
     rc=$?
     sum=$(grep -a '^verify:' "$log" | tail -1)
-    if [ $rc = 0 ] && ! grep -a -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$log" && [ "$sum" = "verify: 16 passed, 0 failed, 0 errors" ]; then
-      note "ok    $tool tc32_3x_async tc32_3x_areg tc32_1x_async tc32_1x_areg"
-    else note "FAIL  $tool (exit $rc, ${sum:-no summary})"; grep -a -m 5 -E 'ERROR|hazard|Invalid' "$log"; fi
+    if [ $rc = 0 ] && ! grep -a -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$log" && [ "$sum" = "verify: $NS passed, 0 failed, 0 errors" ]; then
+      note "ok    $tool at $SSH: 3x_bn64_m2 3x_bn64_r2_m2 1x_bn64_m2 ($sum)"
+    else note "FAIL  $tool (exit $rc, ${sum:-no summary}; want $NS passed)"; grep -a -m 5 -E 'ERROR|hazard|Invalid' "$log"; fi
   done
 fi
 echo "   $(( $(date +%s) - T0 )) s so far"
-
-fi
 
 echo "== 5. bench beside cuBLAS SGEMM (strict) and FAST_TF32, --runs 7"
 # Board power and SM clock sampled every 200 ms through the bench (NVML's per-row power may be null).
 nvidia-smi --query-gpu=timestamp,power.draw,clocks.sm --format=csv,noheader,nounits -lms 200 >"$L/smi-bench.csv" 2>/dev/null &
 SMI_PID=$!
-timeout 330 $E bench configs/tc32_3x.json configs/tc32_1x.json $V/3x_pf_bmap1.json $NEW3 $NEW1 --runs 7 \
+timeout 330 $E bench configs/tc32_3x.json configs/tc32_1x.json $V/3x_regstage.json $V/1x_regstage.json $CAND3 $CAND1 --runs 7 \
   --shapes ${TC32_BENCH_SHAPES:-4096x4096x4096,8192x8192x8192,12288x12288x12288} --format jsonl >"$L/bench.jsonl" 2>"$L/bench.err"
 rc=$?
 kill "$SMI_PID" 2>/dev/null
@@ -188,7 +212,7 @@ if [ -s "$L/smi-bench.csv" ]; then
   note "info  during the bench: $(sort -t, -k2 -g "$L/smi-bench.csv" | awk -F', *' '{p[NR] = $2; c[NR] = $3} END {if (NR) printf "%d samples, power median %.0f W max %.0f W, SM clock at the median-power sample %s MHz", NR, p[int((NR + 1) / 2)], p[NR], c[int((NR + 1) / 2)]}')"
 fi
 n=$(grep -c '"config":"tc32_[a-z0-9_]*",.*"status":"ok"' "$L/bench.jsonl")
-nb=$(( (${NEW3:+4 +} 2) * $(tr , "\n" <<<"${TC32_BENCH_SHAPES:-a,b,c}" | grep -c .) )) # the tc32_* configs x shapes
+nb=$(( 2 * $(tr , "\n" <<<"${TC32_BENCH_SHAPES:-a,b,c}" | grep -c .) )) # the tc32_* configs x shapes
 nall=$(grep -c '"status":"ok"' "$L/bench.jsonl")
 if [ $rc = 0 ] && [ "$n" = $nb ]; then note "ok    bench (exit 0, the $nb rows of tc32_* configs ok, $nall rows ok in all)"
 else note "FAIL  bench (exit $rc, $n of $nb tc32_* rows ok, $nall rows ok in all)"; tail -5 "$L/bench.err"; fi
@@ -207,7 +231,7 @@ cfg 1x_bn256 tc32 '{"BM": 128, "BN": 256, "PASSES": 1, "KPROMOTE": 0, "SUPER": 8
 cfg 1x_nopromote tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 0, "SUPER": 8}' tf32
 cfg 3x_pf_bmap1_p256 tc32 "{$B3, \"KPROMOTE\": 256, \"FOLD\": 1, \"SUPER\": 8, \"PREFETCH\": 1, \"BMAP\": 1}"
 timeout 150 $E bench $V/3x_pf_bmap1.json $V/3x_pf_bmap1_p256.json $V/1x_pf.json $V/1x_pf_s4.json $V/3x_bmap1.json \
-  $V/3x_bmap1_p256.json $V/3x_p64.json $V/3x_p256.json $V/3x_stages2.json $V/3x_super0.json $V/3x_super16.json $V/3x_bm64.json $V/3x_sep.json $V/1x_bmap1.json $V/1x_bn256.json \
+  $V/3x_bmap1_p256.json $V/3x_p64.json $V/3x_p256_regstage.json $V/3x_stages2.json $V/3x_super0.json $V/3x_super16.json $V/3x_bm64.json $V/3x_sep.json $V/1x_bmap1.json $V/1x_bn256.json \
   $V/3x_nopromote.json $V/1x_nopromote.json $V/sync_nopromote.json --runs 7 --size 4096 --format jsonl \
   >"$L/bench-var.jsonl" 2>"$L/bench-var.err"
 note "info  bench variants (exit $?; rows not ok: $(grep -vc '"status":"ok"' "$L/bench-var.jsonl"))"
@@ -229,8 +253,8 @@ for r in rows:
     if r["config"] in ("cublas", "cublas_tf32"):
         ref.setdefault((shape(r), r["config"]), r["ms"])
 print("TFLOP/s beside cuBLAS strict SGEMM (x SGEMM) and FAST_TF32 (x TF32), the first cuBLAS rows of each shape;")
-print("err: max/mean u against the FP64 reference, the class yardstick's in parentheses; MHz: SM clock")
-print(f"{'config':<14} {'shape':>17} {'ms':>8} {'TFLOP/s':>8} {'xSGEMM':>7} {'xTF32':>6} {'MHz':>5} {'W':>4} {'regs':>4} {'spill':>5} {'status':<6} err")
+print("err: max/mean u against the FP64 reference, the class yardstick's in parentheses; MHz: SM clock; occ: blocks an SM")
+print(f"{'config':<14} {'shape':>17} {'ms':>8} {'TFLOP/s':>8} {'xSGEMM':>7} {'xTF32':>6} {'MHz':>5} {'W':>4} {'regs':>4} {'spill':>5} {'occ':>3} {'status':<6} err")
 seen, best = set(), {}
 for r in rows:
     s, ms = shape(r), r["ms"]
@@ -242,7 +266,7 @@ for r in rows:
     xt = ref.get((s, "cublas_tf32"), float("nan")) / ms if ms > 0 else float("nan")
     err = f"{r['err_max_u']:.3g}/{r['err_mean_u']:.3g} ({r.get('cublas_err_max_u', 0):.3g}/{r.get('cublas_err_mean_u', 0):.3g})" if "err_max_u" in r else ""
     print(f"{r['config']:<14} {s:>17} {ms:>8.3f} {r['tflops']:>8.1f} {xs:>7.2f} {xt:>6.2f} {r.get('clock_mhz') or 0:>5.0f} "
-          f"{r.get('power_w') or 0:>4.0f} {r.get('regs', -1):>4} {r.get('spill_bytes', -1):>5} {r.get('status', '?'):<6} {err}")
+          f"{r.get('power_w') or 0:>4.0f} {r.get('regs', -1):>4} {r.get('spill_bytes', -1):>5} {r.get('occ_blocks') or 0:>3} {r.get('status', '?'):<6} {err}")
     if not r["config"].startswith("cublas") and ms > 0:
         best.setdefault(s, {})
         kind = "tf32" if r.get("class") == "tf32" else "f32"

@@ -48,6 +48,7 @@
     "AREG": {"default": 0, "values": [0, 1], "doc": "1: A's operand from registers (needs RAW_STAGES > 0): each thread reads its fragment rows from the raw stage and splits them in registers, so A has no split stores and the tensor cores read only B from shared memory; K is permuted within a k-tile (B's split stores follow), so a thread's eight k of a row are two 16-byte reads"},
     "BMAP": {"default": 0, "values": [0, 1, 2], "doc": "which chunks of B a warp stages: 0 eight k rows of 64 bytes (transposed stores two-way bank conflicted), 1 sixteen k rows of 32 bytes (conflict-free), 2 all 32 k rows of 16 bytes (conflict-free also with AREG's permuted k; from raw stages only)"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
+    "MINB": {"default": 1, "values": [1, 2], "doc": "__launch_bounds__ min blocks per SM: 2 holds a thread to 128 registers so that two blocks share an SM (a tile of 128 x 64 or 64 x 128 whose shared memory fits twice), one block's barrier and epilogue then hidden behind the other's wgmmas"},
     "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
   },
   "derived": {
@@ -462,7 +463,7 @@ __device__ __forceinline__ void split_next(Staging &st, AFrag &af, unsigned char
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm(GEMM_ARGS)
+extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
 #if BATCHED

@@ -92,17 +92,20 @@ out=$($E compile configs/tc32_3x.json --arch sm_90a --batch 3 --m 128 --n 128 --
 if printf '%s\n' "$out" | grep -q 'EVEC_A=1 EVEC_B=4 EVEC_C=2 BATCHED=1'; then pass "tc32 batch with odd K: A's vectors narrow"
 else fail "tc32 batch with odd K: A's vectors narrow" "$out"; fi
 
-# The variants the GPU script times (bench/tc32_gpu.sh) compile without spills too.
+# The variants the GPU script times (bench/tc32_gpu.sh) compile without spills too; those of the
+# register-staged path (shipped until the fourth round) take the shipped configs back to it.
+OLD="--set STAGES=3 --set RAW_STAGES=0 --set AREG=0"
 built tc32_3x_p32 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set KPROMOTE=32
 built tc32_3x_p256 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set KPROMOTE=256
-built tc32_3x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set PREFETCH=1
-built tc32_3x_pf_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 --n 129 --k 131 --set PREFETCH=1 \
+built tc32_3x_regstage sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 $OLD --set BMAP=0
+built tc32_3x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 $OLD --set BMAP=0 --set PREFETCH=1
+built tc32_3x_pf_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 --n 129 --k 131 $OLD --set PREFETCH=1 \
   --set BMAP=1
-built tc32_1x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 --set PREFETCH=1
+built tc32_1x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 $OLD --set BMAP=0 --set PREFETCH=1
 built tc32_1x_pf_s4 sm_90a 'wgmma.wait_group.sync.aligned 2' HGMMA configs/tc32_1x.json --size 4096 --set PREFETCH=1 \
-  --set STAGES=4
-built tc32_3x_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 --n 129 --k 131 --set BMAP=1
-built tc32_3x_s2 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set STAGES=2
+  --set STAGES=4 --set RAW_STAGES=0 --set AREG=0 --set BMAP=0
+built tc32_3x_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 --n 129 --k 131 $OLD --set BMAP=1
+built tc32_3x_s2 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set RAW_STAGES=0 --set AREG=0 --set BMAP=0
 built tc32_1x_nopromote sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 --set KPROMOTE=0
 built tc32_sync_p32 sm_90 'mma.sync.aligned.m16n8k8' 'HMMA.1684.F32.TF32' configs/tc32_sync.json --size 4096 --set KPROMOTE=32
 
@@ -113,13 +116,20 @@ built tc32_sync_p32 sm_90 'mma.sync.aligned.m16n8k8' 'HMMA.1684.F32.TF32' config
 built tc32_3x_async sm_90a 'cp.async.cg.shared.global' LDGSTS configs/tc32_3x_async.json --size 4096
 built tc32_3x_async_r2 sm_90a 'cp.async.wait_group 1' HGMMA configs/tc32_3x_async.json --size 4096 --set RAW_STAGES=2
 built tc32_3x_areg sm_90a 'cp.async.wait_group 2' HGMMA configs/tc32_3x_areg.json --size 4096
-built tc32_3x_areg_r4 sm_90a 'cp.async.wait_group 3' HGMMA configs/tc32_3x_areg.json --size 4096 --set RAW_STAGES=4
+# The shipped configs (fourth round) are third round's fastest: four k-tiles of copies in flight, A from registers.
+for c in tc32_3x tc32_1x; do
+  nr=$(grep -c 'wgmma.mma_async.*}, {%r[0-9]*, %r[0-9]*, %r[0-9]*, %r[0-9]*}, %rd' "$T"/$c/*.ptx)
+  na=$(grep -c 'wgmma.mma_async' "$T"/$c/*.ptx)
+  if grep -q 'cp.async.wait_group 3' "$T"/$c/*.ptx && [ "$nr" = "$na" ] && [ "$na" -gt 0 ]; then
+    pass "shipped $c: 4 raw stages (wait_group 3), all $na wgmmas take A from registers"
+  else fail "shipped $c: 4 raw stages (wait_group 3), all wgmmas take A from registers ($nr of $na)"; fi
+done
 built tc32_1x_async sm_90a 'cp.async.wait_group 2' HGMMA configs/tc32_1x_async.json --size 4096
-built tc32_1x_areg sm_90a 'cp.async.wait_group 3' HGMMA configs/tc32_1x_areg.json --m 260 --n 196 --k 100
+built tc32_1x_areg sm_90a 'cp.async.wait_group 3' HGMMA configs/tc32_1x.json --m 260 --n 196 --k 100
 built tc32_1x_async_odd sm_90a 'cp.async.ca.shared.global' LDGSTS configs/tc32_1x_async.json --m 127 --n 129 --k 131
 if grep -q 'cp.async.cg' "$T"/tc32_1x_async_odd/*.ptx; then fail "odd rows: no 16-byte cp.async"; else pass "odd rows: no 16-byte cp.async"; fi
-if grep -q 'cp.async' "$T"/tc32_3x/*.ptx; then fail "tc32_3x (RAW_STAGES 0) stages through registers: no cp.async"
-else pass "tc32_3x (RAW_STAGES 0) stages through registers: no cp.async"; fi
+if grep -q 'cp.async' "$T"/tc32_3x_regstage/*.ptx; then fail "RAW_STAGES 0 stages through registers: no cp.async"
+else pass "RAW_STAGES 0 stages through registers: no cp.async"; fi
 # k-tiles in flight: the prologue's copies of RAW_STAGES k-tiles, then one a k-tile (16-byte chunks:
 # 4 of A and 4 of B a thread at 128x128); so 3 raw stages issue 8 more copies than 2.
 n2=$(grep -c 'cp.async.cg' "$T"/tc32_3x_async_r2/*.ptx)
@@ -133,9 +143,21 @@ if [ "$nr" = "$na" ] && [ "$na" = 12 ]; then pass "tc32_3x_areg: all 12 wgmmas t
 else fail "tc32_3x_areg: all 12 wgmmas take A from registers ($nr of $na)"; fi
 if grep -q '}, %rd[0-9]*, %rd[0-9]*, p' "$T"/tc32_3x_areg/*.ptx; then fail "tc32_3x_areg: no descriptor-A wgmma"
 else pass "tc32_3x_areg: no descriptor-A wgmma"; fi
-refused "A from registers needs the raw stages" 'AREG == 0 || RAW_STAGES > 0' configs/tc32_3x.json --arch sm_90a --set AREG=1
-refused "BMAP 2 only from raw stages" 'BMAP < 2 || RAW_STAGES > 0' configs/tc32_3x.json --arch sm_90a --set BMAP=2
+refused "A from registers needs the raw stages" 'AREG == 0 || RAW_STAGES > 0' configs/tc32_3x.json --arch sm_90a \
+  --set RAW_STAGES=0 --set BMAP=0
+refused "BMAP 2 only from raw stages" 'BMAP < 2 || RAW_STAGES > 0' configs/tc32_3x.json --arch sm_90a --set RAW_STAGES=0 \
+  --set AREG=0
 built tc32_3x_areg_odd sm_90a 'cp.async.ca.shared.global' LDGSTS configs/tc32_3x_areg.json --m 127 --n 129 --k 131
+# MINB = 2 (fourth round): two blocks an SM, so the PTX asks for them and a thread gets at most 128
+# registers (a 128 x 64 tile: 107520 bytes of shared memory, twice within the SM's 228 KiB); the
+# default 1 is the bound every config had before.
+out=$($E compile configs/tc32_3x_areg.json --arch sm_90a --size 4096 --set BN=64 --set MINB=2 --emit "$T/minb2" 2>&1)
+if [ $? = 0 ] && grep -q '^\.minnctapersm 2' "$T"/minb2/*.ptx &&
+  printf '%s\n' "$out" | awk 'NR == 2 {exit !($6 <= 128 && $11 == 107520)}'; then
+  pass "MINB 2: two blocks an SM asked for, <= 128 registers ($(printf '%s\n' "$out" | awk 'NR == 2 {print $6 " registers, " $8 + $9 " bytes spilled"}'))"
+else fail "MINB 2: two blocks an SM asked for, <= 128 registers" "$out"; fi
+if grep -q '^\.minnctapersm 1' "$T"/tc32_3x_areg/*.ptx; then pass "MINB defaults to one block an SM"
+else fail "MINB defaults to one block an SM"; fi
 # A spill known and accepted (reported): 1xTF32 at 128x256 (the register-staged path spills there too).
 for spec in "tc32_1x_async --size 4096 --set BN=256 --set KPROMOTE=0 --set STAGES=2 --set RAW_STAGES=2"; do
   # shellcheck disable=SC2086
@@ -225,7 +247,7 @@ for a in sm_90 sm_86; do
 done
 
 # The accuracy class: the 1-pass config declares tf32, the 3-pass ones their dtype's own (f32).
-for c in tc32_1x:tf32 tc32_3x:f32 tc32_sync:f32 tc32_1x_async:tf32 tc32_1x_areg:tf32 tc32_3x_async:f32 tc32_3x_areg:f32; do
+for c in tc32_1x:tf32 tc32_3x:f32 tc32_sync:f32 tc32_1x_async:tf32 tc32_3x_async:f32 tc32_3x_areg:f32; do
   cfg=${c%%:*} want=${c##*:}
   got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("accuracy", "f32"))' "configs/$cfg.json")
   if [ "$got" = "$want" ]; then pass "$cfg is held to class $want"; else fail "$cfg is held to class $want (says $got)"; fi
