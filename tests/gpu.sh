@@ -539,8 +539,12 @@ run_verify "dgemm_dmma ODD_LD STAGES_NARROW 4 op NN, ld padded by 1" layouts-dmm
   "${ODD[@]}" --set STAGES_NARROW=4 --lda +1 --ldb +1 --ldc +1 --shapes 127x129x131,1000x1001x999
 run_verify "dgemm_dmma ODD_LD batch 3, op TT, odd strides" layouts-dmmaoddb configs/dgemm_dmma.json "${ODD[@]}" \
   --batch 3 --op TT --lda +1 --ldb +3 --ldc +1 --stride-a 17001 --stride-b 17005 --stride-c 30000 --shapes 127x129x131
-sanitize_verify "dgemm_dmma ODD_LD op NN, ld padded by 1" layouts-san-dmO "memcheck" configs/dgemm_dmma.json \
-  "${ODD[@]}" --lda +1 --ldb +1 --ldc +1 --shapes 127x129x131,256x192x160
+# memcheck: in op NN B's rows along N end inside the last tile (N 129), in op TN A's along M (M 127)
+# as well; the first run caught a 16-byte copy past B's end at NN (tile_pipeline.cuh, async_rchunk_odd).
+for op in NN TN; do
+  sanitize_verify "dgemm_dmma ODD_LD op $op, ld padded by 1" "layouts-san-dmO-$op" "memcheck" \
+    configs/dgemm_dmma.json "${ODD[@]}" --op $op --lda +1 --ldb +1 --ldc +1 --shapes 127x129x131,256x192x160
+done
 sanitize_verify "dgemm_dmma op NT, even K" layouts-san-dmE "memcheck" configs/dgemm_dmma.json --op NT \
   --shapes 130x66x70,96x200x130
 fi
