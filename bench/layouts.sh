@@ -13,7 +13,8 @@
 #      PAD_BT 0, DMMA BT_NMAJOR 0) for the A/B; lda = ldb = ldc padded by 1, 8, 64 at 4096^3 (op NN);
 #      f64 ld + 1 also with the candidates for the one padded case below 0.9x: STAGES_NARROW 4 (a
 #      deeper pipeline for the 8-byte copies), register-staged (ASYNC 0), ODD_LD 1 (aligned chunks
-#      as 16-byte copies; MINB_ODD 3), both of the last two; TT at ld + 1 with and without ODD_LD.
+#      as 16-byte copies; MINB_ODD 3), both of the last two, PACK_LD 1 (A and B copied packed into the
+#      workspace first, the copy timed with the GEMM); TT at ld + 1 as shipped, with ODD_LD, with PACK_LD.
 #   3. The table: every row (ms, TFLOP/s, x cuBLAS, x its reference), then each target met or missed:
 #      op != NN: >= 0.95x that dtype's NN at the shape, and x cuBLAS within 0.05 of NN's; ld + P:
 #      >= 0.9x the packed row of its op; the replaced paths and candidates: x the shipped row they compete with.
@@ -89,8 +90,10 @@ f64_ld1_rows() {
   bench_row "$p/NN/ld+1/ODD_LD=1" $c f64 "${ld[@]}" --set ODD_LD=1 --set MINB_ODD=3 "$@"
   bench_row "$p/NN/ld+1/ODD_LD=1+STAGES_NARROW=4" $c f64 "${ld[@]}" --set ODD_LD=1 --set MINB_ODD=3 \
     --set STAGES_NARROW=4 "$@"
+  bench_row "$p/NN/ld+1/PACK_LD=1" $c f64 "${ld[@]}" --set PACK_LD=1 "$@"
   bench_row "$p/TT/ld+1" $c f64 "${ld[@]}" --op TT "$@"
   bench_row "$p/TT/ld+1/ODD_LD=1" $c f64 "${ld[@]}" --op TT --set ODD_LD=1 --set MINB_ODD=3 "$@"
+  bench_row "$p/TT/ld+1/PACK_LD=1" $c f64 "${ld[@]}" --op TT --set PACK_LD=1 "$@"
 }
 # The f64 rows at 4096^3 that the quick mode and the steady-state table time: NN, NT, TT, NN at
 # ld + 1 and the candidates.
