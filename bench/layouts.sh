@@ -6,7 +6,8 @@
 #   1. GPU_ONLY=layouts-tb tests/gpu.sh (GPU_SECTIONS overrides: "layouts" runs the whole layouts
 #      section, layouts-tb included, in about twice the time): DMMA's n-major B^T at even K (16-byte
 #      copies, partial k-tiles, ld + 8, register-staged and its scalar fallback, split-K, stream-K,
-#      memcheck), warptile's PAD_BT in each DB path, DMMA's STAGES_NARROW at ld + 1 and odd K.
+#      memcheck), warptile's PAD_BT in each DB path, DMMA's STAGES_NARROW at ld + 1 and odd K, its
+#      ODD_LD (every op, batches, memcheck at NN and TN) and PACK_LD (every op, memcheck at TT).
 #   2. bench (it verifies first; --runs 7, median; cuBLAS's cublasGemmStridedBatchedEx in the same
 #      layout in the same call): warptile_db f32 and dgemm_dmma f64, as shipped, in NN NT TN TT at
 #      4096^3 and 2048x4096x4096; the transposed-B paths they replaced at NT and TT (warptile
@@ -20,15 +21,15 @@
 #      >= 0.9x the packed row of its op; the replaced paths and candidates: x the shipped row they compete with.
 #      "x ref (min)" compares the fastest runs (ms_min) instead of the medians, and "spread" is a
 #      row's slowest run over its fastest less 1: FP64 at 4096^3 draws the card down to 1,750-1,900 MHz
-#      within a row's runs (first run: spreads of 12-13%, where FP32 and the 2048-row shapes stay under
-#      1%), so a median lands wherever the clock happened to be; the fastest run is the one at the
-#      highest clock.
+#      within a row's runs (first run: spreads of 9-18%, where FP32 stays under 0.5% and the FP64
+#      2048-row medians sit at their fastest runs), so a median lands wherever the clock happened to
+#      be; the fastest run is the one at the highest clock.
 #   4. Steady state (f64 at 4096^3): the same rows again, each after STEADY_WARMUP untimed launches
 #      (default 200, about 0.6 s: long enough for the clock to settle where the power limit holds
 #      it), in a second table; a target met in one table and missed in the other is the clock's.
 # LAYOUTS_QUICK=1 (about 2-3 minutes): step 1 with GPU_SECTIONS=layouts-tb, then only the f64 rows
-# at 4096^3 (NN, NT, TT; NN at ld + 1 with its candidates; TT at ld + 1 with ODD_LD) and their
-# steady-state table. ENGINE_ARGS are added to every bench call; LAYOUTS_CHECKS=0 skips step 1.
+# at 4096^3 (NN, NT, TT; NN at ld + 1 with its candidates; TT at ld + 1 with ODD_LD and PACK_LD)
+# and their steady-state table. ENGINE_ARGS are added to every bench call; LAYOUTS_CHECKS=0 skips step 1.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-build/layouts-out}
