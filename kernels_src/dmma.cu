@@ -45,6 +45,7 @@
     "ODD_LD": {"default": 0, "values": [0, 1], "doc": "f64 with rows narrowed to one element (an odd leading dimension or K, N: rows alternately 16-byte aligned): 1 copies each 2-element chunk whose source is aligned as one 16-byte cp.async (A's and B^T's rows dealt so that a warp's rows share a parity), only the others as two 8-byte ones; 0: every chunk as two"},
     "MINB_ODD": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM where ODD_LD's copies apply, in place of MINB (0: MINB): choosing a copy per chunk costs registers (174 at 64x64 tiles: two blocks per SM; 3 holds it to 168)"},
     "STAGES_NARROW": {"default": 0, "values": [0, 2, 3, 4], "doc": "cp.async buffers where A's or B's rows are narrowed (EVEC_A < VEC_A or EVEC_B < VEC_B: an odd leading dimension or K, N in f64, so every 16-byte copy becomes two 8-byte ones); 0: STAGES"},
+    "PACK_LD": {"default": 0, "values": [0, 1], "doc": "f64, one product, no split: where A's or B's stored rows are not 16-byte aligned (an odd leading dimension, or an odd pointer) though their length is even, a first launch (pack_ld) copies that matrix packed into the workspace and the tiles load it as at a packed shape (16-byte copies); the copy is timed with the GEMM"},
     "ASYNC": {"default": 1, "values": [0, 1], "doc": "1: cp.async copies (needs STAGES >= 2)"},
     "KUNROLL": {"default": 8, "min": 1, "max": 64, "doc": "unroll factor of the k loop, in steps of 4"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
@@ -91,8 +92,10 @@
     "FULL_M": "M % BM == 0",
     "FULL_N": "N % BN == 0",
     "FULL_K": "K % BK == 0",
-    "EVEC_A": "(TA ? M : K) % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM) ? VEC_A : 1",
-    "EVEC_B": "(TB ? K : N) % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM) ? VEC_B : 1",
+    "PACKLD_A": "PACK_LD && F64 && BATCH == 1 && SPLITK == 1 && STREAMK == 0 && (TA ? M : K) % VEC_A == 0 && ALIGN_A < min(VEC_A, 16 / ELEM) && M * K < 2147483648",
+    "PACKLD_B": "PACK_LD && F64 && BATCH == 1 && SPLITK == 1 && STREAMK == 0 && (TB ? K : N) % VEC_B == 0 && ALIGN_B < min(VEC_B, 16 / ELEM) && K * N < 2147483648",
+    "EVEC_A": "PACKLD_A || ((TA ? M : K) % VEC_A == 0 && ALIGN_A >= min(VEC_A, 16 / ELEM)) ? VEC_A : 1",
+    "EVEC_B": "PACKLD_B || ((TB ? K : N) % VEC_B == 0 && ALIGN_B >= min(VEC_B, 16 / ELEM)) ? VEC_B : 1",
     "EVEC_C": "N % 2 == 0 && ALIGN_C >= 2 ? 2 : 1",
     "ODD_ROWS": "ODD_LD && F64 && ASYNC && (EVEC_A < VEC_A || EVEC_B < VEC_B)",
     "PSTAGES": "STAGES_NARROW > 0 && (EVEC_A < VEC_A || EVEC_B < VEC_B) ? STAGES_NARROW : STAGES",
@@ -108,11 +111,12 @@
     "SW": "SUPER > 1 ? SUPER : 1",
     "SPLITS": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL && K > 0 ? cdiv(cdiv(K, BK), cdiv(cdiv(K, BK), SPLITK)) : SPLITK"
   },
-  "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N)",
+  "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N) + (PACKLD_A ? 2 * M * K : 0) + (PACKLD_B ? 2 * K * N : 0)",
   "compile_cost": "250",
   "model": {"tile": ["BM", "BN", "BK"], "atomics": "STREAMK > 0 ? M * N + STREAMK * BM * BN : SPLITK > 1 && SPLITK_MODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_B < VEC_B ? 105 : 100"},
-  "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
+  "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : (PACKLD_A ? rup(M * K, 2) : 0) + (PACKLD_B ? K * N : 0)",
   "launches": [
+    {"kernel": "pack_ld", "if": "PACKLD_A || PACKLD_B", "grid": ["cdiv(max(PACKLD_A ? (TA ? M : K) : 0, PACKLD_B ? (TB ? K : N) : 0), 256)", "min(cdiv((PACKLD_A ? (TA ? K : M) : 0) + (PACKLD_B ? (TB ? N : K) : 0), 4), 65535)", 1], "block": [256, 1, 1]},
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "BATCH > 1 ? BATCH : SPLITS"],
      "block": ["THREADS", 1, 1],
@@ -366,6 +370,45 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid
     split_end(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 }
 
+#if PACKLD_A || PACKLD_B
+/* PACK_LD: where an odd leading dimension leaves every other stored row of A or B 8 bytes off a
+ * 16-byte boundary, the tiles copy each 2-element chunk of it as two 8-byte cp.async (through L1)
+ * and the rows' k-tile segments straddle L2 sectors (docs/NOTES.md, "Layouts at full speed, first
+ * run"): 0.86x the packed time at 4096^3, ld + 1. This copies the matrix packed into W first (one
+ * read and one write of it; A at W, B after A's rup(M * K, 2) elements, so both start 16-byte
+ * aligned), and the GEMM then loads it as at a packed shape. Stored rows r0 .. r0 + 3 of A's RA
+ * then B's RB rows, 256 columns a block along x; all four rows' loads go before any store (as
+ * warptile's pack_b, to keep enough bytes in flight). */
+__device__ __forceinline__ idx_t pack_wb(int M, int K) { return PACKLD_A ? (idx_t)rup(M * K, 2) : 0; }
+extern "C" __global__ void pack_ld(GEMM_ARGS)
+{
+    grid_dep_sync();
+    constexpr int ROWS = 4;
+    const int RA = PACKLD_A ? (OP_TA ? K : M) : 0, LA = OP_TA ? M : K;
+    const int RB = PACKLD_B ? (OP_TB ? N : K) : 0, LB = OP_TB ? K : N;
+    const int c = blockIdx.x * 256 + threadIdx.x;
+    T *WB = W + pack_wb(M, K);
+    for (int r0 = blockIdx.y * ROWS; r0 < RA + RB; r0 += gridDim.y * ROWS) {
+        T v[ROWS];
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i) {
+            const int r = r0 + i;
+            const bool a = r < RA, in = r < RA + RB && c < (a ? LA : LB);
+            v[i] = !in ? T(0) : a ? A[(idx_t)r * lda + c] : B[(idx_t)(r - RA) * ldb + c];
+        }
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i) {
+            const int r = r0 + i;
+            const bool a = r < RA;
+            if (r < RA + RB && c < (a ? LA : LB))
+                (a ? W + (idx_t)r * LA : WB + (idx_t)(r - RA) * LB)[c] = v[i];
+        }
+    }
+}
+#else
+__device__ __forceinline__ idx_t pack_wb(int, int) { return 0; }
+#endif
+
 extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
@@ -381,7 +424,20 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
     /* NVRTC's code depends on the order of these steps (docs/NOTES.md, "Stream-K"): the thread's
      * coordinates first, then the block's, as before output_tile was split out. */
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+#if PACKLD_A || PACKLD_B
+    /* PACK_LD: the operands pack_ld copied packed into W, read from there (rows their length apart). */
+    tile::Strides ld = tile::strides(M, N, K, lda, ldb, ldc);
+    if (PACKLD_A) {
+        A = W;
+        ld.a = OP_TA ? M : K;
+    }
+    if (PACKLD_B) {
+        B = W + pack_wb(M, K);
+        ld.b = OP_TB ? K : N;
+    }
+#else
     const tile::Strides ld = tile::strides(M, N, K, lda, ldb, ldc);
+#endif
 #if STREAMK > 0
     streamk_runs(cdiv(N, BN), cdiv(M, BM), cdiv(K, BK), [&](int bx, int by, int kt0, int kt1, bool part) {
 #if EDGE_SPLIT

@@ -392,23 +392,30 @@ __device__ __forceinline__ void async_kchunk_odd(Dst dst, const T *P, int R, int
 }
 
 /* A 2-element chunk j along stored row gk (of a tile TW columns wide, from column c0; async_rchunk's,
- * narrowed): where the row is 16-byte aligned, one 16-byte copy of columns 2j, 2j + 1 to dst16,
- * zero-filled from NC on (the source size says how much is read; a chunk wholly past NC reads the
- * row's first, aligned, address for none); else async_rchunk's two copies of columns j and
- * j + TW / 2 to dst(g, e). The choice is the row's, never the chunk's: either order covers the row
- * only when all its chunks take it. */
+ * narrowed): where the row is 16-byte aligned, columns 2j, 2j + 1 to dst16; else async_rchunk's
+ * two copies of columns j and j + TW / 2 to dst(g, e). The choice is the row's, never the chunk's:
+ * either order covers the row only when all its chunks take it. In an aligned row, a chunk wholly
+ * before NC goes as one 16-byte copy; one that NC cuts (or lies past) as two 8-byte copies, the
+ * first element read only where it is before NC, the second zero-filled (source P, size 0, as
+ * async_rchunk's). Not one 16-byte copy with a source size of 8: memcheck counts that as a read of
+ * all 16 bytes at the source (the PTX ISA promises no less), and at the last row of a matrix the
+ * second 8 lie past its end (bench/layouts.sh's first run, ld + 1 at 127x129x131). */
 template <int TW, bool FC, typename Dst>
 __device__ __forceinline__ void async_rchunk_odd(T *dst16, Dst dst, const T *P, int NC, int ld, int gk, int c0, int j,
                                                  int kend)
 {
     const T *row = P + (idx_t)gk * ld + c0;
     if ((FULL_K || gk < kend) && aligned16(row)) {
-        const int bytes = FC ? 16 : min(max(NC - c0 - 2 * j, 0), 2) * (int)sizeof(T);
-#if ARCH >= 80
-        const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst16));
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(bytes > 0 ? row + 2 * j : row),
-                     "r"(bytes));
+        const int c = c0 + 2 * j; /* the chunk's first column */
+        if (FC || c + 2 <= NC) {
+#if ARCH >= 80 /* written out (not cp_async<16>): the PTX at whole tiles stays that of the first run */
+            const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst16));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(row + 2 * j), "r"(16));
 #endif
+        } else { /* c + 1 >= NC: at most column c is in */
+            cp_async<8>(dst16, c < NC ? row + 2 * j : P, c < NC);
+            cp_async<8>(dst16 + 1, P, false);
+        }
     } else {
         async_rchunk<2, 1, TW, 1, FC>(dst, P, NC, ld, gk, c0 + j, kend);
     }

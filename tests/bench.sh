@@ -114,6 +114,25 @@ reg CHECK=1
 check_rc "a corrupt baseline line: exit 2" 2 $? "$(cat "$tmp/reg.out")"
 grep -q "base.jsonl:6: not a baseline row" "$tmp/reg.out" && pass "... naming the file and line" || fail "corrupt baseline named" "$(cat "$tmp/reg.out")"
 
+# bench/layouts.sh, quick mode, its checks skipped (nothing to check on the fake worker): the 12
+# f64 rows at 4096^3 in the table and again in the steady-state table, whose requests carry the
+# warm-up; the candidates judged against the shipped ld + 1 row; the fastest-run ratio and spread
+# columns filled from ms_min and ms_max (the fake's 0.99x and 1.01x: spread 2.0%).
+FAKE_LOG=$tmp/lay.req LAYOUTS_CHECKS=0 LAYOUTS_QUICK=1 RUNS=2 STEADY_WARMUP=9 OUT=$tmp/lay ENGINE_ARGS="--arch sm_90" \
+  ENGINE_BIN=$B/engine bash bench/layouts.sh >"$tmp/lay.out" 2>&1
+check_rc "layouts.sh LAYOUTS_QUICK=1 (fake worker)" 0 $? "$(tail -5 "$tmp/lay.out")"
+for t in table table-steady; do
+  n=$(grep -c '^f64/4096x4096x4096/[NT]' "$tmp/lay/$t.txt")
+  [ "$n" = 12 ] && pass "...$t.txt holds the 12 f64 rows" || fail "...$t.txt holds the 12 f64 rows" "$n: $(cat "$tmp/lay/$t.txt")"
+done
+grep -qE '^f64/4096x4096x4096/NN/ld\+1/ODD_LD=1 +ok .* 2\.0% +1980  \(A/B: x f64/4096x4096x4096/NN/ld\+1\)$' "$tmp/lay/table.txt" &&
+  pass "...ODD_LD judged against the shipped ld + 1 row, with spread and clock" ||
+  fail "...ODD_LD judged against the shipped ld + 1 row, with spread and clock" "$(cat "$tmp/lay/table.txt")"
+grep -qE '^f64/4096x4096x4096/NT +ok .* met: x NN' "$tmp/lay/table-steady.txt" && pass "...NT's target judged in the steady table" ||
+  fail "...NT's target judged in the steady table" "$(cat "$tmp/lay/table-steady.txt")"
+n=$(grep -c '"M":4096,.*"warmup":9,' "$tmp/lay.req")
+[ "$n" = 12 ] && pass "...the steady rows' 12 requests carry STEADY_WARMUP" || fail "...the steady rows' 12 requests carry STEADY_WARMUP" "$n"
+
 # A tf32-class config (1xTF32) is timed beside cuBLAS FAST_TF32 as well: a cublas_tf32 row after
 # the cuBLAS one, its % cuBLAS against strict SGEMM (the fake worker's TF32 runs 8x as fast); an
 # f32-class config alone gets no such row.

@@ -86,6 +86,19 @@ $E compile configs/warptile_splitk.json --m 17 --n 33 --k 5 --op NT --ldc +1 --a
 check_rc "compile warptile_splitk --ldc +1 is refused" 2 $?
 grep -q 'shape 17x33x5 op NT lda=5 ldb=5 ldc=34 is refused: template warptile requires LDC == N || (SPLITK == 1 && STREAMK == 0) (' "$tmp/out" &&
   pass "...by its declared rule" || fail "...by its declared rule" "$(cat "$tmp/out")"
+# ODD_LD's copies (tile_pipeline.cuh's ODD_ROWS path) mirrored on the CPU: in bounds, no partial 16-byte
+# copy, each element once (tests/odd_chunks.py); the mirror of the code before the fix must fail; and the
+# path compiles at a partial tile (N 129) with ld + 1 in every op.
+if out=$(python3 tests/odd_chunks.py 2>&1); then pass "ODD_LD copies: $out"; else fail "ODD_LD copies" "$out"; fi
+out=$(python3 tests/odd_chunks.py --old 2>&1)
+[ $? = 1 ] && grep -q 'copy reads elements .* allocation' <<<"$out" && pass "...its mirror of the old row end reads past B" ||
+  fail "...its mirror of the old row end reads past B" "$out"
+for op in NN TT; do
+  $E compile configs/dgemm_dmma.json --m 127 --n 129 --k 131 --op $op --lda +1 --ldb +1 --ldc +1 --set ODD_LD=1 \
+    --set MINB_ODD=3 --arch sm_90 --no-cache >"$tmp/out" 2>&1
+  check_rc "compile dgemm_dmma ODD_LD op $op at 127x129x131, ld + 1" 0 $? "$(cat "$tmp/out")"
+  grep -q 'ODD_ROWS=1' "$tmp/out" && pass "...with ODD_ROWS 1" || fail "...with ODD_ROWS 1" "$(cat "$tmp/out")"
+done
 
 # K = 0 (C = beta * C, done by the engine) still plans every config's launches: a launch sized by K
 # (warptile's pack_b) must not make the shape an error. N = 9 asks for the pack where it is enabled.

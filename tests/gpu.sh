@@ -539,8 +539,21 @@ run_verify "dgemm_dmma ODD_LD STAGES_NARROW 4 op NN, ld padded by 1" layouts-dmm
   "${ODD[@]}" --set STAGES_NARROW=4 --lda +1 --ldb +1 --ldc +1 --shapes 127x129x131,1000x1001x999
 run_verify "dgemm_dmma ODD_LD batch 3, op TT, odd strides" layouts-dmmaoddb configs/dgemm_dmma.json "${ODD[@]}" \
   --batch 3 --op TT --lda +1 --ldb +3 --ldc +1 --stride-a 17001 --stride-b 17005 --stride-c 30000 --shapes 127x129x131
-sanitize_verify "dgemm_dmma ODD_LD op NN, ld padded by 1" layouts-san-dmO "memcheck" configs/dgemm_dmma.json \
-  "${ODD[@]}" --lda +1 --ldb +1 --ldc +1 --shapes 127x129x131,256x192x160
+# PACK_LD: A and B copied packed into the workspace first where ld + 1 leaves their rows unaligned
+# (rows of even length only: at 17x34x6 op TN/TT A's rows along M are odd, so only B is packed), at
+# whole and partial tiles, and under memcheck.
+for op in NN NT TN TT; do
+  run_verify "dgemm_dmma PACK_LD op $op, ld padded by 1" "layouts-dmmapk-$op" configs/dgemm_dmma.json \
+    --set PACK_LD=1 --op "$op" --lda +1 --ldb +1 --ldc +1 --shapes 17x34x6,64x64x64,130x66x70,1000x1002x1000
+done
+sanitize_verify "dgemm_dmma PACK_LD op TT, ld padded by 1" layouts-san-dmP "memcheck" configs/dgemm_dmma.json \
+  --set PACK_LD=1 --op TT --lda +1 --ldb +1 --ldc +1 --shapes 130x66x70,256x192x160
+# memcheck: in op NN B's rows along N end inside the last tile (N 129), in op TN A's along M (M 127)
+# as well; the first run caught a 16-byte copy past B's end at NN (tile_pipeline.cuh, async_rchunk_odd).
+for op in NN TN; do
+  sanitize_verify "dgemm_dmma ODD_LD op $op, ld padded by 1" "layouts-san-dmO-$op" "memcheck" \
+    configs/dgemm_dmma.json "${ODD[@]}" --op $op --lda +1 --ldb +1 --ldc +1 --shapes 127x129x131,256x192x160
+done
 sanitize_verify "dgemm_dmma op NT, even K" layouts-san-dmE "memcheck" configs/dgemm_dmma.json --op NT \
   --shapes 130x66x70,96x200x130
 fi

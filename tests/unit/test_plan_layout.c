@@ -289,6 +289,41 @@ static void test_tile_b_transposed(void **state)
         done(&p);
     }
 
+    /* PACK_LD packs a matrix whose rows are not 16-byte aligned (ld + 1) but of even length, one
+     * product, no split: a pack_ld launch first, A then B in the workspace (A rounded to 2
+     * elements), full-width copies after it. Not at ld + 8, not where K is odd (A's rows) or N is
+     * (B's), not for a batch. */
+    const struct {
+        int tb, pad, N, K, batch, pa, pb;
+    } pk[] = {{0, 1, 64, 64, 1, 1, 1}, {1, 1, 64, 64, 1, 1, 1}, {0, 8, 64, 64, 1, 0, 0}, {0, 1, 64, 63, 1, 0, 1},
+              {0, 1, 63, 64, 1, 1, 0}, {0, 1, 64, 64, 2, 0, 0}};
+    for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++) {
+        const int M = 48;
+        layout_packed(&l, 0, pk[i].tb, M, pk[i].N, pk[i].K, pk[i].batch);
+        l.lda += pk[i].pad;
+        l.ldb += pk[i].pad;
+        l.ldc += pk[i].pad;
+        if (pk[i].batch > 1) {
+            l.sa = (int64_t)l.lda * M;
+            l.sb = (int64_t)l.ldb * (pk[i].tb ? pk[i].N : pk[i].K);
+            l.sc = (int64_t)l.ldc * M;
+        }
+        assert_int_equal(plan_set("dgemm_dmma", "PACK_LD=1", M, pk[i].N, pk[i].K, &l, &p, &err), 0);
+        if (sw(&p, "PACKLD_A") != pk[i].pa || sw(&p, "PACKLD_B") != pk[i].pb)
+            fail_msg("case %zu: PACKLD_A %ld, PACKLD_B %ld, expected %d, %d (%s)", i, sw(&p, "PACKLD_A"),
+                     sw(&p, "PACKLD_B"), pk[i].pa, pk[i].pb, p.switches);
+        const int64_t ws = (pk[i].pa ? (M * pk[i].K + 1) / 2 * 2 : 0) + (pk[i].pb ? pk[i].K * pk[i].N : 0);
+        assert_int_equal(p.workspace, ws);
+        const bool packs = pk[i].pa || pk[i].pb;
+        assert_int_equal(p.nlaunches, packs ? 2 : 1);
+        assert_string_equal(p.launches[0].kernel, packs ? "pack_ld" : "gemm");
+        if (pk[i].pa)
+            assert_int_equal(sw(&p, "EVEC_A"), 2);
+        if (pk[i].pb)
+            assert_int_equal(sw(&p, "EVEC_B"), 2);
+        done(&p);
+    }
+
     for (int tb = 0; tb < 2; tb++) {
         layout_packed(&l, 0, tb, 128, 128, 64, 1);
         assert_int_equal(plan_set("warptile_db", "PAD_BT=4", 128, 128, 64, &l, &p, &err), 0);
