@@ -71,10 +71,13 @@ bad_layout "tune --wisdom with padded rows" "engine: --wisdom: wisdom entries re
   tune --lda +1 --wisdom /tmp configs/naive.json
 bad_layout "tune --wisdom with a batch's own strides" "engine: --wisdom: wisdom entries record the op and the batch only; give no --ld*/--stride-* (or no --wisdom)" \
   tune --batch 4 --stride-a 0 --wisdom /tmp configs/naive.json
-# engine pick at a batch: weighed at the batch's products (the shipped wisdom holds no batch entry).
+# engine pick at a batch: weighed at the batch's products where wisdom has no entry of that batch
+# (the shipped H100 wisdom holds 128^3 at batch 512, not at 384), exact where it has one.
+$E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --shapes 128x128x128 --batch 384 --format jsonl >"$tmp/out" 2>&1
+check_rc "pick --batch 384" 0 $? "$(cat "$tmp/out")"
+grep -q '"shape":"128x128x128","batch":384,.*"exact":false' "$tmp/out" && pass "...weighed at the batch" || fail "...weighed at the batch" "$(cat "$tmp/out")"
 $E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --shapes 128x128x128 --batch 512 --format jsonl >"$tmp/out" 2>&1
-check_rc "pick --batch 512" 0 $? "$(cat "$tmp/out")"
-grep -q '"shape":"128x128x128","batch":512,.*"exact":false' "$tmp/out" && pass "...weighed at the batch" || fail "...weighed at the batch" "$(cat "$tmp/out")"
+grep -q '"shape":"128x128x128","batch":512,.*"exact":true,.*"entry_batch":512' "$tmp/out" && pass "...exact at the batch wisdom holds" || fail "...exact at the batch wisdom holds" "$(cat "$tmp/out")"
 # The layout reaches the plan: naive and the tile templates compile with its switches; split-K refuses a padded C.
 $E compile configs/naive.json --m 17 --n 33 --k 5 --op TN --lda +1 --batch 3 --arch sm_90 --no-cache >"$tmp/out" 2>&1
 check_rc "compile naive --op TN --lda +1 --batch 3" 0 $? "$(cat "$tmp/out")"

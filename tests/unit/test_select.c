@@ -115,7 +115,7 @@ static void test_entries_share_loaded_configs(void **state)
         assert_false(p.sel.cands[j].cfg_shared);
         assert_string_equal(p.sel.cands[j].label, x->label);
         assert_string_equal(p.sel.cands[j].path, x->path);
-        double t = select_estimate(&p.sel, c, &x->entry->shape);
+        double t = select_estimate_batch(&p.sel, c, &x->entry->shape, wisdom_batch(x->entry));
         assert_true(x->t_entry > 0 && (x->eff >= 1.5 || fabs(t / x->t_entry - 1) < 1e-3)); /* 1.5: the cap */
     }
     assert_true(own > 0 && own * 4 < p.sel.ncands);
@@ -157,38 +157,38 @@ static void test_estimates_follow_the_work(void **state)
     double t1 = select_estimate_batch(&p.sel, big, &one, 1), t132 = select_estimate_batch(&p.sel, big, &one, 132);
     assert_true(t132 < 2 * t1);
     assert_true(select_estimate(&p.sel, big, &one) == t1);
-    /* 512 products of 128^3: a one-warp tile spreads one product over the SMs, but the batch's
-     * blocks fill them with a 128 x 128 tile too, which is then estimated faster; for one product
-     * it is the other way round. (Which entries are weighed depends on the wisdom's points; the
+    /* 384 products of 128^3 (wisdom holds 512, not 384): a one-warp tile spreads one product
+     * over the SMs, but the batch's blocks fill them with a 128 x 128 tile too, which is then
+     * estimated faster; for one product it is the other way round. (Which entries are weighed depends on the wisdom's points; the
      * model's ordering does not.) */
     const shape_t sh = {128, 128, 128};
     size_t tiny = cand_at(&p, 64, 64, 64); /* warptile_splitk, 16 x 32, one warp */
     assert_true(select_estimate_batch(&p.sel, big, &sh, 1) > select_estimate_batch(&p.sel, tiny, &sh, 1));
-    assert_true(select_estimate_batch(&p.sel, big, &sh, 512) < select_estimate_batch(&p.sel, tiny, &sh, 512));
-    select_result r1, r512;
+    assert_true(select_estimate_batch(&p.sel, big, &sh, 384) < select_estimate_batch(&p.sel, tiny, &sh, 384));
+    select_result r1, rb;
     assert_int_equal(select_pick_batch(&p.sel, &sh, 1, &r1), 0);
-    assert_int_equal(select_pick_batch(&p.sel, &sh, 512, &r512), 0);
+    assert_int_equal(select_pick_batch(&p.sel, &sh, 384, &rb), 0);
     assert_int_equal(r1.batch, 1);
-    assert_int_equal(r512.batch, 512);
-    assert_false(r512.exact);
-    /* The entries nearest to a batch of 512 include split-K tiles, which refuse batches: they are
+    assert_int_equal(rb.batch, 384);
+    assert_false(rb.exact);
+    /* The entries nearest to a batch of 384 include split-K tiles, which refuse batches: they are
      * passed over, and the SELECT_K nearest that can run it are weighed instead. */
-    assert_int_equal(r512.nw, SELECT_K);
+    assert_int_equal(rb.nw, SELECT_K);
     size_t passed_over = 0;
     for (size_t c = 0; c < p.sel.ncands; c++) {
         bool weighed = false;
-        for (size_t j = 0; j < r512.nw; j++)
-            weighed |= r512.w[j].cand == c;
-        if (!weighed && select_distance(p.sel.cands[c].entry, &sh, 512) < r512.w[SELECT_K - 1].dist) {
-            assert_true(select_estimate_batch(&p.sel, c, &sh, 512) < 0);
+        for (size_t j = 0; j < rb.nw; j++)
+            weighed |= rb.w[j].cand == c;
+        if (!weighed && select_distance(p.sel.cands[c].entry, &sh, 384) < rb.w[SELECT_K - 1].dist) {
+            assert_true(select_estimate_batch(&p.sel, c, &sh, 384) < 0);
             passed_over++;
         }
     }
-    for (size_t j = 0; j < r512.nw; j++)
-        assert_true(r512.w[j].t_est >= 0);
+    for (size_t j = 0; j < rb.nw; j++)
+        assert_true(rb.w[j].t_est >= 0);
     assert_true(passed_over > 0);
-    char *ex = select_explain(&p.sel, &sh, &r512);
-    assert_non_null(strstr(ex, "estimated at 128x128x128 batch 512 on 132 SMs"));
+    char *ex = select_explain(&p.sel, &sh, &rb);
+    assert_non_null(strstr(ex, "estimated at 128x128x128 batch 384 on 132 SMs"));
     free(ex);
     /* The distance has the batch as a fourth log coordinate. */
     wisdom_entry e;
