@@ -1,7 +1,8 @@
-/* wisdom.c — the best config per (device, arch, dtype, shape): files read strictly, lookup with
- * fallback by level and shape distance, and recording a new winner into a device's file. */
-#define _GNU_SOURCE /* flock, mkstemp */
+/* wisdom.c — the best config per (device, arch, dtype, shape): files read strictly, and lookup
+ * with fallback by level and shape distance. Recording a new winner into a device's file is
+ * wisdom_write.c's. */
 #include "wisdom.h"
+#include "wisdom_impl.h"
 
 #include "arch.h"
 #include "jsonloc.h"
@@ -12,14 +13,11 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 static const char *const k_file_keys[] = {"version", "device", "arch", "entries", NULL};
 static const char *const k_entry_keys[] = {"dtype", "op", "batch", "shape", "config", "set", "tflops", "vs_cublas", "occ", "source", NULL};
@@ -27,7 +25,7 @@ static const char *const k_entry_keys[] = {"dtype", "op", "batch", "shape", "con
 /* ---------------------------------------------------------------------------------------------- */
 /* Entries and files                                                                               */
 
-static void entry_free(wisdom_entry *e)
+void wisdom_entry_free(wisdom_entry *e)
 {
     free(e->config);
     for (size_t i = 0; i < e->nsets; i++)
@@ -37,7 +35,7 @@ static void entry_free(wisdom_entry *e)
     memset(e, 0, sizeof *e);
 }
 
-static void entry_copy(wisdom_entry *dst, const wisdom_entry *src)
+void wisdom_entry_copy(wisdom_entry *dst, const wisdom_entry *src)
 {
     *dst = *src;
     dst->config = xstrdup(src->config);
@@ -50,10 +48,10 @@ static void entry_copy(wisdom_entry *dst, const wisdom_entry *src)
     }
 }
 
-static void file_free(wisdom_file *f)
+void wisdom_file_free(wisdom_file *f)
 {
     for (size_t i = 0; i < f->nentries; i++)
-        entry_free(&f->entries[i]);
+        wisdom_entry_free(&f->entries[i]);
     free(f->entries);
     free(f->path);
     free(f->device);
@@ -68,7 +66,7 @@ void wisdom_init(wisdom_t *w)
 void wisdom_free(wisdom_t *w)
 {
     for (size_t i = 0; i < w->nfiles; i++)
-        file_free(&w->files[i]);
+        wisdom_file_free(&w->files[i]);
     free(w->files);
     wisdom_init(w);
 }
@@ -139,13 +137,13 @@ static int parse_shape(const char *text, shape_t *s, char *why, size_t len)
     return shape_rule(s, why, len);
 }
 
-static void format_shape(const shape_t *s, char *buf, size_t len)
+void wisdom_format_shape(const shape_t *s, char *buf, size_t len)
 {
     snprintf(buf, len, "%lldx%lldx%lld", (long long)s->m, (long long)s->n, (long long)s->k);
 }
 
 /* A key of "set": a parameter name, as --set takes it (letters, digits, _). */
-static bool param_name_ok(const char *s)
+bool wisdom_param_name_ok(const char *s)
 {
     if (!*s)
         return false;
@@ -295,7 +293,7 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
         json_object_foreach(set, key, v)
         {
             const char *pk[] = {"set", key};
-            if (!param_name_ok(key))
+            if (!wisdom_param_name_ok(key))
                 return fail_at(c, base, pk, 2, true,
                                "entries[%zu].set: \"%.64s\" is not a parameter name (letters, digits, _)", idx, key);
             if (!json_is_integer(v))
@@ -424,7 +422,7 @@ int wisdom_parse(wisdom_t *w, const char *path, const char *text, size_t len, er
     if (rc == 0)
         add_file(w, &f);
 out:
-    file_free(&f);
+    wisdom_file_free(&f);
     free(copy);
     return rc;
 }
@@ -609,265 +607,13 @@ char *wisdom_choice_format(const wisdom_choice *c)
     if (e->nsets)
         sb_add(&sb, "]");
     char shape[64];
-    format_shape(&e->shape, shape, sizeof shape);
+    wisdom_format_shape(&e->shape, shape, sizeof shape);
     sb_addf(&sb, " (%s:%d, %s, ", c->file->path, e->line, level_name(c->level));
     if (c->exact)
         sb_addf(&sb, "exact %s)", shape);
     else
         sb_addf(&sb, "nearest %s at distance %.2f)", shape, c->distance);
     return sb_steal(&sb);
-}
-
-/* ---------------------------------------------------------------------------------------------- */
-/* Writing                                                                                         */
-
-/* s as a JSON string (jansson escapes it); false when s is not UTF-8. */
-static bool add_json_string(strbuf *sb, const char *s)
-{
-    json_t *j = json_string(s);
-    if (!j)
-        return false;
-    char *d = json_dumps(j, JSON_ENCODE_ANY);
-    json_decref(j);
-    if (!d)
-        return false;
-    sb_add(sb, d);
-    free(d);
-    return true;
-}
-
-char *wisdom_file_to_json(const wisdom_file *f)
-{
-    strbuf sb;
-    sb_init(&sb);
-    bool ok = true;
-    sb_addf(&sb, "{\n  \"version\": %d,\n", WISDOM_VERSION);
-    if (f->device) {
-        sb_add(&sb, "  \"device\": ");
-        ok = ok && add_json_string(&sb, f->device);
-        sb_add(&sb, ",\n");
-    }
-    if (f->arch) {
-        char a[16];
-        sb_addf(&sb, "  \"arch\": \"%s\",\n", arch_name(f->arch, a, sizeof a));
-    }
-    sb_add(&sb, "  \"entries\": [");
-    for (size_t i = 0; i < f->nentries; i++) {
-        const wisdom_entry *e = &f->entries[i];
-        char shape[64];
-        format_shape(&e->shape, shape, sizeof shape);
-        sb_addf(&sb, "%s\n    {\"dtype\": \"%s\", ", i ? "," : "", dtype_name(e->dtype));
-        if (e->op) /* NN is written as before layouts: no key */
-            sb_addf(&sb, "\"op\": \"%s\", ", wisdom_op_name(e->op));
-        if (wisdom_batch(e) > 1) /* one product is written as before batches: no key */
-            sb_addf(&sb, "\"batch\": %lld, ", (long long)e->batch);
-        sb_addf(&sb, "\"shape\": \"%s\", \"config\": ", shape);
-        ok = ok && add_json_string(&sb, e->config);
-        if (e->nsets) {
-            sb_add(&sb, ", \"set\": {");
-            for (size_t k = 0; k < e->nsets; k++) {
-                if (k)
-                    sb_add(&sb, ", ");
-                ok = ok && add_json_string(&sb, e->sets[k].key);
-                sb_addf(&sb, ": %lld", (long long)e->sets[k].value);
-            }
-            sb_add(&sb, "}");
-        }
-        sb_add(&sb, ", \"tflops\": ");
-        sb_add_double(&sb, e->tflops);
-        sb_add(&sb, ", \"vs_cublas\": ");
-        sb_add_double(&sb, e->vs_cublas);
-        if (e->occ > 0)
-            sb_addf(&sb, ", \"occ\": %d", e->occ);
-        if (e->source) {
-            sb_add(&sb, ", \"source\": ");
-            ok = ok && add_json_string(&sb, e->source);
-        }
-        sb_add(&sb, "}");
-    }
-    sb_add(&sb, f->nentries ? "\n  ]\n}\n" : "]\n}\n");
-    if (!ok) {
-        sb_free(&sb);
-        return NULL;
-    }
-    return sb_steal(&sb);
-}
-
-/* Order of entries in a written file: dtype, op, batch, then M, N, K (0: the same key). */
-static int cmp_entry(const void *pa, const void *pb)
-{
-    const wisdom_entry *a = pa, *b = pb;
-    if (a->dtype != b->dtype)
-        return a->dtype < b->dtype ? -1 : 1;
-    if (a->op != b->op)
-        return a->op < b->op ? -1 : 1;
-    if (wisdom_batch(a) != wisdom_batch(b))
-        return wisdom_batch(a) < wisdom_batch(b) ? -1 : 1;
-    const int64_t x[3] = {a->shape.m, a->shape.n, a->shape.k}, y[3] = {b->shape.m, b->shape.n, b->shape.k};
-    for (int i = 0; i < 3; i++)
-        if (x[i] != y[i])
-            return x[i] < y[i] ? -1 : 1;
-    return 0;
-}
-
-/* The rule e breaks as an entry of a file (what wisdom_parse would refuse), in why; 0 when none. */
-static int check_entry(const wisdom_entry *e, char *why, size_t len)
-{
-    char shape[64], sw[256];
-    format_shape(&e->shape, shape, sizeof shape);
-    if (e->dtype != DTYPE_F32 && e->dtype != DTYPE_F64)
-        return snprintf(why, len, "dtype %d is neither f32 nor f64", (int)e->dtype), -1;
-    if (e->op < 0 || e->op > 3)
-        return snprintf(why, len, "op %d is not 0 to 3 (NN, NT, TN, TT)", e->op), -1;
-    if (e->batch < 0 || e->batch > WISDOM_MAX_BATCH)
-        return snprintf(why, len, "batch %lld is not 1 to %d", (long long)e->batch, WISDOM_MAX_BATCH), -1;
-    if (shape_rule(&e->shape, sw, sizeof sw))
-        return snprintf(why, len, "shape %s: %s", shape, sw), -1;
-    if (!e->config || !*e->config)
-        return snprintf(why, len, "the entry names no config"), -1;
-    if (!isfinite(e->tflops) || e->tflops < 0 || !isfinite(e->vs_cublas) || e->vs_cublas < 0)
-        return snprintf(why, len, "tflops = %g and vs_cublas = %g must be finite and >= 0", e->tflops, e->vs_cublas),
-               -1;
-    if (e->occ < 0 || e->occ > 64)
-        return snprintf(why, len, "occ = %d must be 1 to 64 blocks per SM (0: not known)", e->occ), -1;
-    for (size_t i = 0; i < e->nsets; i++) {
-        if (!e->sets[i].key || !param_name_ok(e->sets[i].key))
-            return snprintf(why, len, "set: \"%.64s\" is not a parameter name (letters, digits, _)",
-                            e->sets[i].key ? e->sets[i].key : ""),
-                   -1;
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(e->sets[i].key, e->sets[j].key) == 0)
-                return snprintf(why, len, "set: %s is given twice", e->sets[i].key), -1;
-    }
-    return 0;
-}
-
-static bool same_owner(const wisdom_file *f, const char *device_name, int arch)
-{
-    bool dev = (!f->device && !device_name) || (f->device && device_name && strcmp(f->device, device_name) == 0);
-    return dev && ((!f->arch && !arch) || (f->arch && arch && arch_sm(f->arch) == arch_sm(arch)));
-}
-
-static void owner_name(const char *device_name, int arch, char *buf, size_t len)
-{
-    char a[16];
-    if (device_name)
-        snprintf(buf, len, "device \"%s\" (%s)", device_name, arch_name(arch, a, sizeof a));
-    else if (arch)
-        snprintf(buf, len, "arch %s", arch_name(arch, a, sizeof a));
-    else
-        snprintf(buf, len, "the default level");
-}
-
-int wisdom_record(const char *path, const char *device_name, int arch, const wisdom_entry *e, wisdom_outcome *outcome,
-                  err_t *err)
-{
-    char why[512];
-    if (outcome)
-        *outcome = 0;
-    if (device_name && (!*device_name || !arch))
-        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot record: a device file needs a device name and an arch"), -1;
-    if (check_entry(e, why, sizeof why))
-        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot record: %s", why), -1;
-
-    char *dir = path_dirname(path);
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        err_set(err, EXIT_INPUT, dir, 0, 0, "cannot create the wisdom directory: %s", strerror(errno));
-        free(dir);
-        return -1;
-    }
-    /* The file is replaced by rename, so the lock is taken on its directory, which stays. */
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0 || flock(dfd, LOCK_EX) != 0) {
-        err_set(err, EXIT_INPUT, dir, 0, 0, "cannot lock the wisdom directory: %s", strerror(errno));
-        if (dfd >= 0)
-            close(dfd);
-        free(dir);
-        return -1;
-    }
-
-    int rc = -1;
-    wisdom_t w;
-    wisdom_init(&w);
-    wisdom_file fresh;
-    memset(&fresh, 0, sizeof fresh);
-    wisdom_file *f = &fresh;
-    char *text = NULL;
-    wisdom_outcome what = WISDOM_CREATED;
-    size_t len;
-    char *old = read_file(path, &len);
-    if (old) {
-        int prc = wisdom_parse(&w, path, old, len, err);
-        free(old);
-        if (prc)
-            goto out; /* never overwrite a file we cannot read: its entries would be lost */
-        f = &w.files[0];
-        if (!same_owner(f, device_name, arch)) {
-            char mine[256], theirs[256];
-            owner_name(f->device, f->arch, theirs, sizeof theirs);
-            owner_name(device_name, arch, mine, sizeof mine);
-            err_set(err, EXIT_INPUT, path, 0, 0, "cannot record: the file holds wisdom for %s, not for %s", theirs,
-                    mine);
-            goto out;
-        }
-        what = WISDOM_ADDED;
-    } else if (errno == ENOENT) {
-        fresh.path = xstrdup(path);
-        fresh.device = device_name ? xstrdup(device_name) : NULL;
-        fresh.arch = arch;
-        what = WISDOM_CREATED;
-    } else {
-        err_set(err, EXIT_INPUT, path, 0, 0, "cannot read wisdom: %s", strerror(errno));
-        goto out;
-    }
-
-    wisdom_entry *same = NULL;
-    for (size_t i = 0; i < f->nentries; i++)
-        if (cmp_entry(&f->entries[i], e) == 0)
-            same = &f->entries[i];
-    if (same && !(e->tflops > same->tflops)) {
-        what = WISDOM_KEPT;
-        rc = 0;
-        goto out;
-    }
-    if (same) {
-        entry_free(same);
-        entry_copy(same, e);
-        what = WISDOM_REPLACED;
-    } else {
-        f->entries = xrealloc(f->entries, (f->nentries + 1) * sizeof *f->entries);
-        entry_copy(&f->entries[f->nentries++], e);
-    }
-    qsort(f->entries, f->nentries, sizeof *f->entries, cmp_entry);
-    text = wisdom_file_to_json(f);
-    if (!text) {
-        err_set(err, EXIT_INPUT, path, 0, 0, "cannot record: a string of the entry is not valid UTF-8");
-        goto out;
-    }
-    /* Read it back before writing, as any later reader will: a file we wrote must always load. */
-    wisdom_t check;
-    wisdom_init(&check);
-    int crc = wisdom_parse(&check, path, text, strlen(text), err);
-    wisdom_free(&check);
-    if (crc)
-        goto out;
-    int step = write_file_atomic(path, text, strlen(text));
-    if (step != WRITE_OK) {
-        err_set(err, step == WRITE_CREATE ? EXIT_INPUT : EXIT_SYSTEM, path, 0, 0, "cannot write wisdom: %s",
-                strerror(errno));
-        goto out;
-    }
-    rc = 0;
-out:
-    if (rc == 0 && outcome)
-        *outcome = what;
-    free(text);
-    file_free(&fresh);
-    wisdom_free(&w);
-    flock(dfd, LOCK_UN);
-    close(dfd);
-    free(dir);
-    return rc;
 }
 
 /* ---------------------------------------------------------------------------------------------- */
