@@ -10,7 +10,8 @@
 #      f64 tune/batches_dmma.json, then f32 tune/batches_warptile.json (small tiles of 16/32-row warp
 #      tiles); each winner is recorded with "batch" in this copy's wisdom/ (config paths stay
 #      configs/...) when faster than the entry there, and the device's file is copied to
-#      $OUT/wisdom/ to be committed
+#      $OUT/wisdom/ to be committed; BATCHES_SPACES="dtype:space ..." replaces the list (e.g.
+#      "f32:tune/batches_tc32.json": 3xTF32 on the tensor cores, class f32, sm_90a only)
 #   3  `bench --auto` again with that wisdom: each batch runs its exact entry (target >= 0.9x cuBLAS)
 #   4  python3 tests/gpu_torch.py dlpack: engine.matmul on torch tensors seen through DLPack only
 #      (every op, padded out, batches of 3 and 64), against torch.matmul (skipped without torch)
@@ -54,7 +55,7 @@ bench_all before
 
 echo "== 2 tune each batch into $file"
 t_tune=$(date +%s)
-for sp in f32:tune/batches_warptile_db.json f64:tune/batches_dmma.json f32:tune/batches_warptile.json; do
+for sp in ${BATCHES_SPACES:-f32:tune/batches_warptile_db.json f64:tune/batches_dmma.json f32:tune/batches_warptile.json}; do
   for l in $lines; do
     left=$((TUNES_S - ($(date +%s) - t_tune)))
     if [ $left -le 10 ]; then

@@ -1,32 +1,28 @@
 #!/usr/bin/env bash
-# GPU checks of the FP32 tensor-core kernels (issue 26, fourth round: the shipped tc32_3x and tc32_1x
-# are now the third round's fastest, A from registers with 4 raw stages; candidates for the last 3%
-# at 4096^3) on one H100, with the prebuilt build/engine only. Logs under $OUT/tc32 (or
+# GPU checks of the FP32 tensor-core kernels (issue 26, fifth round: SWAP, the operands' roles
+# swapped so that B's fragments come from registers and A's raw tile is the tensor cores' shared-
+# memory operand) on one H100, with the prebuilt build/engine only. Logs under $OUT/tc32 (or
 # /tmp/tc32-gpu); the last lines are a short table. TC32_QUICK=1: about 2-3 minutes (<= 4); the
 # whole script about 5 (under 8). Checks, in order:
 #   1. verify (no --arch) at 1x1x1, 17x33x5, 127x129x131, 1000x1001x999, 4096x4096x7 and 260x196x100
 #      (the last: rows of 16 bytes, so the 16-byte cp.async with edges in M, N and K), beta = 0 (C
-#      NaN-poisoned) and 0.5, 12 rows each, all ok: the shipped tc32_3x, tc32_1x (new parameters)
-#      and tc32_sync, and the candidates: 3x_p256 (promotion every 256 of K), 3x_s16 (supertile
-#      16), 3x_bn64_m2 and 3x_bn64_r2_m2 (128 x 64 tiles, MINB 2: two blocks an SM; 3 or 2 raw
-#      stages), 1x_bn64_m2 (the same for 1xTF32); without TC32_QUICK also the controls: the
-#      register-staged path shipped until now (3x_regstage, 1x_regstage) and the third round's
-#      tc32_3x_async, tc32_3x_areg (3 raw stages), tc32_1x_async; tc32_3x and 3x_bn64_m2 on a
-#      strided batch of 3 (grid z); --op NT refused (exit 2, the requires rule)
+#      NaN-poisoned) and 0.5, 12 rows each, all ok: the shipped tc32_3x and tc32_1x (SWAP), tc32_sync,
+#      and the candidates: 3x_areg4 and 1x_areg4 (the fourth round's shipped kernels), 3x_sw_r5 (5
+#      raw stages), 3x_sw_s16 (supertile 16), 1x_sw128_r1 (1xTF32 at 128 x 128 with promotion);
+#      without TC32_QUICK also the controls (the register-staged path, tc32_3x_async, tc32_3x_areg,
+#      tc32_1x_async); tc32_3x and tc32_1x on a strided batch of 3 (grid z); --op NT refused (exit 2)
 #   2. (not TC32_QUICK) targets without --arch: the rerun line of tc32_3x says sm_90a, those of
 #      tc32_sync and warptile_db sm_90 (only arch-specific templates leave the portable target)
 #   3. accuracy classes at K = 1, 7, 64, 4096, 16384, 65536 (both betas, 12 rows): the 3-pass
-#      candidates pass class f32 (3x_p256: promotion every 256 of K must hold at K = 65536), the
-#      1-pass one class tf32 (judged as tf32); without TC32_QUICK also the shipped configs and
+#      candidates pass class f32, the 1-pass ones class tf32 (judged as tf32); 1x_sw_r0 (ROUND 0:
+#      the FP32 bits unrounded, which the tensor cores truncate) fails class tf32 at every K; without TC32_QUICK also the shipped configs and
 #      tc32_sync, the 1-pass kernel held to class f32 fails every row, the fixture tf32_inputs fails
 #      class f32 and tf32_inputs_tf32 passes class tf32
-#   4. compute-sanitizer memcheck of the new code paths (3x_bn64_m2, 3x_bn64_r2_m2, 1x_bn64_m2: the
-#      128 x 64 tile under AREG) at 127x129x131; without TC32_QUICK also at 260x196x100, and
+#   4. compute-sanitizer memcheck of tc32_3x, tc32_1x and 1x_sw128_r1 at 127x129x131; without TC32_QUICK also at 260x196x100, and
 #      racecheck
 #   5. bench at 4096^3, 8192^3, 12288^3, --runs 7, beside cuBLAS strict SGEMM (row cublas) and
 #      FAST_TF32 (row cublas_tf32), SM clock, board power and blocks an SM (occ) in each row: the
-#      shipped tc32_3x and tc32_1x, the previous shipped (3x_regstage, 1x_regstage) and the
-#      candidates; must exit 0 (every row within its class), every row of the tc32_* configs ok
+#      shipped tc32_3x and tc32_1x and the candidates; must exit 0 (every row within its class), every row of the tc32_* configs ok
 #   6. (TC32_OLD=1 only) the second round's speed variants at 4096^3, already measured (RESULTS.md)
 # TC32_BENCH_SHAPES=LIST replaces section 5's shapes (a device call short of time).
 # Usage: TC32_QUICK=1 bash bench/tc32_gpu.sh   (from the repository root, after make; build/ carried)
@@ -66,22 +62,26 @@ cfg sync_nopromote dmma '{"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "T
 # parameters), kept for the A/B.
 cfg 3x_regstage tc32 "{$B3, \"KPROMOTE\": 128, \"FOLD\": 1, \"SUPER\": 8}"
 cfg 1x_regstage tc32 '{"BM": 128, "BN": 128, "PASSES": 1, "KPROMOTE": 128, "SUPER": 8}' tf32
-# The fourth round's candidates, each one change from the shipped parameters (S3, S1): promotion
-# every 256 of K, supertile 16, and a 128 x 64 tile with two blocks an SM (MINB 2: 128 registers,
-# a few spilled), 3 or 2 raw stages.
-S3='"BM": 128, "PASSES": 3, "FOLD": 1, "STAGES": 2, "BMAP": 2, "AREG": 1'
+# The fifth round (SWAP: D = B^T A^T, B's fragments from registers read straight from its raw
+# stage, A's raw tile the shared-memory operand; two fragment buffers, wait_group 1) is shipped:
+# tc32_3x (128 x 128, 4 raw stages) and tc32_1x (256 x 128, rounded, 3 raw stages). The controls
+# are the fourth round's shipped kernels (A from registers, B's transposed split), one change each
+# from the shipped: 5 raw stages, supertile 16, 1xTF32 at 128 x 128 with promotion. 1x_sw_r0 hands
+# the FP32 bits to the tensor cores unrounded: it must fail class tf32 (section 3).
 S1='"BM": 128, "PASSES": 1, "STAGES": 2, "BMAP": 2, "AREG": 1'
-cfg 3x_p256 tc32 "{$S3, \"BN\": 128, \"KPROMOTE\": 256, \"SUPER\": 8, \"RAW_STAGES\": 4}"
-cfg 3x_s16 tc32 "{$S3, \"BN\": 128, \"KPROMOTE\": 128, \"SUPER\": 16, \"RAW_STAGES\": 4}"
-cfg 3x_bn64_m2 tc32 "{$S3, \"BN\": 64, \"KPROMOTE\": 128, \"SUPER\": 8, \"RAW_STAGES\": 3, \"MINB\": 2}"
-cfg 3x_bn64_r2_m2 tc32 "{$S3, \"BN\": 64, \"KPROMOTE\": 128, \"SUPER\": 8, \"RAW_STAGES\": 2, \"MINB\": 2}"
-cfg 1x_bn64_m2 tc32 "{$S1, \"BN\": 64, \"KPROMOTE\": 128, \"SUPER\": 8, \"RAW_STAGES\": 3, \"MINB\": 2}" tf32
+SW='"SUPER": 8, "SWAP": 1'
+cfg 3x_areg4 tc32 '{"BM": 128, "BN": 128, "PASSES": 3, "KPROMOTE": 128, "FOLD": 1, "SUPER": 8, "STAGES": 2, "RAW_STAGES": 4, "BMAP": 2, "AREG": 1}'
+cfg 1x_areg4 tc32 "{$S1, \"BN\": 128, \"KPROMOTE\": 128, \"SUPER\": 8, \"RAW_STAGES\": 4}" tf32
+cfg 3x_sw_r5 tc32 "{\"BM\": 128, \"BN\": 128, \"PASSES\": 3, \"KPROMOTE\": 128, \"FOLD\": 1, \"STAGES\": 2, \"RAW_STAGES\": 5, $SW}"
+cfg 3x_sw_s16 tc32 '{"BM": 128, "BN": 128, "PASSES": 3, "KPROMOTE": 128, "FOLD": 1, "SUPER": 16, "STAGES": 2, "RAW_STAGES": 4, "SWAP": 1}'
+cfg 1x_sw128_r1 tc32 "{\"BM\": 128, \"BN\": 128, \"PASSES\": 1, \"KPROMOTE\": 128, \"STAGES\": 2, \"RAW_STAGES\": 4, \"ROUND\": 1, $SW}" tf32
+cfg 1x_sw_r0 tc32 "{\"BM\": 256, \"BN\": 128, \"PASSES\": 1, \"KPROMOTE\": 0, \"RAW_STAGES\": 4, \"ROUND\": 0, $SW}" tf32
 cfg tc32_1x_as_f32 tc32 "{$S1, \"BN\": 128, \"KPROMOTE\": 128, \"SUPER\": 8, \"RAW_STAGES\": 4}"
-CAND3N="3x_p256 3x_s16 3x_bn64_m2 3x_bn64_r2_m2"
-CAND1N="1x_bn64_m2"
+CAND3N="3x_areg4 3x_sw_r5 3x_sw_s16"
+CAND1N="1x_areg4 1x_sw128_r1"
 CAND3=$(for c in $CAND3N; do printf "%s " "$V/$c.json"; done)
-CAND1="$V/1x_bn64_m2.json"
-SAN="$V/3x_bn64_m2.json $V/3x_bn64_r2_m2.json $V/1x_bn64_m2.json"
+CAND1=$(for c in $CAND1N; do printf "%s " "$V/$c.json"; done)
+SAN="configs/tc32_3x.json configs/tc32_1x.json $V/1x_sw128_r1.json"
 NSAN=3
 CTRL="" CTRLN=""
 if [ -z "${TC32_QUICK:-}" ]; then
@@ -118,8 +118,8 @@ if [ $VRC = 124 ]; then # a kernel that does not finish: keep the candidates out
   note "FAIL  verify of the candidates timed out: they are left out of sections 3-5"
   CAND3="" CAND1="" CAND3N="" CAND1N="" SAN=""
 fi
-run_verify v-batch configs/tc32_3x.json ${CAND3:+$V/3x_bn64_m2.json} --batch 3 --beta 0.5 --shapes 127x129x131,64x64x64
-for c in tc32_3x ${CAND3:+3x_bn64_m2}; do want v-batch $c 4 "on a batch of 3"; done
+run_verify v-batch configs/tc32_3x.json configs/tc32_1x.json --batch 3 --beta 0.5 --shapes 127x129x131,64x64x64
+for c in tc32_3x tc32_1x; do want v-batch $c 4 "on a batch of 3"; done
 timeout 60 $E verify configs/tc32_3x.json --op NT --shapes 64x64x64 >"$L/v-nt.txt" 2>&1
 rc=$?
 if [ $rc = 2 ] && grep -q 'TA == 0 && TB == 0 && LD_PACKED' "$L/v-nt.txt"; then note "ok    tc32_3x --op NT refused (exit 2)"
@@ -171,6 +171,10 @@ sum=$(grep -a '^verify:' "$L/acc-fix-tf32.txt" | tail -1)
 [ $rc = 0 ] && [ "$sum" = "verify: 12 passed, 0 failed, 0 errors" ] && note "ok    tf32_inputs_tf32 passes class tf32 at every K: $sum" ||
   note "FAIL  tf32_inputs_tf32 passes class tf32 at every K (exit $rc, $sum)"
 fi
+run_verify acc-r0 $V/1x_sw_r0.json --shapes $ACC
+nf=$(grep -a -c -E '^FAIL +1x_sw_r0 .* tf32 err ' "$L/acc-r0.txt")
+[ $VRC = 1 ] && [ "$nf" = 12 ] && note "ok    1xTF32 unrounded (ROUND 0: the tensor cores truncate) fails class tf32 at every K (12)" ||
+  note "FAIL  1xTF32 unrounded fails class tf32 at every K (exit $VRC, $nf of 12 FAIL)"
 if [ -n "${TC32_OLD:-}" ]; then
 run_verify acc-var $V/3x_nopromote.json $V/3x_sep.json $V/3x_p256_regstage.json $V/sync_nopromote.json --shapes $ACC
 for c in 3x_nopromote 3x_sep 3x_p256_regstage sync_nopromote; do
@@ -181,7 +185,7 @@ echo "-- errors by K (kernel max/mean u, the yardstick's in parentheses):"
 grep -a -h -E '^(ok|FAIL) ' "$L"/acc-*.txt | sed -n 's/^\([a-zA-Z]*\) *\([^ ]*\) *f32 \([0-9x]*\) *beta=\([^ ]*\) .* \(f32\|tf32\) err \([^ ]*\) u (cuBLAS \([^)]*\)).*/\1 \2 \3 beta=\4 \5 \6 (\7)/p' | tee "$L/acc-by-k.txt"
 echo "   $(( $(date +%s) - T0 )) s so far"
 
-echo "== 4. compute-sanitizer: the 128 x 64 tiles under AREG (memcheck at 127x129x131; the whole script also 260x196x100 and racecheck)"
+echo "== 4. compute-sanitizer: SWAP (the shipped tc32_3x and tc32_1x, and 1xTF32 at 128 x 128 with promotion) (memcheck at 127x129x131; the whole script also 260x196x100 and racecheck)"
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
 SSH=127x129x131 TOOLS=memcheck NS=$((NSAN * 2))
 [ -z "${TC32_QUICK:-}" ] && SSH=127x129x131,260x196x100 TOOLS="memcheck racecheck" NS=$((NSAN * 4))
@@ -193,7 +197,7 @@ if [ -z "$CS" ] || [ -z "$SAN" ]; then note "SKIP  sanitizers: ${CS:+no configs 
     rc=$?
     sum=$(grep -a '^verify:' "$log" | tail -1)
     if [ $rc = 0 ] && ! grep -a -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$log" && [ "$sum" = "verify: $NS passed, 0 failed, 0 errors" ]; then
-      note "ok    $tool at $SSH: 3x_bn64_m2 3x_bn64_r2_m2 1x_bn64_m2 ($sum)"
+      note "ok    $tool at $SSH: tc32_3x tc32_1x 1x_sw128_r1 ($sum)"
     else note "FAIL  $tool (exit $rc, ${sum:-no summary}; want $NS passed)"; grep -a -m 5 -E 'ERROR|hazard|Invalid' "$log"; fi
   done
 fi
@@ -203,7 +207,7 @@ echo "== 5. bench beside cuBLAS SGEMM (strict) and FAST_TF32, --runs 7"
 # Board power and SM clock sampled every 200 ms through the bench (NVML's per-row power may be null).
 nvidia-smi --query-gpu=timestamp,power.draw,clocks.sm --format=csv,noheader,nounits -lms 200 >"$L/smi-bench.csv" 2>/dev/null &
 SMI_PID=$!
-timeout 330 $E bench configs/tc32_3x.json configs/tc32_1x.json $V/3x_regstage.json $V/1x_regstage.json $CAND3 $CAND1 --runs 7 \
+timeout 330 $E bench configs/tc32_3x.json configs/tc32_1x.json $CAND3 $CAND1 --runs 7 \
   --shapes ${TC32_BENCH_SHAPES:-4096x4096x4096,8192x8192x8192,12288x12288x12288} --format jsonl >"$L/bench.jsonl" 2>"$L/bench.err"
 rc=$?
 kill "$SMI_PID" 2>/dev/null

@@ -44,20 +44,27 @@
     "KPROMOTE": {"default": 128, "values": [0, 32, 64, 128, 256], "doc": "elements of K the tensor cores accumulate before the partial sum is added into FP32 registers by ordinary adds (0: never, the tensor cores sum all of K)"},
     "FOLD": {"default": 0, "values": [0, 1], "doc": "3xTF32 with promotion: 1 accumulates the correction products into big*big's tensor-core accumulator between promotions (one register set fewer), 0 keeps them apart"},
     "PREFETCH": {"default": 0, "values": [0, 1], "doc": "when the next k-tile's global loads are issued: 0 at the start of the k-tile before it (their latency exposed, hidden only by the wgmma issue), 1 right after the previous tile's split stores, a whole k-tile earlier (same registers)"},
-    "RAW_STAGES": {"default": 0, "values": [0, 2, 3, 4], "doc": "0: global loads staged through registers (PREFETCH decides when); R > 0: cp.async of the raw FP32 tiles into R shared-memory stages, R k-tiles in flight, split from there into the STAGES operand stages"},
+    "RAW_STAGES": {"default": 0, "values": [0, 2, 3, 4, 5, 6], "doc": "0: global loads staged through registers (PREFETCH decides when); R > 0: cp.async of the raw FP32 tiles into R shared-memory stages, R k-tiles in flight (R - 2 under SWAP), split from there into the STAGES operand stages"},
     "AREG": {"default": 0, "values": [0, 1], "doc": "1: A's operand from registers (needs RAW_STAGES > 0): each thread reads its fragment rows from the raw stage and splits them in registers, so A has no split stores and the tensor cores read only B from shared memory; K is permuted within a k-tile (B's split stores follow), so a thread's eight k of a row are two 16-byte reads"},
     "BMAP": {"default": 0, "values": [0, 1, 2], "doc": "which chunks of B a warp stages: 0 eight k rows of 64 bytes (transposed stores two-way bank conflicted), 1 sixteen k rows of 32 bytes (conflict-free), 2 all 32 k rows of 16 bytes (conflict-free also with AREG's permuted k; from raw stages only)"},
+    "SWAP": {"default": 0, "values": [0, 1], "doc": "1: the operands' roles swapped (needs RAW_STAGES >= 3): the tensor cores compute C's tile transposed, D = B^T A^T, with B's operand from registers (each thread reads its fragment straight from B's raw stage: no transposed stores) and A's from shared memory as it is (wgmma's K-major operand is A's own row-major tile): straight from the raw stage for 1xTF32 with ROUND 0, else from an elementwise split of it. Warpgroups over N (64 columns each), wgmma's N = BM; a k-tile's wgmmas run while the next k-tile's are issued (two fragment buffers)"},
+    "ROUND": {"default": 1, "values": [0, 1], "doc": "1xTF32 under SWAP: 1 rounds both operands to TF32 (cvt.rna, as 3xTF32's big part), 0 hands the FP32 bits to the tensor cores, which use the top 19 (truncation) and need no pass over A at all"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
     "MINB": {"default": 1, "values": [1, 2], "doc": "__launch_bounds__ min blocks per SM: 2 holds a thread to 128 registers so that two blocks share an SM (a tile of 128 x 64 or 64 x 128 whose shared memory fits twice), one block's barrier and epilogue then hidden behind the other's wgmmas"},
     "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
   },
   "derived": {
-    "THREADS": "2 * BM",
-    "PARTS": "PASSES == 3 ? 2 : 1"
+    "THREADS": "SWAP ? 2 * BN : 2 * BM",
+    "PARTS": "PASSES == 3 ? 2 : 1",
+    "WN": "SWAP ? BM : BN",
+    "OPROWS": "SWAP ? (PASSES == 3 || ROUND == 1 ? BM : 0) : BN + (AREG ? 0 : BM)"
   },
   "constraints": [
     {"rule": "ARCH_SPECIFIC == 1 && ARCH == 90", "why": "wgmma exists only on the architecture-specific target sm_90a (--arch sm_90a); dmma.cu's f32 path runs elsewhere"},
-    {"rule": "BN <= 128 || (PASSES == 1 && KPROMOTE == 0)", "why": "each accumulator set is BN / 2 registers a thread; 3xTF32 holds two or three sets, promotion one more: at BN = 256 only 1xTF32 without promotion (one set of 128) fits in 255 registers"},
+    {"rule": "WN <= 128 || (PASSES == 1 && KPROMOTE == 0)", "why": "each accumulator set is WN / 2 registers a thread (WN: wgmma's N, BN or under SWAP BM); 3xTF32 holds two or three sets, promotion one more: at 256 only 1xTF32 without promotion (one set of 128) fits in 255 registers"},
+    {"rule": "SWAP == 0 || (RAW_STAGES >= 3 && AREG == 0 && BMAP == 0)", "why": "SWAP reads both operands from raw stages, copied R - 2 k-tiles ahead of their use; B comes from registers and A from shared memory as it is, so AREG and BMAP (B's transposed split) do not apply"},
+    {"rule": "SWAP == 0 || WN != 192", "why": "wgmma's N is BM under SWAP: 64, 128 or 256 (the instruction forms written out)"},
+    {"rule": "ROUND == 1 || (SWAP == 1 && PASSES == 1)", "why": "only 1xTF32 under SWAP hands raw FP32 to the tensor cores; 3xTF32's split needs the rounded big part"},
     {"rule": "KPROMOTE % BK == 0", "why": "promotion happens between k-tiles"},
     {"rule": "FOLD == 0 || (PASSES == 3 && KPROMOTE > 0)", "why": "folding the correction products is a 3xTF32 choice, and only short chains keep them from being rounded away"},
     {"rule": "RAW_STAGES == 0 || PREFETCH == 0", "why": "PREFETCH times loads staged through registers; with RAW_STAGES > 0 cp.async loads RAW_STAGES k-tiles ahead instead"},
@@ -85,7 +92,7 @@
   "launches": [
     {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "BATCH"],
      "block": ["THREADS", 1, 1],
-     "smem": "(STAGES * PARTS * (BN + (AREG ? 0 : BM)) + RAW_STAGES * (BM + BN)) * BK * 4 + 1024"}
+     "smem": "(STAGES * PARTS * OPROWS + RAW_STAGES * (BM + BN)) * BK * 4 + 1024"}
   ]
 }
 */
@@ -94,10 +101,13 @@
 static_assert(BK == 32, "a k-tile row is one 128-byte swizzle row of TF32");
 
 constexpr int ROW_BYTES = BK * 4;              /* bytes per stored row of a tile */
-constexpr int A_PART = AREG ? 0 : BM * ROW_BYTES; /* bytes of one part (big or small) of A's tile (none when A is in registers) */
-constexpr int B_PART = BN * ROW_BYTES;         /* ... of B's tile (stored transposed: BN rows) */
-constexpr int STAGE = PARTS * (A_PART + B_PART); /* bytes of one stage: [A big][A small][B big][B small] */
-constexpr int NACC = BN / 2;                   /* accumulator registers per thread and accumulator */
+/* SWAP: the operand stages hold A's split only (B's operand comes from registers), and none at
+ * all for 1xTF32 with ROUND 0, whose wgmmas read A's raw stage. */
+constexpr bool SPLITA = !SWAP || PASSES == 3 || ROUND;
+constexpr int A_PART = AREG && !SWAP ? 0 : BM * ROW_BYTES; /* bytes of one part (big or small) of A's tile (none when A is in registers) */
+constexpr int B_PART = SWAP ? 0 : BN * ROW_BYTES; /* ... of B's tile (stored transposed: BN rows) */
+constexpr int STAGE = SPLITA ? PARTS * (A_PART + B_PART) : 0; /* bytes of one stage: [A big][A small][B big][B small] */
+constexpr int NACC = WN / 2;                   /* accumulator registers per thread and accumulator (WN: wgmma's N) */
 constexpr bool CORR = PASSES == 3;
 /* Promotion (KPROMOTE > 0): the tensor cores sum KPROMOTE / BK k-tiles into a fresh accumulator
  * (the chain's first wgmma has scale-d = 0), which ordinary FP32 adds then fold into total. The
@@ -121,18 +131,18 @@ __device__ __forceinline__ unsigned long long desc(unsigned saddr)
            (1ull << 62);
 }
 
-/* The wgmma m64nBNk8 TF32 instruction (PTX ISA, "wgmma.mma_async"): WG_D lists the BN / 2 accumulator
+/* The wgmma m64nWNk8 TF32 instruction (PTX ISA, "wgmma.mma_async"): WG_D lists the BN / 2 accumulator
  * operands, WG_SS and WG_RS the rest of the instruction with A from a descriptor or from four
  * registers, and the operand number of the scale-d predicate's source. */
 #define D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
               "+f"(d[i + 6]), "+f"(d[i + 7])
-#if BN == 64
+#if WN == 64
 #define WG_D "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define WG_DOUT(d) D8(0), D8(8), D8(16), D8(24)
 #define WG_SS "%32, %33, p, 1, 1;\n}\n", "%34"
 #define WG_RS "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n", "%37"
-#elif BN == 128
+#elif WN == 128
 #define WG_D "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
@@ -140,7 +150,7 @@ __device__ __forceinline__ unsigned long long desc(unsigned saddr)
 #define WG_DOUT(d) D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56)
 #define WG_SS "%64, %65, p, 1, 1;\n}\n", "%66"
 #define WG_RS "{%64, %65, %66, %67}, %68, p, 1, 1;\n}\n", "%69"
-#elif BN == 256
+#elif WN == 256
 #define WG_D "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
@@ -156,7 +166,7 @@ __device__ __forceinline__ unsigned long long desc(unsigned saddr)
 #define WG_STR(x) #x
 #define WG_XSTR(x) WG_STR(x)
 #define WG_ASM2(tail, pred) "{\n.reg .pred p;\nsetp.ne.b32 p, " pred ", 0;\n" \
-    "wgmma.mma_async.sync.aligned.m64n" WG_XSTR(BN) "k8.f32.tf32.tf32 {" WG_D "}, " tail
+    "wgmma.mma_async.sync.aligned.m64n" WG_XSTR(WN) "k8.f32.tf32.tf32 {" WG_D "}, " tail
 #define WG_ASM(form) WG_ASM2(form)
 
 /* d = A (64 x 8, descriptor da) * B (8 x BN, descriptor db) + (acc_d ? d : 0) (scale-d),
@@ -254,8 +264,12 @@ struct Staging {
     static __device__ __forceinline__ int raw_a(int r, int k) { return sw(r, k); }
     static __device__ __forceinline__ int raw_b(int k, int n)
     {
-        return BM * ROW_BYTES + k * BN * 4 + ((((n >> 2) ^ (k & 7))) << 4) + ((n & 3) << 2);
+        return BM * ROW_BYTES + k * BN * 4 + ((((n >> 2) ^ raw_b_xor(k))) << 4) + ((n & 3) << 2);
     }
+    /* Under SWAP a warp's fragment reads (BFrag) take 8 bytes at k rows t and t + 4 (t = lane % 4) of
+     * chunks 4 w + g / 2 (g = lane / 4): XOR-ing odd rows' chunks with 4 as well spreads them over all
+     * eight chunk positions (two wavefronts, the least for 256 bytes) instead of four. */
+    static __device__ __forceinline__ int raw_b_xor(int k) { return SWAP ? (k & 7) ^ ((k & 1) << 2) : k & 7; }
 
     /* Issue the cp.async copies of k-tile k0 into the raw stage at s: a warp copies four whole rows
      * of A or one of B (coalesced). Where a row's chunks are 16-byte aligned (EVEC 4: K or N a
@@ -400,6 +414,93 @@ struct AFrag {
     }
 };
 
+/* SWAP: this thread's B operand of one k-tile in registers, as the register fragment of
+ * D = B^T A^T, whose rows are columns of B. Row 16 w + g + 8 h of the warpgroup's 64 (g = lane / 4)
+ * is column n = 16 w + 2 g + h, so a thread's two rows are adjacent columns, both taken by one
+ * 8-byte read; register i of k-step s holds k = 8 s + lane % 4 + 4 (i / 2), column n0 + i % 2 (the
+ * fragment layout of AFrag; Staging::raw_b_xor spreads the reads over the banks). */
+struct BFrag {
+    unsigned big[BK / 8][4], small[CORR ? BK / 8 : 1][4];
+
+    /* 3xTF32: big and small; 1xTF32: rounded (ROUND 1) or the FP32 bits as they are. */
+    static __device__ __forceinline__ void conv(float x, unsigned &b, unsigned &sm)
+    {
+        if constexpr (CORR)
+            tf32_split(x, b, sm);
+        else if constexpr (ROUND)
+            asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(b) : "f"(x));
+        else
+            b = __float_as_uint(x);
+    }
+    /* Ties the registers to this point, after the wait for the wgmmas that read them, so that the
+     * values loaded next are not written into them earlier (as AFrag::split). */
+    __device__ __forceinline__ void tie()
+    {
+#pragma unroll
+        for (int st = 0; st < BK / 8; ++st) {
+            asm volatile("" : "+r"(big[st][0]), "+r"(big[st][1]), "+r"(big[st][2]), "+r"(big[st][3]));
+            if constexpr (CORR)
+                asm volatile("" : "+r"(small[CORR ? st : 0][0]), "+r"(small[CORR ? st : 0][1]),
+                             "+r"(small[CORR ? st : 0][2]), "+r"(small[CORR ? st : 0][3]));
+        }
+    }
+    __device__ __forceinline__ void load(const unsigned char *rs, int wg, int warp, int lane)
+    {
+        const int n0 = wg * 64 + warp * 16 + 2 * (lane / 4), t = lane % 4;
+#pragma unroll
+        for (int st = 0; st < BK / 8; ++st)
+#pragma unroll
+            for (int hk = 0; hk < 2; ++hk) {
+                const float2 x = *reinterpret_cast<const float2 *>(rs + Staging::raw_b(8 * st + t + 4 * hk, n0));
+                conv(x.x, big[st][2 * hk], small[CORR ? st : 0][2 * hk]);
+                conv(x.y, big[st][2 * hk + 1], small[CORR ? st : 0][2 * hk + 1]);
+            }
+    }
+};
+
+/* SWAP: A's k-tile from its raw stage r into the operand stage s element by element, big (and
+ * under 3xTF32 small, A_PART further on) at the same byte offsets: the raw stage is already in the
+ * operand's swizzled K-major form (Staging::raw_a is sw), so no address is computed. */
+__device__ __forceinline__ void split_a(unsigned char *s, const unsigned char *r, int tid)
+{
+    constexpr int IT = BM * ROW_BYTES / 16 / THREADS;
+    static_assert(IT * THREADS * 16 == BM * ROW_BYTES, "whole 16-byte chunks of A per thread");
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+        const int o = (tid + it * THREADS) * 16;
+        const float4 x = *reinterpret_cast<const float4 *>(r + o);
+        uint4 big, small;
+        BFrag::conv(x.x, big.x, small.x);
+        BFrag::conv(x.y, big.y, small.y);
+        BFrag::conv(x.z, big.z, small.z);
+        BFrag::conv(x.w, big.w, small.w);
+        *reinterpret_cast<uint4 *>(s + o) = big;
+        if constexpr (CORR)
+            *reinterpret_cast<uint4 *>(s + A_PART + o) = small;
+    }
+}
+
+/* SWAP: the tensor cores' work on one k-tile, B's fragments from bf and A's big (and small,
+ * A_PART further on) at a_stage; otherwise as mma_stage. */
+template <int NC>
+__device__ __forceinline__ void mma_swap(float (&part)[NACC], float (&corr)[NC], unsigned a_stage, bool fresh,
+                                         const BFrag &bf)
+{
+    const unsigned a_big = a_stage, a_small = a_stage + A_PART;
+#pragma unroll
+    for (int ks = 0; ks < BK / 8; ++ks) {
+        const int keep = !(fresh && ks == 0);
+        if constexpr (SEPC) {
+            wgmma_ra(corr, bf.big[ks], desc(a_small + ks * 32), keep);
+            wgmma_ra(corr, bf.small[CORR ? ks : 0], desc(a_big + ks * 32), 1);
+        } else if constexpr (CORR) {
+            wgmma_ra(part, bf.big[ks], desc(a_small + ks * 32), keep);
+            wgmma_ra(part, bf.small[CORR ? ks : 0], desc(a_big + ks * 32), 1);
+        }
+        wgmma_ra(part, bf.big[ks], desc(a_big + ks * 32), CORR && !SEPC ? 1 : keep);
+    }
+}
+
 /* One wgmma of k-step ks with A's part at a_part (descriptor form) or in af (AREG). */
 __device__ __forceinline__ void mul(float (&d)[NACC], unsigned a_part, const unsigned (&af)[4], unsigned b_part, int ks,
                                    int acc_d)
@@ -448,6 +549,46 @@ __device__ __forceinline__ void settle(bool chain_end, float (&part)[NACC], floa
         wgmma_wait<PENDING>();
     }
 }
+
+/* SWAP's main loop: what one k-tile does (the kernel's comment tells the order), with fragment
+ * buffer X, a compile-time index since registers cannot be indexed at run time. */
+struct SwapPipe {
+    unsigned char *smem, *raw; /* operand stages, raw stages */
+    unsigned sbase, rbase;     /* the same as shared-memory addresses */
+    const T *A, *B;
+    int M, N, K, row0, col0, tid, wg, warp, lane, nk, phase;
+
+    template <int X, int NC, int NT>
+    __device__ __forceinline__ void step(int kt, float (&part)[NACC], float (&corr)[NC], float (&total)[NT],
+                                         BFrag (&bf)[2]) const
+    {
+        constexpr int RAW_STAGE = (BM + BN) * ROW_BYTES;
+        const bool more = kt + 1 < nk;
+        const unsigned a_op = SPLITA ? sbase + (kt % STAGES) * STAGE : rbase + (kt % RAW_STAGES) * RAW_STAGE;
+        wgmma_fence();
+        mma_swap(part, corr, a_op, PROM && kt > 0 && (kt + phase) % KPT == 0, bf[X]);
+        wgmma_commit();
+        settle<1>(PROM && (!more || (kt + 1 + phase) % KPT == 0), part, corr, total);
+        if (more) {
+            cp_async_wait<RAW_STAGES - 3>(); /* k-tile kt + 1 is in (this thread's copies) */
+            fence_async_smem();
+            __syncthreads(); /* ... everyone's; every warpgroup is done with kt - 1 */
+            if (kt + RAW_STAGES - 1 < nk)
+                Staging::copy(raw + ((kt + RAW_STAGES - 1) % RAW_STAGES) * RAW_STAGE, A, B, M, N, K, row0, col0,
+                              (kt + RAW_STAGES - 1) * BK, tid);
+            cp_async_commit();
+            const unsigned char *r = raw + ((kt + 1) % RAW_STAGES) * RAW_STAGE;
+            if constexpr (SPLITA) {
+                split_a(smem + ((kt + 1) % STAGES) * STAGE, r, tid); /* last read by kt + 1 - STAGES <= kt - 1 */
+                fence_async_smem();
+            }
+            bf[X ^ 1].tie(); /* last read by kt - 1's wgmmas, waited for */
+            bf[X ^ 1].load(r, wg, warp, lane);
+            if constexpr (SPLITA)
+                __syncthreads();
+        }
+    }
+};
 
 /* RAW_STAGES > 0: the split of a k-tile from raw stage r into operand stage s; under AREG only B's
  * goes to s, and A's rows are read into af's registers (split there before the wgmmas). */
@@ -498,7 +639,45 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
     Staging st;
     AFrag af; /* AREG: A's operand of the k-tile in registers (unused otherwise) */
     const int nk = cdiv(K, BK);
-    if constexpr (RAW_STAGES == 0) {
+    if constexpr (SWAP) {
+        /* Raw stage j % R receives k-tile j, copied by cp.async group j: the prologue issues k-tiles
+         * 0 .. R - 2, k-tile kt issues kt + R - 1 into the stage of kt - 1, whose wgmmas (they read
+         * it under ROUND 0) every warpgroup has waited for before kt's barrier, and whose split and
+         * fragment reads (the other modes) ended a k-tile earlier. So R - 2 k-tiles of loads are in
+         * flight beyond the next one. The fragments of kt + 1 go into the other of two buffers
+         * while the wgmmas of kt run, and kt + 1's wgmmas are issued before kt's are waited for:
+         * each k-tile waits for the one before it (wait_group 1), not for itself. */
+        unsigned char *raw = smem + STAGES * STAGE;
+        const unsigned rbase = sbase + STAGES * STAGE;
+        constexpr int RAW_STAGE = (BM + BN) * ROW_BYTES;
+#pragma unroll
+        for (int j = 0; j < RAW_STAGES - 1; ++j) {
+            if (j < nk)
+                Staging::copy(raw + j * RAW_STAGE, A, B, M, N, K, row0, col0, j * BK, tid);
+            cp_async_commit();
+        }
+        cp_async_wait<RAW_STAGES - 2>();
+        fence_async_smem(); /* the copies are read by the tensor cores under ROUND 0 */
+        __syncthreads();
+        BFrag bf[2];
+        if (nk > 0) {
+            if constexpr (SPLITA)
+                split_a(smem, raw, tid);
+            bf[0].load(raw, wg, warp, lane);
+        }
+        if constexpr (SPLITA) {
+            fence_async_smem();
+            __syncthreads();
+        }
+        const SwapPipe pipe{smem, raw, sbase, rbase, A, B, M, N, K, row0, col0, tid, wg, warp, lane, nk, phase};
+        int kt = 0;
+        for (; kt + 1 < nk; kt += 2) {
+            pipe.step<0>(kt, part, corr, total, bf);
+            pipe.step<1>(kt + 1, part, corr, total, bf);
+        }
+        if (kt < nk)
+            pipe.step<0>(kt, part, corr, total, bf);
+    } else if constexpr (RAW_STAGES == 0) {
         if (nk > 0) {
             st.load(A, B, M, N, K, row0, col0, 0, tid);
             st.store(smem, tid);
@@ -597,22 +776,46 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
      * 4j + 2h + e holds row 16w + 8h + lane / 4, column 8j + 2(lane % 4) + e. */
     const T beta_c = beta;
     const int g = lane / 4, t = lane % 4;
+    if constexpr (SWAP) {
+        /* D = B^T A^T: register 4j + 2h + e holds D's row 16w + 8h + g, column n = 16w + 2g + h of
+         * the warpgroup's 64 (BFrag), and D's column 8j + 2t + e, row m of C's tile: for each j and
+         * e a thread writes columns n and n + 1 of one row of C. */
+        const int gc = col0 + wg * 64 + warp * 16 + 2 * g;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int gr = row0 + wg * 64 + warp * 16 + 8 * h + g;
-        if (gr >= M)
-            continue;
+        for (int j = 0; j < BM / 8; ++j)
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-            const int gc = col0 + 8 * j + 2 * t;
-            const float *v = &acc[4 * j + 2 * h];
-            if (EVEC_C == 2 && gc < N) {
-                store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta_c);
-            } else {
+            for (int e = 0; e < 2; ++e) {
+                const int gr = row0 + 8 * j + 2 * t + e;
+                if (gr >= M)
+                    continue;
+                const float v[2] = {acc[4 * j + e], acc[4 * j + 2 + e]};
+                if (EVEC_C == 2 && gc < N) {
+                    store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta_c);
+                } else {
 #pragma unroll
-                for (int e = 0; e < 2; ++e)
-                    if (gc + e < N)
-                        store_c<1>(&C[(idx_t)gr * N + gc + e], &v[e], alpha, beta_c);
+                    for (int h = 0; h < 2; ++h)
+                        if (gc + h < N)
+                            store_c<1>(&C[(idx_t)gr * N + gc + h], &v[h], alpha, beta_c);
+                }
+            }
+    } else {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int gr = row0 + wg * 64 + warp * 16 + 8 * h + g;
+            if (gr >= M)
+                continue;
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j) {
+                const int gc = col0 + 8 * j + 2 * t;
+                const float *v = &acc[4 * j + 2 * h];
+                if (EVEC_C == 2 && gc < N) {
+                    store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta_c);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        if (gc + e < N)
+                            store_c<1>(&C[(idx_t)gr * N + gc + e], &v[e], alpha, beta_c);
+                }
             }
         }
     }

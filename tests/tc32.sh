@@ -21,10 +21,18 @@ refused() {
 refused "tc32 for sm_90 is refused: wgmma needs sm_90a" 'only on the architecture-specific target sm_90a' \
   configs/tc32_3x.json --arch sm_90
 refused "tc32 for sm_80 is refused" 'ARCH_SPECIFIC == 1 && ARCH == 90' configs/tc32_3x.json --arch sm_80
-refused "3xTF32 with BN = 256 is refused: two accumulators of 128 registers" 'BN <= 128 || (PASSES == 1 && KPROMOTE == 0)' \
-  configs/tc32_3x.json --arch sm_90a --set BN=256
-refused "1xTF32 with BN = 256 and promotion is refused: two sets of 128 registers" 'BN <= 128 || (PASSES == 1' \
-  configs/tc32_1x.json --arch sm_90a --set BN=256 --set KPROMOTE=128
+refused "3xTF32 with wgmma N = 256 is refused: two accumulators of 128 registers" 'WN <= 128 || (PASSES == 1 && KPROMOTE == 0)' \
+  configs/tc32_3x.json --arch sm_90a --set BM=256
+refused "... also without SWAP (BN = 256)" 'WN <= 128 || (PASSES == 1 && KPROMOTE == 0)' \
+  configs/tc32_3x_areg.json --arch sm_90a --set BN=256
+refused "1xTF32 with wgmma N = 256 and promotion is refused: two sets of 128 registers" 'WN <= 128 || (PASSES == 1' \
+  configs/tc32_1x.json --arch sm_90a --set KPROMOTE=128
+refused "SWAP reads raw stages: 2 are too few (R - 2 k-tiles ahead)" 'SWAP == 0 || (RAW_STAGES >= 3' \
+  configs/tc32_3x.json --arch sm_90a --set RAW_STAGES=2
+refused "SWAP excludes AREG" 'SWAP == 0 || (RAW_STAGES >= 3 && AREG == 0' configs/tc32_3x.json --arch sm_90a --set AREG=1
+refused "SWAP has no wgmma N of 192" 'SWAP == 0 || WN != 192' configs/tc32_1x.json --arch sm_90a --set BM=192
+refused "unrounded TF32 only for 1xTF32 under SWAP" 'ROUND == 1 || (SWAP == 1 && PASSES == 1)' \
+  configs/tc32_3x.json --arch sm_90a --set ROUND=0
 refused "promotion between k-tiles only" 'params.KPROMOTE = 48' configs/tc32_3x.json --arch sm_90a --set KPROMOTE=48
 refused "FOLD without promotion is refused" 'FOLD == 0 || (PASSES == 3 && KPROMOTE > 0)' \
   configs/tc32_3x.json --arch sm_90a --set KPROMOTE=0
@@ -80,7 +88,7 @@ built() {
   fi
 }
 built tc32_3x sm_90a 'wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32' HGMMA configs/tc32_3x.json --size 4096
-built tc32_1x sm_90a 'wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32' HGMMA configs/tc32_1x.json --m 127 --n 129 --k 131
+built tc32_1x sm_90a 'wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32' HGMMA configs/tc32_1x.json --m 127 --n 129 --k 131
 built tc32_sync_80 sm_80 'mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32' 'HMMA.1684.F32.TF32' configs/tc32_sync.json --size 4096
 built tc32_sync_86 sm_86 'cvt.rna.tf32.f32' 'HMMA.1684.F32.TF32' configs/tc32_sync.json --m 127 --n 129 --k 131
 # A strided batch runs on grid z: the BATCHED switch, and the vector widths narrow where a stride
@@ -93,20 +101,23 @@ if printf '%s\n' "$out" | grep -q 'EVEC_A=1 EVEC_B=4 EVEC_C=2 BATCHED=1'; then p
 else fail "tc32 batch with odd K: A's vectors narrow" "$out"; fi
 
 # The variants the GPU script times (bench/tc32_gpu.sh) compile without spills too; those of the
-# register-staged path (shipped until the fourth round) take the shipped configs back to it.
-OLD="--set STAGES=3 --set RAW_STAGES=0 --set AREG=0"
-built tc32_3x_p32 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set KPROMOTE=32
+# register-staged path (shipped until the fourth round) take the shipped configs back to it (and,
+# for tc32_1x, to the 128 x 128 tile with promotion it had then, P1).
+OLD="--set SWAP=0 --set STAGES=3 --set RAW_STAGES=0 --set AREG=0"
+P1="--set BM=128 --set KPROMOTE=128"
+built tc32_3x_p32 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x_areg.json --size 4096 --set KPROMOTE=32
 built tc32_3x_p256 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set KPROMOTE=256
 built tc32_3x_regstage sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 $OLD --set BMAP=0
 built tc32_3x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 $OLD --set BMAP=0 --set PREFETCH=1
 built tc32_3x_pf_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 --n 129 --k 131 $OLD --set PREFETCH=1 \
   --set BMAP=1
-built tc32_1x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 $OLD --set BMAP=0 --set PREFETCH=1
-built tc32_1x_pf_s4 sm_90a 'wgmma.wait_group.sync.aligned 2' HGMMA configs/tc32_1x.json --size 4096 --set PREFETCH=1 \
-  --set STAGES=4 --set RAW_STAGES=0 --set AREG=0 --set BMAP=0
+built tc32_1x_pf sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 $P1 $OLD --set BMAP=0 --set PREFETCH=1
+built tc32_1x_pf_s4 sm_90a 'wgmma.wait_group.sync.aligned 2' HGMMA configs/tc32_1x.json --size 4096 $P1 --set PREFETCH=1 \
+  --set STAGES=4 --set SWAP=0 --set RAW_STAGES=0 --set AREG=0 --set BMAP=0
 built tc32_3x_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 --n 129 --k 131 $OLD --set BMAP=1
-built tc32_3x_s2 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set RAW_STAGES=0 --set AREG=0 --set BMAP=0
-built tc32_1x_nopromote sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 --set KPROMOTE=0
+built tc32_3x_s2 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set SWAP=0 --set RAW_STAGES=0 --set AREG=0 --set BMAP=0
+built tc32_1x_promote sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x_async.json --size 4096
+built tc32_1x_nopromote sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x_async.json --size 4096 --set KPROMOTE=0
 built tc32_sync_p32 sm_90 'mma.sync.aligned.m16n8k8' 'HMMA.1684.F32.TF32' configs/tc32_sync.json --size 4096 --set KPROMOTE=32
 
 # Third round: the loads by cp.async into raw stages (RAW_STAGES), split from shared memory, and A's
@@ -116,16 +127,30 @@ built tc32_sync_p32 sm_90 'mma.sync.aligned.m16n8k8' 'HMMA.1684.F32.TF32' config
 built tc32_3x_async sm_90a 'cp.async.cg.shared.global' LDGSTS configs/tc32_3x_async.json --size 4096
 built tc32_3x_async_r2 sm_90a 'cp.async.wait_group 1' HGMMA configs/tc32_3x_async.json --size 4096 --set RAW_STAGES=2
 built tc32_3x_areg sm_90a 'cp.async.wait_group 2' HGMMA configs/tc32_3x_areg.json --size 4096
-# The shipped configs (fourth round) are third round's fastest: four k-tiles of copies in flight, A from registers.
-for c in tc32_3x tc32_1x; do
-  nr=$(grep -c 'wgmma.mma_async.*}, {%r[0-9]*, %r[0-9]*, %r[0-9]*, %r[0-9]*}, %rd' "$T"/$c/*.ptx)
-  na=$(grep -c 'wgmma.mma_async' "$T"/$c/*.ptx)
-  if grep -q 'cp.async.wait_group 3' "$T"/$c/*.ptx && [ "$nr" = "$na" ] && [ "$na" -gt 0 ]; then
-    pass "shipped $c: 4 raw stages (wait_group 3), all $na wgmmas take A from registers"
-  else fail "shipped $c: 4 raw stages (wait_group 3), all wgmmas take A from registers ($nr of $na)"; fi
+# The shipped configs (fifth round) swap the operands' roles (SWAP): every wgmma takes B's fragments
+# from registers, raw stages R - 2 k-tiles ahead (tc32_3x 4: wait_group 1; tc32_1x 3: wait_group 0),
+# and a k-tile waits only for the one before it (wgmma.wait_group 1). B is never stored transposed:
+# the only st.shared are A's elementwise split (16-byte stores).
+for c in tc32_3x:1 tc32_1x:0; do
+  n=${c%%:*} w=${c##*:}
+  nr=$(grep -c 'wgmma.mma_async.*}, {%r[0-9]*, %r[0-9]*, %r[0-9]*, %r[0-9]*}, %rd' "$T"/$n/*.ptx)
+  na=$(grep -c 'wgmma.mma_async' "$T"/$n/*.ptx)
+  ns=$(grep -c 'st.shared.b32\|st.shared.u32\|st.shared.f32' "$T"/$n/*.ptx)
+  if grep -q "cp.async.wait_group $w" "$T"/$n/*.ptx && grep -q 'wgmma.wait_group.sync.aligned 1' "$T"/$n/*.ptx &&
+    [ "$nr" = "$na" ] && [ "$na" -gt 0 ] && [ "$ns" = 0 ]; then
+    pass "shipped $n: SWAP, cp.async.wait_group $w, wgmma.wait_group 1, all $na wgmmas with a register operand, no 4-byte st.shared"
+  else fail "shipped $n: SWAP (cp.async.wait_group $w; $nr of $na wgmmas with a register operand; $ns 4-byte st.shared)"; fi
 done
 built tc32_1x_async sm_90a 'cp.async.wait_group 2' HGMMA configs/tc32_1x_async.json --size 4096
-built tc32_1x_areg sm_90a 'cp.async.wait_group 3' HGMMA configs/tc32_1x.json --m 260 --n 196 --k 100
+built tc32_1x_areg sm_90a 'cp.async.wait_group 3' HGMMA configs/tc32_1x.json --m 260 --n 196 --k 100 $P1 --set SWAP=0 \
+  --set RAW_STAGES=4 --set AREG=1 --set BMAP=2
+# SWAP's other forms: 1xTF32 unrounded (ROUND 0: no operand stage, A's raw stage is the operand, so
+# no st.shared at all and no cvt), and 3xTF32 at odd shapes (4-byte copies).
+built tc32_1x_round0 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x.json --size 4096 --set ROUND=0 --set RAW_STAGES=4
+if ! grep -q 'st.shared' "$T"/tc32_1x_round0/*.ptx && ! grep -q 'cvt.rna' "$T"/tc32_1x_round0/*.ptx; then
+  pass "ROUND 0: no st.shared, no cvt"
+else fail "ROUND 0: no st.shared, no cvt"; fi
+built tc32_3x_swap_odd sm_90a 'cp.async.ca.shared.global' LDGSTS configs/tc32_3x.json --m 127 --n 129 --k 131
 built tc32_1x_async_odd sm_90a 'cp.async.ca.shared.global' LDGSTS configs/tc32_1x_async.json --m 127 --n 129 --k 131
 if grep -q 'cp.async.cg' "$T"/tc32_1x_async_odd/*.ptx; then fail "odd rows: no 16-byte cp.async"; else pass "odd rows: no 16-byte cp.async"; fi
 if grep -q 'cp.async' "$T"/tc32_3x_regstage/*.ptx; then fail "RAW_STAGES 0 stages through registers: no cp.async"
@@ -143,9 +168,9 @@ if [ "$nr" = "$na" ] && [ "$na" = 12 ]; then pass "tc32_3x_areg: all 12 wgmmas t
 else fail "tc32_3x_areg: all 12 wgmmas take A from registers ($nr of $na)"; fi
 if grep -q '}, %rd[0-9]*, %rd[0-9]*, p' "$T"/tc32_3x_areg/*.ptx; then fail "tc32_3x_areg: no descriptor-A wgmma"
 else pass "tc32_3x_areg: no descriptor-A wgmma"; fi
-refused "A from registers needs the raw stages" 'AREG == 0 || RAW_STAGES > 0' configs/tc32_3x.json --arch sm_90a \
+refused "A from registers needs the raw stages" 'AREG == 0 || RAW_STAGES > 0' configs/tc32_3x_areg.json --arch sm_90a \
   --set RAW_STAGES=0 --set BMAP=0
-refused "BMAP 2 only from raw stages" 'BMAP < 2 || RAW_STAGES > 0' configs/tc32_3x.json --arch sm_90a --set RAW_STAGES=0 \
+refused "BMAP 2 only from raw stages" 'BMAP < 2 || RAW_STAGES > 0' configs/tc32_3x_areg.json --arch sm_90a --set RAW_STAGES=0 \
   --set AREG=0
 built tc32_3x_areg_odd sm_90a 'cp.async.ca.shared.global' LDGSTS configs/tc32_3x_areg.json --m 127 --n 129 --k 131
 # MINB = 2 (fourth round): two blocks an SM, so the PTX asks for them and a thread gets at most 128
@@ -171,12 +196,12 @@ if out=$(python3 tests/tc32_maps.py 2>&1); then pass "tc32 index maps: $out"; el
 
 # Promotion: 1xTF32 without it adds nothing outside the tensor cores; with it the chain ends drain
 # the wgmmas (a second wait_group 0) and fold the 64 accumulators of a thread into FP32 registers.
-a1=$(grep -c 'add.f32' "$T"/tc32_1x/*.ptx)
+a1=$(grep -c 'add.f32' "$T"/tc32_1x_promote/*.ptx)
 a0=$(grep -c 'add.f32' "$T"/tc32_1x_nopromote/*.ptx)
-w1=$(grep -c 'wgmma.wait_group.sync.aligned 0' "$T"/tc32_1x/*.ptx)
+w1=$(grep -c 'wgmma.wait_group.sync.aligned 0' "$T"/tc32_1x_promote/*.ptx)
 w0=$(grep -c 'wgmma.wait_group.sync.aligned 0' "$T"/tc32_1x_nopromote/*.ptx)
-if [ "$a1" -ge $((a0 + 64)) ] && [ "$w1" -gt "$w0" ]; then pass "tc32_1x promotes: FP32 adds ($a1 vs $a0), a drain ($w1 vs $w0)"
-else fail "tc32_1x promotes: FP32 adds ($a1 vs $a0), a drain ($w1 vs $w0)"; fi
+if [ "$a1" -ge $((a0 + 64)) ] && [ "$w1" -gt "$w0" ]; then pass "tc32_1x_async promotes: FP32 adds ($a1 vs $a0), a drain ($w1 vs $w0)"
+else fail "tc32_1x_async promotes: FP32 adds ($a1 vs $a0), a drain ($w1 vs $w0)"; fi
 
 # Targets without --arch (this machine has no GPU: sm_90 is guessed): only a template that declares
 # "arch_specific" (tc32.cu) is built for sm_90a; every other config stays sm_90, with the same

@@ -13,6 +13,10 @@ must be made on the other. Checked, per tile shape and map:
   4. bank conflicts: under BMAP 1 and 2 without AREG, and BMAP 2 with it, a warp's transposed
      4-byte stores of B hit 32 banks (one way); AREG's 16-byte fragment reads are one way per
      quarter-warp.
+  5. SWAP: B's copies under its own swizzle (raw_b_xor), the fragments BFrag reads from them, wgmma
+     with A's raw stage as the shared-memory operand, and the epilogue's map of D = B^T A^T back to
+     C give exactly A @ B on integers; a warp's 8-byte fragment reads take two wavefronts (the
+     least for 256 bytes), and split_a's elementwise pass covers A's stage once.
 Prints one line; exits 1 on the first mismatch."""
 import random
 import sys
@@ -110,6 +114,80 @@ def check_shape(bm, bn):
                 fail(f"{bm}x{bn}: AREG product wrong at ({m}, {n})")
 
 
+def check_swap(bm, bn):
+    """SWAP: warpgroups over N (64 columns each), wgmma's N = BM (A's rows), B from registers."""
+    threads = 2 * bn
+
+    def raw_b(k, n):  # Staging::raw_b with raw_b_xor under SWAP
+        return bm * ROW + k * bn * 4 + (((n >> 2) ^ ((k & 7) ^ ((k & 1) << 2))) << 4) + ((n & 3) << 2)
+
+    rnd = random.Random(bm * 7 + bn)
+    a = [[rnd.randint(-9, 9) for _ in range(BK)] for _ in range(bm)]
+    b = [[rnd.randint(-9, 9) for _ in range(bn)] for _ in range(BK)]
+    raw = {}
+    for v in range(bm * BK // 4):  # copy(): the same chunk maps as without SWAP
+        r, k = v // 8, 4 * (v % 8)
+        for i in range(4):
+            raw[sw(r, k) + 4 * i] = a[r][k + i]
+    for v in range(BK * bn // 4):
+        k, n = v // (bn // 4), 4 * (v % (bn // 4))
+        for i in range(4):
+            pos = raw_b(k, n) + 4 * i
+            if pos in raw:
+                fail(f"SWAP {bm}x{bn}: raw position {pos} written twice")
+            raw[pos] = b[k][n + i]
+    if len(raw) != (bm + bn) * BK:
+        fail(f"SWAP {bm}x{bn}: copy() places {len(raw)} of {(bm + bn) * BK} elements")
+    # split_a: thread tid's chunks o = 16 (tid + it * THREADS) cover A's stage once
+    chunks = sorted(16 * (t + it * threads) for t in range(threads) for it in range(bm * ROW // 16 // threads))
+    if chunks != list(range(0, bm * ROW, 16)):
+        fail(f"SWAP {bm}x{bn}: split_a covers {len(set(chunks))} of {bm * ROW // 16} chunks")
+    c, written = [[0] * bn for _ in range(bm)], set()
+    for wg in range(bn // 64):
+        for warp in range(4):
+            for st in range(BK // 8):
+                for hk in range(2):  # one 8-byte read a thread: words per bank = wavefronts
+                    words = {}
+                    for lane in range(32):
+                        n0, t = wg * 64 + warp * 16 + 2 * (lane // 4), lane % 4
+                        base = raw_b(8 * st + t + 4 * hk, n0)
+                        for wd in (base, base + 4):
+                            words.setdefault((wd // 4) % 32, set()).add(wd)
+                    ways = max(len(x) for x in words.values())
+                    if ways != 2:
+                        fail(f"SWAP {bm}x{bn}: fragment reads take {ways} wavefronts, not 2")
+            d = [[0] * bm for _ in range(64)]  # this warp's 16 rows of the warpgroup's D (64 x BM)
+            for lane in range(32):
+                g, t = lane // 4, lane % 4
+                n0 = wg * 64 + warp * 16 + 2 * g
+                for st in range(BK // 8):
+                    frag = [0] * 4
+                    for hk in range(2):  # BFrag::load
+                        base = raw_b(8 * st + t + 4 * hk, n0)
+                        frag[2 * hk], frag[2 * hk + 1] = raw[base], raw[base + 4]
+                    for i in range(4):  # wgmma: register i is row 16 w + g + 8 (i % 2), k t + 4 (i / 2)
+                        row, k = warp * 16 + g + 8 * (i % 2), t + 4 * (i // 2)
+                        for col in range(bm):  # the descriptor's K-major rows: A's raw stage
+                            d[row][col] += frag[i] * raw[sw(col, 8 * st + k)]
+            for lane in range(32):  # the epilogue: register 4 j + 2 h + e -> C[8 j + 2 t + e][n0 + h]
+                g, t = lane // 4, lane % 4
+                for j in range(bm // 8):
+                    for h in range(2):
+                        for e in range(2):
+                            m, n = 8 * j + 2 * t + e, wg * 64 + warp * 16 + 2 * g + h
+                            if (m, n) in written:
+                                fail(f"SWAP {bm}x{bn}: C({m}, {n}) written twice")
+                            written.add((m, n))
+                            c[m][n] = d[warp * 16 + 8 * h + g][8 * j + 2 * t + e]
+    for m in range(bm):
+        for n in range(bn):
+            want = sum(a[m][k] * b[k][n] for k in range(BK))
+            if (m, n) not in written or c[m][n] != want:
+                fail(f"SWAP {bm}x{bn}: product wrong at ({m}, {n}): {c[m][n]} against {want}")
+
+
 for bm, bn in ((128, 128), (64, 128), (128, 64), (128, 256)):
     check_shape(bm, bn)
-print("raw-stage copies, reads and split stores (BMAP 0-2), AREG fragments = A @ B, bank ways: ok")
+for bm, bn in ((128, 128), (256, 128), (64, 128), (128, 64), (256, 64)):
+    check_swap(bm, bn)
+print("raw-stage copies, reads and split stores (BMAP 0-2), AREG and SWAP fragments = A @ B, bank ways: ok")

@@ -68,6 +68,7 @@ static void test_suite_shapes_are_exact(void **state)
     const char *dts[] = {"f32", "f64"};
     for (int d = 0; d < 2; d++) {
         opts_t o = opts(dts[d]);
+        o.arch = 0; /* guessed, as on the H100 without --arch: its tc32 entries load for sm_90a */
         pick_t p;
         err_t err;
         err_clear(&err);
