@@ -238,6 +238,26 @@ grep -q 'nearest entries, each config.s time estimated at 17x9x5' "$tmp/vexp.txt
 $E verify --explain configs/naive.json --arch sm_90 >"$tmp/noauto.txt" 2>&1
 check_rc "--explain without --auto: exit 2" 2 $? "$(cat "$tmp/noauto.txt")"
 
+echo "== tune --wisdom records only kernels of the dtype's own accuracy class (FP32 wisdom stays FP32-accurate)"
+CW=$tmp/wclass
+mkdir -p "$CW"
+FAKE_LOG=$tmp/c1.log $E tune configs/tc32_1x.json --arch sm_90a --set BN=64,128 --size 256 --wisdom "$CW" >"$tmp/c1.txt" 2>&1
+check_rc "tune --wisdom of a config held to class tf32 (1xTF32)" 2 $? "$(cat "$tmp/c1.txt")"
+grep -qx 'configs/tc32_1x.json: --wisdom: config tc32_1x is held to accuracy class tf32, and --auto runs f32 entries as f32 kernels: tune it without --wisdom' "$tmp/c1.txt" &&
+  [ ! -e "$tmp/c1.log" ] && [ -z "$(ls "$CW")" ] && pass "...is refused in one line naming the config, before any GPU work" ||
+  fail "...refused before any GPU work" "$(cat "$tmp/c1.txt"; ls "$CW")"
+FAKE_CLASS=tf32 $E tune configs/tc32_3x.json --arch sm_90a --set BN=64,128 --size 256 --wisdom "$CW" >"$tmp/c2.txt" 2>&1
+check_rc "a winner the worker verified in class tf32 (an f32 config): exit 1" 1 $? "$(cat "$tmp/c2.txt")"
+grep -q "^$CW: not recorded: the winner at 256x256x256 was verified in accuracy class tf32, not f32" "$tmp/c2.txt" &&
+  [ -z "$(ls "$CW")" ] && pass "...is not recorded, saying why" || fail "...not recorded" "$(cat "$tmp/c2.txt"; ls "$CW")"
+FAKE_WRONG=BN=128 $E tune configs/tc32_3x.json --arch sm_90a --set BN=64,128 --size 256 --wisdom "$CW" >"$tmp/c3.txt" 2>&1
+check_rc "the faster point fails verification: exit 1" 1 $? "$(cat "$tmp/c3.txt")"
+python3 - "$CW/fake-gpu-0.json" <<'PY' && pass "...and the slower one that passed is what wisdom records" || fail "...recorded the passing point" "$(cat "$tmp/c3.txt")"
+import json, sys
+e = json.load(open(sys.argv[1]))["entries"]
+assert [(x["shape"], x["config"].endswith("configs/tc32_3x.json"), x.get("set")) for x in e] == [("256x256x256", True, {"BN": 64})], e
+PY
+
 echo "== --auto-tune: a shape without an entry is tuned, recorded in the user's wisdom, then exact"
 export XDG_DATA_HOME=$tmp/data
 UW=$XDG_DATA_HOME/engine/wisdom
