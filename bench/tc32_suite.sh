@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/tc32_suite.sh — issue 26's third target on one H100 in one call (< 8 minutes; prebuilt build/
 # only: no compiler, no jansson headers): the FP32 shape suite with the 3xTF32 template in wisdom,
-# geomean >= 1.3x cuBLAS strict SGEMM. Logs, the tuned wisdom and the table under $OUT (default
-# build/tc32-suite); the table last (also $OUT/table.md).
+# geomean >= 1.3x cuBLAS strict SGEMM. Logs, the tuned wisdom and the table under $OUT/tc32-suite
+# (default build/tc32-suite; below, $OUT names that directory); the table last (also table.md there).
 #   a  bench/shapes.sh --auto, f32, RUNS >= 7 (default 7), with the shipped wisdom: the baseline,
 #      each shape's entry beside strict SGEMM in the same run ($OUT/before/)
 #   b  `tune tune/tc32_suite.json --wisdom $OUT/wisdom-tuned` at every suite shape, a copy of wisdom/:
@@ -20,7 +20,8 @@
 #   e  (unless past ODD_BY_S = 420 s) tc32_3x and warptile_db at 4096^3 and at K, N or both odd: the
 #      cost of the 4-byte copies, which the selection model takes as 1.10 ($OUT/odd.jsonl)
 # Budget: each tune gets at most TUNE_S seconds (default 75) and none starts once the tunes have
-# taken TUNES_S (default 270), so that c always runs. SUITE=FILE and SPACE=FILE replace the suite
+# taken TUNES_S (default 240), so that c always runs: expected about 5 minutes in all (a and c about
+# a minute each, b 2-3), at most about 7.5. SUITE=FILE and SPACE=FILE replace the suite
 # and the space (tests: a few shapes, two points); TC32_SUITE_EXTRA="--arch sm_90a" with a fake
 # worker (ENGINE_WORKER, DEVICE) where there is no GPU. Exits 0 when the target is met, 1 when it is
 # missed or a step failed, 2 on bad input (before any GPU work).
@@ -29,10 +30,10 @@ cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
 E=build/engine
 [ -x "$E" ] || { echo "build/engine is missing: run make first"; exit 2; }
-OUT=${OUT:-build/tc32-suite}
+OUT=${OUT:-build}/tc32-suite # one directory to archive: $OUT from the device call, else build/
 RUNS=${RUNS:-7}
 TUNE_S=${TUNE_S:-75}
-TUNES_S=${TUNES_S:-270}
+TUNES_S=${TUNES_S:-240}
 SUITE=${SUITE:-bench/suites/shapes.txt}
 SPACE=${SPACE:-tune/tc32_suite.json}
 X=${TC32_SUITE_EXTRA:-}

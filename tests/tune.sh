@@ -344,20 +344,20 @@ echo '{"config": "tc32_3x", "space": {"BN": [64, 128]}, "shapes": ["4096x4096x40
 s32() { env DEVICE="Fake GPU 0" TC32_SUITE_EXTRA="--arch sm_90a" SUITE="$tmp/suite.txt" SPACE="$tmp/tc32space.json" TMPDIR="$tmp" "$@" bash bench/tc32_suite.sh; }
 s32 OUT="$tmp/s32" >"$tmp/s32.txt" 2>&1
 check_rc "bench/tc32_suite.sh: the fake GPU's 0.9x misses the 1.3x target" 1 $? "$(tail -20 "$tmp/s32.txt")"
-python3 - "$tmp/s32/wisdom/fake-gpu-0.json" <<'PY' && pass "...its wisdom holds a tc32 entry per shape, config paths relative to the repository" || fail "...tuned wisdom" "$(tail -20 "$tmp/s32.txt")"
+python3 - "$tmp/s32/tc32-suite/wisdom/fake-gpu-0.json" <<'PY' && pass "...its wisdom holds a tc32 entry per shape, config paths relative to the repository" || fail "...tuned wisdom" "$(tail -20 "$tmp/s32.txt")"
 import json, sys
 e = json.load(open(sys.argv[1]))["entries"]
 assert sorted(x["shape"] for x in e) == ["127x129x131", "4096x4096x4096"] and all(x["config"] == "configs/tc32_3x.json" for x in e), e
 PY
 [ "$(grep -cE '^\| (4096x4096x4096|127x129x131) \| .* \| 2 / 0 \| added \| tc32_3x.* \| tc32 \| 0\.9[0-9]* \|$' "$tmp/s32.txt")" = 2 ] &&
   grep -q '^  MISSED  FP32 suite with tc32 in wisdom: geomean 0\.9[0-9]*x SGEMM, target 1.3$' "$tmp/s32.txt" &&
-  [ "$(tail -n 5 "$tmp/s32/table.md")" = "$(tail -n 5 "$tmp/s32.txt")" ] &&
+  [ "$(tail -n 5 "$tmp/s32/tc32-suite/table.md")" = "$(tail -n 5 "$tmp/s32.txt")" ] &&
   pass "...--auto then ran tc32 at both shapes: the table per shape and the target's line, also in table.md" || fail "...table" "$(tail -12 "$tmp/s32.txt")"
 grep -q "^  tc32_3x: time over 4096^3's at 4096x4096x4095 1.00, 4096x4095x4096 1.00, 4095x4095x4095 1.00 " "$tmp/s32.txt" &&
   pass "...and times tc32_3x's odd paths against its whole rows" || fail "...odd paths" "$(grep -A3 '== e' "$tmp/s32.txt")"
 s32 OUT="$tmp/s32b" TUNES_S=5 ODD_BY_S=0 >"$tmp/s32b.txt" 2>&1
 check_rc "bench/tc32_suite.sh past its tuning budget: exit 1" 1 $? "$(tail -20 "$tmp/s32b.txt")"
-[ "$(grep -c '^  skipped .*: past the tuning budget' "$tmp/s32b.txt")" = 2 ] && [ "$(grep -c '"config":"cublas"' "$tmp/s32b/after/shapes-f32.jsonl")" = 2 ] &&
+[ "$(grep -c '^  skipped .*: past the tuning budget' "$tmp/s32b.txt")" = 2 ] && [ "$(grep -c '"config":"cublas"' "$tmp/s32b/tc32-suite/after/shapes-f32.jsonl")" = 2 ] &&
   pass "...skips every tune and still runs --auto after them" || fail "...budget" "$(tail -20 "$tmp/s32b.txt")"
 s32 OUT="$tmp/s32c" RUNS=5 >"$tmp/s32c.txt" 2>&1
 check_rc "bench/tc32_suite.sh with RUNS=5" 2 $? "$(cat "$tmp/s32c.txt")"
