@@ -1,5 +1,6 @@
 # bench/lib.sh — sourced by the bench scripts: whose rows become data files of bench/data/ (the ones
-# bench/tables.py renders into the README), and those that find this GPU's wisdom or baseline.
+# bench/tables.py renders into the README), those that find this GPU's wisdom or baseline, and those
+# that run a series of tunes within a budget.
 #
 # device_name ENGINE: the name of GPU 0 as the driver gives it ("NVIDIA H100 80GB HBM3"); DEVICE,
 # when set, wins (tests, and runs on a machine whose `engine info` cannot tell).
@@ -15,3 +16,12 @@ stamp_rows() { sed "s/^{/{\"date\":\"$(date -u +%F)\",\"device\":\"$1\",/"; }
 # slug NAME: the file stem of a device's wisdom and baseline files, as engine/wisdom.c's wisdom_slug
 # makes it ("NVIDIA H100 80GB HBM3" -> nvidia-h100-80gb-hbm3).
 slug() { echo "$1" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9][^a-z0-9]*/-/g; s/^-//; s/-$//'; }
+# tune_seconds START: the seconds the next tune of a series may take: TUNE_S (its own budget), cut to
+# what is left of TUNES_S (the series', counted from START, seconds since the epoch); 0 when 5 or
+# fewer are left, so that the steps after the tunes still run.
+tune_seconds() {
+  local left=$((TUNES_S - ($(date +%s) - $1)))
+  [ "$left" -gt 5 ] || left=0
+  [ "$left" -gt "$TUNE_S" ] && left=$TUNE_S
+  echo "$left"
+}

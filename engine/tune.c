@@ -785,6 +785,8 @@ int tune_main(const opts_t *o)
         space_load(&t.sp, o->args[0], o->set_text, o->nsets, o->dtype, t.su.arch, t.su.arch_guessed, &err))
         goto fail;
     t.su.arch = t.sp.arch; /* the base config's target: sm_90a for an arch-specific template without --arch */
+    if (o->wisdom && winner_check_class(&t.sp.base, &err))
+        goto fail;
     if (pick_devices(&t, &err))
         goto fail;
     shape_t shapes[SHAPE_MAX_LIST];

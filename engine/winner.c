@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* realpath */
 #include "winner.h"
 
+#include "accuracy.h"
 #include "arch.h"
 #include "paths.h"
 #include "util.h"
@@ -107,9 +108,29 @@ int winner_write(const result_row *r, const char *name, const char *src_config_p
     return rc;
 }
 
+int winner_check_class(const config_t *base, err_t *err)
+{
+    acc_class own = acc_class_of(ACC_NATIVE, base->dtype), held = acc_class_of(base->accuracy, base->dtype);
+    if (held != own)
+        return err_set(err, EXIT_INPUT, base->path, 0, 0,
+                       "--wisdom: config %s is held to accuracy class %s, and --auto runs %s entries as %s kernels: tune it without --wisdom",
+                       base->name, acc_class_name(held), dtype_name(base->dtype), acc_class_name(own)),
+               -1;
+    return 0;
+}
+
 int winner_record(const result_row *w, const config_t *base, const char *wisdom_dir, double vs_cublas, int op,
                   int64_t batch, err_t *err)
 {
+    /* The class the worker verified the winner in, which must be the dtype's own: a check of the row
+     * itself, beside winner_check_class's of the config. */
+    const char *own = acc_class_name(acc_class_of(ACC_NATIVE, strcmp(w->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32));
+    if (!w->acc_class || strcmp(w->acc_class, own) != 0)
+        return err_set(err, EXIT_VERIFY, wisdom_dir, 0, 0,
+                       "not recorded: the winner at %lldx%lldx%lld was verified in accuracy class %s, not %s",
+                       (long long)w->M, (long long)w->N, (long long)w->K,
+                       w->acc_class && *w->acc_class ? w->acc_class : "none (a log from before accuracy classes)", own),
+               -1;
     int arch = 0;
     if (arch_parse(w->arch, &arch, err))
         return -1;

@@ -25,8 +25,15 @@ int winner_write(const result_row *r, const char *name, const char *src_config_p
  * the space's base (written relative to the directory above DIR when it lies under it, as the
  * shipped wisdom/ and configs/ do), with the parameters the winner changed as overrides. Prints
  * what happened; vs_cublas <= 0: not known. op and batch: the op and the products of the packed
- * strided batch it was measured on (wisdom_entry.op, .batch); w->tflops counts every product. */
+ * strided batch it was measured on (wisdom_entry.op, .batch); w->tflops counts every product.
+ * Only a row verified in its dtype's own accuracy class is recorded (winner_check_class says why);
+ * another class, or none (a row of a log from before classes), is EXIT_VERIFY and nothing is written. */
 int winner_record(const result_row *w, const config_t *base, const char *wisdom_dir, double vs_cublas, int op,
                   int64_t batch, err_t *err);
+
+/* tune --wisdom, before anything runs: --auto runs wisdom's entries for a dtype as that dtype's
+ * kernels, so what `--dtype f32` gets must be FP32-accurate. A base config held to another accuracy
+ * class (a 1xTF32 config declares "accuracy": "tf32") is refused: EXIT_INPUT, naming the config. */
+int winner_check_class(const config_t *base, err_t *err);
 
 #endif

@@ -9,6 +9,7 @@ searches have something to find; chosen points misbehave the ways real kernels d
   FAKE_CRASH=...            such a point kills the worker without a reply (abort)
   FAKE_HANG=...             such a point never answers (a kernel that never returns)
   FAKE_WRONG=...            such a point fails verification
+  FAKE_CLASS=tf32           the accuracy class every verification reports (default the request's dtype)
   FAKE_NOGPU=1              the hello reports that there is no GPU
   FAKE_DELAY=0.05           seconds each timed request takes
   FAKE_SLOW=1.5             every kernel (not cuBLAS) takes this many times as long (regressions)
@@ -123,7 +124,7 @@ def main():
                 reply.update(status="ok", code=0, checked=100, bad=0, nonfinite=0, max_ratio=0.1, mismatches=[],
                              t_verify=0.001, reference="dgemm" if (req.get("dtype") or "f32") == "f32" else "dd",
                              err_max_u=3.0, err_mean_u=0.25, ref_err_max_u=7.0, ref_err_mean_u=0.28)
-                reply["class"] = req.get("dtype") or "f32"
+                reply["class"] = os.environ.get("FAKE_CLASS") or req.get("dtype") or "f32"
                 if req.get("time"):
                     time.sleep(delay)
                     ms = fake_ms(sets, shape)

@@ -271,6 +271,33 @@ for a in sm_90 sm_86; do
   else fail "--arch $a leaves the tc32 entry out, naming the rule" "$out"; fi
 done
 
+# ... and where no entry is exact, the model weighs the tc32 entry as a candidate (an H100 without
+# --arch: loaded for sm_90a) or leaves it out (--arch sm_90: the rule named), at the same shape.
+out=$(XDG_DATA_HOME="$T/xdg" $E pick --wisdom "$T/w" --device-name "$H100" --shapes 6000x6000x6000 --format jsonl 2>&1)
+if printf '%s\n' "$out" | grep -q '"config":"configs/tc32_3x.json".*"exact":false' &&
+  printf '%s\n' "$out" | grep -q '"candidates":\["tc32_3x","warptile_db"\]'; then
+  pass "the model weighs the tc32 entry at a shape without one (no --arch)"
+else fail "the model weighs the tc32 entry at a shape without one (no --arch)" "$out"; fi
+out=$(XDG_DATA_HOME="$T/xdg" $E pick --wisdom "$T/w" --device-name "$H100" --arch sm_90 --shapes 6000x6000x6000 --format jsonl 2>&1)
+if printf '%s\n' "$out" | grep -q '"config":"configs/warptile_db.json".*"exact":false' &&
+  printf '%s\n' "$out" | grep -q '"candidates":\["warptile_db"\]' &&
+  printf '%s\n' "$out" | grep -q 'left out: .*only on the architecture-specific target sm_90a'; then
+  pass "--arch sm_90: the model's candidates leave the tc32 entry out, naming the rule"
+else fail "--arch sm_90: the model's candidates leave the tc32 entry out, naming the rule" "$out"; fi
+# bench --auto, not only pick (a fake worker stands in for the H100): --arch sm_90 runs the SIMT
+# entry and says why the tc32 one was left out; --arch sm_90a runs tc32 and its rerun line says so.
+mkdir -p "$T/wf"
+printf '{"version": 1, "device": "Fake GPU 0", "arch": "sm_90",\n  %s\n}\n' "$entries" >"$T/wf/fake.json"
+for a in sm_90:warptile_db sm_90a:tc32_3x; do
+  out=$(ENGINE_WORKER=$PWD/tests/fake_worker.py XDG_DATA_HOME="$T/xdg" XDG_CACHE_HOME="$T/cache" $E bench --auto \
+    --arch "${a%%:*}" --wisdom "$T/wf" --shapes 4096x4096x4096 --runs 2 --format jsonl 2>&1)
+  row=$(printf '%s\n' "$out" | grep '^{' | grep -v '"config":"cublas"')
+  if printf '%s\n' "$row" | grep -q "^{\"config\":\"${a#*:}\".*\"status\":\"ok\".*--arch ${a%%:*}\"}$" &&
+    { [ "${a#*:}" = tc32_3x ] || printf '%s\n' "$out" | grep -q 'left out: .*only on the architecture-specific target sm_90a'; }; then
+    pass "bench --auto --arch ${a%%:*} runs ${a#*:}"
+  else fail "bench --auto --arch ${a%%:*} runs ${a#*:}" "$out"; fi
+done
+
 # The accuracy class: the 1-pass config declares tf32, the 3-pass ones their dtype's own (f32).
 for c in tc32_1x:tf32 tc32_3x:f32 tc32_sync:f32 tc32_1x_async:tf32 tc32_3x_async:f32 tc32_3x_areg:f32; do
   cfg=${c%%:*} want=${c##*:}

@@ -238,6 +238,26 @@ grep -q 'nearest entries, each config.s time estimated at 17x9x5' "$tmp/vexp.txt
 $E verify --explain configs/naive.json --arch sm_90 >"$tmp/noauto.txt" 2>&1
 check_rc "--explain without --auto: exit 2" 2 $? "$(cat "$tmp/noauto.txt")"
 
+echo "== tune --wisdom records only kernels of the dtype's own accuracy class (FP32 wisdom stays FP32-accurate)"
+CW=$tmp/wclass
+mkdir -p "$CW"
+FAKE_LOG=$tmp/c1.log $E tune configs/tc32_1x.json --arch sm_90a --set BN=64,128 --size 256 --wisdom "$CW" >"$tmp/c1.txt" 2>&1
+check_rc "tune --wisdom of a config held to class tf32 (1xTF32)" 2 $? "$(cat "$tmp/c1.txt")"
+grep -qx 'configs/tc32_1x.json: --wisdom: config tc32_1x is held to accuracy class tf32, and --auto runs f32 entries as f32 kernels: tune it without --wisdom' "$tmp/c1.txt" &&
+  [ ! -e "$tmp/c1.log" ] && [ -z "$(ls "$CW")" ] && pass "...is refused in one line naming the config, before any GPU work" ||
+  fail "...refused before any GPU work" "$(cat "$tmp/c1.txt"; ls "$CW")"
+FAKE_CLASS=tf32 $E tune configs/tc32_3x.json --arch sm_90a --set BN=64,128 --size 256 --wisdom "$CW" >"$tmp/c2.txt" 2>&1
+check_rc "a winner the worker verified in class tf32 (an f32 config): exit 1" 1 $? "$(cat "$tmp/c2.txt")"
+grep -q "^$CW: not recorded: the winner at 256x256x256 was verified in accuracy class tf32, not f32" "$tmp/c2.txt" &&
+  [ -z "$(ls "$CW")" ] && pass "...is not recorded, saying why" || fail "...not recorded" "$(cat "$tmp/c2.txt"; ls "$CW")"
+FAKE_WRONG=BN=128 $E tune configs/tc32_3x.json --arch sm_90a --set BN=64,128 --size 256 --wisdom "$CW" >"$tmp/c3.txt" 2>&1
+check_rc "the faster point fails verification: exit 1" 1 $? "$(cat "$tmp/c3.txt")"
+python3 - "$CW/fake-gpu-0.json" <<'PY' && pass "...and the slower one that passed is what wisdom records" || fail "...recorded the passing point" "$(cat "$tmp/c3.txt")"
+import json, sys
+e = json.load(open(sys.argv[1]))["entries"]
+assert [(x["shape"], x["config"].endswith("configs/tc32_3x.json"), x.get("set")) for x in e] == [("256x256x256", True, {"BN": 64})], e
+PY
+
 echo "== --auto-tune: a shape without an entry is tuned, recorded in the user's wisdom, then exact"
 export XDG_DATA_HOME=$tmp/data
 UW=$XDG_DATA_HOME/engine/wisdom
@@ -318,4 +338,29 @@ n=$(grep -c '"batch": ' "$tmp/batches/wisdom/fake-gpu-0.json" 2>/dev/null)
 [ "${n:-0}" = 6 ] && pass "...recorded an entry with its batch per batch shape and dtype (6)" || fail "...batch entries (${n:-none})" "$(tail -20 "$tmp/batches.txt")"
 n=$(grep -cE '^\| f(32|64) \| [0-9]+ x .*exact [0-9x]+ batch [0-9]+\)' "$tmp/batches.txt")
 [ "$n" = 6 ] && pass "...and --auto then ran each batch's exact entry (6 rows)" || fail "...exact batch entries in the table ($n)" "$(tail -10 "$tmp/batches.txt")"
+echo "== bench/tc32_suite.sh: the suite with 3xTF32 tuned into (a copy of) wisdom, --auto before and after"
+printf '# two shapes: one of whole tiles, one odd\n4096x4096x4096\n127x129x131\n' >"$tmp/suite.txt"
+echo '{"config": "tc32_3x", "space": {"BN": [64, 128]}, "shapes": ["4096x4096x4096"]}' >"$tmp/tc32space.json"
+s32() { env DEVICE="Fake GPU 0" TC32_SUITE_EXTRA="--arch sm_90a" SUITE="$tmp/suite.txt" SPACE="$tmp/tc32space.json" TMPDIR="$tmp" "$@" bash bench/tc32_suite.sh; }
+s32 OUT="$tmp/s32" >"$tmp/s32.txt" 2>&1
+check_rc "bench/tc32_suite.sh: the fake GPU's 0.9x misses the 1.3x target" 1 $? "$(tail -20 "$tmp/s32.txt")"
+python3 - "$tmp/s32/tc32-suite/wisdom/fake-gpu-0.json" <<'PY' && pass "...its wisdom holds a tc32 entry per shape, config paths relative to the repository" || fail "...tuned wisdom" "$(tail -20 "$tmp/s32.txt")"
+import json, sys
+e = json.load(open(sys.argv[1]))["entries"]
+assert sorted(x["shape"] for x in e) == ["127x129x131", "4096x4096x4096"] and all(x["config"] == "configs/tc32_3x.json" for x in e), e
+PY
+[ "$(grep -cE '^\| (4096x4096x4096|127x129x131) \| .* \| 2 / 0 \| added \| tc32_3x.* \| tc32 \| 0\.9[0-9]* \|$' "$tmp/s32.txt")" = 2 ] &&
+  grep -q '^  MISSED  FP32 suite with tc32 in wisdom: geomean 0\.9[0-9]*x SGEMM, target 1.3$' "$tmp/s32.txt" &&
+  [ "$(tail -n 5 "$tmp/s32/tc32-suite/table.md")" = "$(tail -n 5 "$tmp/s32.txt")" ] &&
+  pass "...--auto then ran tc32 at both shapes: the table per shape and the target's line, also in table.md" || fail "...table" "$(tail -12 "$tmp/s32.txt")"
+grep -q "^  tc32_3x: time over 4096^3's at 4096x4096x4095 1.00, 4096x4095x4096 1.00, 4095x4095x4095 1.00 " "$tmp/s32.txt" &&
+  pass "...and times tc32_3x's odd paths against its whole rows" || fail "...odd paths" "$(grep -A3 '== e' "$tmp/s32.txt")"
+s32 OUT="$tmp/s32b" TUNES_S=5 ODD_BY_S=0 >"$tmp/s32b.txt" 2>&1
+check_rc "bench/tc32_suite.sh past its tuning budget: exit 1" 1 $? "$(tail -20 "$tmp/s32b.txt")"
+[ "$(grep -c '^  skipped .*: past the tuning budget' "$tmp/s32b.txt")" = 2 ] && [ "$(grep -c '"config":"cublas"' "$tmp/s32b/tc32-suite/after/shapes-f32.jsonl")" = 2 ] &&
+  pass "...skips every tune and still runs --auto after them" || fail "...budget" "$(tail -20 "$tmp/s32b.txt")"
+s32 OUT="$tmp/s32c" RUNS=5 >"$tmp/s32c.txt" 2>&1
+check_rc "bench/tc32_suite.sh with RUNS=5" 2 $? "$(cat "$tmp/s32c.txt")"
+[ "$(cat "$tmp/s32c.txt")" = "tc32_suite: RUNS=5: the baseline needs a median of at least 7 runs" ] && pass "...is refused in one line" ||
+  fail "...RUNS refused" "$(cat "$tmp/s32c.txt")"
 summary
