@@ -46,8 +46,8 @@ static pick_t *pick_for(engine_ctx *c, dtype_t dtype, int op, err_t *err)
     return pk;
 }
 
-/* Where the config came from, as a JSON object's members, appended to sb: the entry (its op and
- * batch) and what was weighed ("basis": the entries of the call's op, or NN's where there are none,
+/* Where the config came from, as a JSON object's members, appended to sb: the entry (its op, batch
+ * and alignment class) and what was weighed ("basis": the entries of the call's op, or NN's where there are none,
  * at the call's batch). */
 static void why_json(strbuf *sb, const pick_t *pk, const select_result *r, int op)
 {
@@ -62,6 +62,7 @@ static void why_json(strbuf *sb, const pick_t *pk, const select_result *r, int o
             cd->entry->line, (long long)cd->entry->shape.m, (long long)cd->entry->shape.n,
             (long long)cd->entry->shape.k, wisdom_op_name(cd->entry->op), (long long)wisdom_batch(cd->entry),
             r->exact ? "true" : "false");
+    sb_addf(sb, ",\"entry_align\":[%d,%d,%d]", cd->align.a, cd->align.b, cd->align.c);
     char *basis = pk->op_note ? xasprintf("%s, at batch %lld", pk->op_note, (long long)r->batch)
                               : xasprintf("the %s entries, at batch %lld", wisdom_op_name(op), (long long)r->batch);
     sb_add(sb, ",\"basis\":");
@@ -370,7 +371,7 @@ engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_
         shape_t sh = {p->M, p->N, p->K};
         if (!pick) {
             st = ENGINE_ERROR_CONFIG;
-        } else if (select_pick_batch(&pick->sel, &sh, p->batch, &r)) {
+        } else if (select_pick_align(&pick->sel, &sh, p->batch, al, &r)) {
             /* As pick_init says it: the first entry left out says why, else nothing covers the shape. */
             const char *why = pick->sel.ncands ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
             for (size_t i = 0; i < pick->sel.ncands && !pick->sel.cands[i].loaded; i++)

@@ -370,23 +370,7 @@ static int p_stride(const cli_opt *d, const char *arg, opts_t *o)
 
 int cli_layout(const opts_t *o, const shape_t *s, layout_t *lay, err_t *err)
 {
-    layout_packed(lay, o->ta, o->tb, s->m, s->n, s->k, o->batch > 0 ? o->batch : 1);
-    int64_t *ld[3] = {&lay->lda, &lay->ldb, &lay->ldc}, *st[3] = {&lay->sa, &lay->sb, &lay->sc};
-    int64_t rows[3] = {layout_a_rows(lay, s->m, s->k), layout_b_rows(lay, s->n, s->k), s->m};
-    for (int i = 0; i < 3; i++) {
-        if (o->ld[i])
-            *ld[i] = o->ld_plus[i] ? *ld[i] + o->ld[i] : o->ld[i];
-        /* Products packed one after the other, with the rows as far apart as ld says. */
-        *st[i] = o->stride[i] >= 0 ? o->stride[i] : rows[i] * *ld[i];
-    }
-    return layout_check(lay, s->m, s->n, s->k, err);
-}
-
-/* Whether any layout option asks for something other than packed NN with one product. */
-static bool layout_given(const opts_t *o)
-{
-    return o->ta || o->tb || o->ld[0] || o->ld[1] || o->ld[2] || o->batch > 1 || o->stride[0] >= 0 ||
-           o->stride[1] >= 0 || o->stride[2] >= 0;
+    return layout_with(lay, o->ta, o->tb, s->m, s->n, s->k, o->batch, o->ld, o->ld_plus, o->stride, err);
 }
 
 /* Every shape the command runs, with the layout options: one line for the first that breaks a rule. */
@@ -433,13 +417,13 @@ static const cli_opt k_opts[] = {
     {"beta", "B", CMD_BENCH | CMD_TUNE, p_scalar, 0, 0, 0, "beta", "0"},
     {"beta", "B", CMD_VERIFY, p_scalar, 0, 0, 0, "beta; verify always runs beta = 0 too", "-0.5"},
     {"op", "NN|NT|TN|TT", BUILDS | CMD_PICK, p_op, 0, 0, 0, "transposes: op(A) then op(B); T reads A stored K x M, B stored N x K", "NN"},
-    {"lda", "N|+P", BUILDS, p_ld, 0, 0, 0, "elements between stored rows of A (+P: packed plus P)", "packed"},
-    {"ldb", "N|+P", BUILDS, p_ld, 1, 0, 0, "elements between stored rows of B", "packed"},
-    {"ldc", "N|+P", BUILDS, p_ld, 2, 0, 0, "elements between rows of C", "packed"},
+    {"lda", "N|+P", BUILDS | CMD_PICK, p_ld, 0, 0, 0, "elements between stored rows of A (+P: packed plus P)", "packed"},
+    {"ldb", "N|+P", BUILDS | CMD_PICK, p_ld, 1, 0, 0, "elements between stored rows of B", "packed"},
+    {"ldc", "N|+P", BUILDS | CMD_PICK, p_ld, 2, 0, 0, "elements between rows of C", "packed"},
     {"batch", "COUNT", BUILDS | CMD_PICK, p_i64, OFF(batch), 1, 65535, "products of a strided batch (grid z)", "1"},
-    {"stride-a", "N", BUILDS, p_stride, 0, 0, 0, "elements between the batch's A (0: one A for all)", "packed"},
-    {"stride-b", "N", BUILDS, p_stride, 1, 0, 0, "elements between the batch's B (0: one B for all)", "packed"},
-    {"stride-c", "N", BUILDS, p_stride, 2, 0, 0, "elements between the batch's C", "packed"},
+    {"stride-a", "N", BUILDS | CMD_PICK, p_stride, 0, 0, 0, "elements between the batch's A (0: one A for all)", "packed"},
+    {"stride-b", "N", BUILDS | CMD_PICK, p_stride, 1, 0, 0, "elements between the batch's B (0: one B for all)", "packed"},
+    {"stride-c", "N", BUILDS | CMD_PICK, p_stride, 2, 0, 0, "elements between the batch's C", "packed"},
     {"warmup", "W", CMD_BENCH | CMD_TUNE, p_int, OFF(warmup), 0, 1000, "untimed launches first", "3"},
     {"runs", "R", CMD_BENCH, p_int, OFF(runs), 1, 1000, "timed runs, L2 flushed before each; median and spread over them", "7"},
     {"runs", "R", CMD_TUNE, p_int, OFF(runs), 3, 1000, "timed runs of each finalist, interleaved with cuBLAS (every point first gets 3)", "11"},
@@ -615,15 +599,14 @@ int cli_parse(int cmd, const char *cmd_name, int argc, char **argv, opts_t *o)
         return rc;
     if (cli_check_shape(&o->shape))
         return EXIT_INPUT;
-    if ((cmd & BUILDS) && check_layouts(o))
+    if ((cmd & (BUILDS | CMD_PICK)) && check_layouts(o))
         return EXIT_INPUT;
-    /* Wisdom entries record the op and the batch (wisdom.h), not padded rows or other strides: a time
-     * measured in those must not be recorded as the packed problem's. --auto itself takes any
-     * layout (pick.c). */
-    bool padded = layout_given(o) && !(o->ld[0] == 0 && o->ld[1] == 0 && o->ld[2] == 0 && o->stride[0] < 0 &&
-                                       o->stride[1] < 0 && o->stride[2] < 0);
-    if (padded && (o->auto_tune_s > 0 || (cmd == CMD_TUNE && o->wisdom)))
-        return usage_error("%s: wisdom entries record the op and the batch only; give no --ld*/--stride-* (or no %s)",
+    /* Wisdom entries record the op, the batch and the alignment class that --lda/--ldb/--ldc leave
+     * (wisdom.h), not the batch's own strides: a time measured with those (a shared B, products
+     * far apart) must not be recorded as the packed batch's. --auto itself takes any layout (pick.c). */
+    bool strided = o->stride[0] >= 0 || o->stride[1] >= 0 || o->stride[2] >= 0;
+    if (strided && (o->auto_tune_s > 0 || (cmd == CMD_TUNE && o->wisdom)))
+        return usage_error("%s: wisdom entries record the op, the batch and the alignment class, not a batch's own strides; give no --stride-* (or no %s)",
                            o->auto_tune_s > 0 ? "--auto-tune" : "--wisdom", o->auto_tune_s > 0 ? "--auto-tune" : "--wisdom");
     if (cmd == CMD_VERIFY && o->beta_given && o->beta == 0.0)
         return usage_error("--beta 0: verify always runs beta = 0; --beta sets the other, non-zero, case");

@@ -21,6 +21,21 @@ void layout_packed(layout_t *l, int ta, int tb, int64_t M, int64_t N, int64_t K,
     l->sc = M * N;
 }
 
+int layout_with(layout_t *l, int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t batch, const int64_t ld[3],
+                const bool plus[3], const int64_t stride[3], err_t *err)
+{
+    layout_packed(l, ta, tb, M, N, K, batch > 0 ? batch : 1);
+    int64_t *lds[3] = {&l->lda, &l->ldb, &l->ldc}, *st[3] = {&l->sa, &l->sb, &l->sc};
+    int64_t rows[3] = {layout_a_rows(l, M, K), layout_b_rows(l, N, K), M};
+    for (int i = 0; i < 3; i++) {
+        if (ld[i])
+            *lds[i] = plus[i] ? *lds[i] + ld[i] : ld[i];
+        /* Products packed one after the other, with the rows as far apart as ld says. */
+        *st[i] = stride[i] >= 0 ? stride[i] : rows[i] * *lds[i];
+    }
+    return layout_check(l, M, N, K, err);
+}
+
 int layout_is_packed(const layout_t *l, int64_t M, int64_t N, int64_t K)
 {
     layout_t p;

@@ -7,6 +7,7 @@
 
 #include "err.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,13 @@ static inline int64_t layout_b_cols(const layout_t *l, int64_t N, int64_t K) { r
 
 /* Rows packed one after the other (ld = row length, at least 1), products packed one after the other. */
 void layout_packed(layout_t *l, int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t batch);
+/* The packed layout of (ta, tb, batch) at M x N x K with parts replaced, as the command line's
+ * --lda/--ldb/--ldc and --stride-a/-b/-c give them: ld[i] > 0 is the leading dimension of A, B, C
+ * (i = 0, 1, 2), or with plus[i] the packed one plus ld[i]; stride[i] >= 0 is the batch stride,
+ * else the products sit one after the other with their rows ld apart. Then layout_check (its
+ * return and err). */
+int layout_with(layout_t *l, int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t batch, const int64_t ld[3],
+                const bool plus[3], const int64_t stride[3], err_t *err);
 /* Whether l is the packed layout of its own ta, tb, batch. */
 int layout_is_packed(const layout_t *l, int64_t M, int64_t N, int64_t K);
 
@@ -63,5 +71,10 @@ typedef struct {
 /* The best class for a layout on pointers aligned to 16 bytes (the CLI's buffers, which are 256-byte
  * aligned): what the leading dimensions and strides allow. */
 void layout_align_ld(const layout_t *l, size_t elem, layout_align *al);
+/* Whether two classes are the same for every operand. */
+static inline bool layout_align_eq(const layout_align *x, const layout_align *y)
+{
+    return x->a == y->a && x->b == y->b && x->c == y->c;
+}
 
 #endif

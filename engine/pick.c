@@ -156,16 +156,34 @@ static const char *keep_op(int op, const wisdom_entry **entries, const wisdom_fi
     return note;
 }
 
+/* The alignment class of the command line's layout at shape sh: what --lda/--ldb/--ldc and the
+ * batch strides allow on its 256-byte-aligned buffers. A layout that breaks a rule was refused when
+ * the options were read; here it falls back to the packed one. */
+static void options_align(const opts_t *o, const shape_t *sh, dtype_t dtype, layout_align *al)
+{
+    layout_t lay;
+    err_t ignored;
+    err_clear(&ignored);
+    if (layout_with(&lay, o->ta, o->tb, sh->m, sh->n, sh->k, o->batch, o->ld, o->ld_plus, o->stride, &ignored))
+        layout_packed(&lay, o->ta, o->tb, sh->m, sh->n, sh->k, o->batch > 1 ? o->batch : 1);
+    layout_align_ld(&lay, dtype_size(dtype), al);
+}
+
 /* "name[SETS] (file:line, level, ...)": where a shape's config came from. */
 static char *why_of(const select_t *s, const select_result *r, int level)
 {
     const select_cand *c = &s->cands[r->chosen];
     const char *lv = level == WISDOM_DEVICE ? "device" : level == WISDOM_ARCH ? "arch" : "default";
-    char shape[64];
+    char shape[96];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)c->entry->shape.m, (long long)c->entry->shape.n,
              (long long)c->entry->shape.k);
     if (wisdom_batch(c->entry) > 1)
         snprintf(shape + strlen(shape), sizeof shape - strlen(shape), " batch %lld", (long long)c->entry->batch);
+    if (!c->align_packed) {
+        char al[32];
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), " align %s",
+                 wisdom_align_text(&c->align, al, sizeof al));
+    }
     if (r->exact)
         return xasprintf("%s (%s:%d, %s, exact %s)", c->label, c->file->path, c->entry->line, lv, shape);
     double t = 0;
@@ -182,7 +200,13 @@ int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes,
                       .device_name = o->device_name, .wisdom_dir = o->wisdom, .warn = stderr,
                       .dtype = o->dtype && strcmp(o->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
                       .op = 2 * o->ta + o->tb, .batch = o->batch};
-    return pick_init_with(p, &pp, shapes, nshapes, err);
+    layout_align *al = xcalloc(nshapes ? nshapes : 1, sizeof *al);
+    for (size_t s = 0; s < nshapes; s++)
+        options_align(o, &shapes[s], pp.dtype, &al[s]);
+    pp.aligns = al;
+    int rc = pick_init_with(p, &pp, shapes, nshapes, err);
+    free(al);
+    return rc;
 }
 
 int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size_t nshapes, err_t *err)
@@ -246,7 +270,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     p->explain = xcalloc(nshapes ? nshapes : 1, sizeof *p->explain);
     p->result = xcalloc(nshapes ? nshapes : 1, sizeof *p->result);
     for (size_t s = 0; s < nshapes; s++) {
-        if (select_pick_batch(&p->sel, &shapes[s], pp->batch, &p->result[s])) {
+        if (select_pick_align(&p->sel, &shapes[s], pp->batch, pp->aligns ? &pp->aligns[s] : NULL, &p->result[s])) {
             const char *why = n ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
             for (size_t c = 0; c < n && !p->sel.cands[c].loaded; c++)
                 why = p->sel.cands[c].err_text;
@@ -334,10 +358,13 @@ int pick_main(const opts_t *o)
     double t_load = now_ms() - t0;
     /* The lookups alone, timed: what --auto adds per shape once the candidates are loaded. */
     select_result *res = xcalloc(o->nshapes ? o->nshapes : 1, sizeof *res);
-    double t1 = now_ms();
     int rc = EXIT_OK;
+    layout_align *al = xcalloc(o->nshapes ? o->nshapes : 1, sizeof *al);
     for (size_t s = 0; s < o->nshapes; s++)
-        if (select_pick_batch(&p.sel, &o->shapes[s], o->batch, &res[s]))
+        options_align(o, &o->shapes[s], p.sel.dtype, &al[s]);
+    double t1 = now_ms();
+    for (size_t s = 0; s < o->nshapes; s++)
+        if (select_pick_align(&p.sel, &o->shapes[s], o->batch, &al[s], &res[s]))
             res[s].nw = (size_t)-1;
     double t_pick = now_ms() - t1;
     char arch[16];
@@ -347,10 +374,13 @@ int pick_main(const opts_t *o)
                dtype_name(p.sel.dtype), p.sel.ncands, t_load);
     for (size_t c = 0; o->format == FORMAT_TABLE && c < p.sel.ncands; c++) {
         const select_cand *x = &p.sel.cands[c];
+        char al[32], at[48] = "";
+        if (!x->align_packed)
+            snprintf(at, sizeof at, " align %s", wisdom_align_text(&x->align, al, sizeof al));
         if (x->loaded)
-            printf("  entry %lldx%lldx%lld%s%.0lld %s: eff %.2f, occ %d%s, %.1f us there (%s:%d)\n",
+            printf("  entry %lldx%lldx%lld%s%.0lld%s %s: eff %.2f, occ %d%s, %.1f us there (%s:%d)\n",
                    (long long)x->entry->shape.m, (long long)x->entry->shape.n, (long long)x->entry->shape.k,
-                   x->entry->batch > 1 ? " batch " : "", x->entry->batch > 1 ? (long long)x->entry->batch : 0LL,
+                   x->entry->batch > 1 ? " batch " : "", x->entry->batch > 1 ? (long long)x->entry->batch : 0LL, at,
                    x->label, x->eff, x->occ, x->occ_estimated ? " (estimated)" : "", x->t_entry * 1e6, x->file->path,
                    x->entry->line);
     }
@@ -378,9 +408,11 @@ int pick_main(const opts_t *o)
             sb_add(&sb, ",\"set\":{");
             for (size_t k = 0; k < c->entry->nsets; k++)
                 sb_addf(&sb, "%s\"%s\":%lld", k ? "," : "", c->entry->sets[k].key, (long long)c->entry->sets[k].value);
-            sb_addf(&sb, "},\"exact\":%s,\"entry\":\"%lldx%lldx%lld\",\"entry_batch\":%lld,\"est_us\":",
+            sb_addf(&sb, "},\"exact\":%s,\"entry\":\"%lldx%lldx%lld\",\"entry_batch\":%lld,",
                     res[s].exact ? "true" : "false", (long long)c->entry->shape.m, (long long)c->entry->shape.n,
                     (long long)c->entry->shape.k, (long long)wisdom_batch(c->entry));
+            sb_addf(&sb, "\"align\":[%d,%d,%d],\"entry_align\":[%d,%d,%d],\"est_us\":", res[s].align.a,
+                    res[s].align.b, res[s].align.c, c->align.a, c->align.b, c->align.c);
             if (t >= 0)
                 sb_addf(&sb, "%.3f", t * 1e6);
             else
@@ -406,6 +438,7 @@ int pick_main(const opts_t *o)
         printf("\npick: %zu shapes in %.3f ms, %.1f us a shape\n", o->nshapes, t_pick,
                o->nshapes ? 1e3 * t_pick / (double)o->nshapes : 0);
     free(res);
+    free(al);
     pick_free(&p);
     return rc;
 }

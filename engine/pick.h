@@ -9,6 +9,9 @@
  * measured in the problem's op (--op; wisdom_entry.op) count, or the NN ones where the level holds
  * none of that op (op_note says so). Entries carry the batch they were measured on ("batch"): at
  * --batch B only an entry of B products is exact, and the model weighs the others at B products.
+ * And the alignment class ("align"): the problem's is what --lda/--ldb/--ldc (and the batch
+ * strides) allow on the command's 16-byte-aligned buffers (layout_align_ld); only an entry of that
+ * class is exact, and one of another class weighs less (select_pick_align).
  *
  * The choices become the run's entries, one per distinct (config, overrides), and each shape
  * records which entry runs there and why, so a row can say where its config came from. A config
@@ -64,6 +67,9 @@ typedef struct {
                               * where the level holds none (pick_t.op_note); 0: NN */
     int64_t batch;           /* products of the shapes' strided batch (0 or 1: one): an exact entry
                               * has this batch, others are weighed at it (select_pick_batch) */
+    const layout_align *aligns; /* per shape: the problem's alignment class (elements, layout.h): an
+                              * exact entry has it, others of another class weigh less
+                              * (select_pick_align); NULL: the packed layout's at each shape */
     const char *wisdom_dir;  /* NULL: paths_wisdom_dir() */
     const char *user_dir;    /* NULL: paths_user_wisdom_dir(); "": no user wisdom */
     FILE *warn;              /* where damaged user wisdom and entries left out are reported; NULL: nowhere */

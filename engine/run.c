@@ -467,6 +467,9 @@ static void auto_tune(runner_t *r, pick_t *pick, const shape_t *shapes, size_t n
             build_job job, *jp = &job;
             memset(&job, 0, sizeof job);
             build_job_init(&job, r->cfgs[e], r->su.arch, r->su.smem_limit, sh->m, sh->n, sh->k);
+            /* Timed in the problem's layout, which is what the entry will say it was measured in. */
+            if (cli_layout(o, sh, &job.lay, &job.err) == 0)
+                layout_align_ld(&job.lay, dtype_size(r->cfgs[e]->dtype), &job.align);
             build_jobs_run(&r->su.pool, &jp, 1);
             json_t *reply = job.rc ? NULL : run_request(r, e, &job, alpha, beta, true);
             const char *st = reply ? jstr(reply, "status", "error") : "error";
@@ -509,6 +512,12 @@ static void auto_tune(runner_t *r, pick_t *pick, const shape_t *shapes, size_t n
         wisdom_entry we = {.dtype = r->cfgs[best]->dtype, .op = 2 * o->ta + o->tb, .batch = (int64_t)batch, .shape = *sh,
                            .tflops = 2.0 * sh->m * sh->n * sh->k * batch / (best_ms * 1e-3) / 1e12,
                            .vs_cublas = best_cub > 0 ? best_cub / best_ms : 0, .occ = best_occ > 0 && best_occ <= 64 ? best_occ : 0};
+        /* The class --lda/--ldb/--ldc leave, not the leading dimensions (wisdom.h). */
+        layout_t lay;
+        err_t lerr;
+        err_clear(&lerr);
+        if (cli_layout(o, sh, &lay, &lerr) == 0)
+            layout_align_ld(&lay, dtype_size(we.dtype), &we.align);
         we.config = realpath(en->path, abs) ? abs : en->path;
         param_set *sets = xcalloc(r->nsets[best] + 1, sizeof *sets);
         err_t err;

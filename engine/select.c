@@ -136,6 +136,9 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
         c->entry = e;
         c->file = files[i];
         c->path = paths[i];
+        wisdom_align(e, &c->align);
+        wisdom_packed_align(e, &c->align_pk);
+        c->align_packed = layout_align_eq(&c->align, &c->align_pk);
         err_t err;
         err_clear(&err);
         const char *dt = dtype_name(dtype);
@@ -201,7 +204,23 @@ double select_estimate_batch(const select_t *s, size_t c, const shape_t *sh, int
     return t;
 }
 
-double select_score(const select_weighed *w) { return w->t_est * (1.0 + SELECT_DIST_PENALTY * w->dist); }
+/* How much less a candidate is trusted: its distance and the operands of another alignment class
+ * (select.h); an estimate times this is its score, and the nearest entries are the least of it. */
+static double doubt(double dist, int align_off)
+{
+    return (1.0 + SELECT_DIST_PENALTY * dist) * (1.0 + SELECT_ALIGN_PENALTY * align_off);
+}
+
+double select_score(const select_weighed *w) { return w->t_est * doubt(w->dist, w->align_off); }
+
+/* Whether one operand's classes count against a candidate: they differ, and not both are packed. */
+static int off1(int e, int e_pk, int p, int p_pk) { return e != p && !(e == e_pk && p == p_pk); }
+
+int select_align_operands(const select_cand *c, const layout_align *al, const layout_align *pk)
+{
+    return off1(c->align.a, c->align_pk.a, al->a, pk->a) + off1(c->align.b, c->align_pk.b, al->b, pk->b) +
+           off1(c->align.c, c->align_pk.c, al->c, pk->c);
+}
 
 double select_distance(const wisdom_entry *e, const shape_t *sh, int64_t batch)
 {
@@ -213,12 +232,22 @@ int select_pick(const select_t *s, const shape_t *sh, select_result *r) { return
 
 int select_pick_batch(const select_t *s, const shape_t *sh, int64_t batch, select_result *r)
 {
+    return select_pick_align(s, sh, batch, NULL, r);
+}
+
+int select_pick_align(const select_t *s, const shape_t *sh, int64_t batch, const layout_align *al, select_result *r)
+{
     memset(r, 0, sizeof *r);
     r->batch = batch > 1 ? batch : 1;
+    layout_t pk;
+    layout_packed(&pk, s->op / 2, s->op % 2, sh->m, sh->n, sh->k, r->batch);
+    layout_align_ld(&pk, dtype_size(s->dtype), &r->align_pk);
+    r->align = al ? *al : r->align_pk;
+    r->align_packed = layout_align_eq(&r->align, &r->align_pk);
     for (size_t i = 0; i < s->ncands; i++) {
         const shape_t *e = &s->cands[i].entry->shape;
         if (s->cands[i].loaded && e->m == sh->m && e->n == sh->n && e->k == sh->k &&
-            wisdom_batch(s->cands[i].entry) == r->batch) {
+            wisdom_batch(s->cands[i].entry) == r->batch && layout_align_eq(&s->cands[i].align, &r->align)) {
             r->chosen = i;
             r->exact = true;
             return 0;
@@ -232,12 +261,17 @@ int select_pick_batch(const select_t *s, const shape_t *sh, int64_t batch, selec
      * shape, only their fitted efficiency and occupancy differ). */
     double ls[4];
     shape_logs(sh, r->batch, ls);
+    /* Nearest by doubt (distance, and operands of another alignment class): with every class alike
+     * that is the order of the distance. */
     double *dist = xmalloc((s->ncands ? s->ncands : 1) * sizeof *dist);
+    double *key = xmalloc((s->ncands ? s->ncands : 1) * sizeof *key);
     for (size_t i = 0; i < s->ncands; i++) {
         const double *le = s->cands[i].logs;
         dist[i] = !s->cands[i].loaded ? INFINITY
                                       : sqrt((le[0] - ls[0]) * (le[0] - ls[0]) + (le[1] - ls[1]) * (le[1] - ls[1]) +
                                              (le[2] - ls[2]) * (le[2] - ls[2]) + (le[3] - ls[3]) * (le[3] - ls[3]));
+        key[i] = !s->cands[i].loaded ? INFINITY
+                                     : doubt(dist[i], select_align_operands(&s->cands[i], &r->align, &r->align_pk));
     }
     enum { PLANS = 16 };
     plan_t plans[PLANS];
@@ -247,12 +281,12 @@ int select_pick_batch(const select_t *s, const shape_t *sh, int64_t batch, selec
     while (r->nw < SELECT_K) {
         size_t i = s->ncands;
         for (size_t x = 0; x < s->ncands; x++)
-            if (dist[x] < INFINITY && (i == s->ncands || dist[x] < dist[i]))
+            if (key[x] < INFINITY && (i == s->ncands || key[x] < key[i]))
                 i = x;
         if (i == s->ncands)
             break;
         double d = dist[i];
-        dist[i] = INFINITY;
+        key[i] = INFINITY;
         const select_cand *c = &s->cands[i];
         size_t k = 0;
         while (k < np && planned[k] != c->cfg.values)
@@ -268,12 +302,13 @@ int select_pick_batch(const select_t *s, const shape_t *sh, int64_t batch, selec
         if (p == &once && rc == 0)
             plan_free(&once);
         if (t >= 0)
-            r->w[r->nw++] = (select_weighed){i, d, t};
+            r->w[r->nw++] = (select_weighed){i, d, t, select_align_operands(c, &r->align, &r->align_pk)};
     }
     for (size_t k = 0; k < np; k++)
         if (plan_rc[k] == 0)
             plan_free(&plans[k]);
     free(dist);
+    free(key);
     int best = -1;
     for (size_t j = 0; j < r->nw; j++) {
         if (r->w[j].t_est >= 0 && (best < 0 || select_score(&r->w[j]) < select_score(&r->w[best])))
@@ -294,19 +329,31 @@ static const char *batch_text(int64_t batch, char *buf, size_t len)
     return buf;
 }
 
+/* Whether any weighed candidate had operands of another alignment class. */
+static bool off_any(const select_result *r)
+{
+    for (size_t j = 0; j < r->nw; j++)
+        if (r->w[j].align_off)
+            return true;
+    return false;
+}
+
 char *select_explain(const select_t *s, const shape_t *sh, const select_result *r)
 {
     char bt[32], ebt[32];
     strbuf sb;
     sb_init(&sb);
     const select_cand *ch = &s->cands[r->chosen];
+    char pal[48] = "", al[32];
+    if (!r->align_packed) /* the problem's class, where a leading dimension or a pointer set it */
+        snprintf(pal, sizeof pal, " align %s", wisdom_align_text(&r->align, al, sizeof al));
     if (r->exact) {
-        sb_addf(&sb, "  %s: wisdom holds this shape%s (%s:%d); no model needed\n", ch->label,
-                batch_text(r->batch, bt, sizeof bt), ch->file->path, ch->entry->line);
+        sb_addf(&sb, "  %s: wisdom holds this shape%s%s (%s:%d); no model needed\n", ch->label,
+                batch_text(r->batch, bt, sizeof bt), pal, ch->file->path, ch->entry->line);
         return sb_steal(&sb);
     }
-    sb_addf(&sb, "  the %zu nearest entries, each config's time estimated at %lldx%lldx%lld%s on %d SMs (select.h):\n",
-            r->nw, (long long)sh->m, (long long)sh->n, (long long)sh->k, batch_text(r->batch, bt, sizeof bt),
+    sb_addf(&sb, "  the %zu nearest entries, each config's time estimated at %lldx%lldx%lld%s%s on %d SMs (select.h):\n",
+            r->nw, (long long)sh->m, (long long)sh->n, (long long)sh->k, batch_text(r->batch, bt, sizeof bt), pal,
             s->gpu.sms);
     for (size_t j = 0; j < r->nw; j++) {
         const select_weighed *w = &r->w[j];
@@ -318,8 +365,11 @@ char *select_explain(const select_t *s, const shape_t *sh, const select_result *
             snprintf(est, sizeof est, "%10.2f us", w->t_est * 1e6);
         else
             snprintf(est, sizeof est, "%13s", "cannot run");
-        sb_addf(&sb, "  %s %s  entry %-18s dist %.2f  eff %.2f  occ %d%s  %s\n", w->cand == r->chosen ? "*" : " ", est,
-                shp, w->dist, c->eff, c->occ, c->occ_estimated ? "?" : " ", c->label);
+        char off[64] = "";
+        if (w->align_off) /* the entry's class, where it counts against it */
+            snprintf(off, sizeof off, "  align %s (%d off)", wisdom_align_text(&c->align, al, sizeof al), w->align_off);
+        sb_addf(&sb, "  %s %s  entry %-18s dist %.2f  eff %.2f  occ %d%s  %s%s\n", w->cand == r->chosen ? "*" : " ", est,
+                shp, w->dist, c->eff, c->occ, c->occ_estimated ? "?" : " ", c->label, off);
     }
     double best = 0, next = 0;
     for (size_t j = 0; j < r->nw; j++) {
@@ -331,9 +381,12 @@ char *select_explain(const select_t *s, const shape_t *sh, const select_result *
         if (r->w[j].cand != r->chosen && r->w[j].t_est >= 0 && (next == 0 || t < next))
             next = t;
     }
+    char why[96] = "";
+    if (off_any(r))
+        snprintf(why, sizeof why, " x (1 + %.2f x operands of another alignment class)", SELECT_ALIGN_PENALTY);
     if (next > 0)
-        sb_addf(&sb, "  chosen: %s, scoring %.2fx better than the next (estimate x (1 + %.2f x distance))\n", ch->label,
-                next / best, SELECT_DIST_PENALTY);
+        sb_addf(&sb, "  chosen: %s, scoring %.2fx better than the next (estimate x (1 + %.2f x distance)%s)\n",
+                ch->label, next / best, SELECT_DIST_PENALTY, why);
     else
         sb_addf(&sb, "  chosen: %s, the only candidate that runs the shape\n", ch->label);
     return sb_steal(&sb);

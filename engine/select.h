@@ -55,6 +55,10 @@
 #define SELECT_DIST_PENALTY 1.0 /* an estimate counts (1 + this x distance) times, distance in natural-log
                                  * units (0.69 a doubling of a side): far from the entry it was fitted
                                  * at, the model is trusted less */
+#define SELECT_ALIGN_PENALTY 0.25 /* and (1 + this x operands) times, for each of A, B, C whose alignment
+                                   * class differs from the problem's where a leading dimension or a
+                                   * pointer set either (select_align_operands): three operands
+                                   * off count about as a doubling of a side (1.75 against 1.69) */
 
 /* The GPU the model is for. */
 typedef struct {
@@ -84,6 +88,9 @@ typedef struct {
     double t_entry;     /* s, the entry's measured time at its shape; 0: not measured */
     double eff;         /* fitted efficiency (see above) */
     double logs[4];     /* log M, N, K and batch of the entry (0 counted as 1): the distance without a log a lookup */
+    layout_align align; /* the entry's alignment class (wisdom_align) */
+    layout_align align_pk; /* the packed layout's at the entry's op, batch and shape */
+    bool align_packed;  /* align is align_pk (wisdom_align_packed) */
 } select_cand;
 
 typedef struct {
@@ -110,6 +117,7 @@ typedef struct {
     size_t cand;    /* index into cands */
     double dist;    /* log distance of its entry from the shape */
     double t_est;   /* s; < 0: cannot run the shape */
+    int align_off;  /* operands whose alignment class counts against it (select_align_operands) */
 } select_weighed;
 
 typedef struct {
@@ -118,9 +126,13 @@ typedef struct {
     select_weighed w[SELECT_K];
     size_t nw;      /* candidates weighed (0 when exact) */
     int64_t batch;  /* products of the problem chosen for (1: one) */
+    layout_align align; /* the problem's alignment class chosen for */
+    layout_align align_pk; /* the packed layout's at the problem's op, batch and shape */
+    bool align_packed;  /* align is align_pk */
 } select_result;
 
-/* A weighed candidate's score: its estimate, discounted for distance (above). */
+/* A weighed candidate's score: its estimate, discounted for distance and for operands of another
+ * alignment class (above). */
 double select_score(const select_weighed *w);
 
 /* The choice for sh: the exact entry when there is one (the first in candidate order), else the
@@ -130,6 +142,18 @@ int select_pick(const select_t *s, const shape_t *sh, select_result *r);
 /* The same for a strided batch of `batch` products (0 or 1: one): an exact entry has the shape and
  * the batch; the distance has the batch as a fourth coordinate (select_distance). */
 int select_pick_batch(const select_t *s, const shape_t *sh, int64_t batch, select_result *r);
+/* The same for a problem whose operands have alignment class `al` (layout.h, elements; NULL: the
+ * packed layout's at sh): an exact entry has the class too, and the others' scores count the
+ * operands select_align_operands names. */
+int select_pick_align(const select_t *s, const shape_t *sh, int64_t batch, const layout_align *al, select_result *r);
+
+/* Of A, B, C, how many have another alignment class in candidate c than in the problem (al; pk:
+ * the packed layout's at the problem's shape). An operand whose class is the packed layout's on
+ * both sides (the entry's at its shape, the problem's at its own) is not counted: the model plans
+ * every candidate packed, at the entry's shape when it fits the efficiency and at the problem's when
+ * it estimates, so what a shape's row lengths do to the vector paths it already sees; what a leading
+ * dimension or a pointer did, it does not. */
+int select_align_operands(const select_cand *c, const layout_align *al, const layout_align *pk);
 
 /* Log distance of entry e from sh at `batch` products: wisdom_distance with ln(batch ratio) as a
  * fourth coordinate, so 512 products of 128^3 are as far from one as 128x128x128 from 65536x128x128

@@ -561,8 +561,7 @@ static int report(tuner_t *t, size_t nshapes, err_t *err)
             free(name);
             free(path);
         }
-        if (t->o->wisdom && rc == 0 && winner_record(w, &t->sp.base, t->o->wisdom, vs, 2 * t->o->ta + t->o->tb,
-                                                       t->disp.c.lay.batch, err))
+        if (t->o->wisdom && rc == 0 && winner_record(w, &t->sp.base, t->o->wisdom, vs, &t->disp.c.lay, err))
             rc = -1;
     }
     free(ranked);

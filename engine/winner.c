@@ -119,8 +119,8 @@ int winner_check_class(const config_t *base, err_t *err)
     return 0;
 }
 
-int winner_record(const result_row *w, const config_t *base, const char *wisdom_dir, double vs_cublas, int op,
-                  int64_t batch, err_t *err)
+int winner_record(const result_row *w, const config_t *base, const char *wisdom_dir, double vs_cublas,
+                  const layout_t *lay, err_t *err)
 {
     /* The class the worker verified the winner in, which must be the dtype's own: a check of the row
      * itself, beside winner_check_class's of the config. */
@@ -135,11 +135,12 @@ int winner_record(const result_row *w, const config_t *base, const char *wisdom_
     if (arch_parse(w->arch, &arch, err))
         return -1;
     wisdom_entry e = {.dtype = strcmp(w->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
-                      .op = op,
-                      .batch = batch > 1 ? batch : 1,
+                      .op = 2 * lay->ta + lay->tb,
+                      .batch = lay->batch > 1 ? lay->batch : 1,
                       .shape = {w->M, w->N, w->K},
                       .tflops = w->tflops,
                       .vs_cublas = vs_cublas > 0 ? vs_cublas : 0};
+    layout_align_ld(lay, dtype_size(e.dtype), &e.align); /* written only where it is not the packed one */
     /* Blocks per SM at this shape, for the selection model (select.h): from the occupancy the driver
      * gave (resident threads / the SM's) and the block's threads. */
     if (w->occ_pct > 0 && w->threads > 0) {
@@ -170,10 +171,13 @@ int winner_record(const result_row *w, const config_t *base, const char *wisdom_
     char *path = wisdom_device_path(wisdom_dir, w->device);
     wisdom_outcome out = 0;
     int rc = wisdom_record(path, w->device, arch, &e, &out, err);
+    char al[32], at[48] = "";
+    if (!wisdom_align_packed(&e))
+        snprintf(at, sizeof at, " (alignment class %s)", wisdom_align_text(&e.align, al, sizeof al));
     if (rc == 0)
-        printf("  wisdom %s: %s\n", path,
+        printf("  wisdom %s: %s%s\n", path,
                out == WISDOM_KEPT ? "kept the faster entry already there" : out == WISDOM_REPLACED ? "replaced a slower entry"
-                                                                          : "added");
+                                                                          : "added", at);
     free(path);
     free(src);
     for (size_t k = 0; k < e.nsets; k++)

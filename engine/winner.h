@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "layout.h"
 #include "result.h"
 
 /* Write the winner r as a ready config at out_path:
@@ -24,12 +25,14 @@ int winner_write(const result_row *r, const char *name, const char *src_config_p
  * is faster than the one there (wisdom_record), with its occupancy in blocks per SM. The config is
  * the space's base (written relative to the directory above DIR when it lies under it, as the
  * shipped wisdom/ and configs/ do), with the parameters the winner changed as overrides. Prints
- * what happened; vs_cublas <= 0: not known. op and batch: the op and the products of the packed
- * strided batch it was measured on (wisdom_entry.op, .batch); w->tflops counts every product.
- * Only a row verified in its dtype's own accuracy class is recorded (winner_check_class says why);
- * another class, or none (a row of a log from before classes), is EXIT_VERIFY and nothing is written. */
-int winner_record(const result_row *w, const config_t *base, const char *wisdom_dir, double vs_cublas, int op,
-                  int64_t batch, err_t *err);
+ * what happened; vs_cublas <= 0: not known. lay: the layout it was measured in, of which the entry
+ * keeps the op, the products of the strided batch and the alignment class its leading dimensions
+ * allow (wisdom_entry.op, .batch, .align), not the leading dimensions themselves; w->tflops counts
+ * every product. Only a row verified in its dtype's own accuracy class is recorded
+ * (winner_check_class says why); another class, or none (a row of a log from before classes), is
+ * EXIT_VERIFY and nothing is written. */
+int winner_record(const result_row *w, const config_t *base, const char *wisdom_dir, double vs_cublas,
+                  const layout_t *lay, err_t *err);
 
 /* tune --wisdom, before anything runs: --auto runs wisdom's entries for a dtype as that dtype's
  * kernels, so what `--dtype f32` gets must be FP32-accurate. A base config held to another accuracy

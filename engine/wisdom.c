@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 
 static const char *const k_file_keys[] = {"version", "device", "arch", "entries", NULL};
-static const char *const k_entry_keys[] = {"dtype", "op", "batch", "shape", "config", "set", "tflops", "vs_cublas", "occ", "source", NULL};
+static const char *const k_entry_keys[] = {"dtype", "op", "batch", "align", "shape", "config", "set", "tflops", "vs_cublas", "occ", "source", NULL};
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Entries and files                                                                               */
@@ -92,6 +92,35 @@ const char *wisdom_op_name(int op)
 {
     static const char *const names[] = {"NN", "NT", "TN", "TT"};
     return op >= 0 && op <= 3 ? names[op] : "?";
+}
+
+void wisdom_packed_align(const wisdom_entry *e, layout_align *al)
+{
+    layout_t lay;
+    layout_packed(&lay, e->op / 2, e->op % 2, e->shape.m, e->shape.n, e->shape.k, wisdom_batch(e));
+    layout_align_ld(&lay, dtype_size(e->dtype), al);
+}
+
+void wisdom_align(const wisdom_entry *e, layout_align *al)
+{
+    if (e->align.a > 0)
+        *al = e->align;
+    else
+        wisdom_packed_align(e, al);
+}
+
+bool wisdom_align_packed(const wisdom_entry *e)
+{
+    layout_align have, packed;
+    wisdom_align(e, &have);
+    wisdom_packed_align(e, &packed);
+    return layout_align_eq(&have, &packed);
+}
+
+const char *wisdom_align_text(const layout_align *al, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d,%d,%d", al->a, al->b, al->c);
+    return buf;
 }
 
 static int parse_dtype(const char *s, dtype_t *d)
@@ -230,7 +259,7 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
             const char *p[] = {key};
             return fail_at(
                 c, base, p, 1, true,
-                "entries[%zu]: unknown key \"%s\" (an entry has dtype, op, batch, shape, config, set, tflops, vs_cublas, occ, source)",
+                "entries[%zu]: unknown key \"%s\" (an entry has dtype, op, batch, align, shape, config, set, tflops, vs_cublas, occ, source)",
                 idx, key);
         }
     }
@@ -262,22 +291,48 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
                            WISDOM_MAX_BATCH);
         e->batch = json_integer_value(batch);
     }
+    /* The alignment class it was measured at: [A, B, C] in elements, each a power of two up to
+     * 16 bytes (layout_align_ld's range); absent: the packed layout's at its shape. */
+    json_t *align = json_object_get(obj, "align");
+    if (align) {
+        const char *p[] = {"align"};
+        const int most = (int)(16 / dtype_size(e->dtype));
+        int v[3] = {0, 0, 0};
+        bool ok = json_is_array(align) && json_array_size(align) == 3;
+        for (size_t i = 0; ok && i < 3; i++) {
+            json_t *x = json_array_get(align, i);
+            ok = json_is_integer(x) && json_integer_value(x) >= 1 && json_integer_value(x) <= most &&
+                 (json_integer_value(x) & (json_integer_value(x) - 1)) == 0;
+            v[i] = ok ? (int)json_integer_value(x) : 0;
+        }
+        if (!ok)
+            return fail_at(c, base, p, 1, false,
+                           "entries[%zu].align must be [A, B, C]: each operand's alignment in %s elements, a power of "
+                           "two from 1 to %d",
+                           idx, dtype_name(e->dtype), most);
+        e->align = (layout_align){v[0], v[1], v[2]};
+    }
     if (get_entry_string(c, base, idx, obj, "shape", "MxNxK, e.g. 4096x4096x4096", &s))
         return -1;
     char why[256];
     if (parse_shape(s, &e->shape, why, sizeof why))
         return fail_at(c, base, ps, 1, false, "entries[%zu].shape \"%.64s\": %s", idx, s, why);
+    layout_align mine, theirs;
+    wisdom_align(e, &mine);
     for (size_t i = 0; i < idx; i++) {
         const wisdom_entry *o = &f->entries[i];
-        char bt[32] = "";
+        char bt[32] = "", at[48] = "", al[32];
         if (e->batch > 1)
             snprintf(bt, sizeof bt, " (batch %lld)", (long long)e->batch);
-        if (o->dtype == e->dtype && o->op == e->op && o->batch == e->batch && o->shape.m == e->shape.m &&
-            o->shape.n == e->shape.n && o->shape.k == e->shape.k)
+        if (!wisdom_align_packed(e))
+            snprintf(at, sizeof at, " (align %s)", wisdom_align_text(&mine, al, sizeof al));
+        wisdom_align(o, &theirs);
+        if (o->dtype == e->dtype && o->op == e->op && o->batch == e->batch && layout_align_eq(&mine, &theirs) &&
+            o->shape.m == e->shape.m && o->shape.n == e->shape.n && o->shape.k == e->shape.k)
             return fail_at(c, base, ps, 1, false,
-                           "entries[%zu]: %s %s %s%s is already in this file (line %d); keep one entry per dtype, op, "
-                           "batch and shape",
-                           idx, dtype_name(e->dtype), wisdom_op_name(e->op), s, bt, o->line);
+                           "entries[%zu]: %s %s %s%s%s is already in this file (line %d); keep one entry per dtype, op, "
+                           "batch, alignment and shape",
+                           idx, dtype_name(e->dtype), wisdom_op_name(e->op), s, bt, at, o->line);
     }
     if (get_entry_string(c, base, idx, obj, "config", "the config's path, e.g. configs/warptile_db.json", &s))
         return -1;

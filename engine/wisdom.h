@@ -16,9 +16,11 @@
  *
  * A file without "device" is an arch-level file; a file with neither "device" nor "arch" is a
  * default-level file (wisdom/default.json); a file with "device" must name its "arch". An entry has
- * dtype, shape, config, set, tflops, vs_cublas, occ and source, of which "set" (overrides of the
- * config's params, like --set), "occ" (blocks per SM measured there, 1 to 64) and "source" (free text:
- * the command and date that measured it) are optional. One file holds each (dtype, shape) at most once. wisdom/README.md has the details.
+ * dtype, op, batch, align, shape, config, set, tflops, vs_cublas, occ and source, of which "op"
+ * (NN), "batch" (1), "align" (the packed layout's class), "set" (overrides of the config's params,
+ * like --set), "occ" (blocks per SM measured there, 1 to 64) and "source" (free text: the command
+ * and date that measured it) are optional. One file holds each (dtype, op, batch, align, shape) at
+ * most once. wisdom/README.md has the details.
  *
  * Lookup for (device D, arch A, dtype T, shape S) tries three levels in order and stops at the
  * first that holds any entry of dtype T:
@@ -35,6 +37,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "layout.h"
 #include "shape.h"
 #include "template.h"
 
@@ -50,6 +53,12 @@ typedef struct {
     int op;          /* "op": 0 NN, 1 NT, 2 TN, 3 TT (2 * ta + tb, layout.h); absent in the file: NN */
     int64_t batch;   /* "batch": products of a packed strided batch it was measured on, 1 to
                       * WISDOM_MAX_BATCH; absent in the file: 1 (0 in a struct built in code is 1 too) */
+    layout_align align; /* "align": [A, B, C], each operand's alignment class in elements (layout.h's
+                         * layout_align_ld: what the leading dimensions it was measured with allow on
+                         * 16-byte-aligned buffers), a power of two up to 16 bytes; absent in the file
+                         * (and all 0 in a struct built in code): the packed layout's class at the
+                         * entry's own op, batch and shape, what every entry before "align" was
+                         * measured at (wisdom_align) */
     shape_t shape;   /* M, N >= 1, K >= 0, each at most SHAPE_MAX_DIM */
     char *config;    /* path of the config as written in the file: "configs/warptile_db.json" */
     param_set *sets; /* "set": overrides of the config's params, in file order (config_load takes them) */
@@ -107,8 +116,9 @@ int wisdom_load_file(wisdom_t *w, const char *path, err_t *err);
  * or entry member, an unknown dtype, a shape that is not MxNxK (M, N >= 1, K >= 0, no signs or
  * leading zeros, each at most SHAPE_MAX_DIM), an empty "config", a "set" value that is not an integer
  * or a "set" key that is not a parameter name, a tflops or vs_cublas that is negative, an "op" other
- * than "NN", "NT", "TN", "TT", a "batch" that is not a whole number from 1 to WISDOM_MAX_BATCH, and a
- * (dtype, op, batch, shape) that the file already holds. */
+ * than "NN", "NT", "TN", "TT", a "batch" that is not a whole number from 1 to WISDOM_MAX_BATCH, an
+ * "align" that is not three powers of two from 1 to 16 bytes' worth of the dtype's elements, and a
+ * (dtype, op, batch, alignment class, shape) that the file already holds. */
 int wisdom_parse(wisdom_t *w, const char *path, const char *text, size_t len, err_t *err);
 
 /* The entry for (device_name, arch, dtype, shape) by the levels and distance above. device_name may
@@ -128,6 +138,15 @@ size_t wisdom_level_entries(const wisdom_t *w, const char *device_name, int arch
 double wisdom_distance(const shape_t *a, const shape_t *b);
 /* An entry's batch: 1 where it has none (0 in a struct built in code). */
 static inline int64_t wisdom_batch(const wisdom_entry *e) { return e->batch > 1 ? e->batch : 1; }
+/* The packed layout's alignment class at e's op, batch and shape (layout_align_ld). */
+void wisdom_packed_align(const wisdom_entry *e, layout_align *al);
+/* e's alignment class: its "align", else the packed one. */
+void wisdom_align(const wisdom_entry *e, layout_align *al);
+/* Whether e was measured at the packed layout's class (no "align", or one equal to it): the
+ * alignment its shape gives, which the selection model sees by planning at the shape. */
+bool wisdom_align_packed(const wisdom_entry *e);
+/* "1,4,4": a class for messages, into buf; returns buf. */
+const char *wisdom_align_text(const layout_align *al, char *buf, size_t len);
 
 /* A choice for people, newly allocated:
  *   warptile_db[BM=128] (wisdom/nvidia-h100-80gb-hbm3.json:12, device, nearest 4096x4096x4096 at distance 0.03)

@@ -63,6 +63,11 @@ char *wisdom_file_to_json(const wisdom_file *f)
             sb_addf(&sb, "\"op\": \"%s\", ", wisdom_op_name(e->op));
         if (wisdom_batch(e) > 1) /* one product is written as before batches: no key */
             sb_addf(&sb, "\"batch\": %lld, ", (long long)e->batch);
+        if (!wisdom_align_packed(e)) { /* the packed layout's class is written as before: no key */
+            layout_align al;
+            wisdom_align(e, &al);
+            sb_addf(&sb, "\"align\": [%d, %d, %d], ", al.a, al.b, al.c);
+        }
         sb_addf(&sb, "\"shape\": \"%s\", \"config\": ", shape);
         ok = ok && add_json_string(&sb, e->config);
         if (e->nsets) {
@@ -95,7 +100,9 @@ char *wisdom_file_to_json(const wisdom_file *f)
     return sb_steal(&sb);
 }
 
-/* Order of entries in a written file: dtype, op, batch, then M, N, K (0: the same key). */
+/* Order of entries in a written file: dtype, op, batch, M, N, K, then the alignment class (A, B, C,
+ * the best aligned last: entries without "align" keep the order they had before it) (0: the same
+ * key). */
 static int cmp_entry(const void *pa, const void *pb)
 {
     const wisdom_entry *a = pa, *b = pb;
@@ -109,6 +116,13 @@ static int cmp_entry(const void *pa, const void *pb)
     for (int i = 0; i < 3; i++)
         if (x[i] != y[i])
             return x[i] < y[i] ? -1 : 1;
+    layout_align al, bl;
+    wisdom_align(a, &al);
+    wisdom_align(b, &bl);
+    const int xa[3] = {al.a, al.b, al.c}, ya[3] = {bl.a, bl.b, bl.c};
+    for (int i = 0; i < 3; i++)
+        if (xa[i] != ya[i])
+            return xa[i] < ya[i] ? -1 : 1;
     return 0;
 }
 
@@ -125,6 +139,12 @@ static int check_entry(const wisdom_entry *e, char *why, size_t len)
         return snprintf(why, len, "batch %lld is not 1 to %d", (long long)e->batch, WISDOM_MAX_BATCH), -1;
     if (shape_rule(&e->shape, sw, sizeof sw))
         return snprintf(why, len, "shape %s: %s", shape, sw), -1;
+    const int al[3] = {e->align.a, e->align.b, e->align.c}, most = (int)(16 / dtype_size(e->dtype));
+    for (int i = 0; i < 3 && (al[0] || al[1] || al[2]); i++)
+        if (al[i] < 1 || al[i] > most || (al[i] & (al[i] - 1)))
+            return snprintf(why, len, "align %d,%d,%d: each must be a power of two from 1 to %d (%s elements)", al[0],
+                            al[1], al[2], most, dtype_name(e->dtype)),
+                   -1;
     if (!e->config || !*e->config)
         return snprintf(why, len, "the entry names no config"), -1;
     if (!isfinite(e->tflops) || e->tflops < 0 || !isfinite(e->vs_cublas) || e->vs_cublas < 0)

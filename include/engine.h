@@ -127,7 +127,9 @@ typedef struct {
     int64_t stride_a, stride_b, stride_c; /* elements between the matrices of a batch */
     int alignment; /* bytes every A, B and C given to execute are a multiple of (16 lets the kernels
                       use vector loads where the lds and strides allow); 0: any (the element size).
-                      execute refuses a pointer that breaks it (ENGINE_ERROR_MISALIGNED) */
+                      execute refuses a pointer that breaks it (ENGINE_ERROR_MISALIGNED). With the
+                      lds it is the alignment class wisdom's entries are matched at: cudaMalloc's
+                      pointers are 16 (the class the shipped entries were measured at) */
 } engine_plan_desc;
 
 /* Fill desc for a packed problem (lds the row length of each matrix in its order, batch 1). */

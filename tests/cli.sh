@@ -65,12 +65,20 @@ bad_layout "--stride-a -1" "engine: --stride-a -1: expected a whole number of el
   bench --batch 2 --stride-a -1 configs/naive.json
 bad_layout "--stride-c overlapping products" "engine: shape 4x4x4: stride-c: 10 is below the span of one C ((M-1)*ldc + N = 16): products would write over each other" \
   bench --size 4 --batch 2 --stride-c 10 configs/naive.json
-bad_layout "--auto-tune with padded rows" "engine: --auto-tune: wisdom entries record the op and the batch only; give no --ld*/--stride-* (or no --auto-tune)" \
-  bench --auto --auto-tune --op NT --batch 2 --ldc +4
-bad_layout "tune --wisdom with padded rows" "engine: --wisdom: wisdom entries record the op and the batch only; give no --ld*/--stride-* (or no --wisdom)" \
-  tune --lda +1 --wisdom /tmp configs/naive.json
-bad_layout "tune --wisdom with a batch's own strides" "engine: --wisdom: wisdom entries record the op and the batch only; give no --ld*/--stride-* (or no --wisdom)" \
+bad_layout "--auto-tune with a batch's own strides" "engine: --auto-tune: wisdom entries record the op, the batch and the alignment class, not a batch's own strides; give no --stride-* (or no --auto-tune)" \
+  bench --auto --auto-tune --op NT --batch 2 --ldc +4 --stride-c 5000000
+bad_layout "tune --wisdom with a batch's own strides" "engine: --wisdom: wisdom entries record the op, the batch and the alignment class, not a batch's own strides; give no --stride-* (or no --wisdom)" \
   tune --batch 4 --stride-a 0 --wisdom /tmp configs/naive.json
+bad_layout "pick: --lda below the row length" "engine: shape 64x64x64: lda: 63 is below the row length of A (M x K, op N) as stored (64): rows would overlap" \
+  pick --shapes 64x64x64 --lda 63
+# engine pick with leading dimensions: the alignment class they leave (ld + 1: A's rows 4 bytes
+# apart) is the problem's; the shipped wisdom holds packed entries only, so none is exact there.
+$E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --shapes 4096x4096x4096 --lda +1 --format jsonl >"$tmp/out" 2>&1
+grep -q '"shape":"4096x4096x4096",.*"exact":false,.*"align":\[1,4,4\],"entry_align":\[4,4,4\]' "$tmp/out" &&
+  pass "pick --lda +1: class 1,4,4, the packed entry weighed, not exact" || fail "pick --lda +1" "$(cat "$tmp/out")"
+$E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --shapes 4096x4096x4096 --lda +8 --format jsonl >"$tmp/out" 2>&1
+grep -q '"exact":true,.*"align":\[4,4,4\],"entry_align":\[4,4,4\]' "$tmp/out" &&
+  pass "pick --lda +8: rows still 16-byte aligned, the packed entry exact" || fail "pick --lda +8" "$(cat "$tmp/out")"
 # engine pick at a batch: weighed at the batch's products where wisdom has no entry of that batch
 # (the shipped H100 wisdom holds 128^3 at batch 512, not at 384), exact where it has one.
 $E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --shapes 128x128x128 --batch 384 --format jsonl >"$tmp/out" 2>&1

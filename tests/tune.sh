@@ -291,6 +291,34 @@ grep -q 'exact 100x100x30 batch 4' "$tmp/atb2.txt" && ! grep -q '^auto-tune' "$t
   pass "...and the next run at --batch 4 finds it exact" || fail "exact batch after auto-tune" "$(cat "$tmp/atb2.txt" "$tmp/atb2.err")"
 $E bench --auto --wisdom "$tmp/shipped" --arch sm_90 --shapes 100x100x30 --batch 8 --runs 2 --format jsonl >"$tmp/atb3.txt" 2>&1
 grep -q '"chosen":"[^"]*model: ' "$tmp/atb3.txt" && pass "...while --batch 8 goes to the model" || fail "batch 8 not exact" "$(cat "$tmp/atb3.txt")"
+# Leading dimensions: an entry keeps the alignment class they leave, not the lds. tune --wisdom at
+# --lda +1 (A's rows 4 bytes apart: class 1,4,4) adds an entry beside the packed one; --auto at
+# --lda +1 runs it exactly, a packed run the packed one.
+$T --set MODE=0 --shapes 64x64x64 --lda +1 --wisdom "$W" >"$tmp/wl.txt" 2>&1
+check_rc "tune --lda +1 --wisdom" 0 $? "$(tail -5 "$tmp/wl.txt")"
+grep -q 'wisdom .*fake-gpu-0.json: added (alignment class 1,4,4)' "$tmp/wl.txt" &&
+  pass "...records the winner with its alignment class" || fail "tune --lda wisdom line" "$(grep wisdom "$tmp/wl.txt")"
+python3 - "$W/fake-gpu-0.json" <<'PY' && pass "...as \"align\": [1, 4, 4] beside the packed entry, no ld in the file" || fail "align entry" "$(cat "$W/fake-gpu-0.json")"
+import json, sys
+text = open(sys.argv[1]).read()
+e = [e for e in json.loads(text)["entries"] if e["shape"] == "64x64x64"]
+assert sorted(str(x.get("align")) for x in e) == ["None", "[1, 4, 4]"], e
+assert "lda" not in text and "65" not in [str(v) for x in e for v in x.values()], text
+PY
+$E bench --auto --wisdom "$W" --arch sm_90 --shapes 64x64x64 --lda +1 --runs 2 --format jsonl >"$tmp/wl1.txt" 2>&1
+$E bench --auto --wisdom "$W" --arch sm_90 --shapes 64x64x64 --runs 2 --format jsonl >"$tmp/wl2.txt" 2>&1
+grep -q '"chosen":"toy[^"]*exact 64x64x64 align 1,4,4)' "$tmp/wl1.txt" && grep -q '"chosen":"toy[^"]*exact 64x64x64)' "$tmp/wl2.txt" &&
+  pass "bench --auto --lda +1 runs the class-1 entry, a packed run the packed one" || fail "auto by class" "$(cat "$tmp/wl1.txt" "$tmp/wl2.txt")"
+$E bench --auto --auto-tune --wisdom "$tmp/shipped" --arch sm_90 --shapes 100x100x30 --ldc +1 --runs 2 --format jsonl >"$tmp/atl.txt" 2>"$tmp/atl.err"
+check_rc "bench --auto --auto-tune --ldc +1" 0 $? "$(cat "$tmp/atl.err")"
+python3 - "$tmp/shipped/fake-gpu-0.json" <<'PY' && pass "...recorded at the class --ldc +1 leaves (C's rows 4 bytes apart; A's 30 elements: 2)" || fail "auto-tune align entry" "$(cat "$tmp/shipped/fake-gpu-0.json" "$tmp/atl.err")"
+import json, sys
+e = [e for e in json.load(open(sys.argv[1]))["entries"] if e["shape"] == "100x100x30" and e.get("batch", 1) == 1]
+assert sorted(str(x.get("align")) for x in e) == ["None", "[2, 4, 1]"], e
+PY
+$E bench --auto --auto-tune --wisdom "$tmp/shipped" --arch sm_90 --shapes 100x100x30 --ldc +1 --runs 2 --format jsonl >"$tmp/atl2.txt" 2>"$tmp/atl2.err"
+grep -q 'exact 100x100x30 align 2,4,1' "$tmp/atl2.txt" && ! grep -q '^auto-tune' "$tmp/atl2.err" &&
+  pass "...and the next run at --ldc +1 finds it exact" || fail "exact align after auto-tune" "$(cat "$tmp/atl2.txt" "$tmp/atl2.err")"
 # Without --wisdom the record goes to the user's wisdom, which is read first from then on.
 mkdir -p "$tmp/ro" && cp "$W/fake-gpu-0.json" "$tmp/ro/" && python3 - "$tmp/ro/fake-gpu-0.json" <<'PY'
 import json, sys

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "paths.h"
+#include "wisdom.h"
 
 /* Tests run from the repository root (tests/run.sh does that). */
 static inline void use_repo_templates(void)
@@ -28,6 +29,18 @@ static inline char *temp_config(const char *text)
     fputs(text, f);
     fclose(f);
     return path;
+}
+
+/* The shipped wisdom (wisdom/, tests run from the repository root) into w; 0 when it loads. */
+static inline int load_shipped_wisdom(wisdom_t *w)
+{
+    err_t err;
+    err_clear(&err);
+    wisdom_init(w);
+    int rc = wisdom_load_dir(w, "wisdom", &err);
+    if (rc)
+        err_print(stderr, &err);
+    return rc;
 }
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "../../include/engine.h"
 #include "apiarg.h"
+#include "apiplan.h"
 #include "gpu.h"
 #include "util.h"
 
@@ -247,6 +248,7 @@ static void test_plans_without_device(void **state)
     engine_plan_desc d;
     engine_plan *plan = NULL;
     engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4096, 4096, 4096);
+    d.alignment = 16; /* cudaMalloc's pointers: the class the shipped entries were measured at */
     engine_status st = engine_plan_create(ctx, &d, &plan);
     if (st)
         fprintf(stderr, "%s\n", engine_last_error(ctx));
@@ -396,9 +398,10 @@ static void test_two_threads_plan(void **state)
     engine_destroy(ctx);
 }
 
-/* The plan's choice goes through the CLI's pick with the call's op and batch: a TN call takes the
- * TN entry of its shape, an NN call at that shape does not, a batched call takes the entry of its
- * batch and is weighed at its batch otherwise, an op wisdom lacks weighs NN's and says so. */
+/* The plan's choice goes through the CLI's pick with the call's op, batch and alignment class: a TN
+ * call takes the TN entry of its shape, an NN call at that shape does not, a batched call takes the
+ * entry of its batch and is weighed at its batch otherwise, an op wisdom lacks weighs NN's and says
+ * so, and an entry is exact only at the class of the call's leading dimensions and pointers. */
 static void test_plans_weigh_op_and_batch(void **state)
 {
     (void)state;
@@ -411,9 +414,11 @@ static void test_plans_weigh_op_and_batch(void **state)
     fprintf(f, "{\"version\": 1, \"device\": \"NVIDIA H100 80GB HBM3\", \"arch\": \"sm_90\", \"entries\": [\n"
                "  {\"dtype\": \"f32\", \"op\": \"TN\", \"shape\": \"300x300x300\", \"config\": \"%s/configs/naive.json\", "
                "\"tflops\": 1, \"vs_cublas\": 0.1},\n"
+               "  {\"dtype\": \"f32\", \"align\": [1, 4, 4], \"shape\": \"300x300x300\", \"config\": \"%s/configs/naive.json\", "
+               "\"tflops\": 1, \"vs_cublas\": 0.1},\n"
                "  {\"dtype\": \"f32\", \"batch\": 512, \"shape\": \"128x128x128\", \"config\": \"%s/configs/naive.json\", "
                "\"tflops\": 1, \"vs_cublas\": 0.1}\n]}\n",
-            cwd, cwd);
+            cwd, cwd, cwd);
     fclose(f);
     engine_options o;
     engine_options_init(&o);
@@ -429,24 +434,37 @@ static void test_plans_weigh_op_and_batch(void **state)
         int64_t size, batch;
         const char *want[3]; /* in the description */
         bool naive;          /* the user's entry (naive) chosen */
+        int64_t lda_pad;     /* elements added to lda */
+        int alignment;       /* bytes the pointers are promised to be a multiple of (0: 16) */
     } cases[] = {
         {ENGINE_TRANS, ENGINE_NO_TRANS, 300, 1, {"\"entry_op\":\"TN\",\"entry_batch\":1,\"exact\":true",
-                                                  "\"basis\":\"the TN entries, at batch 1\"", "\"layout\":\"TN\""}, true},
+                                                  "\"basis\":\"the TN entries, at batch 1\"", "\"layout\":\"TN\""}, true, 0, 0},
         {ENGINE_NO_TRANS, ENGINE_NO_TRANS, 300, 1, {"\"entry_op\":\"NN\"", "\"exact\":false",
-                                                     "\"basis\":\"the NN entries, at batch 1\""}, false},
+                                                     "\"basis\":\"the NN entries, at batch 1\""}, false, 0, 0},
         {ENGINE_NO_TRANS, ENGINE_NO_TRANS, 128, 512, {"\"entry_batch\":512,\"exact\":true",
-                                                       "\"basis\":\"the NN entries, at batch 512\"", "\"batch\":512"}, true},
+                                                       "\"basis\":\"the NN entries, at batch 512\"", "\"batch\":512"}, true, 0, 0},
         {ENGINE_NO_TRANS, ENGINE_NO_TRANS, 128, 64, {"\"exact\":false", "\"basis\":\"the NN entries, at batch 64\"",
-                                                      "\"batch\":64"}, false},
+                                                      "\"batch\":64"}, false, 0, 0},
         {ENGINE_NO_TRANS, ENGINE_TRANS, 300, 1, {"\"entry_op\":\"NN\"",
                                                   "\"basis\":\"no wisdom entry of op NT at this level: weighed the NN entries, at batch 1\"",
-                                                  "\"layout\":\"NT\""}, false},
+                                                  "\"layout\":\"NT\""}, false, 0, 0},
+        /* The alignment class picks too: an ld + 1 call takes the entry measured at its class
+         * exactly; the same call with pointers only 4-byte aligned (class 1 everywhere) has no
+         * exact entry, nor does a packed call with them. */
+        {ENGINE_NO_TRANS, ENGINE_NO_TRANS, 300, 1, {"\"align_elems\":[1,4,4]", "\"exact\":true,\"entry_align\":[1,4,4]",
+                                                     "\"lda\":301"}, true, 1, 16},
+        {ENGINE_NO_TRANS, ENGINE_NO_TRANS, 300, 1, {"\"align_elems\":[1,1,1]", "\"exact\":false", "\"lda\":301"},
+         false, 1, 4},
+        {ENGINE_TRANS, ENGINE_NO_TRANS, 300, 1, {"\"align_elems\":[1,1,1]", "\"exact\":false,\"entry_align\":[4,4,4]",
+                                                  "\"basis\":\"the TN entries, at batch 1\""}, true, 0, 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         engine_plan_desc d;
         engine_plan *plan = NULL;
         int64_t s = cases[i].size;
         engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, cases[i].ta, cases[i].tb, s, s, s);
+        d.lda += cases[i].lda_pad;
+        d.alignment = cases[i].alignment ? cases[i].alignment : 16;
         d.batch = cases[i].batch;
         d.stride_a = d.stride_b = d.stride_c = s * s;
         engine_status st = engine_plan_create(ctx, &d, &plan);
@@ -467,6 +485,22 @@ static void test_plans_weigh_op_and_batch(void **state)
     free(path);
 }
 
+/* The class engine_sgemm plans and picks with comes from the real pointers (and the lds), operand by
+ * operand: what a describe's "align_elems" and an entry's "align" compare. */
+static void test_pointer_class(void **state)
+{
+    (void)state;
+    apiarg_problem p;
+    memset(&p, 0, sizeof p);
+    p.dtype = DTYPE_F32, p.M = p.N = p.K = 300, p.lda = p.ldb = 300, p.ldc = 302, p.batch = 1;
+    layout_align al;
+    apiplan_align_of(&p, (void *)0x1000, (void *)0x2004, (void *)0x3000, &al);
+    assert_true(al.a == 4 && al.b == 1 && al.c == 2); /* B 4 bytes off, C's rows 2 elements apart */
+    p.dtype = DTYPE_F64, p.lda = 301;
+    apiplan_align_of(&p, (void *)0x1000, (void *)0x2008, (void *)0x3010, &al);
+    assert_true(al.a == 1 && al.b == 1 && al.c == 2);
+}
+
 int main(void)
 {
     /* Before the first engine_create: the library reads its paths once. */
@@ -478,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_create_without_gpu), cmocka_unit_test(test_calls_without_device),
         cmocka_unit_test(test_plans_without_device), cmocka_unit_test(test_two_threads_plan),
         cmocka_unit_test(test_edge_plans),        cmocka_unit_test(test_plans_weigh_op_and_batch),
+        cmocka_unit_test(test_pointer_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
