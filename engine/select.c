@@ -63,13 +63,47 @@ static double model_time(const select_t *s, const select_cand *c, const plan_t *
     return t * (double)p->slow_pct / 100.0;
 }
 
-/* The candidate's plan at sh in the packed layout of op, batch products. */
-static int plan_at(const select_t *s, const select_cand *c, const shape_t *sh, int op, int64_t batch, plan_t *p)
+/* A leading dimension of alignment class al for rows of length len whose packed class is pk: the
+ * packed one where the classes agree; else the next that has class al (len + al where al < pk, the
+ * next multiple of al where al > pk; classes are powers of two, pk divides len). */
+static int64_t ld_of_class(int64_t len, int al, int pk)
+{
+    if (al == pk)
+        return len;
+    return al < pk ? len + al : (len + al - 1) / al * al;
+}
+
+/* The layout a candidate is planned in at sh: the packed one of op and batch, with the leading
+ * dimensions (and the batch strides that follow them) of the operands whose class al gives
+ * otherwise moved to that class. So a template that takes packed rows only refuses a padded
+ * problem here, as it will at the call, and the plan's vector switches are those of the class.
+ * al NULL: packed. */
+static void class_layout(layout_t *lay, int op, const shape_t *sh, int64_t batch, dtype_t dtype, const layout_align *al)
+{
+    layout_packed(lay, op / 2, op % 2, sh->m, sh->n, sh->k, batch > 1 ? batch : 1);
+    layout_align pk;
+    layout_align_ld(lay, dtype_size(dtype), &pk);
+    if (!al || layout_align_eq(al, &pk))
+        return;
+    lay->lda = ld_of_class(layout_a_cols(lay, sh->m, sh->k), al->a, pk.a);
+    lay->ldb = ld_of_class(layout_b_cols(lay, sh->n, sh->k), al->b, pk.b);
+    lay->ldc = ld_of_class(sh->n > 0 ? sh->n : 1, al->c, pk.c);
+    if (lay->batch > 1) {
+        lay->sa = layout_a_rows(lay, sh->m, sh->k) * lay->lda;
+        lay->sb = layout_b_rows(lay, sh->n, sh->k) * lay->ldb;
+        lay->sc = sh->m * lay->ldc;
+    }
+}
+
+/* The candidate's plan at sh in the layout of op, batch products and alignment class al (NULL:
+ * packed). */
+static int plan_at(const select_t *s, const select_cand *c, const shape_t *sh, int op, int64_t batch,
+                   const layout_align *al, plan_t *p)
 {
     err_t err;
     err_clear(&err);
     layout_t lay;
-    layout_packed(&lay, op / 2, op % 2, sh->m, sh->n, sh->k, batch > 1 ? batch : 1);
+    class_layout(&lay, op, sh, batch, c->cfg.dtype, al);
     int rc = template_plan_geometry(&c->cfg.tpl, c->cfg.path, c->cfg.values, c->cfg.dtype, c->cfg.arch, sh->m, sh->n,
                                     sh->k, &lay, s->gpu.smem_limit, p, &err);
     return rc;
@@ -153,7 +187,7 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
         }
         c->label = xstrdup(c->cfg.label);
         plan_t p;
-        if (plan_at(s, c, &e->shape, e->op, wisdom_batch(e), &p) || e->shape.k == 0) {
+        if (plan_at(s, c, &e->shape, e->op, wisdom_batch(e), &c->align, &p) || e->shape.k == 0) {
             snprintf(c->err_text, sizeof c->err_text, "%s does not plan at its own shape", c->label);
             if (!c->cfg_shared)
                 config_free(&c->cfg);
@@ -197,7 +231,7 @@ double select_estimate_batch(const select_t *s, size_t c, const shape_t *sh, int
     if (!x->loaded)
         return -1;
     plan_t p;
-    if (plan_at(s, x, sh, s->op, batch, &p))
+    if (plan_at(s, x, sh, s->op, batch, NULL, &p))
         return -1;
     double t = sh->k == 0 ? 0 : model_time(s, x, &p, x->eff);
     plan_free(&p);
@@ -293,7 +327,7 @@ int select_pick_align(const select_t *s, const shape_t *sh, int64_t batch, const
             k++;
         plan_t once;
         plan_t *p = k < np ? &plans[k] : np < PLANS ? &plans[np] : &once;
-        int rc = k < np ? plan_rc[k] : plan_at(s, c, sh, s->op, r->batch, p);
+        int rc = k < np ? plan_rc[k] : plan_at(s, c, sh, s->op, r->batch, &r->align, p);
         if (k == np && np < PLANS) {
             planned[np] = c->cfg.values;
             plan_rc[np++] = rc;

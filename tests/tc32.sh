@@ -298,6 +298,18 @@ for a in sm_90:warptile_db sm_90a:tc32_3x; do
   else fail "bench --auto --arch ${a%%:*} runs ${a#*:}" "$out"; fi
 done
 
+# A tc32 entry takes packed rows only (its requires rule): the shipped H100 wisdom's batch entry of
+# 64 x 512^3 is tc32_3x, exact for the packed batch; with lda + 1 the model plans its candidates in
+# the problem's alignment class, so it passes over every tc32 entry rather than choose one that the
+# run would refuse.
+out=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 512x512x512 --batch 64 --dtype f32 --format jsonl 2>&1)
+if printf '%s\n' "$out" | grep -q '"config":"configs/tc32_3x.json".*"exact":true'; then pass "packed 64 x 512^3 takes its exact tc32 entry"
+else fail "packed 64 x 512^3 takes its exact tc32 entry" "$out"; fi
+out=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 512x512x512 --batch 64 --dtype f32 --lda +1 --format jsonl 2>&1)
+if printf '%s\n' "$out" | grep -q '"config":' && ! printf '%s\n' "$out" | grep -q 'tc32'; then
+  pass "at lda + 1 no tc32 entry is chosen or weighed (it takes packed rows only)"
+else fail "at lda + 1 no tc32 entry is chosen or weighed" "$out"; fi
+
 # The accuracy class: the 1-pass config declares tf32, the 3-pass ones their dtype's own (f32).
 for c in tc32_1x:tf32 tc32_3x:f32 tc32_sync:f32 tc32_1x_async:tf32 tc32_3x_async:f32 tc32_3x_areg:f32; do
   cfg=${c%%:*} want=${c##*:}
