@@ -174,6 +174,21 @@ static void append(tuner_t *t, const result_row *r)
     }
 }
 
+/* A re-timing (stage 2) does not verify again: its row takes the class and errors that the point's
+ * first stage verified, where it has none of its own (winner_record records only a row verified in
+ * its dtype's own class). For a reply, and for a row read back from the log by --resume. */
+static void carry_class(const tpoint *p, result_row *r)
+{
+    if ((r->acc_class && *r->acc_class) || !p->has[1] || !p->r[1].acc_class || !*p->r[1].acc_class)
+        return;
+    free(r->acc_class);
+    r->acc_class = xstrdup(p->r[1].acc_class);
+    r->err_max_u = p->r[1].err_max_u;
+    r->err_mean_u = p->r[1].err_mean_u;
+    r->cublas_err_max_u = p->r[1].cublas_err_max_u;
+    r->cublas_err_mean_u = p->r[1].cublas_err_mean_u;
+}
+
 /* The row of a point that has finished a stage, from its reply. */
 static void row_of(tuner_t *t, tpoint *p, result_row *r)
 {
@@ -238,15 +253,8 @@ static void row_of(tuner_t *t, tpoint *p, result_row *r)
         r->err_mean_u = jnum(rep, "err_mean_u", -1);
         r->cublas_err_max_u = jnum(rep, "ref_err_max_u", -1);
         r->cublas_err_mean_u = jnum(rep, "ref_err_mean_u", -1);
-    } else if (s->stage == 2 && p->has[1] && p->r[1].acc_class) {
-        /* A re-timing does not verify again: the class and errors are those the point's first stage
-         * verified (winner_record records only a row verified in its dtype's own class). */
-        free(r->acc_class);
-        r->acc_class = xstrdup(p->r[1].acc_class);
-        r->err_max_u = p->r[1].err_max_u;
-        r->err_mean_u = p->r[1].err_mean_u;
-        r->cublas_err_max_u = p->r[1].cublas_err_max_u;
-        r->cublas_err_mean_u = p->r[1].cublas_err_mean_u;
+    } else if (s->stage == 2) {
+        carry_class(p, r);
     }
     free(r->args);
     r->args = rerun_args(t, p);
@@ -682,6 +690,8 @@ static void resume_shape(tuner_t *t)
                 p->has[slot] = true;
             }
         }
+        if (p->has[2])
+            carry_class(p, &p->r[2]);
     }
     int64_t *vals = xmalloc(t->sp.base.tpl.nparams * sizeof *vals);
     for (size_t i = 0; i < t->npts; i++) {
