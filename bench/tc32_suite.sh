@@ -18,7 +18,7 @@
 #      entry that beat the one it replaced only by the clock of another session)
 #   d  the device's tuned file copied to $OUT/wisdom/, to be committed
 #   e  (unless past ODD_BY_S = 420 s) tc32_3x and warptile_db at 4096^3 and at K, N or both odd: the
-#      cost of the 4-byte copies, which the selection model takes as 1.10 ($OUT/odd.jsonl)
+#      cost of the 4-byte copies, which the template's model takes as 1.19 (one operand) and 1.37 (both; measured 2026-11-26) ($OUT/odd.jsonl)
 # Budget: each tune gets at most TUNE_S seconds (default 75) and none starts once the tunes have
 # taken TUNES_S (default 240), so that c always runs: expected about 5 minutes in all (a and c about
 # a minute each, b 2-3), at most about 7.5. SUITE=FILE and SPACE=FILE replace the suite
@@ -127,7 +127,7 @@ for line in open(sys.argv[1]):
 for c in ("tc32_3x", "warptile_db"):
     base = t.get((c, "4096x4096x4096"))
     cells = [f"{s} {t[(c, s)] / base:.2f}" if base and (c, s) in t else f"{s} -" for s in ("4096x4096x4095", "4096x4095x4096", "4095x4095x4095")]
-    print(f"  {c}: time over 4096^3's at {', '.join(cells)} (the model assumes 1.10 for tc32)")
+    print(f"  {c}: time over 4096^3's at {', '.join(cells)} (tc32.cu's model: 1.19 for one operand, 1.37 for both)")
 EOF2
 else
   echo "  skipped: past ${ODD_BY_S:-420} s"

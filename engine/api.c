@@ -71,6 +71,7 @@ engine_status engine_create(engine_ctx **out, const engine_options *opt)
             return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_create", "arch is not a known architecture");
         }
         c->arch = opt->arch ? opt->arch : 90;
+        c->arch_guessed = !opt->arch;
         c->smem_limit = arch_lookup(arch_sm(c->arch))->smem_optin;
         c->sms = opt->sms;
         c->device_name = opt->device_name ? xstrdup(opt->device_name) : NULL;
@@ -85,6 +86,7 @@ engine_status engine_create(engine_ctx **out, const engine_options *opt)
         }
         c->have_gpu = true;
         c->arch = c->gpu.sm;
+        c->arch_guessed = true;
         c->sms = c->gpu.sms;
         c->smem_limit = c->gpu.smem_optin > 0 ? c->gpu.smem_optin : arch_lookup(c->arch)->smem_optin;
         c->device_name = xstrdup(c->gpu.name);
@@ -149,10 +151,11 @@ engine_status engine_set_config(engine_ctx *c, const char *json_or_path)
     /* JSON text names itself in errors as the call; a path as the file (a shipped name resolves too). */
     int rc;
     if (*p == '{') {
-        rc = config_parse("engine_set_config", json_or_path, strlen(json_or_path), NULL, 0, NULL, c->arch, cfg, &err);
+        rc = config_parse_guess("engine_set_config", json_or_path, strlen(json_or_path), NULL, 0, NULL, c->arch,
+                                c->arch_guessed, cfg, &err);
     } else {
         char *path = entries_resolve(NULL, json_or_path);
-        rc = config_load(path, NULL, 0, NULL, c->arch, cfg, &err);
+        rc = config_load_guess(path, NULL, 0, NULL, c->arch, c->arch_guessed, cfg, &err);
         free(path);
     }
     if (rc) {

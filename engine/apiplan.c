@@ -35,7 +35,7 @@ static pick_t *pick_for(engine_ctx *c, dtype_t dtype, int op, err_t *err)
     if (c->picks[dtype][op])
         return c->picks[dtype][op];
     pick_t *pk = xcalloc(1, sizeof *pk);
-    pick_params pp = {.device = c->device, .probe = false, .arch = c->arch, .sms = c->sms,
+    pick_params pp = {.device = c->device, .probe = false, .arch = c->arch, .arch_guessed = c->arch_guessed, .sms = c->sms,
                       .device_name = c->device_name, .dtype = dtype, .op = op, .wisdom_dir = c->wisdom_dir,
                       .user_dir = c->user_wisdom_dir, .warn = NULL};
     if (pick_init_with(pk, &pp, NULL, 0, err)) {
@@ -173,7 +173,8 @@ static engine_status build(engine_ctx *c, engine_plan *pl, const layout_t *lay, 
 {
     const apiarg_problem *p = &pl->p;
     double t0 = now_ms();
-    if (kernel_build(pl->cfg, c->arch, c->smem_limit, p->M, p->N, p->K, lay, &pl->al, &pl->k, &pl->origin, err)) {
+    /* The config's own target (sm_90a for an arch-specific template on sm_90, config_load_guess). */
+    if (kernel_build(pl->cfg, pl->cfg->arch, c->smem_limit, p->M, p->N, p->K, lay, &pl->al, &pl->k, &pl->origin, err)) {
         engine_status st = pl->k.plan.source ? ENGINE_ERROR_COMPILE : ENGINE_ERROR_NOT_SUPPORTED;
         kernel_free(&pl->k);
         return st;
@@ -200,7 +201,7 @@ static const config_t *naive_for(engine_ctx *c, dtype_t dtype)
             path = path_join(root, "configs/naive.json");
             free(root);
         }
-        if (config_load(path, NULL, 0, dtype_name(dtype), c->arch, cfg, &err)) {
+        if (config_load_guess(path, NULL, 0, dtype_name(dtype), c->arch, c->arch_guessed, cfg, &err)) {
             free(cfg);
             cfg = NULL;
         }
@@ -355,6 +356,8 @@ engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_
     pl->run = p->M > 0 && p->N > 0 && p->K > 0;
     pl->scale = p->M > 0 && p->N > 0 && p->K == 0;
     const pick_t *pk = NULL;
+    layout_t lay; /* the call's: wisdom's choice must plan in it */
+    layout_of(p, &lay);
     select_result r;
     memset(&r, 0, sizeof r);
     engine_status st = ENGINE_SUCCESS;
@@ -371,7 +374,7 @@ engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_
         shape_t sh = {p->M, p->N, p->K};
         if (!pick) {
             st = ENGINE_ERROR_CONFIG;
-        } else if (select_pick_align(&pick->sel, &sh, p->batch, al, &r)) {
+        } else if (select_pick_in(&pick->sel, &sh, p->batch, al, &lay, &r)) {
             /* As pick_init says it: the first entry left out says why, else nothing covers the shape. */
             const char *why = pick->sel.ncands ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
             for (size_t i = 0; i < pick->sel.ncands && !pick->sel.cands[i].loaded; i++)
@@ -391,8 +394,6 @@ engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_
     }
     /* Plan and compile (or find the CUBIN) outside the lock: a compile takes seconds. */
     if (pl->run) {
-        layout_t lay;
-        layout_of(p, &lay);
         st = build(c, pl, &lay, &err);
         if (st == ENGINE_ERROR_NOT_SUPPORTED && pk) /* wisdom's choice, not a forced config */
             st = fall_back(c, pl, &lay, pk, &r, &err);

@@ -45,6 +45,8 @@ struct engine_ctx {
     bool have_gpu;
     gpu_t gpu;            /* when have_gpu: its primary context retained */
     int arch;             /* target */
+    bool arch_guessed;    /* the GPU's own (or no_device with arch 0), not named: an arch-specific
+                           * template's configs build for sm_90a on sm_90, as the CLI's without --arch */
     int sms;              /* 0 with no_device: the arch's usual part */
     int64_t smem_limit;   /* per-block opt-in shared memory of the target */
     char *device_name;    /* matched against wisdom's device level; NULL: none */

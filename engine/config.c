@@ -253,6 +253,12 @@ int config_parse(const char *path, const char *text, size_t len, const param_set
     return parse(path, text, len, sets, nsets, dtype_override, arch, false, cfg, err);
 }
 
+int config_parse_guess(const char *path, const char *text, size_t len, const param_set *sets, size_t nsets,
+                       const char *dtype_override, int arch, bool guessed, config_t *cfg, err_t *err)
+{
+    return parse(path, text, len, sets, nsets, dtype_override, arch, guessed, cfg, err);
+}
+
 static int parse(const char *path, const char *text, size_t len, const param_set *sets, size_t nsets,
                  const char *dtype_override, int arch, bool guessed, config_t *cfg, err_t *err)
 {

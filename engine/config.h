@@ -59,6 +59,9 @@ int config_load_guess(const char *path, const param_set *sets, size_t nsets, con
 /* The same from a config's text in memory (path names it in errors; the fuzzers use this). */
 int config_parse(const char *path, const char *text, size_t len, const param_set *sets, size_t nsets,
                  const char *dtype_override, int arch, config_t *cfg, err_t *err);
+/* The same where arch was guessed (config_load_guess). */
+int config_parse_guess(const char *path, const char *text, size_t len, const param_set *sets, size_t nsets,
+                       const char *dtype_override, int arch, bool guessed, config_t *cfg, err_t *err);
 void config_free(config_t *cfg);
 
 /* The params as "BM=64 BN=64 ..." (every param, in template order), newly allocated. */

@@ -156,17 +156,16 @@ static const char *keep_op(int op, const wisdom_entry **entries, const wisdom_fi
     return note;
 }
 
-/* The alignment class of the command line's layout at shape sh: what --lda/--ldb/--ldc and the
+/* The command line's layout at shape sh, and the alignment class that --lda/--ldb/--ldc and the
  * batch strides allow on its 256-byte-aligned buffers. A layout that breaks a rule was refused when
  * the options were read; here it falls back to the packed one. */
-static void options_align(const opts_t *o, const shape_t *sh, dtype_t dtype, layout_align *al)
+static void options_layout(const opts_t *o, const shape_t *sh, dtype_t dtype, layout_t *lay, layout_align *al)
 {
-    layout_t lay;
     err_t ignored;
     err_clear(&ignored);
-    if (layout_with(&lay, o->ta, o->tb, sh->m, sh->n, sh->k, o->batch, o->ld, o->ld_plus, o->stride, &ignored))
-        layout_packed(&lay, o->ta, o->tb, sh->m, sh->n, sh->k, o->batch > 1 ? o->batch : 1);
-    layout_align_ld(&lay, dtype_size(dtype), al);
+    if (layout_with(lay, o->ta, o->tb, sh->m, sh->n, sh->k, o->batch, o->ld, o->ld_plus, o->stride, &ignored))
+        layout_packed(lay, o->ta, o->tb, sh->m, sh->n, sh->k, o->batch > 1 ? o->batch : 1);
+    layout_align_ld(lay, dtype_size(dtype), al);
 }
 
 /* "name[SETS] (file:line, level, ...)": where a shape's config came from. */
@@ -201,10 +200,13 @@ int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes,
                       .dtype = o->dtype && strcmp(o->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
                       .op = 2 * o->ta + o->tb, .batch = o->batch};
     layout_align *al = xcalloc(nshapes ? nshapes : 1, sizeof *al);
+    layout_t *lays = xcalloc(nshapes ? nshapes : 1, sizeof *lays);
     for (size_t s = 0; s < nshapes; s++)
-        options_align(o, &shapes[s], pp.dtype, &al[s]);
+        options_layout(o, &shapes[s], pp.dtype, &lays[s], &al[s]);
     pp.aligns = al;
+    pp.layouts = lays;
     int rc = pick_init_with(p, &pp, shapes, nshapes, err);
+    free(lays);
     free(al);
     return rc;
 }
@@ -251,7 +253,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     p->op_note = op_note ? xstrdup(op_note) : NULL;
     select_gpu sg;
     select_gpu_init(&sg, p->arch, sms, clock);
-    sg.arch_guessed = !pp->arch;
+    sg.arch_guessed = !pp->arch || pp->arch_guessed;
     select_init(&p->sel, &sg, dtype, entries, files, paths, n);
     p->sel.op = pp->op;
     for (size_t c = 0; c < n && pp->warn; c++)
@@ -270,7 +272,8 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     p->explain = xcalloc(nshapes ? nshapes : 1, sizeof *p->explain);
     p->result = xcalloc(nshapes ? nshapes : 1, sizeof *p->result);
     for (size_t s = 0; s < nshapes; s++) {
-        if (select_pick_align(&p->sel, &shapes[s], pp->batch, pp->aligns ? &pp->aligns[s] : NULL, &p->result[s])) {
+        if (select_pick_in(&p->sel, &shapes[s], pp->batch, pp->aligns ? &pp->aligns[s] : NULL,
+                           pp->layouts ? &pp->layouts[s] : NULL, &p->result[s])) {
             const char *why = n ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
             for (size_t c = 0; c < n && !p->sel.cands[c].loaded; c++)
                 why = p->sel.cands[c].err_text;
@@ -360,11 +363,12 @@ int pick_main(const opts_t *o)
     select_result *res = xcalloc(o->nshapes ? o->nshapes : 1, sizeof *res);
     int rc = EXIT_OK;
     layout_align *al = xcalloc(o->nshapes ? o->nshapes : 1, sizeof *al);
+    layout_t *lays = xcalloc(o->nshapes ? o->nshapes : 1, sizeof *lays);
     for (size_t s = 0; s < o->nshapes; s++)
-        options_align(o, &o->shapes[s], p.sel.dtype, &al[s]);
+        options_layout(o, &o->shapes[s], p.sel.dtype, &lays[s], &al[s]);
     double t1 = now_ms();
     for (size_t s = 0; s < o->nshapes; s++)
-        if (select_pick_align(&p.sel, &o->shapes[s], o->batch, &al[s], &res[s]))
+        if (select_pick_in(&p.sel, &o->shapes[s], o->batch, &al[s], &lays[s], &res[s]))
             res[s].nw = (size_t)-1;
     double t_pick = now_ms() - t1;
     char arch[16];
@@ -438,6 +442,7 @@ int pick_main(const opts_t *o)
         printf("\npick: %zu shapes in %.3f ms, %.1f us a shape\n", o->nshapes, t_pick,
                o->nshapes ? 1e3 * t_pick / (double)o->nshapes : 0);
     free(res);
+    free(lays);
     free(al);
     pick_free(&p);
     return rc;

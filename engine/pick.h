@@ -60,6 +60,8 @@ typedef struct {
     int device;              /* probed for its name, arch and SMs when probe is set */
     bool probe;
     int arch;                /* 0: the GPU's, else sm_90 */
+    bool arch_guessed;       /* arch is the GPU's own, not named (the library): as arch 0 for the
+                              * targets of arch-specific templates (arch.h, arch_for_template) */
     int sms;                 /* 0: the GPU's, else the arch's usual part */
     const char *device_name; /* NULL: the GPU's, else none */
     dtype_t dtype;
@@ -70,6 +72,9 @@ typedef struct {
     const layout_align *aligns; /* per shape: the problem's alignment class (elements, layout.h): an
                               * exact entry has it, others of another class weigh less
                               * (select_pick_align); NULL: the packed layout's at each shape */
+    const layout_t *layouts; /* per shape: the problem's layout, in which every candidate is planned
+                              * (select_pick_in: one that refuses it is never chosen); NULL: one of
+                              * the class `aligns` gives */
     const char *wisdom_dir;  /* NULL: paths_wisdom_dir() */
     const char *user_dir;    /* NULL: paths_user_wisdom_dir(); "": no user wisdom */
     FILE *warn;              /* where damaged user wisdom and entries left out are reported; NULL: nowhere */

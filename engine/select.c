@@ -1,6 +1,7 @@
 /* select.c — see select.h. */
 #include "select.h"
 
+#include "accuracy.h"
 #include "arch.h"
 #include "util.h"
 
@@ -95,18 +96,27 @@ static void class_layout(layout_t *lay, int op, const shape_t *sh, int64_t batch
     }
 }
 
-/* The candidate's plan at sh in the layout of op, batch products and alignment class al (NULL:
- * packed). */
-static int plan_at(const select_t *s, const select_cand *c, const shape_t *sh, int op, int64_t batch,
-                   const layout_align *al, plan_t *p)
+/* The candidate's plan at sh in the problem's layout `given`, or where that is not known (NULL) in
+ * the layout of op, batch products and alignment class al (NULL: packed). */
+static int plan_in(const select_t *s, const select_cand *c, const shape_t *sh, int op, int64_t batch,
+                   const layout_align *al, const layout_t *given, plan_t *p)
 {
     err_t err;
     err_clear(&err);
     layout_t lay;
-    class_layout(&lay, op, sh, batch, c->cfg.dtype, al);
+    if (given)
+        lay = *given;
+    else
+        class_layout(&lay, op, sh, batch, c->cfg.dtype, al);
     int rc = template_plan_geometry(&c->cfg.tpl, c->cfg.path, c->cfg.values, c->cfg.dtype, c->cfg.arch, sh->m, sh->n,
                                     sh->k, &lay, s->gpu.smem_limit, p, &err);
     return rc;
+}
+
+static int plan_at(const select_t *s, const select_cand *c, const shape_t *sh, int op, int64_t batch,
+                   const layout_align *al, plan_t *p)
+{
+    return plan_in(s, c, sh, op, batch, al, NULL, p);
 }
 
 /* Fit eff so that the model gives the entry's own time at its own shape (bisection in log space:
@@ -186,6 +196,17 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
             continue;
         }
         c->label = xstrdup(c->cfg.label);
+        /* --auto runs an entry of a dtype as that dtype's kernel: one whose config is held to another
+         * accuracy class (a 1xTF32 config, class tf32, in an f32 entry) is left out, with the rule. */
+        acc_class held = acc_class_of(c->cfg.accuracy, c->cfg.dtype), own = acc_class_of(ACC_NATIVE, c->cfg.dtype);
+        if (held != own) {
+            snprintf(c->err_text, sizeof c->err_text,
+                     "%s is held to accuracy class %s, and --auto runs %s entries as %s kernels", c->label,
+                     acc_class_name(held), dtype_name(c->cfg.dtype), acc_class_name(own));
+            if (!c->cfg_shared)
+                config_free(&c->cfg);
+            continue;
+        }
         plan_t p;
         if (plan_at(s, c, &e->shape, e->op, wisdom_batch(e), &c->align, &p) || e->shape.k == 0) {
             snprintf(c->err_text, sizeof c->err_text, "%s does not plan at its own shape", c->label);
@@ -271,6 +292,24 @@ int select_pick_batch(const select_t *s, const shape_t *sh, int64_t batch, selec
 
 int select_pick_align(const select_t *s, const shape_t *sh, int64_t batch, const layout_align *al, select_result *r)
 {
+    return select_pick_in(s, sh, batch, al, NULL, r);
+}
+
+/* Whether candidate c's config plans in the problem's layout (always where that is not given). */
+static bool runs_in(const select_t *s, const select_cand *c, const shape_t *sh, const layout_t *lay)
+{
+    plan_t p;
+    if (!lay)
+        return true;
+    if (plan_in(s, c, sh, s->op, lay->batch, NULL, lay, &p))
+        return false;
+    plan_free(&p);
+    return true;
+}
+
+int select_pick_in(const select_t *s, const shape_t *sh, int64_t batch, const layout_align *al, const layout_t *lay,
+                   select_result *r)
+{
     memset(r, 0, sizeof *r);
     r->batch = batch > 1 ? batch : 1;
     layout_t pk;
@@ -281,7 +320,8 @@ int select_pick_align(const select_t *s, const shape_t *sh, int64_t batch, const
     for (size_t i = 0; i < s->ncands; i++) {
         const shape_t *e = &s->cands[i].entry->shape;
         if (s->cands[i].loaded && e->m == sh->m && e->n == sh->n && e->k == sh->k &&
-            wisdom_batch(s->cands[i].entry) == r->batch && layout_align_eq(&s->cands[i].align, &r->align)) {
+            wisdom_batch(s->cands[i].entry) == r->batch && layout_align_eq(&s->cands[i].align, &r->align) &&
+            runs_in(s, &s->cands[i], sh, lay)) {
             r->chosen = i;
             r->exact = true;
             return 0;
@@ -327,7 +367,7 @@ int select_pick_align(const select_t *s, const shape_t *sh, int64_t batch, const
             k++;
         plan_t once;
         plan_t *p = k < np ? &plans[k] : np < PLANS ? &plans[np] : &once;
-        int rc = k < np ? plan_rc[k] : plan_at(s, c, sh, s->op, r->batch, &r->align, p);
+        int rc = k < np ? plan_rc[k] : plan_in(s, c, sh, s->op, r->batch, &r->align, lay, p);
         if (k == np && np < PLANS) {
             planned[np] = c->cfg.values;
             plan_rc[np++] = rc;

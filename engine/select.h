@@ -146,6 +146,11 @@ int select_pick_batch(const select_t *s, const shape_t *sh, int64_t batch, selec
  * packed layout's at sh): an exact entry has the class too, and the others' scores count the
  * operands select_align_operands names. */
 int select_pick_align(const select_t *s, const shape_t *sh, int64_t batch, const layout_align *al, select_result *r);
+/* The same where the problem's layout is known (lay, of s->op and `batch` products at sh; NULL: one
+ * of class al): every candidate is planned in it, so an entry whose template refuses it (tc32 takes
+ * packed rows only) is never chosen, not even an exact one of the same class (ld + 8). */
+int select_pick_in(const select_t *s, const shape_t *sh, int64_t batch, const layout_align *al, const layout_t *lay,
+                   select_result *r);
 
 /* Of A, B, C, how many have another alignment class in candidate c than in the problem (al; pk:
  * the packed layout's at the problem's shape). An operand whose class is the packed layout's on

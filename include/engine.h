@@ -70,7 +70,9 @@ typedef struct {
     const char *wisdom_dir;      /* shipped wisdom; NULL: $ENGINE_WISDOM, else the one installed with the library */
     const char *user_wisdom_dir; /* NULL: $XDG_DATA_HOME/engine/wisdom, else ~/.local/share/engine/wisdom; "": none */
     int no_device;               /* 1: open no GPU; plans are created and described for `arch`, never executed */
-    int arch;                    /* with no_device: the target (90 = sm_90); 0 means 90 */
+    int arch;                    /* with no_device: the target (90 = sm_90); 0 means 90 as a GPU reports
+                                  * it (an arch-specific template then builds for sm_90a, as on the
+                                  * GPU and as the CLI without --arch; 90 named: it is refused) */
     int sms;                     /* with no_device: SMs the selection model assumes; 0: the arch's usual part */
     const char *device_name;     /* with no_device: the GPU name wisdom's device level is matched with; NULL: none */
 } engine_options;

@@ -88,7 +88,7 @@
   },
   "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N)",
   "compile_cost": "400",
-  "model": {"tile": ["BM", "BN", "BK"], "atomics": "0", "slow": "EVEC_A < 4 || EVEC_B < 4 ? 110 : 100"},
+  "model": {"tile": ["BM", "BN", "BK"], "atomics": "0", "slow": "EVEC_A < 4 && EVEC_B < 4 ? 137 : EVEC_A < 4 || EVEC_B < 4 ? 119 : 100"},
   "launches": [
     {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "BATCH"],
      "block": ["THREADS", 1, 1],
@@ -604,6 +604,20 @@ __device__ __forceinline__ void split_next(Staging &st, AFrag &af, unsigned char
     }
 }
 
+/* C[gr][gc] and C[gr][gc + 1] = alpha v + beta C (the second only where gc + 1 < N): one 8-byte
+ * access where C's rows allow it (gc is even). */
+__device__ __forceinline__ void store_pair(T *C, int gr, int gc, int N, const float *v, T alpha, T beta)
+{
+    if (EVEC_C == 2 && gc < N) {
+        store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta);
+    } else {
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+            if (gc + e < N)
+                store_c<1>(&C[(idx_t)gr * N + gc + e], &v[e], alpha, beta);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
@@ -789,14 +803,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
                 if (gr >= M)
                     continue;
                 const float v[2] = {acc[4 * j + e], acc[4 * j + 2 + e]};
-                if (EVEC_C == 2 && gc < N) {
-                    store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta_c);
-                } else {
-#pragma unroll
-                    for (int h = 0; h < 2; ++h)
-                        if (gc + h < N)
-                            store_c<1>(&C[(idx_t)gr * N + gc + h], &v[h], alpha, beta_c);
-                }
+                store_pair(C, gr, gc, N, v, alpha, beta_c);
             }
     } else {
 #pragma unroll
@@ -807,15 +814,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
 #pragma unroll
             for (int j = 0; j < BN / 8; ++j) {
                 const int gc = col0 + 8 * j + 2 * t;
-                const float *v = &acc[4 * j + 2 * h];
-                if (EVEC_C == 2 && gc < N) {
-                    store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta_c);
-                } else {
-#pragma unroll
-                    for (int e = 0; e < 2; ++e)
-                        if (gc + e < N)
-                            store_c<1>(&C[(idx_t)gr * N + gc + e], &v[e], alpha, beta_c);
-                }
+                store_pair(C, gr, gc, N, &acc[4 * j + 2 * h], alpha, beta_c);
             }
         }
     }

@@ -71,20 +71,22 @@ bad_layout "tune --wisdom with a batch's own strides" "engine: --wisdom: wisdom 
   tune --batch 4 --stride-a 0 --wisdom /tmp configs/naive.json
 bad_layout "pick: --lda below the row length" "engine: shape 64x64x64: lda: 63 is below the row length of A (M x K, op N) as stored (64): rows would overlap" \
   pick --shapes 64x64x64 --lda 63
-# engine pick with leading dimensions: the alignment class they leave (ld + 1: A's rows 4 bytes
-# apart) is the problem's; the shipped wisdom holds packed entries only, so none is exact there.
-$E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --shapes 4096x4096x4096 --lda +1 --format jsonl >"$tmp/out" 2>&1
-grep -q '"shape":"4096x4096x4096",.*"exact":false,.*"align":\[1,4,4\],"entry_align":\[4,4,4\]' "$tmp/out" &&
-  pass "pick --lda +1: class 1,4,4, the packed entry weighed, not exact" || fail "pick --lda +1" "$(cat "$tmp/out")"
-$E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --shapes 4096x4096x4096 --lda +8 --format jsonl >"$tmp/out" 2>&1
-grep -q '"exact":true,.*"align":\[4,4,4\],"entry_align":\[4,4,4\]' "$tmp/out" &&
+# engine pick with leading dimensions: the alignment class they leave (ld + 1: A's rows 8 bytes
+# apart in f64) is the problem's; the shipped wisdom holds packed entries only, so none is exact there.
+# (f64: its DMMA entries take every layout; the f32 tensor-core entries take packed rows only,
+# tests/tc32.sh.)
+$E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --dtype f64 --shapes 4096x4096x4096 --lda +1 --format jsonl >"$tmp/out" 2>&1
+grep -q '"shape":"4096x4096x4096",.*"exact":false,.*"align":\[1,2,2\],"entry_align":\[2,2,2\]' "$tmp/out" &&
+  pass "pick --lda +1: class 1,2,2, the packed entry weighed, not exact" || fail "pick --lda +1" "$(cat "$tmp/out")"
+$E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --dtype f64 --shapes 4096x4096x4096 --lda +8 --format jsonl >"$tmp/out" 2>&1
+grep -q '"exact":true,.*"align":\[2,2,2\],"entry_align":\[2,2,2\]' "$tmp/out" &&
   pass "pick --lda +8: rows still 16-byte aligned, the packed entry exact" || fail "pick --lda +8" "$(cat "$tmp/out")"
 # engine pick at a batch: weighed at the batch's products where wisdom has no entry of that batch
 # (the shipped H100 wisdom holds 128^3 at batch 512, not at 384), exact where it has one.
-$E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --shapes 128x128x128 --batch 384 --format jsonl >"$tmp/out" 2>&1
+$E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --dtype f64 --shapes 128x128x128 --batch 384 --format jsonl >"$tmp/out" 2>&1
 check_rc "pick --batch 384" 0 $? "$(cat "$tmp/out")"
 grep -q '"shape":"128x128x128","batch":384,.*"exact":false' "$tmp/out" && pass "...weighed at the batch" || fail "...weighed at the batch" "$(cat "$tmp/out")"
-$E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --shapes 128x128x128 --batch 512 --format jsonl >"$tmp/out" 2>&1
+$E pick --arch sm_90 --device-name "NVIDIA H100 80GB HBM3" --dtype f64 --shapes 128x128x128 --batch 512 --format jsonl >"$tmp/out" 2>&1
 grep -q '"shape":"128x128x128","batch":512,.*"exact":true,.*"entry_batch":512' "$tmp/out" && pass "...exact at the batch wisdom holds" || fail "...exact at the batch wisdom holds" "$(cat "$tmp/out")"
 # The layout reaches the plan: naive and the tile templates compile with its switches; split-K refuses a padded C.
 $E compile configs/naive.json --m 17 --n 33 --k 5 --op TN --lda +1 --batch 3 --arch sm_90 --no-cache >"$tmp/out" 2>&1

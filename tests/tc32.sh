@@ -298,6 +298,19 @@ for a in sm_90:warptile_db sm_90a:tc32_3x; do
   else fail "bench --auto --arch ${a%%:*} runs ${a#*:}" "$out"; fi
 done
 
+# FP32 wisdom stays FP32-accurate at lookup too: a hand-written f32 entry naming the 1xTF32 config
+# (class tf32) is left out, naming the class, and the SIMT entry beside it is taken.
+mkdir -p "$T/w32"
+printf '{"version": 1, "device": "NVIDIA H100 80GB HBM3", "arch": "sm_90",\n  "entries": [\n    %s,\n    %s\n  ]\n}\n' \
+  '{"dtype": "f32", "shape": "4096x4096x4096", "config": "configs/tc32_1x.json", "set": {}, "tflops": 190.0, "vs_cublas": 3.6, "occ": 1, "source": "test"}' \
+  '{"dtype": "f32", "shape": "4000x4000x4000", "config": "configs/warptile_db.json", "set": {}, "tflops": 40.0, "vs_cublas": 0.8, "occ": 1, "source": "test"}' \
+  >"$T/w32/h100.json"
+out=$(XDG_DATA_HOME="$T/xdg" $E pick --wisdom "$T/w32" --device-name "$H100" --shapes 4096x4096x4096 --format jsonl 2>&1)
+if printf '%s\n' "$out" | grep -q '"config":"configs/warptile_db.json"' &&
+  printf '%s\n' "$out" | grep -q 'left out: .*held to accuracy class tf32'; then
+  pass "an f32 entry naming a tf32-class config is left out, naming the class"
+else fail "an f32 entry naming a tf32-class config is left out, naming the class" "$out"; fi
+
 # A tc32 entry takes packed rows only (its requires rule): the shipped H100 wisdom's batch entry of
 # 64 x 512^3 is tc32_3x, exact for the packed batch; with lda + 1 the model plans its candidates in
 # the problem's alignment class, so it passes over every tc32 entry rather than choose one that the
@@ -309,6 +322,14 @@ out=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 512x512x512 
 if printf '%s\n' "$out" | grep -q '"config":' && ! printf '%s\n' "$out" | grep -q 'tc32'; then
   pass "at lda + 1 no tc32 entry is chosen or weighed (it takes packed rows only)"
 else fail "at lda + 1 no tc32 entry is chosen or weighed" "$out"; fi
+# ... nor an exact one of the same alignment class: lda + 8 keeps rows 16-byte aligned (the class of
+# the packed entry at 4096^3, a tc32_3x one) but is not packed, which tc32 refuses.
+out=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 4096x4096x4096 --dtype f32 --format jsonl 2>&1)
+out8=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 4096x4096x4096 --dtype f32 --lda +8 --format jsonl 2>&1)
+if printf '%s\n' "$out" | grep -q '"config":"configs/tc32_3x.json".*"exact":true' &&
+  printf '%s\n' "$out8" | grep -q '"config":' && ! printf '%s\n' "$out8" | grep -q 'tc32'; then
+  pass "4096^3: the exact tc32 entry when packed, another config at lda + 8 (same class, rows padded)"
+else fail "4096^3: the exact tc32 entry when packed, another config at lda + 8" "$out $out8"; fi
 
 # The accuracy class: the 1-pass config declares tf32, the 3-pass ones their dtype's own (f32).
 for c in tc32_1x:tf32 tc32_3x:f32 tc32_sync:f32 tc32_1x_async:tf32 tc32_3x_async:f32 tc32_3x_areg:f32; do

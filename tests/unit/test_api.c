@@ -203,7 +203,7 @@ static engine_ctx *no_device_ctx(void)
     engine_options o;
     engine_options_init(&o);
     o.no_device = 1;
-    o.arch = 90;
+    o.arch = 0; /* sm_90 as an H100 has it: tc32 wisdom entries build for sm_90a, as on the GPU */
     o.wisdom_dir = "wisdom";
     o.user_wisdom_dir = ""; /* the shipped wisdom only */
     o.device_name = "NVIDIA H100 80GB HBM3";

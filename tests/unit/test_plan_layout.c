@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "config.h"
@@ -64,12 +65,16 @@ static int plan_set(const char *name, const char *set, int64_t M, int64_t N, int
 {
     char path[128];
     snprintf(path, sizeof path, "configs/%s.json", name);
-    param_set ps;
-    if (set && param_set_parse(set, &ps, err) != 0)
-        fail_msg("%s: %s", set, err->text);
-    const int rc = config_load(path, set ? &ps : NULL, set ? 1 : 0, NULL, 90, &g_cfg, err);
-    if (set)
-        param_set_free(&ps);
+    param_set ps[4]; /* set: "KEY=VALUE[,KEY=VALUE...]" */
+    size_t nps = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", set ? set : "");
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); set && tok && nps < 4; tok = strtok_r(NULL, ",", &save))
+        if (param_set_parse(tok, &ps[nps++], err) != 0)
+            fail_msg("%s: %s", tok, err->text);
+    const int rc = config_load(path, nps ? ps : NULL, nps, NULL, 90, &g_cfg, err);
+    for (size_t i = 0; i < nps; i++)
+        param_set_free(&ps[i]);
     if (rc != 0)
         fail_msg("%s: %s", path, err->text);
     layout_align al;
@@ -248,7 +253,8 @@ static void test_tile_b_transposed(void **state)
         l.lda += pads[i];
         l.ldb += pads[i];
         l.ldc += pads[i];
-        assert_int_equal(plan_set("dgemm_dmma", "STAGES_NARROW=4", 64, 64, 64, &l, &p, &err), 0);
+        /* PACK_LD off: dgemm_dmma ships with it, and packed rows need no narrower stages */
+        assert_int_equal(plan_set("dgemm_dmma", "STAGES_NARROW=4,PACK_LD=0", 64, 64, 64, &l, &p, &err), 0);
         if (sw(&p, "PSTAGES") != want_stages[i])
             fail_msg("ld + %d: PSTAGES = %ld, expected %d (%s)", pads[i], sw(&p, "PSTAGES"), want_stages[i], p.switches);
         assert_int_equal(p.launches[p.main_launch].smem, smem[0][0] / 3 * want_stages[i]);
@@ -283,7 +289,8 @@ static void test_tile_b_transposed(void **state)
         l.lda += odd[i].pad;
         l.ldb += odd[i].pad;
         l.ldc += odd[i].pad;
-        assert_int_equal(plan_set(odd[i].name, "ODD_LD=1", 64, 64, odd[i].K, &l, &p, &err), 0);
+        /* PACK_LD off (dgemm_dmma ships with it): packed copies leave no row to narrow */
+        assert_int_equal(plan_set(odd[i].name, "ODD_LD=1,PACK_LD=0", 64, 64, odd[i].K, &l, &p, &err), 0);
         if (sw(&p, "ODD_ROWS") != odd[i].want)
             fail_msg("case %zu: ODD_ROWS = %ld, expected %d (%s)", i, sw(&p, "ODD_ROWS"), odd[i].want, p.switches);
         done(&p);
@@ -292,11 +299,11 @@ static void test_tile_b_transposed(void **state)
     /* PACK_LD packs a matrix whose rows are not 16-byte aligned (ld + 1) but of even length, one
      * product, no split: a pack_ld launch first, A then B in the workspace (A rounded to 2
      * elements), full-width copies after it. Not at ld + 8, not where K is odd (A's rows) or N is
-     * (B's), not for a batch. */
+     * (B's), not for a batch, not where K = 0 (nothing to pack: no launch of 0 blocks). */
     const struct {
         int tb, pad, N, K, batch, pa, pb;
     } pk[] = {{0, 1, 64, 64, 1, 1, 1}, {1, 1, 64, 64, 1, 1, 1}, {0, 8, 64, 64, 1, 0, 0}, {0, 1, 64, 63, 1, 0, 1},
-              {0, 1, 63, 64, 1, 1, 0}, {0, 1, 64, 64, 2, 0, 0}};
+              {0, 1, 63, 64, 1, 1, 0}, {0, 1, 64, 64, 2, 0, 0}, {0, 1, 64, 0, 1, 0, 0}};
     for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++) {
         const int M = 48;
         layout_packed(&l, 0, pk[i].tb, M, pk[i].N, pk[i].K, pk[i].batch);
