@@ -43,7 +43,7 @@ OUT=$(mkdir -p "$OUT" && cd "$OUT" && pwd -P) || exit 2
 W=$OUT/wisdom-tuned
 rm -rf "$W" "$OUT/wisdom" "$OUT/tune" "$OUT/before" "$OUT/after"
 mkdir -p "$W" "$OUT/wisdom" "$OUT/tune"
-cp wisdom/*.json "$W/"
+cp "${WISDOM_SRC:-wisdom}"/*.json "$W/" # WISDOM_SRC: another wisdom to start from (tests)
 # No user wisdom ($XDG_DATA_HOME/engine/wisdom): only the wisdom named here counts.
 export XDG_DATA_HOME=${TMPDIR:-/tmp}/engine-tc32-suite-no-user-wisdom
 t_start=$(date +%s)

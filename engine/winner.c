@@ -119,6 +119,48 @@ int winner_check_class(const config_t *base, err_t *err)
     return 0;
 }
 
+/* Whether two entries have the same key: dtype, op, batch, alignment class and shape. */
+static bool same_key(const wisdom_entry *a, const wisdom_entry *b)
+{
+    layout_align x, y;
+    wisdom_align(a, &x);
+    wisdom_align(b, &y);
+    return a->dtype == b->dtype && a->op == b->op && wisdom_batch(a) == wisdom_batch(b) && layout_align_eq(&x, &y) &&
+           a->shape.m == b->shape.m && a->shape.n == b->shape.n && a->shape.k == b->shape.k;
+}
+
+/* Where this device's file holds no entry for e's key, the entry of another GPU of the same arch
+ * that --auto would run there instead (the arch level of the lookup, wisdom.h) with the best ratio
+ * to cuBLAS; NULL if there is none, or this device already has one (wisdom_record compares with
+ * it). A first tune of a narrow space on a new GPU would otherwise shadow a better entry measured on
+ * its sibling (an H200 tuning tc32 alone took thin shapes from the H100's SIMT entries). */
+static const wisdom_entry *arch_rival(const char *wisdom_dir, const char *device, int arch, const wisdom_entry *e,
+                                      wisdom_t *w, const wisdom_file **in)
+{
+    err_t ignored;
+    err_clear(&ignored);
+    if (wisdom_load_dir(w, wisdom_dir, &ignored))
+        return NULL; /* a damaged file is wisdom_record's to refuse */
+    const wisdom_entry *best = NULL;
+    for (size_t i = 0; i < w->nfiles; i++) {
+        const wisdom_file *f = &w->files[i];
+        bool mine = f->device && device && strcmp(f->device, device) == 0;
+        bool sibling = !mine && f->arch && arch_sm(f->arch) == arch_sm(arch);
+        for (size_t j = 0; j < f->nentries; j++) {
+            const wisdom_entry *x = &f->entries[j];
+            if (!same_key(x, e))
+                continue;
+            if (mine)
+                return NULL;
+            if (sibling && x->vs_cublas > 0 && (!best || x->vs_cublas > best->vs_cublas)) {
+                best = x;
+                *in = f;
+            }
+        }
+    }
+    return best;
+}
+
 int winner_record(const result_row *w, const config_t *base, const char *wisdom_dir, double vs_cublas,
                   const layout_t *lay, err_t *err)
 {
@@ -169,6 +211,23 @@ int winner_record(const result_row *w, const config_t *base, const char *wisdom_
     char *src = xasprintf("engine tune %s, %s", base->name, day);
     e.source = src;
     char *path = wisdom_device_path(wisdom_dir, w->device);
+    wisdom_t all;
+    wisdom_init(&all);
+    const wisdom_file *rf = NULL;
+    const wisdom_entry *rival = e.vs_cublas > 0 ? arch_rival(wisdom_dir, w->device, arch, &e, &all, &rf) : NULL;
+    if (rival && rival->vs_cublas >= e.vs_cublas) {
+        printf("  wisdom %s: kept the arch's faster entry (%s:%d, another GPU of this arch: %.3fx cuBLAS there, "
+               "this winner %.3fx here)\n",
+               path, rf->path, rival->line, rival->vs_cublas, e.vs_cublas);
+        wisdom_free(&all);
+        free(path);
+        free(src);
+        for (size_t k = 0; k < e.nsets; k++)
+            free(e.sets[k].text);
+        free(e.sets);
+        return 0;
+    }
+    wisdom_free(&all);
     wisdom_outcome out = 0;
     int rc = wisdom_record(path, w->device, arch, &e, &out, err);
     char al[32], at[48] = "";

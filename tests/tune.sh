@@ -238,6 +238,22 @@ grep -q 'nearest entries, each config.s time estimated at 17x9x5' "$tmp/vexp.txt
 $E verify --explain configs/naive.json --arch sm_90 >"$tmp/noauto.txt" 2>&1
 check_rc "--explain without --auto: exit 2" 2 $? "$(cat "$tmp/noauto.txt")"
 
+echo "== a first tune on a GPU without an entry there does not shadow a better one of a sibling GPU (same arch)"
+# The sibling's file (another device of sm_90) holds 64x64x64 at 9.0x cuBLAS and 96x96x96 at 0.01x:
+# the fake GPU's winner (a few x at most) is kept out at the first and recorded at the second.
+SW=$tmp/sibling
+mkdir -p "$SW"
+printf '{"version": 1, "device": "Other GPU", "arch": "sm_90", "entries": [\n  %s,\n  %s\n]}\n' \
+  "{\"dtype\": \"f32\", \"shape\": \"64x64x64\", \"config\": \"$PWD/tests/configs/tune/toy.json\", \"tflops\": 900, \"vs_cublas\": 9.0}" \
+  "{\"dtype\": \"f32\", \"shape\": \"96x96x96\", \"config\": \"$PWD/tests/configs/tune/toy.json\", \"tflops\": 1, \"vs_cublas\": 0.01}" \
+  >"$SW/other-gpu.json"
+$T --set MODE=0 --shapes 64x64x64,96x96x96 --wisdom "$SW" >"$tmp/sib.txt" 2>&1
+check_rc "tune --wisdom beside a sibling's file" 0 $? "$(tail -5 "$tmp/sib.txt")"
+grep -q "wisdom .*fake-gpu-0.json: kept the arch's faster entry (.*other-gpu.json:2, another GPU of this arch: 9.000x cuBLAS there" "$tmp/sib.txt" &&
+  python3 -c 'import json,sys; w=json.load(open(sys.argv[1])); assert [e["shape"] for e in w["entries"]] == ["96x96x96"], w' "$SW/fake-gpu-0.json" &&
+  pass "the sibling's faster entry is kept (not shadowed), the slower one is not: only 96x96x96 recorded" ||
+  fail "a sibling's faster entry kept" "$(grep wisdom "$tmp/sib.txt"; cat "$SW"/fake-gpu-0.json 2>&1)"
+
 echo "== tune --wisdom records only kernels of the dtype's own accuracy class (FP32 wisdom stays FP32-accurate)"
 CW=$tmp/wclass
 mkdir -p "$CW"
@@ -357,7 +373,9 @@ check_rc "a malformed wisdom file: exit 2 before any GPU work" 2 $? "$(cat "$tmp
 grep -qE 'broken.json:2:[0-9]+: .*shape' "$tmp/broken.txt" && pass "...naming file:line:column and the rule" || fail "malformed wisdom message" "$(cat "$tmp/broken.txt")"
 
 echo "== bench/batches.sh: each batch of the suite tuned into (a copy of) wisdom, then run by its exact entry"
-mkdir -p "$tmp/bw" && cp wisdom/*.json "$tmp/bw/"
+# The fake GPU is of sm_90 like the H100, whose shipped entries would be kept over its winners
+# (a sibling's faster entry, above): start from the wisdom of other archs only.
+mkdir -p "$tmp/bw" && cp wisdom/default.json wisdom/sm_86.json "$tmp/bw/"
 DEVICE="Fake GPU 0" BATCHES_EXTRA="--arch sm_90" BATCHES_WISDOM="$tmp/bw" TUNE_S=60 OUT="$tmp/batches" \
   bash bench/batches.sh >"$tmp/batches.txt" 2>&1
 rc=$?
@@ -369,7 +387,8 @@ n=$(grep -cE '^\| f(32|64) \| [0-9]+ x .*exact [0-9x]+ batch [0-9]+\)' "$tmp/bat
 echo "== bench/tc32_suite.sh: the suite with 3xTF32 tuned into (a copy of) wisdom, --auto before and after"
 printf '# two shapes: one of whole tiles, one odd\n4096x4096x4096\n127x129x131\n' >"$tmp/suite.txt"
 echo '{"config": "tc32_3x", "space": {"BN": [64, 128]}, "shapes": ["4096x4096x4096"]}' >"$tmp/tc32space.json"
-s32() { env DEVICE="Fake GPU 0" TC32_SUITE_EXTRA="--arch sm_90a" SUITE="$tmp/suite.txt" SPACE="$tmp/tc32space.json" TMPDIR="$tmp" "$@" bash bench/tc32_suite.sh; }
+mkdir -p "$tmp/w-other" && cp wisdom/default.json wisdom/sm_86.json "$tmp/w-other/" # no H100 sibling (as above)
+s32() { env DEVICE="Fake GPU 0" TC32_SUITE_EXTRA="--arch sm_90a" SUITE="$tmp/suite.txt" SPACE="$tmp/tc32space.json" TMPDIR="$tmp" WISDOM_SRC="$tmp/w-other" "$@" bash bench/tc32_suite.sh; }
 s32 OUT="$tmp/s32" >"$tmp/s32.txt" 2>&1
 check_rc "bench/tc32_suite.sh: the fake GPU's 0.9x misses the 1.3x target" 1 $? "$(tail -20 "$tmp/s32.txt")"
 python3 - "$tmp/s32/tc32-suite/wisdom/fake-gpu-0.json" <<'PY' && pass "...its wisdom holds a tc32 entry per shape, config paths relative to the repository" || fail "...tuned wisdom" "$(tail -20 "$tmp/s32.txt")"
