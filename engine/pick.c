@@ -79,7 +79,8 @@ static void load_user(wisdom_t *w, const char *dir, FILE *warn)
         names[n++] = xstrdup(de->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_strp);
+    if (n > 1) /* qsort takes no null array, even of none */
+        qsort(names, n, sizeof *names, cmp_strp);
     for (size_t i = 0; i < n; i++) {
         char *path = path_join(dir, names[i]);
         err_t err;

@@ -516,7 +516,8 @@ int wisdom_load_dir(wisdom_t *w, const char *dir, err_t *err)
         names[n++] = xstrdup(de->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_strp);
+    if (n > 1) /* qsort takes no null array, even of none */
+        qsort(names, n, sizeof *names, cmp_strp);
     /* Into a scratch wisdom first, so that a bad file leaves w as it was. */
     wisdom_t tmp;
     wisdom_init(&tmp);
