@@ -17,6 +17,10 @@
  * RAW_STAGES = R > 0 takes the loads out of the registers: cp.async copies the FP32 tiles as they
  * are into R raw shared-memory stages, R k-tiles ahead, and the threads split k-tile kt + 1 from
  * its raw stage into the operand stages while the wgmmas of kt run (main loop, docs/NOTES.md).
+ * SWAP = 1 (shipped) swaps the operands' roles: the tensor cores compute C's tile transposed,
+ * D = B^T A^T, warpgroup w owning columns 64w..64w+63 of the tile: B's fragments are the register
+ * operand, read by each thread straight from B's raw stage (BFrag), and A's raw tile, already K-major,
+ * is the shared-memory operand, so nothing is stored transposed (the loop in SwapPipe::step).
  *
  * Shared-memory layout: wgmma takes TF32 operands K-major only, so A's tile is stored as rows of
  * A (As[m][k]) and B's transposed (Bs[n][k]); a row of BK = 32 TF32 values is 128 bytes, stored
