@@ -130,7 +130,7 @@ static void test_estimates_follow_the_work(void **state)
     err_t err;
     err_clear(&err);
     assert_int_equal(pick_init(&p, &o, NULL, 0, &err), 0);
-    size_t big = cand_at(&p, 4096, 4096, 4096); /* warptile_db: 128 x 128 tiles, 2 per SM */
+    size_t big = cand_at(&p, 4096, 4096, 4096); /* tc32_3x: 128 x 128 tiles (warptile_db's until 2026-11-26) */
     /* At its own shape the model gives the entry's measured time (that is what eff is fitted to). */
     const select_cand *c = &p.sel.cands[big];
     double t = select_estimate(&p.sel, big, &c->entry->shape);
