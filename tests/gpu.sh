@@ -35,7 +35,8 @@
 #   (config + set) near its entry (wisdom-memcheck, a section of its own so that each fits a device
 #   call); verify --auto at 16 random odd shapes (bench/random_shapes.sh 424242 16)
 #   the regression guard: CHECK=1 bench/regress.sh against bench/baseline/<device>.jsonl, which must exist
-#   the library (library): examples/sgemm PASS against cuBLAS; build/gpu_lib (tests/gpu_lib.c) every op x
+#   the library (library): examples/sgemm PASS against cuBLAS; on an sm_90 GPU, f32 plans where wisdom
+#   holds tc32 entries choose them and match cuBLAS (gpu_lib tc32); build/gpu_lib (tests/gpu_lib.c) every op x
 #   odd shapes x beta x f32/f64 x row/column-major x ld padding x batch through libengine against cuBLAS,
 #   the same from two host threads at once, compute-sanitizer memcheck of it; engine.matmul against
 #   torch.matmul (tests/gpu_torch.py, PYTHONPATH=python, ENGINE_LIB=build/libengine.so)
@@ -1040,6 +1041,12 @@ lib_check() {
 check_says "examples/sgemm: engine_sgemm and a plan against cuBLAS, PASS" $? 0 "$LOG/lib-example.txt" '^PASS$'
 "$LB/gpu_lib" check >"$LOG/lib-check.txt" 2>&1
 lib_check "gpu_lib check: every op x 5 shapes x beta x f32/f64 x row/col-major x {packed, ld+3, batch 3} against cuBLAS" "$LOG/lib-check.txt" $?
+if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" = 9.0 ]; then
+  "$LB/gpu_lib" tc32 >"$LOG/lib-tc32.txt" 2>&1
+  lib_check "gpu_lib tc32: f32 NN plans at 1024^3 and 2048x4096x4096 (row/col-major, beta 0/0.5) choose wisdom's tc32 entries, built for sm_90a, and match cuBLAS" "$LOG/lib-tc32.txt" $?
+else
+  skip "gpu_lib tc32" "not an sm_90 GPU (tc32 runs on sm_90a)"
+fi
 "$LB/gpu_lib" threads >"$LOG/lib-threads.txt" 2>&1
 lib_check "gpu_lib threads: the same (to 127x129x131) from two host threads on one context, a stream each" "$LOG/lib-threads.txt" $?
 if [ -n "${SAN_SKIP:-}" ] || [ -z "$CS" ]; then

@@ -10,6 +10,9 @@
  *                            its own stream, on one context at once
  *   gpu_lib overhead         host time per engine_plan_execute at 64^3 f32, median of 10000 back-to-back
  *                            calls, cublasSgemm's beside it
+ *   gpu_lib tc32             on an sm_90 GPU: f32 NN at 1024^3 and 2048x4096x4096, row- and column-major, beta 0 /
+ *                            0.5, through a plan whose description must name a tc32 config (wisdom's
+ *                            3xTF32 entries there, built for sm_90a by the library as by the CLI), against cuBLAS
  *   gpu_lib firstcall DIR    with DIR as the CUBIN cache, a new context's first plan (64^3 f32: wisdom
  *                            loaded), then the first call of another config (2048^3): each plan's
  *                            origin and NVRTC time, the wall time of create + first execute + sync
@@ -357,6 +360,52 @@ static int overhead(void)
     return !ok;
 }
 
+/* The library's tensor-core path: where wisdom holds tc32_3x entries (f32 NN, 1024^3, 2048x4096x4096
+ * on the H100), a plan must choose one (the context builds it for sm_90a, tc32's target) and its
+ * result must pass the same bound as every other case. Fails when the plan names another config. */
+static int tc32_cases(void)
+{
+    const int shapes[2][3] = {{1024, 1024, 1024}, {2048, 4096, 4096}};
+    cublasHandle_t h;
+    cudaStream_t s;
+    cublasCreate(&h);
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    int pass = 0, fail = 0;
+    for (int i = 0; i < 2; i++)
+        for (int order = ENGINE_ROW_MAJOR; order <= ENGINE_COL_MAJOR; order++)
+            for (int beta = 0; beta < 2; beta++) {
+                tcase c = {0, order, 0, 0, shapes[i][0], shapes[i][1], shapes[i][2], 0, 1, beta ? 0.5 : 0.0, 1};
+                char name[160], why[512] = "", text[4096] = "";
+                case_name(&c, name, sizeof name);
+                engine_plan_desc d;
+                engine_plan *p = NULL;
+                engine_plan_desc_init(&d, ENGINE_F32, order, ENGINE_NO_TRANS, ENGINE_NO_TRANS, c.m, c.n, c.k);
+                int bad = 0;
+                if (engine_plan_create(g_ctx, &d, &p)) {
+                    snprintf(why, sizeof why, "plan: %s", engine_last_error(g_ctx));
+                    bad = 1;
+                } else {
+                    engine_plan_describe(p, text, sizeof text);
+                    engine_plan_destroy(p);
+                    if (!strstr(text, "tc32")) {
+                        snprintf(why, sizeof why, "the plan chose no tc32 config: %.300s", text);
+                        bad = 1;
+                    }
+                }
+                if (!bad)
+                    bad = run_case(&c, h, s, why, sizeof why);
+                if (bad)
+                    printf("FAIL %s: %s\n", name, why);
+                else
+                    printf("ok %s (tc32 chosen)\n", name);
+                pass += !bad, fail += bad;
+            }
+    cudaStreamDestroy(s);
+    cublasDestroy(h);
+    printf("%d passed, %d failed\n", pass, fail);
+    return fail > 0 || pass == 0;
+}
+
 /* Wall time of plan_create + first execute + synchronisation of an f32 NN n^3 plan, its description in text. */
 static double first_call(engine_ctx *ctx, int n, float *A, float *B, float *C, char *text, size_t len, int *bad)
 {
@@ -425,6 +474,8 @@ int main(int argc, char **argv)
     int rc;
     if (strcmp(mode, "overhead") == 0) {
         rc = overhead();
+    } else if (strcmp(mode, "tc32") == 0) {
+        rc = tc32_cases();
     } else {
         int threads = strcmp(mode, "threads") == 0 ? 2 : 1;
         const char *def = threads == 2 ? "1x1x1,17x33x5,127x129x131" : "1x1x1,17x33x5,127x129x131,1000x1001x999,33x17x0";

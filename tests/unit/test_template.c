@@ -122,6 +122,23 @@ static void test_plan_walk_steps(void **state)
     assert_int_equal(p.nlaunches, 1);
     assert_int_equal(p.workspace, 0);
     done(&p);
+    /* C_STAGE 2: C's tile staged where N's rows are unaligned and K is odd or at most 1024 (the stores
+     * a large share: 0.18x the time at 2251x11601x4, docs/RESULTS.md), not at K = 2048 (3.5% slower). */
+    plan_config("configs/warptile_db.json", 2251, 11601, 4, &p, &err);
+    assert_non_null(strstr(p.switches, "CSTAGE=1"));
+    done(&p);
+    plan_config("configs/warptile_db.json", 2251, 11601, 1024, &p, &err);
+    assert_non_null(strstr(p.switches, "CSTAGE=1"));
+    done(&p);
+    plan_config("configs/warptile_db.json", 2251, 11601, 2048, &p, &err);
+    assert_non_null(strstr(p.switches, "CSTAGE=0"));
+    done(&p);
+    plan_config("configs/warptile_db.json", 2251, 11601, 2047, &p, &err); /* K odd: staged at any K */
+    assert_non_null(strstr(p.switches, "CSTAGE=1"));
+    done(&p);
+    plan_config("configs/warptile_db.json", 2251, 11600, 4, &p, &err); /* N aligned: never */
+    assert_non_null(strstr(p.switches, "CSTAGE=0"));
+    done(&p);
     plan_config("configs/dgemm_simt.json", 1000, 999, 999, &p, &err); /* PACK_B 2: K odd too */
     assert_non_null(strstr(p.switches, "PACKB=1 EVEC_B=2"));
     assert_int_equal(p.workspace, 999 * 1024);
