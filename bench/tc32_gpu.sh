@@ -10,7 +10,7 @@
 #      and the candidates: 3x_areg4 and 1x_areg4 (the fourth round's shipped kernels), 3x_sw_r5 (5
 #      raw stages), 3x_sw_s16 (supertile 16), 1x_sw128_r1 (1xTF32 at 128 x 128 with promotion);
 #      without TC32_QUICK also the controls (the register-staged path, tc32_3x_async, tc32_3x_areg,
-#      tc32_1x_async); tc32_3x and tc32_1x on a strided batch of 3 (grid z); --op NT refused (exit 2)
+#      tc32_1x_async); tc32_3x and tc32_1x on a strided batch of 3 (grid z) and at op NT with padded rows; --op TN refused (exit 2)
 #   2. (not TC32_QUICK) targets without --arch: the rerun line of tc32_3x says sm_90a, those of
 #      tc32_sync and warptile_db sm_90 (only arch-specific templates leave the portable target)
 #   3. accuracy classes at K = 1, 7, 64, 4096, 16384, 65536 (both betas, 12 rows): the 3-pass
@@ -120,10 +120,12 @@ if [ $VRC = 124 ]; then # a kernel that does not finish: keep the candidates out
 fi
 run_verify v-batch configs/tc32_3x.json configs/tc32_1x.json --batch 3 --beta 0.5 --shapes 127x129x131,64x64x64
 for c in tc32_3x tc32_1x; do want v-batch $c 4 "on a batch of 3"; done
-timeout 60 $E verify configs/tc32_3x.json --op NT --shapes 64x64x64 >"$L/v-nt.txt" 2>&1
+run_verify v-nt configs/tc32_3x.json configs/tc32_1x.json --op NT --lda +8 --ldb +8 --ldc +8 --shapes 127x129x131,64x64x64
+for c in tc32_3x tc32_1x; do want v-nt $c 4 "op NT, lda/ldb/ldc + 8"; done
+timeout 60 $E verify configs/tc32_3x.json --op TN --shapes 64x64x64 >"$L/v-tn.txt" 2>&1
 rc=$?
-if [ $rc = 2 ] && grep -q 'TA == 0 && TB == 0 && LD_PACKED' "$L/v-nt.txt"; then note "ok    tc32_3x --op NT refused (exit 2)"
-else note "FAIL  tc32_3x --op NT refused (exit $rc)"; tail -2 "$L/v-nt.txt"; fi
+if [ $rc = 2 ] && grep -q 'requires TA == 0' "$L/v-tn.txt"; then note "ok    tc32_3x --op TN refused (exit 2)"
+else note "FAIL  tc32_3x --op TN refused (exit $rc)"; tail -2 "$L/v-tn.txt"; fi
 echo "   $(( $(date +%s) - T0 )) s so far"
 
 if [ -z "${TC32_QUICK:-}" ]; then

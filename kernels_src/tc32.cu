@@ -30,7 +30,11 @@
  * address, the stride between 8-row groups (SBO = 1024 bytes) and the swizzle mode; the k-th step
  * of 8 within the row starts 32 k bytes further on (the swizzle is applied to the address bits, so
  * the atoms must be 1024-byte aligned). Any M, N, K: loads past the matrix read zeros, stores past
- * it are skipped. Example: configs/tc32_3x.json.
+ * it are skipped. Layouts: leading dimensions in every mode (the lda, ldb, ldc arguments where a
+ * row is not packed, LDP 0; 16-byte copies where they keep rows aligned, 4-byte ones otherwise);
+ * B stored N x K (op NT, X W^T) under SWAP, where its raw tile is rows of K like A's and BFrag
+ * takes the fragments by ldmatrix; A stored K x M is refused (it would need transposing on its
+ * way to the K-major operand). Example: configs/tc32_3x.json.
  *
  * engine:template
 {
@@ -77,13 +81,16 @@
     {"rule": "BM * BN <= 128 * 256", "why": "the block's staging registers and shared memory grow with the tile; past 128 x 256 they no longer fit"}
   ],
   "requires": [
-    {"rule": "TA == 0 && TB == 0 && LD_PACKED", "why": "its loaders and epilogue index A, B and C as packed row-major M x K, K x N, M x N: no transposes or leading dimensions yet"}
+    {"rule": "TA == 0", "why": "wgmma takes TF32 operands K-major only, and A stored K x M would have to be transposed on its way to shared memory: not written yet"},
+    {"rule": "TB == 0 || SWAP == 1", "why": "B stored N x K is read as it is only under SWAP (its fragments by ldmatrix from rows of K); the other modes stage B transposed from K x N"}
   ],
   "switches": {
     "EVEC_A": "K % 4 == 0 && ALIGN_A >= 4 ? 4 : 1",
-    "EVEC_B": "N % 4 == 0 && ALIGN_B >= 4 ? 4 : 1",
+    "EVEC_B": "(TB ? K : N) % 4 == 0 && ALIGN_B >= 4 ? 4 : 1",
     "EVEC_C": "N % 2 == 0 && ALIGN_C >= 2 ? 2 : 1",
-    "BATCHED": "BATCH > 1"
+    "BATCHED": "BATCH > 1",
+    "OP_TB": "TB",
+    "LDP": "LD_PACKED"
   },
   "let": {
     "GX": "cdiv(N, BN)",
@@ -244,20 +251,20 @@ struct Staging {
         return make_float4(x[0], x[1], x[2], x[3]);
     }
 
-    __device__ __forceinline__ void load(const float *A, const float *B, int M, int N, int K, int row0, int col0,
-                                         int k0, int tid)
+    __device__ __forceinline__ void load(const float *A, const float *B, int M, int N, int K, int lda, int ldb,
+                                         int row0, int col0, int k0, int tid)
     {
 #pragma unroll
         for (int it = 0; it < A_IT; ++it) {
             const int v = tid + it * THREADS, r = row0 + a_row(v), k = k0 + a_k(v);
             const int e = r < M ? min(4, max(0, K - k)) : 0;
-            a[it] = get4<EVEC_A>(A + (e > 0 ? (idx_t)r * K + k : 0), e);
+            a[it] = get4<EVEC_A>(A + (e > 0 ? (idx_t)r * lda + k : 0), e);
         }
 #pragma unroll
         for (int it = 0; it < B_IT; ++it) {
             const int v = tid + it * THREADS, k = k0 + b_k(v), c = col0 + b_col(v);
             const int e = k < K ? min(4, max(0, N - c)) : 0;
-            b[it] = get4<EVEC_B>(B + (e > 0 ? (idx_t)k * N + c : 0), e);
+            b[it] = get4<EVEC_B>(B + (e > 0 ? (idx_t)k * ldb + c : 0), e);
         }
     }
 
@@ -274,6 +281,14 @@ struct Staging {
      * chunks 4 w + g / 2 (g = lane / 4): XOR-ing odd rows' chunks with 4 as well spreads them over all
      * eight chunk positions (two wavefronts, the least for 256 bytes) instead of four. */
     static __device__ __forceinline__ int raw_b_xor(int k) { return SWAP ? (k & 7) ^ ((k & 1) << 2) : k & 7; }
+    /* OP_TB (B stored N x K, under SWAP): the raw stage holds B's tile as it is stored, BN rows of
+     * BK floats like A's, chunk c of row n at c ^ ((n / 2) % 8): BFrag's ldmatrix reads eight rows
+     * n = 2i + h (i = 0..7) at once, whose chunks this spreads over all eight positions (n % 8 would
+     * give four: two-way conflicts); a quarter-warp's copies still fill one whole row. */
+    static __device__ __forceinline__ int raw_bt(int n, int k)
+    {
+        return BM * ROW_BYTES + n * ROW_BYTES + ((((k >> 2) ^ ((n >> 1) & 7))) << 4) + ((k & 3) << 2);
+    }
 
     /* Issue the cp.async copies of k-tile k0 into the raw stage at s: a warp copies four whole rows
      * of A or one of B (coalesced). Where a row's chunks are 16-byte aligned (EVEC 4: K or N a
@@ -281,19 +296,25 @@ struct Staging {
      * one 16-byte copy (.cg, past L1); otherwise element by element (4 bytes, .ca), which any
      * alignment allows. Past the matrix the copies zero-fill. */
     static __device__ __forceinline__ void copy(unsigned char *s, const float *A, const float *B, int M, int N,
-                                                int K, int row0, int col0, int k0, int tid)
+                                                int K, int lda, int ldb, int row0, int col0, int k0, int tid)
     {
 #pragma unroll
         for (int it = 0; it < A_IT; ++it) {
             const int v = tid + it * THREADS, r = a_row(v), k = a_k(v), gr = row0 + r, gk = k0 + k;
             const int e = gr < M ? min(4, max(0, K - gk)) : 0;
-            copy4<EVEC_A>(s + raw_a(r, k), A + (e > 0 ? (idx_t)gr * K + gk : 0), e);
+            copy4<EVEC_A>(s + raw_a(r, k), A + (e > 0 ? (idx_t)gr * lda + gk : 0), e);
         }
 #pragma unroll
         for (int it = 0; it < B_IT; ++it) {
-            const int v = tid + it * THREADS, k = v / (BN / 4), n = 4 * (v % (BN / 4)), gk = k0 + k, gc = col0 + n;
-            const int e = gk < K ? min(4, max(0, N - gc)) : 0;
-            copy4<EVEC_B>(s + raw_b(k, n), B + (e > 0 ? (idx_t)gk * N + gc : 0), e);
+            if constexpr (OP_TB) { /* rows of B^T as A's rows: n = v / 8, k = 4 (v % 8) */
+                const int v = tid + it * THREADS, n = v / 8, k = 4 * (v % 8), gn = col0 + n, gk = k0 + k;
+                const int e = gn < N ? min(4, max(0, K - gk)) : 0;
+                copy4<EVEC_B>(s + raw_bt(n, k), B + (e > 0 ? (idx_t)gn * ldb + gk : 0), e);
+            } else {
+                const int v = tid + it * THREADS, k = v / (BN / 4), n = 4 * (v % (BN / 4)), gk = k0 + k, gc = col0 + n;
+                const int e = gk < K ? min(4, max(0, N - gc)) : 0;
+                copy4<EVEC_B>(s + raw_b(k, n), B + (e > 0 ? (idx_t)gk * ldb + gc : 0), e);
+            }
         }
     }
     /* Four elements from p on into d, e of them (< 4 only at an edge) read, the rest zero-filled:
@@ -450,6 +471,26 @@ struct BFrag {
     }
     __device__ __forceinline__ void load(const unsigned char *rs, int wg, int warp, int lane)
     {
+        if constexpr (OP_TB) {
+            /* B^T's rows are the fragment's rows, K-contiguous: one ldmatrix.x4 per k-step gives a
+             * thread all four registers. Matrix j (its row addresses from lanes 8j .. 8j + 7) is
+             * rows n = 2i + j % 2 (i = 0..7, the same column order as below) at k = 8 s + 4 (j / 2);
+             * a thread receives word lane % 4 of row lane / 4 of each: register j holds column
+             * n0 + j % 2, k = 8 s + lane % 4 + 4 (j / 2), as the plain reads below. */
+            const int j = lane / 8, n = wg * 64 + warp * 16 + 2 * (lane % 8) + (j & 1);
+            const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(rs));
+#pragma unroll
+            for (int st = 0; st < BK / 8; ++st) {
+                unsigned r[4];
+                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                             : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                             : "r"(base + Staging::raw_bt(n, 8 * st + 4 * (j >> 1))));
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+                    conv(__uint_as_float(r[i]), big[st][i], small[CORR ? st : 0][i]);
+            }
+            return;
+        }
         const int n0 = wg * 64 + warp * 16 + 2 * (lane / 4), t = lane % 4;
 #pragma unroll
         for (int st = 0; st < BK / 8; ++st)
@@ -560,7 +601,7 @@ struct SwapPipe {
     unsigned char *smem, *raw; /* operand stages, raw stages */
     unsigned sbase, rbase;     /* the same as shared-memory addresses */
     const T *A, *B;
-    int M, N, K, row0, col0, tid, wg, warp, lane, nk, phase;
+    int M, N, K, lda, ldb, row0, col0, tid, wg, warp, lane, nk, phase;
 
     template <int X, int NC, int NT>
     __device__ __forceinline__ void step(int kt, float (&part)[NACC], float (&corr)[NC], float (&total)[NT],
@@ -578,8 +619,8 @@ struct SwapPipe {
             fence_async_smem();
             __syncthreads(); /* ... everyone's; every warpgroup is done with kt - 1 */
             if (kt + RAW_STAGES - 1 < nk)
-                Staging::copy(raw + ((kt + RAW_STAGES - 1) % RAW_STAGES) * RAW_STAGE, A, B, M, N, K, row0, col0,
-                              (kt + RAW_STAGES - 1) * BK, tid);
+                Staging::copy(raw + ((kt + RAW_STAGES - 1) % RAW_STAGES) * RAW_STAGE, A, B, M, N, K, lda, ldb, row0,
+                              col0, (kt + RAW_STAGES - 1) * BK, tid);
             cp_async_commit();
             const unsigned char *r = raw + ((kt + 1) % RAW_STAGES) * RAW_STAGE;
             if constexpr (SPLITA) {
@@ -608,17 +649,17 @@ __device__ __forceinline__ void split_next(Staging &st, AFrag &af, unsigned char
     }
 }
 
-/* C[gr][gc] and C[gr][gc + 1] = alpha v + beta C (the second only where gc + 1 < N): one 8-byte
- * access where C's rows allow it (gc is even). */
-__device__ __forceinline__ void store_pair(T *C, int gr, int gc, int N, const float *v, T alpha, T beta)
+/* C[gr][gc] and C[gr][gc + 1] = alpha v + beta C (the second only where gc + 1 < N), rows ldc
+ * apart: one 8-byte access where C's rows allow it (gc is even). */
+__device__ __forceinline__ void store_pair(T *C, int gr, int gc, int N, int ldc, const float *v, T alpha, T beta)
 {
     if (EVEC_C == 2 && gc < N) {
-        store_c<EVEC_C>(&C[(idx_t)gr * N + gc], v, alpha, beta);
+        store_c<EVEC_C>(&C[(idx_t)gr * ldc + gc], v, alpha, beta);
     } else {
 #pragma unroll
         for (int e = 0; e < 2; ++e)
             if (gc + e < N)
-                store_c<1>(&C[(idx_t)gr * N + gc + e], &v[e], alpha, beta);
+                store_c<1>(&C[(idx_t)gr * ldc + gc + e], &v[e], alpha, beta);
     }
 }
 
@@ -641,6 +682,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
     if (!block_coords<SUPER>(cdiv(N, BN), cdiv(M, BM), bx, by))
         return;
     const int row0 = by * BM, col0 = bx * BN;
+    /* Elements between stored rows: the packed ones where every row is (LDP), so that packed code is
+     * the code it was; otherwise the layout's (B's rows are of K under OP_TB). */
+    const int ld_a = LDP ? K : lda, ld_b = LDP ? (OP_TB ? K : N) : ldb, ld_c = LDP ? N : ldc;
 
     /* part: the tensor cores' sum (of a chain under promotion); corr: the correction products
      * apart from it (3xTF32 without FOLD); total: the promoted sum in FP32 registers. */
@@ -671,7 +715,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
 #pragma unroll
         for (int j = 0; j < RAW_STAGES - 1; ++j) {
             if (j < nk)
-                Staging::copy(raw + j * RAW_STAGE, A, B, M, N, K, row0, col0, j * BK, tid);
+                Staging::copy(raw + j * RAW_STAGE, A, B, M, N, K, ld_a, ld_b, row0, col0, j * BK, tid);
             cp_async_commit();
         }
         cp_async_wait<RAW_STAGES - 2>();
@@ -687,7 +731,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
             fence_async_smem();
             __syncthreads();
         }
-        const SwapPipe pipe{smem, raw, sbase, rbase, A, B, M, N, K, row0, col0, tid, wg, warp, lane, nk, phase};
+        const SwapPipe pipe{smem, raw,  sbase, rbase, A,    B,    M,   N,     K,
+                            ld_a, ld_b, row0,  col0,  tid,  wg,   warp, lane, nk, phase};
         int kt = 0;
         for (; kt + 1 < nk; kt += 2) {
             pipe.step<0>(kt, part, corr, total, bf);
@@ -697,10 +742,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
             pipe.step<0>(kt, part, corr, total, bf);
     } else if constexpr (RAW_STAGES == 0) {
         if (nk > 0) {
-            st.load(A, B, M, N, K, row0, col0, 0, tid);
+            st.load(A, B, M, N, K, ld_a, ld_b, row0, col0, 0, tid);
             st.store(smem, tid);
             if (PREFETCH && nk > 1)
-                st.load(A, B, M, N, K, row0, col0, BK, tid);
+                st.load(A, B, M, N, K, ld_a, ld_b, row0, col0, BK, tid);
         }
         fence_async_smem();
         __syncthreads();
@@ -713,14 +758,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
             const int cur = kt % STAGES;
             const bool more = kt + 1 < nk;
             if (!PREFETCH && more)
-                st.load(A, B, M, N, K, row0, col0, (kt + 1) * BK, tid);
+                st.load(A, B, M, N, K, ld_a, ld_b, row0, col0, (kt + 1) * BK, tid);
             wgmma_fence();
             mma_stage(part, corr, sbase + cur * STAGE, wg, PROM && kt > 0 && (kt + phase) % KPT == 0, af);
             wgmma_commit();
             if (more) {
                 st.store(smem + ((kt + 1) % STAGES) * STAGE, tid);
                 if (PREFETCH && kt + 2 < nk)
-                    st.load(A, B, M, N, K, row0, col0, (kt + 2) * BK, tid);
+                    st.load(A, B, M, N, K, ld_a, ld_b, row0, col0, (kt + 2) * BK, tid);
                 fence_async_smem();
             }
             settle<STAGES - 2>(PROM && (!more || (kt + 1 + phase) % KPT == 0), part, corr, total);
@@ -737,7 +782,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
 #pragma unroll
         for (int j = 0; j < RAW_STAGES; ++j) {
             if (j < nk)
-                Staging::copy(raw + j * RAW_STAGE, A, B, M, N, K, row0, col0, j * BK, tid);
+                Staging::copy(raw + j * RAW_STAGE, A, B, M, N, K, ld_a, ld_b, row0, col0, j * BK, tid);
             cp_async_commit();
         }
         cp_async_wait<RAW_STAGES - 1>();
@@ -756,8 +801,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
         for (int kt = 0; kt < nk; ++kt) {
             const bool more = kt + 1 < nk;
             if (kt + RAW_STAGES < nk)
-                Staging::copy(raw + (kt % RAW_STAGES) * RAW_STAGE, A, B, M, N, K, row0, col0, (kt + RAW_STAGES) * BK,
-                              tid);
+                Staging::copy(raw + (kt % RAW_STAGES) * RAW_STAGE, A, B, M, N, K, ld_a, ld_b, row0, col0,
+                              (kt + RAW_STAGES) * BK, tid);
             cp_async_commit();
             if constexpr (AREG)
                 af.split();
@@ -807,7 +852,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
                 if (gr >= M)
                     continue;
                 const float v[2] = {acc[4 * j + e], acc[4 * j + 2 + e]};
-                store_pair(C, gr, gc, N, v, alpha, beta_c);
+                store_pair(C, gr, gc, N, ld_c, v, alpha, beta_c);
             }
     } else {
 #pragma unroll
@@ -818,7 +863,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
 #pragma unroll
             for (int j = 0; j < BN / 8; ++j) {
                 const int gc = col0 + 8 * j + 2 * t;
-                store_pair(C, gr, gc, N, &acc[4 * j + 2 * h], alpha, beta_c);
+                store_pair(C, gr, gc, N, ld_c, &acc[4 * j + 2 * h], alpha, beta_c);
             }
         }
     }

@@ -641,6 +641,9 @@ run_verify "PACK_B=1 with LOAD_AHEAD=1 and EDGE=3" packb-ahead configs/warptile_
 # shellcheck disable=SC2086
 run_verify "C_STAGE=1 at odd and whole shapes" cstage configs/warptile_db.json configs/dgemm_simt.json configs/sb10_warptiling.json \
   --set C_STAGE=1 --shapes 1x1x1,17x33x5,257x385x131,1000x1001x999,129x65x4097,256x256x64
+# The default stages C also where K <= 1024 with N's rows unaligned (K a multiple of VEC_A: the new case).
+run_verify "C_STAGE 2 (default) at unaligned N with K <= 1024" cstage2 configs/warptile_db.json configs/dgemm_simt.json \
+  configs/sb10_warptiling.json --shapes 17x33x8,127x129x128,2251x11601x4,1000x1001x1024
 sanitize_verify "of interior and edge tiles (warptile_db, dgemm_dmma_streamk)" interior "memcheck racecheck" \
   configs/warptile_db.json configs/dgemm_dmma_streamk.json --shapes 257x385x131
 sanitize_verify "of B by cp.async in the register-staged pipeline" basync "memcheck racecheck synccheck" \
@@ -753,6 +756,20 @@ run_verify "any template runs as sm_90a" sm90a-any configs/warptile_db.json --ar
 if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" = 9.0 ]; then
   ENGINE_TEMPLATES=$TPL_FIX run_verify "sm_90a-only template without --arch on an sm_90 GPU" sm90a-auto \
     tests/configs/gpu/needs_sm90a.json --shapes 64x64x64
+  # tc32's layouts (SWAP): B stored N x K (its fragments by ldmatrix from rows of K) and leading
+  # dimensions, aligned (+8: 16-byte copies) and narrowed (+1: 4-byte copies); a strided batch in NT.
+  run_verify "tc32_3x and tc32_1x op NT" sm90a-tc32-nt configs/tc32_3x.json configs/tc32_1x.json --op NT \
+    --shapes 1x1x1,17x33x5,127x129x131,130x66x72,256x256x64,1000x1001x999
+  run_verify "tc32_3x and tc32_1x, lda/ldb/ldc + 8, NN and NT" sm90a-tc32-ld8 configs/tc32_3x.json configs/tc32_1x.json \
+    --lda +8 --ldb +8 --ldc +8 --shapes 17x33x5,130x66x72,1000x1001x1000
+  run_verify "tc32_3x op NT, lda/ldb/ldc + 8" sm90a-tc32-nt8 configs/tc32_3x.json --op NT --lda +8 --ldb +8 --ldc +8 \
+    --shapes 130x66x72,1000x1001x1000
+  run_verify "tc32_3x op NT, lda/ldb/ldc + 1 (4-byte copies)" sm90a-tc32-ld1 configs/tc32_3x.json --op NT \
+    --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,130x66x72
+  run_verify "tc32_3x op NT, a strided batch of 3" sm90a-tc32-ntb configs/tc32_3x.json --op NT --batch 3 \
+    --shapes 17x33x5,130x66x72
+  sanitize_verify "of tc32_3x op NT (ldmatrix fragments) and at lda + 8" tc32-nt "memcheck racecheck" \
+    configs/tc32_3x.json --op NT --lda +8 --ldb +8 --ldc +8 --shapes 130x66x72
 fi
 fi
 

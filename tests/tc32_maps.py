@@ -17,6 +17,9 @@ must be made on the other. Checked, per tile shape and map:
      with A's raw stage as the shared-memory operand, and the epilogue's map of D = B^T A^T back to
      C give exactly A @ B on integers; a warp's 8-byte fragment reads take two wavefronts (the
      least for 256 bytes), and split_a's elementwise pass covers A's stage once.
+  6. SWAP with B stored N x K (OP_TB): B^T's rows copied like A's under raw_bt's swizzle, the
+     fragments BFrag takes by ldmatrix.x4 (each matrix's eight 16-byte rows one wavefront, 32 banks),
+     then as 5: exactly A @ B.
 Prints one line; exits 1 on the first mismatch."""
 import random
 import sys
@@ -114,9 +117,14 @@ def check_shape(bm, bn):
                 fail(f"{bm}x{bn}: AREG product wrong at ({m}, {n})")
 
 
-def check_swap(bm, bn):
-    """SWAP: warpgroups over N (64 columns each), wgmma's N = BM (A's rows), B from registers."""
+def check_swap(bm, bn, tb=False):
+    """SWAP: warpgroups over N (64 columns each), wgmma's N = BM (A's rows), B from registers;
+    tb: B stored N x K (its raw stage rows of K, fragments by ldmatrix)."""
     threads = 2 * bn
+    name = f"SWAP{' TB' if tb else ''} {bm}x{bn}"
+
+    def raw_bt(n, k):  # Staging::raw_bt
+        return bm * ROW + n * ROW + (((k >> 2) ^ ((n >> 1) & 7)) << 4) + ((k & 3) << 2)
 
     def raw_b(k, n):  # Staging::raw_b with raw_b_xor under SWAP
         return bm * ROW + k * bn * 4 + (((n >> 2) ^ ((k & 7) ^ ((k & 1) << 2))) << 4) + ((n & 3) << 2)
@@ -130,22 +138,26 @@ def check_swap(bm, bn):
         for i in range(4):
             raw[sw(r, k) + 4 * i] = a[r][k + i]
     for v in range(BK * bn // 4):
-        k, n = v // (bn // 4), 4 * (v % (bn // 4))
-        for i in range(4):
-            pos = raw_b(k, n) + 4 * i
+        if tb:  # B^T chunk v: row n = v / 8, k 4 (v % 8), as A's
+            n, k = v // 8, 4 * (v % 8)
+            places = [(raw_bt(n, k) + 4 * i, b[k + i][n]) for i in range(4)]
+        else:
+            k, n = v // (bn // 4), 4 * (v % (bn // 4))
+            places = [(raw_b(k, n) + 4 * i, b[k][n + i]) for i in range(4)]
+        for pos, val in places:
             if pos in raw:
-                fail(f"SWAP {bm}x{bn}: raw position {pos} written twice")
-            raw[pos] = b[k][n + i]
+                fail(f"{name}: raw position {pos} written twice")
+            raw[pos] = val
     if len(raw) != (bm + bn) * BK:
-        fail(f"SWAP {bm}x{bn}: copy() places {len(raw)} of {(bm + bn) * BK} elements")
+        fail(f"{name}: copy() places {len(raw)} of {(bm + bn) * BK} elements")
     # split_a: thread tid's chunks o = 16 (tid + it * THREADS) cover A's stage once
     chunks = sorted(16 * (t + it * threads) for t in range(threads) for it in range(bm * ROW // 16 // threads))
     if chunks != list(range(0, bm * ROW, 16)):
-        fail(f"SWAP {bm}x{bn}: split_a covers {len(set(chunks))} of {bm * ROW // 16} chunks")
+        fail(f"{name}: split_a covers {len(set(chunks))} of {bm * ROW // 16} chunks")
     c, written = [[0] * bn for _ in range(bm)], set()
     for wg in range(bn // 64):
         for warp in range(4):
-            for st in range(BK // 8):
+            for st in range(BK // 8 if not tb else 0):
                 for hk in range(2):  # one 8-byte read a thread: words per bank = wavefronts
                     words = {}
                     for lane in range(32):
@@ -155,16 +167,27 @@ def check_swap(bm, bn):
                             words.setdefault((wd // 4) % 32, set()).add(wd)
                     ways = max(len(x) for x in words.values())
                     if ways != 2:
-                        fail(f"SWAP {bm}x{bn}: fragment reads take {ways} wavefronts, not 2")
+                        fail(f"{name}: fragment reads take {ways} wavefronts, not 2")
+            for st in range(BK // 8 if tb else 0):  # ldmatrix.x4: matrix j's rows from lanes 8j..8j+7
+                for j in range(4):
+                    banks = set()
+                    for i in range(8):
+                        base = raw_bt(wg * 64 + warp * 16 + 2 * i + (j & 1), 8 * st + 4 * (j >> 1))
+                        banks |= {((base + 4 * w) // 4) % 32 for w in range(4)}
+                    if len(banks) != 32:
+                        fail(f"{name}: ldmatrix matrix {j} hits {len(banks)} banks, not 32")
             d = [[0] * bm for _ in range(64)]  # this warp's 16 rows of the warpgroup's D (64 x BM)
             for lane in range(32):
                 g, t = lane // 4, lane % 4
                 n0 = wg * 64 + warp * 16 + 2 * g
                 for st in range(BK // 8):
                     frag = [0] * 4
-                    for hk in range(2):  # BFrag::load
+                    for hk in range(2 if not tb else 0):  # BFrag::load
                         base = raw_b(8 * st + t + 4 * hk, n0)
                         frag[2 * hk], frag[2 * hk + 1] = raw[base], raw[base + 4]
+                    for j in range(4 if tb else 0):  # ldmatrix: word t of row g of matrix j
+                        row_addr = raw_bt(wg * 64 + warp * 16 + 2 * g + (j & 1), 8 * st + 4 * (j >> 1))
+                        frag[j] = raw[row_addr + 4 * t]
                     for i in range(4):  # wgmma: register i is row 16 w + g + 8 (i % 2), k t + 4 (i / 2)
                         row, k = warp * 16 + g + 8 * (i % 2), t + 4 * (i // 2)
                         for col in range(bm):  # the descriptor's K-major rows: A's raw stage
@@ -176,18 +199,19 @@ def check_swap(bm, bn):
                         for e in range(2):
                             m, n = 8 * j + 2 * t + e, wg * 64 + warp * 16 + 2 * g + h
                             if (m, n) in written:
-                                fail(f"SWAP {bm}x{bn}: C({m}, {n}) written twice")
+                                fail(f"{name}: C({m}, {n}) written twice")
                             written.add((m, n))
                             c[m][n] = d[warp * 16 + 8 * h + g][8 * j + 2 * t + e]
     for m in range(bm):
         for n in range(bn):
             want = sum(a[m][k] * b[k][n] for k in range(BK))
             if (m, n) not in written or c[m][n] != want:
-                fail(f"SWAP {bm}x{bn}: product wrong at ({m}, {n}): {c[m][n]} against {want}")
+                fail(f"{name}: product wrong at ({m}, {n}): {c[m][n]} against {want}")
 
 
 for bm, bn in ((128, 128), (64, 128), (128, 64), (128, 256)):
     check_shape(bm, bn)
 for bm, bn in ((128, 128), (256, 128), (64, 128), (128, 64), (256, 64)):
     check_swap(bm, bn)
-print("raw-stage copies, reads and split stores (BMAP 0-2), AREG and SWAP fragments = A @ B, bank ways: ok")
+    check_swap(bm, bn, tb=True)
+print("raw-stage copies, reads and split stores (BMAP 0-2), AREG and SWAP fragments (B as K x N or N x K) = A @ B, bank ways: ok")
