@@ -370,44 +370,7 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid
     split_end(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 }
 
-#if PACKLD_A || PACKLD_B
-/* PACK_LD: where an odd leading dimension leaves every other stored row of A or B 8 bytes off a
- * 16-byte boundary, the tiles copy each 2-element chunk of it as two 8-byte cp.async (through L1)
- * and the rows' k-tile segments straddle L2 sectors (docs/NOTES.md, "Layouts at full speed, first
- * run"): 0.86x the packed time at 4096^3, ld + 1. This copies the matrix packed into W first (one
- * read and one write of it; A at W, B after A's rup(M * K, 2) elements, so both start 16-byte
- * aligned), and the GEMM then loads it as at a packed shape. Stored rows r0 .. r0 + 3 of A's RA
- * then B's RB rows, 256 columns a block along x; all four rows' loads go before any store (as
- * warptile's pack_b, to keep enough bytes in flight). */
-__device__ __forceinline__ idx_t pack_wb(int M, int K) { return PACKLD_A ? (idx_t)rup(M * K, 2) : 0; }
-extern "C" __global__ void pack_ld(GEMM_ARGS)
-{
-    grid_dep_sync();
-    constexpr int ROWS = 4;
-    const int RA = PACKLD_A ? (OP_TA ? K : M) : 0, LA = OP_TA ? M : K;
-    const int RB = PACKLD_B ? (OP_TB ? N : K) : 0, LB = OP_TB ? K : N;
-    const int c = blockIdx.x * 256 + threadIdx.x;
-    T *WB = W + pack_wb(M, K);
-    for (int r0 = blockIdx.y * ROWS; r0 < RA + RB; r0 += gridDim.y * ROWS) {
-        T v[ROWS];
-#pragma unroll
-        for (int i = 0; i < ROWS; ++i) {
-            const int r = r0 + i;
-            const bool a = r < RA, in = r < RA + RB && c < (a ? LA : LB);
-            v[i] = !in ? T(0) : a ? A[(idx_t)r * lda + c] : B[(idx_t)(r - RA) * ldb + c];
-        }
-#pragma unroll
-        for (int i = 0; i < ROWS; ++i) {
-            const int r = r0 + i;
-            const bool a = r < RA;
-            if (r < RA + RB && c < (a ? LA : LB))
-                (a ? W + (idx_t)r * LA : WB + (idx_t)(r - RA) * LB)[c] = v[i];
-        }
-    }
-}
-#else
-__device__ __forceinline__ idx_t pack_wb(int, int) { return 0; }
-#endif
+#include "pack_ld.cuh"
 
 extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 {

@@ -57,6 +57,7 @@
     "BMAP": {"default": 0, "values": [0, 1, 2], "doc": "which chunks of B a warp stages: 0 eight k rows of 64 bytes (transposed stores two-way bank conflicted), 1 sixteen k rows of 32 bytes (conflict-free), 2 all 32 k rows of 16 bytes (conflict-free also with AREG's permuted k; from raw stages only)"},
     "SWAP": {"default": 0, "values": [0, 1], "doc": "1: the operands' roles swapped (needs RAW_STAGES >= 3): the tensor cores compute C's tile transposed, D = B^T A^T, with B's operand from registers (each thread reads its fragment straight from B's raw stage: no transposed stores) and A's from shared memory as it is (wgmma's K-major operand is A's own row-major tile): straight from the raw stage for 1xTF32 with ROUND 0, else from an elementwise split of it. Warpgroups over N (64 columns each), wgmma's N = BM; a k-tile's wgmmas run while the next k-tile's are issued (two fragment buffers)"},
     "ROUND": {"default": 1, "values": [0, 1], "doc": "1xTF32 under SWAP: 1 rounds both operands to TF32 (cvt.rna, as 3xTF32's big part), 0 hands the FP32 bits to the tensor cores, which use the top 19 (truncation) and need no pass over A at all"},
+    "PACK_LD": {"default": 0, "values": [0, 1], "doc": "one product: where A's or B's stored rows are not 16-byte aligned (a leading dimension or pointer off 4 floats) though their length is a multiple of 4, a first launch (pack_ld, pack_ld.cuh) copies that matrix packed into the workspace and the tiles load it with 16-byte copies; the copy is timed with the GEMM"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
     "MINB": {"default": 1, "values": [1, 2], "doc": "__launch_bounds__ min blocks per SM: 2 holds a thread to 128 registers so that two blocks share an SM (a tile of 128 x 64 or 64 x 128 whose shared memory fits twice), one block's barrier and epilogue then hidden behind the other's wgmmas"},
     "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
@@ -81,14 +82,17 @@
     {"rule": "BM * BN <= 128 * 256", "why": "the block's staging registers and shared memory grow with the tile; past 128 x 256 they no longer fit"}
   ],
   "requires": [
-    {"rule": "TA == 0", "why": "wgmma takes TF32 operands K-major only, and A stored K x M would have to be transposed on its way to shared memory: not written yet"},
+    {"rule": "TA == 0 || (SWAP == 1 && (PASSES == 3 || ROUND == 1))", "why": "wgmma takes TF32 operands K-major only: A stored K x M is transposed by SWAP's split of A (split_a_t), which 1xTF32 with ROUND 0 skips; the other modes read A's rows as stored"},
     {"rule": "TB == 0 || SWAP == 1", "why": "B stored N x K is read as it is only under SWAP (its fragments by ldmatrix from rows of K); the other modes stage B transposed from K x N"}
   ],
   "switches": {
-    "EVEC_A": "K % 4 == 0 && ALIGN_A >= 4 ? 4 : 1",
-    "EVEC_B": "(TB ? K : N) % 4 == 0 && ALIGN_B >= 4 ? 4 : 1",
+    "PACKLD_A": "PACK_LD && BATCH == 1 && (TA ? M : K) % 4 == 0 && ALIGN_A < 4 && M * K > 0 && M * K < 2147483648",
+    "PACKLD_B": "PACK_LD && BATCH == 1 && (TB ? K : N) % 4 == 0 && ALIGN_B < 4 && K * N > 0 && K * N < 2147483648",
+    "EVEC_A": "PACKLD_A || ((TA ? M : K) % 4 == 0 && ALIGN_A >= 4) ? 4 : 1",
+    "EVEC_B": "PACKLD_B || ((TB ? K : N) % 4 == 0 && ALIGN_B >= 4) ? 4 : 1",
     "EVEC_C": "N % 2 == 0 && ALIGN_C >= 2 ? 2 : 1",
     "BATCHED": "BATCH > 1",
+    "OP_TA": "TA",
     "OP_TB": "TB",
     "LDP": "LD_PACKED"
   },
@@ -97,10 +101,12 @@
     "GY": "cdiv(M, BM)",
     "SW": "SUPER > 1 ? SUPER : 1"
   },
-  "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N)",
+  "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N) + (PACKLD_A ? 2 * M * K : 0) + (PACKLD_B ? 2 * K * N : 0)",
+  "workspace": "(PACKLD_A ? rup(M * K, 4) : 0) + (PACKLD_B ? K * N : 0)",
   "compile_cost": "400",
   "model": {"tile": ["BM", "BN", "BK"], "atomics": "0", "slow": "EVEC_A < 4 && EVEC_B < 4 ? 137 : EVEC_A < 4 || EVEC_B < 4 ? 119 : 100"},
   "launches": [
+    {"kernel": "pack_ld", "if": "PACKLD_A || PACKLD_B", "grid": ["cdiv(max(PACKLD_A ? (TA ? M : K) : 0, PACKLD_B ? (TB ? K : N) : 0), 256)", "min(cdiv((PACKLD_A ? (TA ? K : M) : 0) + (PACKLD_B ? (TB ? N : K) : 0), 4), 65535)", 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "BATCH"],
      "block": ["THREADS", 1, 1],
      "smem": "(STAGES * PARTS * OPROWS + RAW_STAGES * (BM + BN)) * BK * 4 + 1024"}
@@ -289,6 +295,13 @@ struct Staging {
     {
         return BM * ROW_BYTES + n * ROW_BYTES + ((((k >> 2) ^ ((n >> 1) & 7))) << 4) + ((k & 3) << 2);
     }
+    /* OP_TA (A stored K x M, under SWAP): the raw stage holds A's tile as it is stored, BK rows of BM
+     * floats, chunk c of row k at c ^ (k % 8) (as B's rows without SWAP); split_a_t transposes it
+     * into the K-major operand stage. */
+    static __device__ __forceinline__ int raw_at(int k, int m)
+    {
+        return k * BM * 4 + ((((m >> 2) ^ (k & 7))) << 4) + ((m & 3) << 2);
+    }
 
     /* Issue the cp.async copies of k-tile k0 into the raw stage at s: a warp copies four whole rows
      * of A or one of B (coalesced). Where a row's chunks are 16-byte aligned (EVEC 4: K or N a
@@ -300,9 +313,15 @@ struct Staging {
     {
 #pragma unroll
         for (int it = 0; it < A_IT; ++it) {
-            const int v = tid + it * THREADS, r = a_row(v), k = a_k(v), gr = row0 + r, gk = k0 + k;
-            const int e = gr < M ? min(4, max(0, K - gk)) : 0;
-            copy4<EVEC_A>(s + raw_a(r, k), A + (e > 0 ? (idx_t)gr * lda + gk : 0), e);
+            if constexpr (OP_TA) { /* rows of A^T: k = v / (BM / 4), columns 4 (v % (BM / 4)) */
+                const int v = tid + it * THREADS, k = v / (BM / 4), m = 4 * (v % (BM / 4)), gk = k0 + k, gm = row0 + m;
+                const int e = gk < K ? min(4, max(0, M - gm)) : 0;
+                copy4<EVEC_A>(s + raw_at(k, m), A + (e > 0 ? (idx_t)gk * lda + gm : 0), e);
+            } else {
+                const int v = tid + it * THREADS, r = a_row(v), k = a_k(v), gr = row0 + r, gk = k0 + k;
+                const int e = gr < M ? min(4, max(0, K - gk)) : 0;
+                copy4<EVEC_A>(s + raw_a(r, k), A + (e > 0 ? (idx_t)gr * lda + gk : 0), e);
+            }
         }
 #pragma unroll
         for (int it = 0; it < B_IT; ++it) {
@@ -506,8 +525,13 @@ struct BFrag {
 /* SWAP: A's k-tile from its raw stage r into the operand stage s element by element, big (and
  * under 3xTF32 small, A_PART further on) at the same byte offsets: the raw stage is already in the
  * operand's swizzled K-major form (Staging::raw_a is sw), so no address is computed. */
+__device__ __forceinline__ void split_a_t(unsigned char *s, const unsigned char *r, int tid);
 __device__ __forceinline__ void split_a(unsigned char *s, const unsigned char *r, int tid)
 {
+    if constexpr (OP_TA) {
+        split_a_t(s, r, tid);
+        return;
+    }
     constexpr int IT = BM * ROW_BYTES / 16 / THREADS;
     static_assert(IT * THREADS * 16 == BM * ROW_BYTES, "whole 16-byte chunks of A per thread");
 #pragma unroll
@@ -522,6 +546,31 @@ __device__ __forceinline__ void split_a(unsigned char *s, const unsigned char *r
         *reinterpret_cast<uint4 *>(s + o) = big;
         if constexpr (CORR)
             *reinterpret_cast<uint4 *>(s + A_PART + o) = small;
+    }
+}
+
+/* OP_TA: A's k-tile from its raw stage r (BK rows of BM floats, Staging::raw_at) transposed into
+ * the K-major operand stage s, big (and small, A_PART further on). Chunk v is k = v % BK, rows
+ * 4 (v / BK) .. + 3: a warp takes all 32 k of one 4-row chunk, so each of its four 4-byte stores
+ * (one row m, every k) fills one whole 128-byte row, 32 banks, and its 16-byte raw reads cover the
+ * eight swizzled chunk positions (four wavefronts, the least for 512 bytes). */
+__device__ __forceinline__ void split_a_t(unsigned char *s, const unsigned char *r, int tid)
+{
+    constexpr int IT = BM * BK / 4 / THREADS;
+    static_assert(IT * THREADS * 4 == BM * BK, "whole chunks of A per thread");
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+        const int v = tid + it * THREADS, k = v % BK, m = 4 * (v / BK);
+        const float4 x = *reinterpret_cast<const float4 *>(r + Staging::raw_at(k, m));
+        const float f[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            unsigned big, small;
+            BFrag::conv(f[e], big, small);
+            *reinterpret_cast<unsigned *>(s + sw(m + e, k)) = big;
+            if constexpr (CORR)
+                *reinterpret_cast<unsigned *>(s + A_PART + sw(m + e, k)) = small;
+        }
     }
 }
 
@@ -663,6 +712,8 @@ __device__ __forceinline__ void store_pair(T *C, int gr, int gc, int N, int ldc,
     }
 }
 
+#include "pack_ld.cuh"
+
 extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
@@ -684,7 +735,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
     const int row0 = by * BM, col0 = bx * BN;
     /* Elements between stored rows: the packed ones where every row is (LDP), so that packed code is
      * the code it was; otherwise the layout's (B's rows are of K under OP_TB). */
-    const int ld_a = LDP ? K : lda, ld_b = LDP ? (OP_TB ? K : N) : ldb, ld_c = LDP ? N : ldc;
+    const int ld_c = LDP ? N : ldc;
+#if PACKLD_A || PACKLD_B
+    /* PACK_LD: the operands pack_ld copied packed into W, read from there (rows their length apart). */
+    const int ld_a = PACKLD_A ? (OP_TA ? M : K) : LDP ? (OP_TA ? M : K) : lda;
+    const int ld_b = PACKLD_B ? (OP_TB ? K : N) : LDP ? (OP_TB ? K : N) : ldb;
+    if (PACKLD_A)
+        A = W;
+    if (PACKLD_B)
+        B = W + pack_wb(M, K);
+#else
+    const int ld_a = LDP ? (OP_TA ? M : K) : lda, ld_b = LDP ? (OP_TB ? K : N) : ldb;
+#endif
 
     /* part: the tensor cores' sum (of a chain under promotion); corr: the correction products
      * apart from it (3xTF32 without FOLD); total: the promoted sum in FP32 registers. */

@@ -756,20 +756,30 @@ run_verify "any template runs as sm_90a" sm90a-any configs/warptile_db.json --ar
 if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" = 9.0 ]; then
   ENGINE_TEMPLATES=$TPL_FIX run_verify "sm_90a-only template without --arch on an sm_90 GPU" sm90a-auto \
     tests/configs/gpu/needs_sm90a.json --shapes 64x64x64
-  # tc32's layouts (SWAP): B stored N x K (its fragments by ldmatrix from rows of K) and leading
-  # dimensions, aligned (+8: 16-byte copies) and narrowed (+1: 4-byte copies); a strided batch in NT.
-  run_verify "tc32_3x and tc32_1x op NT" sm90a-tc32-nt configs/tc32_3x.json configs/tc32_1x.json --op NT \
-    --shapes 1x1x1,17x33x5,127x129x131,130x66x72,256x256x64,1000x1001x999
-  run_verify "tc32_3x and tc32_1x, lda/ldb/ldc + 8, NN and NT" sm90a-tc32-ld8 configs/tc32_3x.json configs/tc32_1x.json \
+  # tc32's layouts (SWAP): A stored K x M (transposed by the split of A), B stored N x K (its
+  # fragments by ldmatrix from rows of K), leading dimensions aligned (+8: 16-byte copies) and
+  # unaligned (+1: A and B copied packed first by PACK_LD, the shipped configs; with PACK_LD 0,
+  # 4-byte copies); strided batches.
+  for op in NT TN TT; do
+    run_verify "tc32_3x and tc32_1x op $op" "sm90a-tc32-$op" configs/tc32_3x.json configs/tc32_1x.json --op "$op" \
+      --shapes 1x1x1,17x33x5,127x129x131,130x66x72,256x256x64,1000x1001x999
+  done
+  run_verify "tc32_3x and tc32_1x, lda/ldb/ldc + 8" sm90a-tc32-ld8 configs/tc32_3x.json configs/tc32_1x.json \
     --lda +8 --ldb +8 --ldc +8 --shapes 17x33x5,130x66x72,1000x1001x1000
-  run_verify "tc32_3x op NT, lda/ldb/ldc + 8" sm90a-tc32-nt8 configs/tc32_3x.json --op NT --lda +8 --ldb +8 --ldc +8 \
+  run_verify "tc32_3x op TT, lda/ldb/ldc + 8" sm90a-tc32-tt8 configs/tc32_3x.json --op TT --lda +8 --ldb +8 --ldc +8 \
     --shapes 130x66x72,1000x1001x1000
-  run_verify "tc32_3x op NT, lda/ldb/ldc + 1 (4-byte copies)" sm90a-tc32-ld1 configs/tc32_3x.json --op NT \
-    --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,130x66x72
-  run_verify "tc32_3x op NT, a strided batch of 3" sm90a-tc32-ntb configs/tc32_3x.json --op NT --batch 3 \
+  for op in NN NT TN; do
+    run_verify "tc32_3x op $op, lda/ldb/ldc + 1 (PACK_LD: copied packed first)" "sm90a-tc32-ld1-$op" configs/tc32_3x.json \
+      --op "$op" --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,130x66x72,256x256x64
+  done
+  run_verify "tc32_3x op TT, lda/ldb/ldc + 1, PACK_LD 0 (4-byte copies)" sm90a-tc32-ld1-pl0 configs/tc32_3x.json --op TT \
+    --set PACK_LD=0 --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,130x66x72
+  run_verify "tc32_3x op TT, a strided batch of 3" sm90a-tc32-b configs/tc32_3x.json --op TT --batch 3 \
     --shapes 17x33x5,130x66x72
-  sanitize_verify "of tc32_3x op NT (ldmatrix fragments) and at lda + 8" tc32-nt "memcheck racecheck" \
-    configs/tc32_3x.json --op NT --lda +8 --ldb +8 --ldc +8 --shapes 130x66x72
+  sanitize_verify "of tc32_3x op TT (split_a_t, ldmatrix) at lda + 8" tc32-tt "memcheck racecheck" \
+    configs/tc32_3x.json --op TT --lda +8 --ldb +8 --ldc +8 --shapes 130x66x72
+  sanitize_verify "of tc32_3x op TN with PACK_LD at lda + 1" tc32-pl "memcheck racecheck" \
+    configs/tc32_3x.json --op TN --lda +1 --ldb +1 --ldc +1 --shapes 130x66x72
 fi
 fi
 

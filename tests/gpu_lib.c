@@ -39,6 +39,8 @@ typedef struct {
 } tcase;
 
 static engine_ctx *g_ctx;
+/* What the last plan of this thread ran (engine_plan_describe), for a failure's line. */
+static __thread char t_plan[1024];
 static pthread_mutex_t g_print = PTHREAD_MUTEX_INITIALIZER;
 
 static double now_us(void)
@@ -137,6 +139,7 @@ static engine_status run_engine(const tcase *c, double alpha, const void *A, con
         engine_status st = engine_plan_create(g_ctx, &d, &p);
         if (st)
             return st;
+        engine_plan_describe(p, t_plan, sizeof t_plan);
         st = engine_plan_execute(p, alpha, A, B, beta, C, s);
         cudaStreamSynchronize(s); /* the plan may go only after its work ran: it owns nothing queued, but be plain */
         engine_plan_destroy(p);
@@ -284,9 +287,12 @@ static void *run_cases(void *arg)
     for (size_t i = w->first; i < w->n; i += w->step) {
         char name[160], why[512] = "";
         case_name(&w->cases[i], name, sizeof name);
+        t_plan[0] = '\0';
         int bad = run_case(&w->cases[i], h, s, why, sizeof why);
         pthread_mutex_lock(&g_print);
-        if (bad)
+        if (bad && t_plan[0])
+            printf("FAIL %s: %s; the plan: %s\n", name, why, t_plan);
+        else if (bad)
             printf("FAIL %s: %s\n", name, why);
         else
             printf("ok %s\n", name);

@@ -49,13 +49,19 @@ refused "a 256x256 tile is refused" 'BM \* BN <= 128 \* 256' configs/tc32_1x.jso
 refused "tc32 has no f64" 'f64' configs/tc32_3x.json --arch sm_90a --dtype f64
 refused "3xTF32 with 4 stages does not fit shared memory" 'needs 263168 bytes of shared memory per block' \
   configs/tc32_3x.json --arch sm_90a --set STAGES=4
-refused "tc32 refuses A transposed (a requires rule: wgmma's TF32 operands are K-major)" 'TA == 0' configs/tc32_3x.json \
-  --arch sm_90a --op TN --size 128
+refused "tc32 refuses A transposed outside SWAP (a requires rule: wgmma's TF32 operands are K-major)" \
+  'TA == 0 || (SWAP == 1 && (PASSES == 3 || ROUND == 1))' configs/tc32_3x_areg.json --arch sm_90a --op TN --size 128
+refused "... and under 1xTF32 with ROUND 0 (no split to transpose A in)" 'TA == 0 || (SWAP == 1' configs/tc32_1x.json \
+  --arch sm_90a --set ROUND=0 --op TT --size 128
 refused "... and B transposed outside SWAP" 'TB == 0 || SWAP == 1' configs/tc32_3x_areg.json --arch sm_90a --op NT --size 128
-# B transposed under SWAP: B^T's raw rows read by ldmatrix (OP_TB); leading dimensions as arguments
-# (LDP 0), 16-byte copies where they keep rows aligned (+8), 4-byte ones where not (+1).
-for lay in "NT:--op NT:OP_TB=1 LDP=1" "NN+8:--lda +8 --ldb +8 --ldc +8:EVEC_A=4 EVEC_B=4 EVEC_C=2 BATCHED=0 OP_TB=0 LDP=0" \
-  "NT+1:--op NT --lda +1 --ldb +1 --ldc +1:EVEC_A=1 EVEC_B=1 EVEC_C=1 BATCHED=0 OP_TB=1 LDP=0"; do
+# Under SWAP every op: A^T's raw rows transposed by split_a_t (OP_TA), B^T's read by ldmatrix
+# (OP_TB); leading dimensions as arguments (LDP 0), 16-byte copies where they keep rows aligned
+# (+8); where not (+1) A and B copied packed first (PACK_LD, the shipped configs), or without it
+# 4-byte copies.
+for lay in "NT:--op NT:OP_TA=0 OP_TB=1 LDP=1" "TN:--op TN:OP_TA=1 OP_TB=0 LDP=1" "TT:--op TT:OP_TA=1 OP_TB=1 LDP=1" \
+  "NN+8:--lda +8 --ldb +8 --ldc +8:EVEC_A=4 EVEC_B=4 EVEC_C=2 BATCHED=0 OP_TA=0 OP_TB=0 LDP=0" \
+  "NT+1:--op NT --lda +1 --ldb +1 --ldc +1:PACKLD_A=1 PACKLD_B=1 EVEC_A=4 EVEC_B=4 EVEC_C=1 BATCHED=0 OP_TA=0 OP_TB=1 LDP=0" \
+  "TT+1 PACK_LD 0:--op TT --lda +1 --ldb +1 --ldc +1 --set PACK_LD=0:PACKLD_A=0 PACKLD_B=0 EVEC_A=1 EVEC_B=1 EVEC_C=1"; do
   IFS=: read -r name args want <<<"$lay"
   # shellcheck disable=SC2086 # the args split on purpose
   out=$($E compile configs/tc32_3x.json configs/tc32_1x.json --arch sm_90a --size 256 $args --emit "$T/lay-$name" 2>&1)
@@ -323,26 +329,27 @@ if printf '%s\n' "$out" | grep -q '"config":"configs/warptile_db.json"' &&
   pass "an f32 entry naming a tf32-class config is left out, naming the class"
 else fail "an f32 entry naming a tf32-class config is left out, naming the class" "$out"; fi
 
-# A tc32 entry takes no A transposed (its requires rule): the shipped H100 wisdom's batch entry of
-# 64 x 512^3 is tc32_3x, exact for the packed batch; at op TN (no TN entries: NN's are weighed) the
-# model plans its candidates in the problem's layout, so it passes over every tc32 entry rather
-# than choose one that the run would refuse.
+# A tc32 entry without SWAP takes no transposes (its requires rules): the shipped H100 wisdom's
+# batch entry of 64 x 512^3 is tc32_3x with SWAP 0, exact for the packed batch; at op NT (no NT
+# entries: NN's are weighed) the model plans its candidates in the problem's layout, so it passes
+# over that entry (and the other SWAP 0 batch entries) rather than choose one the run would refuse.
 out=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 512x512x512 --batch 64 --dtype f32 --format jsonl 2>&1)
 if printf '%s\n' "$out" | grep -q '"config":"configs/tc32_3x.json".*"exact":true'; then pass "packed 64 x 512^3 takes its exact tc32 entry"
 else fail "packed 64 x 512^3 takes its exact tc32 entry" "$out"; fi
-out=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 512x512x512 --batch 64 --dtype f32 --op TN --format jsonl 2>&1)
-if printf '%s\n' "$out" | grep -q '"config":' && ! printf '%s\n' "$out" | grep -q 'tc32'; then
-  pass "at op TN no tc32 entry is chosen or weighed (A transposed is refused)"
-else fail "at op TN no tc32 entry is chosen or weighed" "$out"; fi
+out=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 512x512x512 --batch 64 --dtype f32 --op NT --format jsonl 2>&1)
+if printf '%s\n' "$out" | grep -q '"config":' && ! printf '%s\n' "$out" | grep -q '"entry_batch":64' &&
+  ! printf '%s\n' "$out" | grep -q '"SWAP":0'; then
+  pass "at op NT the SWAP 0 batch entries are passed over (no B transposed without SWAP)"
+else fail "at op NT the SWAP 0 batch entries are passed over" "$out"; fi
 # An exact entry plans in the problem's layout: lda + 8 keeps rows 16-byte aligned (the class of the
-# packed entry at 4096^3, a tc32_3x one), which tc32 takes (leading dimensions as arguments), so the
-# entry stays exact; at op TN, refused, another config is chosen.
+# packed entry at 4096^3, a tc32_3x one), which tc32 takes (leading dimensions as arguments), and
+# under SWAP op TN too: the entry is chosen for both.
 out8=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 4096x4096x4096 --dtype f32 --lda +8 --format jsonl 2>&1)
 outtn=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 4096x4096x4096 --dtype f32 --op TN --format jsonl 2>&1)
 if printf '%s\n' "$out8" | grep -q '"config":"configs/tc32_3x.json".*"exact":true' &&
-  printf '%s\n' "$outtn" | grep -q '"config":' && ! printf '%s\n' "$outtn" | grep -q 'tc32'; then
-  pass "4096^3: the exact tc32 entry at lda + 8 (same class, rows padded), another config at op TN"
-else fail "4096^3: the exact tc32 entry at lda + 8, another config at op TN" "$out8 $outtn"; fi
+  printf '%s\n' "$outtn" | grep -q '"config":"configs/tc32_3x.json"'; then
+  pass "4096^3: the tc32 entry at lda + 8 (same class, rows padded, exact) and at op TN"
+else fail "4096^3: the tc32 entry at lda + 8 and at op TN" "$out8 $outtn"; fi
 
 # The accuracy class: the 1-pass config declares tf32, the 3-pass ones their dtype's own (f32).
 for c in tc32_1x:tf32 tc32_3x:f32 tc32_sync:f32 tc32_1x_async:tf32 tc32_3x_async:f32 tc32_3x_areg:f32; do

@@ -20,6 +20,9 @@ must be made on the other. Checked, per tile shape and map:
   6. SWAP with B stored N x K (OP_TB): B^T's rows copied like A's under raw_bt's swizzle, the
      fragments BFrag takes by ldmatrix.x4 (each matrix's eight 16-byte rows one wavefront, 32 banks),
      then as 5: exactly A @ B.
+  7. SWAP with A stored K x M (OP_TA): A^T's rows copied under raw_at's swizzle, split_a_t's
+     transposed stores covering A's operand stage once, each store instruction of a warp on 32
+     banks; then as 5 (and with B stored N x K too): exactly A @ B.
 Prints one line; exits 1 on the first mismatch."""
 import random
 import sys
@@ -117,11 +120,14 @@ def check_shape(bm, bn):
                 fail(f"{bm}x{bn}: AREG product wrong at ({m}, {n})")
 
 
-def check_swap(bm, bn, tb=False):
+def check_swap(bm, bn, tb=False, ta=False):
     """SWAP: warpgroups over N (64 columns each), wgmma's N = BM (A's rows), B from registers;
     tb: B stored N x K (its raw stage rows of K, fragments by ldmatrix)."""
     threads = 2 * bn
-    name = f"SWAP{' TB' if tb else ''} {bm}x{bn}"
+    name = f"SWAP{' TA' if ta else ''}{' TB' if tb else ''} {bm}x{bn}"
+
+    def raw_at(k, m):  # Staging::raw_at
+        return k * bm * 4 + (((m >> 2) ^ (k & 7)) << 4) + ((m & 3) << 2)
 
     def raw_bt(n, k):  # Staging::raw_bt
         return bm * ROW + n * ROW + (((k >> 2) ^ ((n >> 1) & 7)) << 4) + ((k & 3) << 2)
@@ -134,9 +140,16 @@ def check_swap(bm, bn, tb=False):
     b = [[rnd.randint(-9, 9) for _ in range(bn)] for _ in range(BK)]
     raw = {}
     for v in range(bm * BK // 4):  # copy(): the same chunk maps as without SWAP
-        r, k = v // 8, 4 * (v % 8)
-        for i in range(4):
-            raw[sw(r, k) + 4 * i] = a[r][k + i]
+        if ta:  # A^T chunk v: k row v / (BM / 4), rows 4 (v % (BM / 4))
+            k, m = v // (bm // 4), 4 * (v % (bm // 4))
+            places = [(raw_at(k, m) + 4 * i, a[m + i][k]) for i in range(4)]
+        else:
+            r, k = v // 8, 4 * (v % 8)
+            places = [(sw(r, k) + 4 * i, a[r][k + i]) for i in range(4)]
+        for pos, val in places:
+            if pos in raw:
+                fail(f"{name}: raw position {pos} of A written twice")
+            raw[pos] = val
     for v in range(BK * bn // 4):
         if tb:  # B^T chunk v: row n = v / 8, k 4 (v % 8), as A's
             n, k = v // 8, 4 * (v % 8)
@@ -150,10 +163,42 @@ def check_swap(bm, bn, tb=False):
             raw[pos] = val
     if len(raw) != (bm + bn) * BK:
         fail(f"{name}: copy() places {len(raw)} of {(bm + bn) * BK} elements")
-    # split_a: thread tid's chunks o = 16 (tid + it * THREADS) cover A's stage once
+    # split_a: thread tid's chunks o = 16 (tid + it * THREADS) cover A's stage once; the operand
+    # stage (A's rows, K-major, sw) then holds what the raw one did
     chunks = sorted(16 * (t + it * threads) for t in range(threads) for it in range(bm * ROW // 16 // threads))
     if chunks != list(range(0, bm * ROW, 16)):
         fail(f"{name}: split_a covers {len(set(chunks))} of {bm * ROW // 16} chunks")
+    opst = {sw(m, k): a[m][k] for m in range(bm) for k in range(BK)} if not ta else {}
+    def split_t(v):  # split_a_t's chunk v: k, first row
+        return v % BK, 4 * (v // BK)
+
+    if ta:  # split_a_t: chunk v read at raw_at(k, m), stored at sw(m + e, k)
+        it_n = bm * BK // 4 // threads
+        for t in range(threads):
+            for it in range(it_n):
+                v = t + it * threads
+                k, m = split_t(v)
+                for e in range(4):
+                    pos = sw(m + e, k)
+                    if pos in opst:
+                        fail(f"{name}: split_a_t stores position {pos} twice")
+                    opst[pos] = raw[raw_at(k, m) + 4 * e]
+        if len(opst) != bm * BK:
+            fail(f"{name}: split_a_t covers {len(opst)} of {bm * BK}")
+        for w0 in range(0, threads, 32):  # each warp's instructions: stores on 32 banks, reads 4 wavefronts
+            for it in range(it_n):
+                maps = [split_t(t + it * threads) for t in range(w0, w0 + 32)]
+                for e in range(4):
+                    banks = {(sw(m + e, k) // 4) % 32 for k, m in maps}
+                    if len(banks) != 32:
+                        fail(f"{name}: split_a_t stores hit {len(banks)} banks, not 32")
+                words = {}
+                for k, m in maps:
+                    for wd in range(4):
+                        x = raw_at(k, m) + 4 * wd
+                        words.setdefault((x // 4) % 32, set()).add(x)
+                if max(len(x) for x in words.values()) != 4:
+                    fail(f"{name}: split_a_t's raw reads take {max(len(x) for x in words.values())} wavefronts, not 4")
     c, written = [[0] * bn for _ in range(bm)], set()
     for wg in range(bn // 64):
         for warp in range(4):
@@ -190,8 +235,8 @@ def check_swap(bm, bn, tb=False):
                         frag[j] = raw[row_addr + 4 * t]
                     for i in range(4):  # wgmma: register i is row 16 w + g + 8 (i % 2), k t + 4 (i / 2)
                         row, k = warp * 16 + g + 8 * (i % 2), t + 4 * (i // 2)
-                        for col in range(bm):  # the descriptor's K-major rows: A's raw stage
-                            d[row][col] += frag[i] * raw[sw(col, 8 * st + k)]
+                        for col in range(bm):  # the descriptor's K-major rows: A's operand stage
+                            d[row][col] += frag[i] * opst[sw(col, 8 * st + k)]
             for lane in range(32):  # the epilogue: register 4 j + 2 h + e -> C[8 j + 2 t + e][n0 + h]
                 g, t = lane // 4, lane % 4
                 for j in range(bm // 8):
@@ -214,4 +259,6 @@ for bm, bn in ((128, 128), (64, 128), (128, 64), (128, 256)):
 for bm, bn in ((128, 128), (256, 128), (64, 128), (128, 64), (256, 64)):
     check_swap(bm, bn)
     check_swap(bm, bn, tb=True)
-print("raw-stage copies, reads and split stores (BMAP 0-2), AREG and SWAP fragments (B as K x N or N x K) = A @ B, bank ways: ok")
+    check_swap(bm, bn, ta=True)
+    check_swap(bm, bn, ta=True, tb=True)
+print("raw-stage copies, reads and split stores (BMAP 0-2), AREG and SWAP fragments (A as M x K or K x M, B as K x N or N x K) = A @ B, bank ways: ok")
