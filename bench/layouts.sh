@@ -9,7 +9,8 @@
 #      memcheck), warptile's PAD_BT in each DB path, DMMA's STAGES_NARROW at ld + 1 and odd K, its
 #      ODD_LD (every op, batches, memcheck at NN and TN) and PACK_LD (every op, memcheck at TT).
 #   2. bench (it verifies first; --runs 7, median; cuBLAS's cublasGemmStridedBatchedEx in the same
-#      layout in the same call): warptile_db f32 and dgemm_dmma f64, as shipped, in NN NT TN TT at
+#      layout in the same call): warptile_db f32, dgemm_dmma f64 and tc32_3x (group tc32: 3xTF32 on
+#      an sm_90 GPU, against its own NN; also ld + 1 and + 8 at 2048x4096x4096), as shipped, in NN NT TN TT at
 #      4096^3 and 2048x4096x4096; the transposed-B paths they replaced at NT and TT (warptile
 #      PAD_BT 0, DMMA BT_NMAJOR 0) for the A/B; lda = ldb = ldc padded by 1, 8, 64 at 4096^3 (op NN);
 #      f64 ld + 1 also with the candidates for the one padded case below 0.9x: STAGES_NARROW 4 (a
@@ -29,7 +30,9 @@
 #      it), in a second table; a target met in one table and missed in the other is the clock's.
 # LAYOUTS_QUICK=1 (about 2-3 minutes): step 1 with GPU_SECTIONS=layouts-tb, then only the f64 rows
 # at 4096^3 (NN, NT, TT; NN at ld + 1 with its candidates; TT at ld + 1 with ODD_LD and PACK_LD)
-# and their steady-state table. ENGINE_ARGS are added to every bench call; LAYOUTS_CHECKS=0 skips step 1.
+# and their steady-state table. ENGINE_ARGS are added to every bench call; LAYOUTS_CHECKS=0 skips step 1;
+# LAYOUTS_GROUPS="tc32" (any of f32 f64 tc32) times only those groups in step 2, and LAYOUTS_STEADY=0
+# skips step 4.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-build/layouts-out}
@@ -109,28 +112,36 @@ f64_rows() {
 if [ "$QUICK" = 1 ]; then
   f64_rows
 else
-  for spec in "warptile_db f32 PAD_BT=0" "dgemm_dmma f64 BT_NMAJOR=0"; do
-    read -r cfg dt old <<<"$spec"
+  # group config dtype replaced-path: tc32 is FP32 on the tensor cores (3xTF32, sm_90a), judged
+  # against its own NN (its rows' first key part); LAYOUTS_GROUPS picks groups (default all three).
+  for spec in "f32 warptile_db f32 PAD_BT=0" "f64 dgemm_dmma f64 BT_NMAJOR=0" "tc32 tc32_3x f32 -"; do
+    read -r grp cfg dt old <<<"$spec"
+    [[ " ${LAYOUTS_GROUPS:-f32 f64 tc32} " == *" $grp "* ]] || continue
     for shape in "4096 4096 4096" "2048 4096 4096"; do
       read -r m nn k <<<"$shape"
       for op in NN NT TN TT; do
-        bench_row "$dt/${m}x${nn}x${k}/$op" "$cfg" "$dt" --m "$m" --n "$nn" --k "$k" --op "$op"
+        bench_row "$grp/${m}x${nn}x${k}/$op" "$cfg" "$dt" --m "$m" --n "$nn" --k "$k" --op "$op"
       done
+      [ "$old" = - ] && continue
       for op in NT TT; do
-        bench_row "$dt/${m}x${nn}x${k}/$op/$old" "$cfg" "$dt" --m "$m" --n "$nn" --k "$k" --op "$op" --set "$old"
+        bench_row "$grp/${m}x${nn}x${k}/$op/$old" "$cfg" "$dt" --m "$m" --n "$nn" --k "$k" --op "$op" --set "$old"
       done
     done
     for pad in 1 8 64; do
-      bench_row "$dt/4096x4096x4096/NN/ld+$pad" "$cfg" "$dt" --size 4096 --lda +$pad --ldb +$pad --ldc +$pad
+      bench_row "$grp/4096x4096x4096/NN/ld+$pad" "$cfg" "$dt" --size 4096 --lda +$pad --ldb +$pad --ldc +$pad
     done
-    [ "$dt" = f64 ] && f64_ld1_rows
+    [ "$grp" = tc32 ] && bench_row "tc32/2048x4096x4096/NN/ld+1" "$cfg" "$dt" --m 2048 --n 4096 --k 4096 \
+      --lda +1 --ldb +1 --ldc +1
+    [ "$grp" = tc32 ] && bench_row "tc32/2048x4096x4096/NN/ld+8" "$cfg" "$dt" --m 2048 --n 4096 --k 4096 \
+      --lda +8 --ldb +8 --ldc +8
+    [ "$grp" = f64 ] && f64_ld1_rows
   done
 fi
 # Steady state: the f64 rows again after STEADY_WARMUP untimed launches each (the header, step 4).
 ROWS_MAIN=$ROWS
 ROWS="$OUT/rows-steady.tsv"
 : >"$ROWS"
-f64_rows --warmup "$STEADY_WARMUP"
+[ "${LAYOUTS_STEADY:-1}" = 1 ] && f64_rows --warmup "$STEADY_WARMUP"
 ROWS=$ROWS_MAIN
 
 echo

@@ -192,13 +192,18 @@ def check_swap(bm, bn, tb=False, ta=False):
                     banks = {(sw(m + e, k) // 4) % 32 for k, m in maps}
                     if len(banks) != 32:
                         fail(f"{name}: split_a_t stores hit {len(banks)} banks, not 32")
-                words = {}
-                for k, m in maps:
-                    for wd in range(4):
-                        x = raw_at(k, m) + 4 * wd
-                        words.setdefault((x // 4) % 32, set()).add(x)
-                if max(len(x) for x in words.values()) != 4:
-                    fail(f"{name}: split_a_t's raw reads take {max(len(x) for x in words.values())} wavefronts, not 4")
+                # 16-byte reads go by quarter-warps: each eight lanes' on distinct banks (one
+                # wavefront a phase, four in all), not only the warp's 512 bytes on four words a bank
+                w = 0
+                for ph in range(4):
+                    words = {}
+                    for k, m in maps[8 * ph:8 * ph + 8]:
+                        for wd in range(4):
+                            x = raw_at(k, m) + 4 * wd
+                            words.setdefault((x // 4) % 32, set()).add(x)
+                    w += max(len(x) for x in words.values())
+                if w != 4:
+                    fail(f"{name}: split_a_t's raw reads take {w} wavefronts, not 4")
     c, written = [[0] * bn for _ in range(bm)], set()
     for wg in range(bn // 64):
         for warp in range(4):
