@@ -30,11 +30,12 @@
  * address, the stride between 8-row groups (SBO = 1024 bytes) and the swizzle mode; the k-th step
  * of 8 within the row starts 32 k bytes further on (the swizzle is applied to the address bits, so
  * the atoms must be 1024-byte aligned). Any M, N, K: loads past the matrix read zeros, stores past
- * it are skipped. Layouts: leading dimensions in every mode (the lda, ldb, ldc arguments where a
- * row is not packed, LDP 0; 16-byte copies where they keep rows aligned, 4-byte ones otherwise);
- * B stored N x K (op NT, X W^T) under SWAP, where its raw tile is rows of K like A's and BFrag
- * takes the fragments by ldmatrix; A stored K x M is refused (it would need transposing on its
- * way to the K-major operand). Example: configs/tc32_3x.json.
+ * it are skipped. Layouts: leading dimensions in every mode (the lda, ldb, ldc arguments where
+ * a row is not packed, LDP 0; 16-byte copies where they keep rows aligned, 4-byte ones otherwise,
+ * or with PACK_LD A and B copied packed first, pack_ld.cuh); under SWAP every op: B stored N x K
+ * (op NT, X W^T) has its raw tile as rows of K like A's, and BFrag takes the fragments by ldmatrix;
+ * A stored K x M (TN, TT) has its raw tile as rows of M (raw_at), which split_a_t transposes into
+ * the K-major operand (TSPLIT). The other modes take NN only. Example: configs/tc32_3x.json.
  *
  * engine:template
 {
@@ -57,6 +58,7 @@
     "BMAP": {"default": 0, "values": [0, 1, 2], "doc": "which chunks of B a warp stages: 0 eight k rows of 64 bytes (transposed stores two-way bank conflicted), 1 sixteen k rows of 32 bytes (conflict-free), 2 all 32 k rows of 16 bytes (conflict-free also with AREG's permuted k; from raw stages only)"},
     "SWAP": {"default": 0, "values": [0, 1], "doc": "1: the operands' roles swapped (needs RAW_STAGES >= 3): the tensor cores compute C's tile transposed, D = B^T A^T, with B's operand from registers (each thread reads its fragment straight from B's raw stage: no transposed stores) and A's from shared memory as it is (wgmma's K-major operand is A's own row-major tile): straight from the raw stage for 1xTF32 with ROUND 0, else from an elementwise split of it. Warpgroups over N (64 columns each), wgmma's N = BM; a k-tile's wgmmas run while the next k-tile's are issued (two fragment buffers)"},
     "ROUND": {"default": 1, "values": [0, 1], "doc": "1xTF32 under SWAP: 1 rounds both operands to TF32 (cvt.rna, as 3xTF32's big part), 0 hands the FP32 bits to the tensor cores, which use the top 19 (truncation) and need no pass over A at all"},
+    "TSPLIT": {"default": 2, "values": [0, 1, 2], "doc": "A stored K x M (op TN, TT): how the split transposes it into the K-major operand: 0 a thread's 16-byte k-row pieces stored as 4-byte elements; 1 blocks of 4 k x 4 rows transposed in registers, 16-byte stores (a quarter of the store instructions), blocks dealt diagonally so that each quarter-warp's reads and stores fall on distinct banks; 2 (default) 1 at TN, 0 at TT, as measured (3xTF32 at 4096^3 on the H100: TN 1.776 against 1.895 ms, TT 1.837 against 1.811)"},
     "PACK_LD": {"default": 0, "values": [0, 1], "doc": "one product: where A's or B's stored rows are not 16-byte aligned (a leading dimension or pointer off 4 floats) though their length is a multiple of 4, a first launch (pack_ld, pack_ld.cuh) copies that matrix packed into the workspace and the tiles load it with 16-byte copies; the copy is timed with the GEMM"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
     "MINB": {"default": 1, "values": [1, 2], "doc": "__launch_bounds__ min blocks per SM: 2 holds a thread to 128 registers so that two blocks share an SM (a tile of 128 x 64 or 64 x 128 whose shared memory fits twice), one block's barrier and epilogue then hidden behind the other's wgmmas"},
@@ -92,6 +94,7 @@
     "EVEC_B": "PACKLD_B || ((TB ? K : N) % 4 == 0 && ALIGN_B >= 4) ? 4 : 1",
     "EVEC_C": "N % 2 == 0 && ALIGN_C >= 2 ? 2 : 1",
     "BATCHED": "BATCH > 1",
+    "TSPLIT_ON": "TA && (TSPLIT == 1 || (TSPLIT == 2 && !TB))",
     "OP_TA": "TA",
     "OP_TB": "TB",
     "LDP": "LD_PACKED"
@@ -556,6 +559,36 @@ __device__ __forceinline__ void split_a(unsigned char *s, const unsigned char *r
  * eight swizzled chunk positions (four wavefronts, the least for 512 bytes). */
 __device__ __forceinline__ void split_a_t(unsigned char *s, const unsigned char *r, int tid)
 {
+    if constexpr (TSPLIT_ON) {
+        /* Block v: q = v / 8, l = v % 8 -> k = 4 ((l + q) % 8), rows m = 4 (8 (q / 8) + l): in a
+         * quarter-warp (one q, l = 0..7) the reads' chunks (m / 4) ^ (k % 8) and the stores' (k / 4)
+         * ^ (m % 8) take eight values each (tests/tc32_maps.py). At BM = 64 fewer blocks than threads. */
+        constexpr int NB = BM * BK / 16;
+#pragma unroll
+        for (int v = tid; v < (NB + THREADS - 1) / THREADS * THREADS; v += THREADS) {
+            if (NB % THREADS != 0 && v >= NB)
+                break;
+            const int q = v / 8, l = v % 8, k = 4 * ((l + q) % 8), m = 4 * (8 * (q / 8) + l);
+            float x[4][4]; /* x[i][e]: k + i, row m + e */
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const float4 w = *reinterpret_cast<const float4 *>(r + Staging::raw_at(k + i, m));
+                x[i][0] = w.x, x[i][1] = w.y, x[i][2] = w.z, x[i][3] = w.w;
+            }
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                uint4 big, small;
+                BFrag::conv(x[0][e], big.x, small.x);
+                BFrag::conv(x[1][e], big.y, small.y);
+                BFrag::conv(x[2][e], big.z, small.z);
+                BFrag::conv(x[3][e], big.w, small.w);
+                *reinterpret_cast<uint4 *>(s + sw(m + e, k)) = big;
+                if constexpr (CORR)
+                    *reinterpret_cast<uint4 *>(s + A_PART + sw(m + e, k)) = small;
+            }
+        }
+        return;
+    }
     constexpr int IT = BM * BK / 4 / THREADS;
     static_assert(IT * THREADS * 4 == BM * BK, "whole chunks of A per thread");
 #pragma unroll

@@ -772,6 +772,8 @@ if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | h
     run_verify "tc32_3x op $op, lda/ldb/ldc + 1 (PACK_LD: copied packed first)" "sm90a-tc32-ld1-$op" configs/tc32_3x.json \
       --op "$op" --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,130x66x72,256x256x64
   done
+  run_verify "tc32_3x op TT, TSPLIT 1 (A^T's split in 4 x 4 blocks, TN's default)" sm90a-tc32-ts1 configs/tc32_3x.json \
+    --op TT --set TSPLIT=1 --shapes 17x33x5,130x66x72,256x256x64
   run_verify "tc32_3x op TT, lda/ldb/ldc + 1, PACK_LD 0 (4-byte copies)" sm90a-tc32-ld1-pl0 configs/tc32_3x.json --op TT \
     --set PACK_LD=0 --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,130x66x72
   run_verify "tc32_3x op TT, a strided batch of 3" sm90a-tc32-b configs/tc32_3x.json --op TT --batch 3 \

@@ -54,13 +54,15 @@ refused "tc32 refuses A transposed outside SWAP (a requires rule: wgmma's TF32 o
 refused "... and under 1xTF32 with ROUND 0 (no split to transpose A in)" 'TA == 0 || (SWAP == 1' configs/tc32_1x.json \
   --arch sm_90a --set ROUND=0 --op TT --size 128
 refused "... and B transposed outside SWAP" 'TB == 0 || SWAP == 1' configs/tc32_3x_areg.json --arch sm_90a --op NT --size 128
-# Under SWAP every op: A^T's raw rows transposed by split_a_t (OP_TA), B^T's read by ldmatrix
+# Under SWAP every op: A^T's raw rows transposed by split_a_t (OP_TA; in 4 x 4 blocks at TN,
+# TSPLIT 2), B^T's read by ldmatrix
 # (OP_TB); leading dimensions as arguments (LDP 0), 16-byte copies where they keep rows aligned
 # (+8); where not (+1) A and B copied packed first (PACK_LD, the shipped configs), or without it
 # 4-byte copies.
-for lay in "NT:--op NT:OP_TA=0 OP_TB=1 LDP=1" "TN:--op TN:OP_TA=1 OP_TB=0 LDP=1" "TT:--op TT:OP_TA=1 OP_TB=1 LDP=1" \
-  "NN+8:--lda +8 --ldb +8 --ldc +8:EVEC_A=4 EVEC_B=4 EVEC_C=2 BATCHED=0 OP_TA=0 OP_TB=0 LDP=0" \
-  "NT+1:--op NT --lda +1 --ldb +1 --ldc +1:PACKLD_A=1 PACKLD_B=1 EVEC_A=4 EVEC_B=4 EVEC_C=1 BATCHED=0 OP_TA=0 OP_TB=1 LDP=0" \
+for lay in "NT:--op NT:OP_TA=0 OP_TB=1 LDP=1" "TN:--op TN:TSPLIT_ON=1 OP_TA=1 OP_TB=0 LDP=1" \
+  "TT:--op TT:TSPLIT_ON=0 OP_TA=1 OP_TB=1 LDP=1" "TT TSPLIT 1:--op TT --set TSPLIT=1:TSPLIT_ON=1 OP_TA=1 OP_TB=1" \
+  "NN+8:--lda +8 --ldb +8 --ldc +8:EVEC_A=4 EVEC_B=4 EVEC_C=2 BATCHED=0 TSPLIT_ON=0 OP_TA=0 OP_TB=0 LDP=0" \
+  "NT+1:--op NT --lda +1 --ldb +1 --ldc +1:PACKLD_A=1 PACKLD_B=1 EVEC_A=4 EVEC_B=4 EVEC_C=1 BATCHED=0 TSPLIT_ON=0 OP_TA=0 OP_TB=1 LDP=0" \
   "TT+1 PACK_LD 0:--op TT --lda +1 --ldb +1 --ldc +1 --set PACK_LD=0:PACKLD_A=0 PACKLD_B=0 EVEC_A=1 EVEC_B=1 EVEC_C=1"; do
   IFS=: read -r name args want <<<"$lay"
   # shellcheck disable=SC2086 # the args split on purpose

@@ -22,7 +22,10 @@ must be made on the other. Checked, per tile shape and map:
      then as 5: exactly A @ B.
   7. SWAP with A stored K x M (OP_TA): A^T's rows copied under raw_at's swizzle, split_a_t's
      transposed stores covering A's operand stage once, each store instruction of a warp on 32
-     banks; then as 5 (and with B stored N x K too): exactly A @ B.
+     banks and its 16-byte raw reads one wavefront a quarter-warp; then as 5 (and with B stored
+     N x K too): exactly A @ B.
+  8. TSPLIT 1: split_a_t's 4 x 4 blocks dealt diagonally move every element once, each
+     quarter-warp's 16-byte reads and stores on 32 distinct banks.
 Prints one line; exits 1 on the first mismatch."""
 import random
 import sys
@@ -259,11 +262,42 @@ def check_swap(bm, bn, tb=False, ta=False):
                 fail(f"{name}: product wrong at ({m}, {n}): {c[m][n]} against {want}")
 
 
+def check_tsplit(bm, threads):
+    """TSPLIT 1: split_a_t's 4 x 4 blocks, dealt diagonally: every element of A's k-tile moves once
+    from raw_at(k, m) to sw(m, k), and each quarter-warp's 16-byte reads and stores hit distinct
+    banks (one wavefront a phase)."""
+    def raw_at(k, m):
+        return k * bm * 4 + (((m >> 2) ^ (k & 7)) << 4) + ((m & 3) << 2)
+
+    def block(v):
+        q, l = v // 8, v % 8
+        return 4 * ((l + q) % 8), 4 * (8 * (q // 8) + l)
+
+    nb, moved = bm * BK // 16, {}
+    for v in range(nb):
+        k, m = block(v)
+        for i in range(4):
+            for e in range(4):
+                if (m + e, k + i) in moved:
+                    fail(f"TSPLIT {bm}: element ({m + e}, {k + i}) moved twice")
+                moved[(m + e, k + i)] = (raw_at(k + i, m) + 4 * e, sw(m + e, k + i))
+    if len(moved) != bm * BK or len({d for _, d in moved.values()}) != bm * BK:
+        fail(f"TSPLIT {bm}: {len(moved)} of {bm * BK} elements moved")
+    for v0 in range(0, nb, 8):  # one quarter-warp
+        for what, addrs in [("read", [raw_at(block(v)[0] + i, block(v)[1]) for v in range(v0, v0 + 8)]) for i in range(4)] + \
+                [("store", [sw(block(v)[1] + e, block(v)[0]) for v in range(v0, v0 + 8)]) for e in range(4)]:
+            banks = [((a // 4) + w) % 32 for a in addrs for w in range(4)]
+            if len(set(banks)) != 32:
+                fail(f"TSPLIT {bm}: a quarter-warp's 16-byte {what}s hit {len(set(banks))} banks, not 32")
+
+
 for bm, bn in ((128, 128), (64, 128), (128, 64), (128, 256)):
     check_shape(bm, bn)
+for bm in (64, 128, 192, 256):
+    check_tsplit(bm, 256)
 for bm, bn in ((128, 128), (256, 128), (64, 128), (128, 64), (256, 64)):
     check_swap(bm, bn)
     check_swap(bm, bn, tb=True)
     check_swap(bm, bn, ta=True)
     check_swap(bm, bn, ta=True, tb=True)
-print("raw-stage copies, reads and split stores (BMAP 0-2), AREG and SWAP fragments (A as M x K or K x M, B as K x N or N x K) = A @ B, bank ways: ok")
+print("TSPLIT blocks, raw-stage copies, reads and split stores (BMAP 0-2), AREG and SWAP fragments (A as M x K or K x M, B as K x N or N x K) = A @ B, bank ways: ok")
