@@ -148,7 +148,7 @@ int select_pick_batch(const select_t *s, const shape_t *sh, int64_t batch, selec
 int select_pick_align(const select_t *s, const shape_t *sh, int64_t batch, const layout_align *al, select_result *r);
 /* The same where the problem's layout is known (lay, of s->op and `batch` products at sh; NULL: one
  * of class al): every candidate is planned in it, so an entry whose template refuses it (tc32 takes
- * packed rows only) is never chosen, not even an exact one of the same class (ld + 8). */
+ * no transpose without SWAP) is never chosen, not even an exact one. */
 int select_pick_in(const select_t *s, const shape_t *sh, int64_t batch, const layout_align *al, const layout_t *lay,
                    select_result *r);
 
