@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The regression guard. Times every shipped config at its reference shape and every wisdom entry of
-# this GPU at its own shape, each as a ratio to cuBLAS in the same run, and compares the ratios with
+# this GPU at its own shape, op and batch (a row's name says op and batch where they are not NN and
+# one product), each as a ratio to cuBLAS in the same run, and compares the ratios with
 # the committed baseline bench/baseline/<device>.jsonl (device named as wisdom names it).
 #   bash bench/regress.sh              the table; a row that dropped is marked DROP
 #   CHECK=1 bash bench/regress.sh      ... and exit 1 when any row dropped
@@ -61,21 +62,29 @@ fi
 if want wisdom; then
   W=${WISDOM:-wisdom}/$slug.json
   if [ -f "$W" ]; then
-    for dt in f32 f64; do
-      shapes=$(python3 -c "import json,sys; print(','.join(e['shape'] for e in json.load(open(sys.argv[1]))['entries'] if e['dtype']==sys.argv[2]))" "$W" "$dt")
-      [ -n "$shapes" ] || continue
+    # One bench per (dtype, op, batch) of the entries, each entry timed as it was recorded: a batch
+    # entry as its batch of products, an op's entry in its op (packed strides, as tune records them).
+    python3 -c "
+import json, sys
+g = {}
+for e in json.load(open(sys.argv[1]))['entries']:
+    g.setdefault((e['dtype'], e.get('op', 'NN'), int(e.get('batch', 1))), []).append(e['shape'])
+for (dt, op, b), sh in sorted(g.items()):
+    print(dt, op, b, ','.join(sh))" "$W" >"$OUTDIR/wisdom-groups.txt"
+    while read -r dt op b shapes; do
+      tag=$dt$([ "$op" = NN ] || echo "-$op")$([ "$b" = 1 ] || echo "-b$b")
       modes="auto"
       [ "${PDL_AB:-0}" = 1 ] && modes="auto 0 1"
       for m in $modes; do
         if [ "$m" = auto ]; then
-          $E bench --auto --wisdom "${WISDOM:-wisdom}" --dtype $dt --shapes "$shapes" --runs "$RUNS" --format jsonl ${ENGINE_ARGS:-} >"$OUTDIR/wisdom-$dt.jsonl" 2>"$OUTDIR/wisdom-$dt.err"
-          sed 's/^{/{"set":"wisdom",/' "$OUTDIR/wisdom-$dt.jsonl" >>"$rows"
+          $E bench --auto --wisdom "${WISDOM:-wisdom}" --dtype $dt --op $op --batch $b --shapes "$shapes" --runs "$RUNS" --format jsonl ${ENGINE_ARGS:-} >"$OUTDIR/wisdom-$tag.jsonl" 2>"$OUTDIR/wisdom-$tag.err" </dev/null
+          sed 's/^{/{"set":"wisdom",/' "$OUTDIR/wisdom-$tag.jsonl" >>"$rows"
         else
-          ENGINE_PDL=$m $E bench --auto --wisdom "${WISDOM:-wisdom}" --dtype $dt --shapes "$shapes" --runs "$RUNS" --format jsonl ${ENGINE_ARGS:-} >"$OUTDIR/wisdom-$dt-pdl$m.jsonl" 2>"$OUTDIR/wisdom-$dt-pdl$m.err"
-          sed "s/^{/{\"set\":\"wisdom\",\"pdl_forced\":$m,/" "$OUTDIR/wisdom-$dt-pdl$m.jsonl" >>"$rows"
+          ENGINE_PDL=$m $E bench --auto --wisdom "${WISDOM:-wisdom}" --dtype $dt --op $op --batch $b --shapes "$shapes" --runs "$RUNS" --format jsonl ${ENGINE_ARGS:-} >"$OUTDIR/wisdom-$tag-pdl$m.jsonl" 2>"$OUTDIR/wisdom-$tag-pdl$m.err" </dev/null
+          sed "s/^{/{\"set\":\"wisdom\",\"pdl_forced\":$m,/" "$OUTDIR/wisdom-$tag-pdl$m.jsonl" >>"$rows"
         fi
       done
-    done
+    done <"$OUTDIR/wisdom-groups.txt"
   else
     echo "regress: no wisdom file $W for this GPU: wisdom rows skipped"
   fi
@@ -97,21 +106,27 @@ def forced(r):
 def base_name(r):
     return re.sub(r"\[PDL=[01]\]$", "", re.sub(r",PDL=[01]\]", "]", r["config"]))
 
-# cuBLAS per (set, dtype, shape, forced): the row that follows a group in the same invocation.
+# cuBLAS per (set, dtype, shape, op, batch, forced): the row that follows a group in the same invocation.
+def lay(r):
+    return r.get("op", "NN"), int(r.get("batch", 1))
 cub = {}
 for r in rows:
     if r["config"] == "cublas":
-        cub[(r["set"], r["dtype"], r["M"], r["N"], r["K"], r.get("pdl_forced"))] = r
+        cub[(r["set"], r["dtype"], r["M"], r["N"], r["K"]) + lay(r) + (r.get("pdl_forced"),)] = r
 def key_of(r):
+    """A row's name: a wisdom entry's dtype and shape, and its op and batch where they are not NN and
+    one product (an entry is timed as it was recorded); a config's name and shape."""
     shape = f'{r["M"]}x{r["N"]}x{r["K"]}'
-    return f'wisdom {r["dtype"]} {shape}' if r["set"] == "wisdom" else f'{base_name(r)} {shape}'
+    op, b = lay(r)
+    more = ("" if op == "NN" else f" {op}") + ("" if b == 1 else f" batch {b}")
+    return f'wisdom {r["dtype"]} {shape}{more}' if r["set"] == "wisdom" else f'{base_name(r)} {shape}'
 
 now, ab = {}, {}
 bad_rows = []
 for r in rows:
     if r["template"] == "cublas":  # cuBLAS's rows: SGEMM / DGEMM, and FAST_TF32 beside tf32-class configs
         continue
-    c = cub.get((r["set"], r["dtype"], r["M"], r["N"], r["K"], r.get("pdl_forced")))
+    c = cub.get((r["set"], r["dtype"], r["M"], r["N"], r["K"]) + lay(r) + (r.get("pdl_forced"),))
     k = key_of(r)
     if r["status"] != "ok" or not c or r["ms"] <= 0:
         bad_rows.append((k, r["status"]))

@@ -113,6 +113,22 @@ echo '{"key": broken' >>"$tmp/base.jsonl"
 reg CHECK=1
 check_rc "a corrupt baseline line: exit 2" 2 $? "$(cat "$tmp/reg.out")"
 grep -q "base.jsonl:6: not a baseline row" "$tmp/reg.out" && pass "... naming the file and line" || fail "corrupt baseline named" "$(cat "$tmp/reg.out")"
+# Wisdom entries are timed as recorded: at one shape an NN entry, a batch entry and an NT entry are
+# three rows (three bench calls: --batch 64, --op NT), named apart in the baseline.
+mkdir -p "$tmp/wisdom2"
+cat >"$tmp/wisdom2/fake-gpu-0.json" <<EOF
+{"version": 1, "device": "Fake GPU 0", "arch": "sm_90", "entries": [
+  {"dtype": "f32", "shape": "512x512x512", "config": "configs/warptile_db.json", "tflops": 1, "vs_cublas": 1},
+  {"dtype": "f32", "shape": "512x512x512", "batch": 64, "config": "configs/warptile_db.json", "tflops": 1, "vs_cublas": 1},
+  {"dtype": "f32", "shape": "512x512x512", "op": "NT", "config": "configs/warptile_db.json", "tflops": 1, "vs_cublas": 1}
+]}
+EOF
+reg UPDATE=1 ONLY=wisdom WISDOM=$tmp/wisdom2 BASELINE=$tmp/base2.jsonl
+keys=$(python3 -c 'import json,sys; print(";".join(sorted(json.loads(l)["key"] for l in open(sys.argv[1]))))' "$tmp/base2.jsonl" 2>&1)
+[ "$keys" = "wisdom f32 512x512x512;wisdom f32 512x512x512 NT;wisdom f32 512x512x512 batch 64" ] &&
+  grep -q '"batch":64' "$tmp/regress/rows.jsonl" && grep -q '"op":"NT"' "$tmp/regress/rows.jsonl" &&
+  pass "wisdom entries timed in their own op and batch, one baseline row each" ||
+  fail "wisdom entries in their own op and batch" "$keys $(tail -3 "$tmp/reg.out")"
 
 # bench/layouts.sh, quick mode, its checks skipped (nothing to check on the fake worker): the 12
 # f64 rows at 4096^3 in the table and again in the steady-state table, whose requests carry the
