@@ -28,21 +28,22 @@ static engine_status fail(engine_status st, err_t *err) { return api_fail(st, er
 
 /* ---- choosing a config ---------------------------------------------------------------------- */
 
-/* The context's pick for dtype and op (the kernels' 2 ta + tb), loaded on first use: the entries of
- * that op (else NN's, pick.h), planned in that op. Called with the lock held. */
-static pick_t *pick_for(engine_ctx *c, dtype_t dtype, int op, err_t *err)
+/* The context's pick for dtype, op (the kernels' 2 ta + tb) and kind (batched: a batch of products),
+ * loaded on first use: the entries of that op for that kind (else NN's, pick.h), planned in that op.
+ * Called with the lock held. */
+static pick_t *pick_for(engine_ctx *c, dtype_t dtype, int op, int batched, err_t *err)
 {
-    if (c->picks[dtype][op])
-        return c->picks[dtype][op];
+    if (c->picks[dtype][op][batched])
+        return c->picks[dtype][op][batched];
     pick_t *pk = xcalloc(1, sizeof *pk);
     pick_params pp = {.device = c->device, .probe = false, .arch = c->arch, .arch_guessed = c->arch_guessed, .sms = c->sms,
-                      .device_name = c->device_name, .dtype = dtype, .op = op, .wisdom_dir = c->wisdom_dir,
-                      .user_dir = c->user_wisdom_dir, .warn = NULL};
+                      .device_name = c->device_name, .dtype = dtype, .op = op, .batch = batched ? 2 : 1,
+                      .wisdom_dir = c->wisdom_dir, .user_dir = c->user_wisdom_dir, .warn = NULL};
     if (pick_init_with(pk, &pp, NULL, 0, err)) {
         free(pk);
         return NULL;
     }
-    c->picks[dtype][op] = pk;
+    c->picks[dtype][op][batched] = pk;
     return pk;
 }
 
@@ -370,7 +371,7 @@ engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_
             st = ENGINE_ERROR_DTYPE_MISMATCH;
         }
     } else if (pl->run) {
-        pick_t *pick = pick_for(c, p->dtype, 2 * p->ta + p->tb, &err);
+        pick_t *pick = pick_for(c, p->dtype, 2 * p->ta + p->tb, p->batch > 1, &err);
         shape_t sh = {p->M, p->N, p->K};
         if (!pick) {
             st = ENGINE_ERROR_CONFIG;
@@ -633,10 +634,11 @@ void apiplan_ctx_free(engine_ctx *c)
     free(c->retired);
     for (int d = 0; d < 2; d++)
         for (int op = 0; op < 4; op++)
-            if (c->picks[d][op]) {
-                pick_free(c->picks[d][op]);
-                free(c->picks[d][op]);
-            }
+            for (int b = 0; b < 2; b++)
+                if (c->picks[d][op][b]) {
+                    pick_free(c->picks[d][op][b]);
+                    free(c->picks[d][op][b]);
+                }
     for (int d = 0; d < 2; d++)
         if (c->naive[d]) {
             config_free(c->naive[d]);

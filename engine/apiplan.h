@@ -58,8 +58,9 @@ struct engine_ctx {
     unsigned forced_gen;    /* changes with every engine_set_config: cached plans of another are not reused */
     config_t **forced_all;
     size_t nforced_all;
-    pick_t *picks[2][4];    /* per dtype and op (2 ta + tb of the kernels' problem), loaded on first use:
-                             * a TN call weighs the TN entries (pick.h) */
+    pick_t *picks[2][4][2]; /* per dtype, op (2 ta + tb of the kernels' problem) and kind (one product,
+                             * a batch), loaded on first use: a TN call weighs the TN entries of its
+                             * kind (pick.h) */
     config_t *naive[2];     /* per dtype: the shipped naive config, the fallback for any layout */
     apiplan_module *mods;
     size_t nmods;

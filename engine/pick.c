@@ -130,14 +130,21 @@ static int add_candidates(pick_t *p, const wisdom_t *w, int level, dtype_t dtype
     return 0;
 }
 
-/* Keep the candidates measured in the problem's op (wisdom_entry.op); where the level holds none,
- * those measured in NN (the layout the entries were tuned in before layouts), and say so: the
- * note for --explain, NULL when the op's own entries were kept. The dropped paths are freed. */
-static const char *keep_op(int op, const wisdom_entry **entries, const wisdom_file **files, char **paths, size_t *n)
+/* Keep the candidates measured in the problem's op (wisdom_entry.op); where the level holds none for
+ * the problem's kind (one product, or a batch: a batch's entries are no witness for one product, nor
+ * the reverse), those measured in NN (the layout the entries were tuned in before layouts), and say
+ * so: the note for --explain, NULL when the op's own entries were kept. The dropped paths are freed. */
+static const char *keep_op(int op, int64_t batch, const wisdom_entry **entries, const wisdom_file **files, char **paths,
+                           size_t *n)
 {
-    size_t have = 0;
+    size_t have = 0, other = 0;
     for (size_t i = 0; i < *n; i++)
-        have += entries[i]->op == op;
+        if (entries[i]->op == op) {
+            if ((wisdom_batch(entries[i]) > 1) == (batch > 1))
+                have++;
+            else
+                other++;
+        }
     const int keep = have ? op : 0;
     size_t k = 0;
     for (size_t i = 0; i < *n; i++) {
@@ -150,10 +157,14 @@ static const char *keep_op(int op, const wisdom_entry **entries, const wisdom_fi
         paths[k++] = paths[i];
     }
     *n = k;
-    static char note[96];
+    static char note[160];
     if (have || op == 0)
         return NULL;
-    snprintf(note, sizeof note, "no wisdom entry of op %s at this level: weighed the NN entries", wisdom_op_name(op));
+    if (other)
+        snprintf(note, sizeof note, "no wisdom entry of op %s for %s at this level (its entries are %s'): weighed the NN entries",
+                 wisdom_op_name(op), batch > 1 ? "batches" : "one product", batch > 1 ? "single products" : "batches");
+    else
+        snprintf(note, sizeof note, "no wisdom entry of op %s at this level: weighed the NN entries", wisdom_op_name(op));
     return note;
 }
 
@@ -250,12 +261,45 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
         if (ls == level)
             add_candidates(p, &p->shipped, level, dtype, dev, &entries, &files, &paths, &n);
     }
-    const char *op_note = keep_op(pp->op, entries, files, paths, &n);
-    p->op_note = op_note ? xstrdup(op_note) : NULL;
+    /* A copy of the level's candidates, for the NN entries where every entry of the op is left out
+     * (below). */
+    const size_t n_all = n;
+    const wisdom_entry **entries_all = xmalloc((n ? n : 1) * sizeof *entries_all);
+    const wisdom_file **files_all = xmalloc((n ? n : 1) * sizeof *files_all);
+    char **paths_all = xmalloc((n ? n : 1) * sizeof *paths_all);
+    for (size_t i = 0; i < n; i++)
+        entries_all[i] = entries[i], files_all[i] = files[i], paths_all[i] = xstrdup(paths[i]);
+    const char *op_note = keep_op(pp->op, pp->batch, entries, files, paths, &n);
     select_gpu sg;
     select_gpu_init(&sg, p->arch, sms, clock);
     sg.arch_guessed = !pp->arch || pp->arch_guessed;
     select_init(&p->sel, &sg, dtype, entries, files, paths, n);
+    /* The op's entries, all left out (3xTF32 ones where the target is not sm_90a), are as good as
+     * none: weigh the NN entries instead, as where the level holds none of the op. */
+    bool any = false;
+    for (size_t c = 0; c < n; c++)
+        any = any || p->sel.cands[c].loaded;
+    if (pp->op && !op_note && n && !any) {
+        for (size_t c = 0; c < n && pp->warn; c++)
+            fprintf(pp->warn, "engine: %s:%d: this wisdom entry is left out: %s\n", p->sel.cands[c].file->path,
+                    p->sel.cands[c].entry->line, p->sel.cands[c].err_text);
+        select_free(&p->sel);
+        n = n_all;
+        for (size_t i = 0; i < n; i++)
+            entries[i] = entries_all[i], files[i] = files_all[i], paths[i] = paths_all[i], paths_all[i] = NULL;
+        keep_op(0, pp->batch, entries, files, paths, &n);
+        static char note[128];
+        snprintf(note, sizeof note, "every wisdom entry of op %s at this level is left out: weighed the NN entries",
+                 wisdom_op_name(pp->op));
+        op_note = note;
+        select_init(&p->sel, &sg, dtype, entries, files, paths, n);
+    }
+    for (size_t i = 0; i < n_all; i++)
+        free(paths_all[i]);
+    free(entries_all);
+    free(files_all);
+    free(paths_all);
+    p->op_note = op_note ? xstrdup(op_note) : NULL;
     p->sel.op = pp->op;
     for (size_t c = 0; c < n && pp->warn; c++)
         if (!p->sel.cands[c].loaded)

@@ -7,7 +7,9 @@
  * has an entry of its own runs it, the user's first; any other shape goes to the selection model
  * (select.h) over the entries of the first level that holds the dtype. Of those, only entries
  * measured in the problem's op (--op; wisdom_entry.op) count, or the NN ones where the level holds
- * none of that op (op_note says so). Entries carry the batch they were measured on ("batch"): at
+ * none of that op for the problem's kind (one product, or a batch: the NT entries of batches are no
+ * witness for one NT product), or where every one of them is left out for the target (op_note says
+ * which). Entries carry the batch they were measured on ("batch"): at
  * --batch B only an entry of B products is exact, and the model weighs the others at B products.
  * And the alignment class ("align"): the problem's is what --lda/--ldb/--ldc (and the batch
  * strides) allow on the command's 16-byte-aligned buffers (layout_align_ld); only an entry of that

@@ -332,17 +332,20 @@ if printf '%s\n' "$out" | grep -q '"config":"configs/warptile_db.json"' &&
 else fail "an f32 entry naming a tf32-class config is left out, naming the class" "$out"; fi
 
 # A tc32 entry without SWAP takes no transposes (its requires rules): the shipped H100 wisdom's
-# batch entry of 64 x 512^3 is tc32_3x with SWAP 0, exact for the packed batch; at op NT (no NT
-# entries: NN's are weighed) the model plans its candidates in the problem's layout, so it passes
-# over that entry (and the other SWAP 0 batch entries) rather than choose one the run would refuse.
+# batch entries at NN are tc32_3x with SWAP 0 (64 x 512^3 exact for the packed NN batch); the NT, TN
+# and TT batches have SWAP 1 entries of their own (exact at 64 x 512^3 NT). At a batch shape with
+# no entry (64 x 256^3 NT) the model plans its candidates in the problem's layout, so it
+# passes over the SWAP 0 entries nearest to it rather than choose one the run would refuse.
 out=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 512x512x512 --batch 64 --dtype f32 --format jsonl 2>&1)
-if printf '%s\n' "$out" | grep -q '"config":"configs/tc32_3x.json".*"exact":true'; then pass "packed 64 x 512^3 takes its exact tc32 entry"
-else fail "packed 64 x 512^3 takes its exact tc32 entry" "$out"; fi
-out=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 512x512x512 --batch 64 --dtype f32 --op NT --format jsonl 2>&1)
-if printf '%s\n' "$out" | grep -q '"config":' && ! printf '%s\n' "$out" | grep -q '"entry_batch":64' &&
-  ! printf '%s\n' "$out" | grep -q '"SWAP":0'; then
-  pass "at op NT the SWAP 0 batch entries are passed over (no B transposed without SWAP)"
-else fail "at op NT the SWAP 0 batch entries are passed over" "$out"; fi
+outnt=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 512x512x512 --batch 64 --dtype f32 --op NT --format jsonl 2>&1)
+if printf '%s\n' "$out" | grep -q '"config":"configs/tc32_3x.json".*"SWAP":0.*"exact":true' &&
+  printf '%s\n' "$outnt" | grep -q '"config":"configs/tc32_3x.json".*"exact":true' && ! printf '%s\n' "$outnt" | grep -q '"SWAP":0'; then
+  pass "64 x 512^3 takes its exact tc32 entry: SWAP 0 at NN, SWAP 1 at NT"
+else fail "64 x 512^3 takes its exact tc32 entries at NN and NT" "$out $outnt"; fi
+out=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 256x256x256 --batch 64 --dtype f32 --op NT --format jsonl 2>&1)
+if printf '%s\n' "$out" | grep -q '"config":' && ! printf '%s\n' "$out" | grep -q '"SWAP":0'; then
+  pass "at op NT with no entry at its shape, the SWAP 0 batch entries are passed over"
+else fail "at op NT with no entry at its shape, the SWAP 0 batch entries are passed over" "$out"; fi
 # An exact entry plans in the problem's layout: lda + 8 keeps rows 16-byte aligned (the class of the
 # packed entry at 4096^3, a tc32_3x one), which tc32 takes (leading dimensions as arguments), and
 # under SWAP op TN too: the entry is chosen for both.

@@ -446,7 +446,8 @@ static void test_plans_weigh_op_and_batch(void **state)
         {ENGINE_NO_TRANS, ENGINE_NO_TRANS, 128, 64, {"\"exact\":false", "\"basis\":\"the NN entries, at batch 64\"",
                                                       "\"batch\":64"}, false, 0, 0},
         {ENGINE_NO_TRANS, ENGINE_TRANS, 300, 1, {"\"entry_op\":\"NN\"",
-                                                  "\"basis\":\"no wisdom entry of op NT at this level: weighed the NN entries, at batch 1\"",
+                                                  /* the shipped NT entries are batches' (3xTF32): no witness for one product */
+                                                  "\"basis\":\"no wisdom entry of op NT for one product at this level (its entries are batches'): weighed the NN entries, at batch 1\"",
                                                   "\"layout\":\"NT\""}, false, 0, 0},
         /* The alignment class picks too: an ld + 1 call takes the entry measured at its class
          * exactly; the same call with pointers only 4-byte aligned (class 1 everywhere) has no
