@@ -562,18 +562,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
         return;
     const int row0 = by * BM, col0 = bx * BN;
     /* Elements between stored rows: the packed ones where every row is (LDP), so that packed code is
-     * the code it was; otherwise the layout's (B's rows are of K under OP_TB). */
+     * the code it was, or where PACK_LD packed the matrix; otherwise the layout's (A's rows are of M
+     * under OP_TA, B's of K under OP_TB). */
+    const int ld_a = PACKLD_A || LDP ? (OP_TA ? M : K) : lda, ld_b = PACKLD_B || LDP ? (OP_TB ? K : N) : ldb;
     const int ld_c = LDP ? N : ldc;
 #if PACKLD_A || PACKLD_B
     /* PACK_LD: the operands pack_ld copied packed into W, read from there (rows their length apart). */
-    const int ld_a = PACKLD_A ? (OP_TA ? M : K) : LDP ? (OP_TA ? M : K) : lda;
-    const int ld_b = PACKLD_B ? (OP_TB ? K : N) : LDP ? (OP_TB ? K : N) : ldb;
     if (PACKLD_A)
         A = W;
     if (PACKLD_B)
         B = W + pack_wb(M, K);
-#else
-    const int ld_a = LDP ? (OP_TA ? M : K) : lda, ld_b = LDP ? (OP_TB ? K : N) : ldb;
 #endif
 
     /* part: the tensor cores' sum (of a chain under promotion); corr: the correction products
