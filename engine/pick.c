@@ -168,6 +168,15 @@ static const char *keep_op(int op, int64_t batch, const wisdom_entry **entries, 
     return note;
 }
 
+/* One line on warn (NULL: none) for each candidate of s that did not load, and why. */
+static void warn_left_out(const select_t *s, FILE *warn)
+{
+    for (size_t c = 0; c < s->ncands && warn; c++)
+        if (!s->cands[c].loaded)
+            fprintf(warn, "engine: %s:%d: this wisdom entry is left out: %s\n", s->cands[c].file->path,
+                    s->cands[c].entry->line, s->cands[c].err_text);
+}
+
 /* The command line's layout at shape sh, and the alignment class that --lda/--ldb/--ldc and the
  * batch strides allow on its 256-byte-aligned buffers. A layout that breaks a rule was refused when
  * the options were read; here it falls back to the packed one. */
@@ -280,9 +289,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     for (size_t c = 0; c < n; c++)
         any = any || p->sel.cands[c].loaded;
     if (pp->op && !op_note && n && !any) {
-        for (size_t c = 0; c < n && pp->warn; c++)
-            fprintf(pp->warn, "engine: %s:%d: this wisdom entry is left out: %s\n", p->sel.cands[c].file->path,
-                    p->sel.cands[c].entry->line, p->sel.cands[c].err_text);
+        warn_left_out(&p->sel, pp->warn);
         select_free(&p->sel);
         n = n_all;
         for (size_t i = 0; i < n; i++)
@@ -301,10 +308,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     free(paths_all);
     p->op_note = op_note ? xstrdup(op_note) : NULL;
     p->sel.op = pp->op;
-    for (size_t c = 0; c < n && pp->warn; c++)
-        if (!p->sel.cands[c].loaded)
-            fprintf(pp->warn, "engine: %s:%d: this wisdom entry is left out: %s\n", p->sel.cands[c].file->path,
-                    p->sel.cands[c].entry->line, p->sel.cands[c].err_text);
+    warn_left_out(&p->sel, pp->warn);
     free(entries);
     free(files);
     free(paths);
