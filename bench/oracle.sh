@@ -6,6 +6,8 @@
 #   SEED=S RANDOM=N bash bench/oracle.sh     at N random shapes of seed S (bench/random_shapes.sh)
 #   SUITE=file bash bench/oracle.sh          at the shapes of a suite file
 #   DTYPES=f32  RUNS=5 (default)  WISDOM_FILE=wisdom/<device>.json  OUT=dir (default build/oracle)
+#   ENGINE_ARGS="--op NT"                  every entry timed in that op (one product; entries that
+#                                          refuse the op by a declared rule give error rows)
 set -u
 cd "$(dirname "$0")/.."
 . bench/lib.sh

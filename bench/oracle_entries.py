@@ -5,7 +5,12 @@ model finds a measured point near shapes the suite does not hold (docs/NOTES.md,
 round"). Shapes the tuned wisdom (--skip FILE) already holds are left out.
 
   python3 bench/oracle_entries.py --device NAME --arch sm_90 --skip wisdom/<device>.json \\
-      bench/data/h100-random-{1,5,11,13,17}-oracle-{f32,f64}.jsonl > wisdom/<device>.dev-seeds.json
+      bench/data/h100-random-{1,5,11,13,17}-oracle2-f32.jsonl bench/data/h100-random-{1,5,11,13,17}-oracle-f64.jsonl \\
+      bench/data/h100-random-{1,5,11,13,17}-oracle2-{nt,tn}-f32.jsonl > wisdom/<device>.dev-seeds.json
+
+(the shipped file, 2026-11-26: FP32 from the second oracle, timed on the kernels of that day with the
+3xTF32 entries, at NN, NT and TN; FP64 from the first). Rows in an op other than NN (ENGINE_ARGS="--op
+NT" bash bench/oracle.sh) become entries of that op: the points --auto weighs for one product in it.
 """
 import argparse, json, os, re, sys
 
@@ -38,9 +43,10 @@ for key in sorted(best, key=lambda k: (k[0], [int(x) for x in k[2].split("x")]))
     argv = r["args"].split()  # engine bench CONFIG ... --set K=V ...
     # The config as the shipped wisdom names it: relative to the repository (the oracle ran elsewhere).
     cfg = argv[2]
-    e = {"dtype": key[0], "shape": key[2], "config": cfg[cfg.rfind("configs/"):]}
+    e = {"dtype": key[0]}
     if key[1] != "NN":
-        e["op"] = key[1]
+        e["op"] = key[1]  # where the engine's wisdom writer puts it (the file writes back byte for byte)
+    e.update(shape=key[2], config=cfg[cfg.rfind("configs/"):])
     sets = {}
     for i, t in enumerate(argv[:-1]):
         if t == "--set":

@@ -13,10 +13,25 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--engine", default="build/engine")
 ap.add_argument("--device", default="NVIDIA H100 80GB HBM3")
 ap.add_argument("-v", action="store_true", help="the worst choices of each seed")
+ap.add_argument("--op", default="NN", choices=["NN", "NT", "TN", "TT"],
+                help="judge one-product choices in this op, from the seeds' oracle2-<op> rows (NN's points always go in)")
+ap.add_argument("--no-op-points", action="store_true", help="with --op: leave the op's own points out (the NN fallback)")
 a = ap.parse_args()
 slug = re.sub(r"[^a-z0-9]+", "-", a.device.lower()).strip("-")
 tag = "h100"
 seeds = sorted({int(re.search(r"random-(\d+)-oracle", f).group(1)) for f in glob.glob(f"bench/data/{tag}-random-*-oracle-f32.jsonl")})
+
+
+def rows_file(seed, dt, op="NN"):
+    """A seed's oracle rows: the second oracle (oracle2: timed again on later kernels, more entries)
+    where there is one, else the first; an op other than NN has second-oracle rows only."""
+    if op != "NN":
+        return f"bench/data/{tag}-random-{seed}-oracle2-{op.lower()}-{dt}.jsonl"
+    f2 = f"bench/data/{tag}-random-{seed}-oracle2-{dt}.jsonl"
+    return f2 if os.path.exists(f2) else f"bench/data/{tag}-random-{seed}-oracle-{dt}.jsonl"
+
+
+dtypes = [d for d in ("f32", "f64") if a.op == "NN" or os.path.exists(rows_file(seeds[0], d, a.op))]
 norm = lambda l: re.sub(r",?PDL=\d", "", l).replace("[]", "")  # PDL changed on some entries since the oldest rows
 
 
@@ -30,20 +45,22 @@ for held in seeds:
         for f in glob.glob("wisdom/*.json"):
             if not f.endswith(".dev-seeds.json"):
                 shutil.copy(f, wdir)
-        others = [f"bench/data/{tag}-random-{s}-oracle-{d}.jsonl" for s in seeds if s != held for d in ("f32", "f64")]
+        others = [rows_file(s, d) for s in seeds if s != held for d in ("f32", "f64")]
+        if a.op != "NN" and not a.no_op_points:
+            others += [rows_file(s, d, a.op) for s in seeds if s != held for d in dtypes]
         with open(os.path.join(wdir, f"{slug}.dev-seeds.json"), "w") as out:
             subprocess.run([sys.executable, "bench/oracle_entries.py", "--device", a.device, "--arch", "sm_90", "--skip",
                             f"wisdom/{slug}.json"] + others, stdout=out, stderr=subprocess.DEVNULL, check=True)
-        for dt in ("f32", "f64"):
+        for dt in dtypes:
             by = collections.defaultdict(dict)
-            for line in open(f"bench/data/{tag}-random-{held}-oracle-{dt}.jsonl"):
+            for line in open(rows_file(held, dt, a.op)):
                 r = json.loads(line)
                 if r.get("status") == "ok" and r.get("ms"):
                     k, c = (r["M"], r["N"], r["K"]), norm(r["config"])
                     by[k][c] = min(r["ms"], by[k].get(c, 1e9))
             shapes = sorted(by)
             env = dict(os.environ, XDG_DATA_HOME=os.path.join(wdir, "none"))
-            out = subprocess.run([a.engine, "pick", "--arch", "sm_90", "--sms", "132", "--dtype", dt, "--format", "jsonl",
+            out = subprocess.run([a.engine, "pick", "--sms", "132", "--dtype", dt, "--op", a.op, "--format", "jsonl",
                                   "--wisdom", wdir, "--device-name", a.device, "--shapes",
                                   ",".join("%dx%dx%d" % s for s in shapes)], capture_output=True, text=True, env=env)
             chosen = {tuple(map(int, j["shape"].split("x"))): norm(j["label"])

@@ -461,15 +461,27 @@ done
 sanitize_verify "warptile_db op TT" layouts-san-wtT "memcheck" configs/warptile_db.json --op TT --shapes 17x33x5,127x129x131
 sanitize_verify "dgemm_dmma op NT, padded by 1" layouts-san-dmP "memcheck" configs/dgemm_dmma.json --op NT \
   --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,127x129x131
-# --auto at a non-NN op: the shipped wisdom holds NN entries for one product only (its TN entries are
-# 3xTF32 batches'), so the model weighs those (the
-# explanation says so) and the configs it picks run transposed.
+# --auto at a non-NN op: the shipped wisdom holds no TT entries for one product (its TT entries are
+# 3xTF32 batches'), so the model weighs the NN ones (the explanation says so) and the configs it picks
+# run transposed; for FP32 in NT and TN it weighs the development points measured in that op.
 for dt in f32 f64; do
-  XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto --op TN --dtype $dt" "layouts-auto-$dt" --auto --explain --op TN \
+  XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto --op TT --dtype $dt" "layouts-auto-$dt" --auto --explain --op TT \
     --dtype $dt --shapes 127x129x131,1000x1001x999
-  grep -q -E "no wisdom entry of op TN (for one product )?at this level.*weighed the NN entries" "$LOG/layouts-auto-$dt.txt" &&
+  grep -q -E "no wisdom entry of op TT (for one product )?at this level.*weighed the NN entries" "$LOG/layouts-auto-$dt.txt" &&
     pass "...its explanation says the NN entries were weighed" ||
     fail "...its explanation says the NN entries were weighed" "$(head -5 "$LOG/layouts-auto-$dt.txt")"
+done
+for op in NT TN; do
+  XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto --op $op --dtype f32" "layouts-auto-$op" --auto --explain --op $op \
+    --dtype f32 --shapes 127x129x131,1000x1001x999
+  # The choice names its entry (a development point: dev-seeds.json:LINE) and the nearest entries
+  # weighed, with no note of a fallback to NN's.
+  if grep -q "dev-seeds.json:[0-9]" "$LOG/layouts-auto-$op.txt" && grep -q "nearest entries" "$LOG/layouts-auto-$op.txt" &&
+    ! grep -q "weighed the NN entries" "$LOG/layouts-auto-$op.txt"; then
+    pass "...it weighs the $op entries (no NN fallback)"
+  else
+    fail "...it weighs the $op entries (no NN fallback)" "$(grep -m3 -E "weighed|auto:" "$LOG/layouts-auto-$op.txt")"
+  fi
 done
 # Split-K and stream-K refuse a padded C (their scale_c, reduce and workspace index C packed), and
 # split-K a batch, by their declared rules; nothing runs.
@@ -846,6 +858,11 @@ for dt in ("f32", "f64"):
     es = [e for e in entries if e["dtype"] == dt]
     if not es:
         continue
+    # Each entry at its own shape in its own op and batch (an op's points and batch entries are what
+    # --auto picks from for problems of that op and kind); odd shapes near the tuned entries, NN.
+    kinds = unique((e.get("op", "NN"), int(e.get("batch", 1))) for e in es)
+    groups = [(op, b, unique(e["shape"] for e in es if (e.get("op", "NN"), int(e.get("batch", 1))) == (op, b)))
+              for op, b in kinds]
     own = unique(e["shape"] for e in es)
     near = []
     for e in es:
@@ -854,12 +871,15 @@ for dt in ("f32", "f64"):
         m, n, k = dims(e["shape"])
         near += [text(*cap(m + 1, n - 1, k + 1)), text(*cap(m - 1, n + 1, k - 1))]
     near = [s for s in unique(near) if s not in own]
-    for what, shapes in (("own", own), ("near", near)):
+    for what, op, b, shapes in [("own", op, b, sh) for op, b, sh in groups] + [("near", "NN", 1, near)]:
         parts = [shapes[i:i + 64] for i in range(0, len(shapes), 64)]
+        kind = ("" if op == "NN" else f"op {op}") + (f"{', ' if op != 'NN' else ''}batch {b}" if b > 1 else "")
+        tag = "" if (op, b) == ("NN", 1) else f"-{op.lower()}{b}"
         for i, p in enumerate(parts, 1):
             label = ("at the entries' own shapes" if what == "own" else "at odd shapes near the entries") + \
-                    f" ({len(p)} shape{'s' if len(p) > 1 else ''}" + (f", part {i} of {len(parts)})" if len(parts) > 1 else ")")
-            print("\t".join(["verify", dt, f"wisdom-{dt}-{what}-{i}", label, ",".join(p)]))
+                    f" ({len(p)} shape{'s' if len(p) > 1 else ''}" + (f", {kind}" if kind else "") + \
+                    (f", part {i} of {len(parts)})" if len(parts) > 1 else ")")
+            print("\t".join(["verify", dt, f"wisdom-{dt}-{what}{tag}-{i}", label, ",".join(p), f"--op {op} --batch {b}"]))
     seen = {}
     for e in es:
         key = (e["config"], tuple(sorted(e.get("set", {}).items())))
@@ -886,9 +906,10 @@ PY
 if want wisdom; then
 echo "== the shipped wisdom for this GPU: verify --auto at every entry's shape and at odd shapes near it, f32 and f64"
 if wisdom_plan wisdom; then
-  while IFS=$'\t' read -r -u 3 kind dt base what shapes _; do
+  while IFS=$'\t' read -r -u 3 kind dt base what shapes args; do
     [ "$kind" = verify ] || continue
-    XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto $dt $what" "$base" --auto --dtype "$dt" --shapes "$shapes"
+    # shellcheck disable=SC2086
+    XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto $dt $what" "$base" --auto --dtype "$dt" --shapes "$shapes" $args
   done 3<"$LOG/wisdom-plan.txt"
 fi
 fi

@@ -445,10 +445,13 @@ static void test_plans_weigh_op_and_batch(void **state)
                                                        "\"basis\":\"the NN entries, at batch 512\"", "\"batch\":512"}, true, 0, 0},
         {ENGINE_NO_TRANS, ENGINE_NO_TRANS, 128, 64, {"\"exact\":false", "\"basis\":\"the NN entries, at batch 64\"",
                                                       "\"batch\":64"}, false, 0, 0},
-        {ENGINE_NO_TRANS, ENGINE_TRANS, 300, 1, {"\"entry_op\":\"NN\"",
-                                                  /* the shipped NT entries are batches' (3xTF32): no witness for one product */
-                                                  "\"basis\":\"no wisdom entry of op NT for one product at this level (its entries are batches'): weighed the NN entries, at batch 1\"",
+        /* one product in NT: the development points measured in NT (dev-seeds) are its basis */
+        {ENGINE_NO_TRANS, ENGINE_TRANS, 300, 1, {"\"entry_op\":\"NT\"", "\"basis\":\"the NT entries, at batch 1\"",
                                                   "\"layout\":\"NT\""}, false, 0, 0},
+        {ENGINE_TRANS, ENGINE_TRANS, 300, 1, {"\"entry_op\":\"NN\"",
+                                               /* the shipped TT entries are batches' (3xTF32): no witness for one product */
+                                               "\"basis\":\"no wisdom entry of op TT for one product at this level (its entries are batches'): weighed the NN entries, at batch 1\"",
+                                               "\"layout\":\"TT\""}, false, 0, 0},
         /* The alignment class picks too: an ld + 1 call takes the entry measured at its class
          * exactly; the same call with pointers only 4-byte aligned (class 1 everywhere) has no
          * exact entry, nor does a packed call with them. */
@@ -456,8 +459,10 @@ static void test_plans_weigh_op_and_batch(void **state)
                                                      "\"lda\":301"}, true, 1, 16},
         {ENGINE_NO_TRANS, ENGINE_NO_TRANS, 300, 1, {"\"align_elems\":[1,1,1]", "\"exact\":false", "\"lda\":301"},
          false, 1, 4},
-        {ENGINE_TRANS, ENGINE_NO_TRANS, 300, 1, {"\"align_elems\":[1,1,1]", "\"exact\":false,\"entry_align\":[4,4,4]",
-                                                  "\"basis\":\"the TN entries, at batch 1\""}, true, 0, 4},
+        /* ... and in TN, with no exact entry, the model weighs every TN entry: the user's and the
+         * development points measured in TN (dev-seeds), one of which it takes */
+        {ENGINE_TRANS, ENGINE_NO_TRANS, 300, 1, {"\"align_elems\":[1,1,1]", "\"exact\":false",
+                                                  "\"basis\":\"the TN entries, at batch 1\""}, false, 0, 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         engine_plan_desc d;
@@ -477,7 +482,8 @@ static void test_plans_weigh_op_and_batch(void **state)
         for (int k = 0; k < 3; k++)
             if (!strstr(text, cases[i].want[k]))
                 fail_msg("case %zu: no %s in %s", i, cases[i].want[k], text);
-        assert_int_equal(strstr(text, "\"label\":\"naive\"") != NULL, cases[i].naive);
+        if ((strstr(text, "\"label\":\"naive\"") != NULL) != cases[i].naive)
+            fail_msg("case %zu: the user's entry (naive) %s: %s", i, cases[i].naive ? "not chosen" : "chosen", text);
         engine_plan_destroy(plan);
     }
     engine_destroy(ctx);
