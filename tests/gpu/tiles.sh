@@ -1,0 +1,228 @@
+# tests/gpu/tiles.sh — sourced by tests/gpu.sh (its helpers, $E, $LOG and want() in scope): split-K, stream-K, interior and edge tiles, half-width rows, the skinny, tiny and sliced-K tiles, sm_90a.
+# shellcheck shell=bash
+
+if want splitk; then
+echo "== split-K in the warp-tiled, DMMA and block-tiled templates: odd shapes (each dimension 1 past a tile), three modes"
+SK="configs/warptile_splitk.json configs/dgemm_dmma_splitk.json"
+# Mode 2: one launch, the first split of a tile to finish writes it, the others wait and add.
+# Verification checks the second of two launches, so the tile counters must be left at zero;
+# 4160x4160x64 has 65x65 blocktile tiles, more than the module's 4096 counters: mode 2 falls back
+# to scale_c and atomics.
+# shellcheck disable=SC2086
+run_verify "split-K, one-launch mode" splitk $SK configs/splitk2.json --set SPLITK_MODE=2 \
+  --shapes 1x1x1,65x33x4097,129x129x8193,127x129x131,255x257x259
+run_verify "split-K, one-launch mode past 4096 tiles" splitk-many configs/splitk2.json --set SPLITK_MODE=2 --shapes 4160x4160x64
+# shellcheck disable=SC2086
+run_verify "split-K, atomic mode" splitk0 $SK --set SPLITK_MODE=0 --shapes 1x1x1,65x33x4097,129x129x8193,127x129x131
+# shellcheck disable=SC2086
+run_verify "split-K, deterministic two-pass mode" splitk2 $SK --set SPLITK_MODE=1 --shapes 1x1x1,17x33x5,65x33x4097,127x129x131
+# The same plans launched plainly (ENGINE_PDL=0): the path of GPUs before sm_90.
+# shellcheck disable=SC2086
+ENGINE_PDL=0 run_verify "split-K, two-pass mode, without PDL" splitk-nopdl $SK --set SPLITK_MODE=1 --shapes 1x1x1,127x129x131
+for c in splitk2 warptile_splitk dgemm_dmma_splitk; do
+  sanitize_verify "$c, one-launch mode" "splitk-$c" "memcheck racecheck" configs/$c.json --set SPLITK_MODE=2 --shapes 67x45x37
+done
+fi
+
+if want streamk; then
+echo "== stream-K in warptile and DMMA: runs across tile boundaries, more blocks than k-tiles, odd shapes"
+SK="configs/warptile_streamk.json configs/dgemm_dmma_streamk.json"
+# shellcheck disable=SC2086
+run_verify "stream-K at odd shapes" streamk $SK --shapes 1x1x1,17x33x5,129x65x4097,257x129x131,1000x1000x1000
+# 7 and 1 blocks: runs of uneven length that start and end inside tiles; one block doing everything.
+for n in 7 1; do
+  # shellcheck disable=SC2086
+  run_verify "stream-K with $n blocks" streamk-$n $SK --set STREAMK=$n --shapes 129x129x257,65x33x1001
+done
+fi
+
+if want interior; then
+echo "== interior and edge tiles (EDGE): tiles inside C unguarded, edge tiles guarded; both settings, odd shapes"
+# Shapes with interior tiles and partial tiles along M, N or both, K partial or whole; with split-K,
+# stream-K and sliced K, whose epilogues differ for the two kinds of tile.
+IE="configs/warptile_db.json configs/dgemm_simt.json configs/dgemm_dmma.json configs/warptile_splitk.json configs/dgemm_dmma_splitk.json configs/warptile_streamk.json configs/dgemm_dmma_streamk.json"
+for edge in 1 0; do
+  # shellcheck disable=SC2086
+  run_verify "EDGE=$edge: interior and edge tiles at odd shapes" interior-$edge $IE --set EDGE=$edge \
+    --shapes 257x385x131,1000x1001x999,513x512x64,512x515x67,4095x129x257
+done
+# EDGE 3 (warptile only): the guarded copy called as a function of its own.
+IEW="configs/warptile_db.json configs/dgemm_simt.json configs/warptile_splitk.json configs/warptile_streamk.json"
+# shellcheck disable=SC2086
+run_verify "EDGE=3: interior and edge tiles at odd shapes" interior-3 $IEW --set EDGE=3 \
+  --shapes 257x385x131,1000x1001x999,513x512x64,512x515x67,4095x129x257,1x1x1
+# B by cp.async inside the register-staged double buffer (B_ASYNC 1; 2 where N % 4 != 0), f32 and f64.
+for ba in 1 2; do
+  # shellcheck disable=SC2086
+  run_verify "B_ASYNC=$ba at odd shapes" basync-$ba configs/warptile_db.json configs/warptile_splitk.json --set B_ASYNC=$ba \
+    --shapes 1x1x1,17x33x5,257x385x131,1000x1001x999,129x65x4097
+done
+run_verify "B_ASYNC=1 in f64" basync-f64 configs/warptile_db.json --dtype f64 --set B_ASYNC=1 --shapes 17x33x5,257x385x131
+# Register-staged loads two tiles ahead (LOAD_AHEAD 1), f32 and f64, with split-K and stream-K (parts
+# of one and two k-tiles: the prologue's second load and the last iterations' skipped ones).
+# shellcheck disable=SC2086
+run_verify "LOAD_AHEAD=1 at odd and whole shapes" ahead configs/warptile_db.json configs/warptile_splitk.json configs/warptile_streamk.json \
+  --set LOAD_AHEAD=1 --shapes 1x1x1,17x33x5,257x385x131,1000x1001x999,129x65x4097,128x128x8,128x128x16,256x256x24
+run_verify "LOAD_AHEAD=1 in f64" ahead-f64 configs/warptile_db.json configs/dgemm_simt.json --dtype f64 --set DB=3 --set LOAD_AHEAD=1 \
+  --shapes 17x33x5,257x385x131,128x128x16
+# B packed into the workspace first (PACK_B 1 at every shape; 2 where N % VEC_B != 0; 3 where also
+# K % VEC_A == 0): every pipeline (DB 0 sb10, 1 sb11, 2 dgemm_simt and sb12, 3 warptile_db), split-K
+# by atomics, stream-K, loads two tiles ahead, EDGE 3; M, N, K = 1 mod the 128x128x8 tile, N = 2 mod 4,
+# and K past one pack row group.
+PK="configs/warptile_db.json configs/dgemm_simt.json configs/sb10_warptiling.json configs/sb11_double_buffer.json configs/sb12_double_buffer2.json configs/warptile_splitk.json configs/warptile_streamk.json"
+for pb in 1 2 3; do
+  # shellcheck disable=SC2086
+  run_verify "PACK_B=$pb at odd and whole shapes" packb-$pb $PK --set PACK_B=$pb \
+    --shapes 1x1x1,17x33x5,129x129x9,257x385x131,1000x1001x999,66x130x34,129x65x4097,256x256x64
+done
+run_verify "PACK_B=1 with EDGE=3 in f64" packb-f64 configs/warptile_db.json configs/dgemm_simt.json --dtype f64 --set PACK_B=1 --set EDGE=3 \
+  --shapes 1x1x1,129x129x9,257x385x131
+run_verify "PACK_B=1 with LOAD_AHEAD=1 and EDGE=3" packb-ahead configs/warptile_db.json --set PACK_B=1 --set LOAD_AHEAD=1 --set EDGE=3 \
+  --shapes 1x1x1,129x129x9,257x385x131
+# C's tile through shared memory (C_STAGE 1 everywhere; 2, the default, where N % VEC_C != 0), f32 and f64.
+# shellcheck disable=SC2086
+run_verify "C_STAGE=1 at odd and whole shapes" cstage configs/warptile_db.json configs/dgemm_simt.json configs/sb10_warptiling.json \
+  --set C_STAGE=1 --shapes 1x1x1,17x33x5,257x385x131,1000x1001x999,129x65x4097,256x256x64
+# The default stages C also where K <= 1024 with N's rows unaligned (K a multiple of VEC_A: the new case).
+run_verify "C_STAGE 2 (default) at unaligned N with K <= 1024" cstage2 configs/warptile_db.json configs/dgemm_simt.json \
+  configs/sb10_warptiling.json --shapes 17x33x8,127x129x128,2251x11601x4,1000x1001x1024
+sanitize_verify "of interior and edge tiles (warptile_db, dgemm_dmma_streamk)" interior "memcheck racecheck" \
+  configs/warptile_db.json configs/dgemm_dmma_streamk.json --shapes 257x385x131
+sanitize_verify "of B by cp.async in the register-staged pipeline" basync "memcheck racecheck synccheck" \
+  configs/warptile_db.json --set B_ASYNC=1 --shapes 257x385x131
+sanitize_verify "of the edge tiles' code called as a function (EDGE 3)" edge3 "memcheck racecheck" \
+  configs/warptile_db.json --set EDGE=3 --shapes 257x385x132
+sanitize_verify "of B packed into the workspace first (PACK_B)" packb "memcheck racecheck initcheck" \
+  configs/warptile_db.json configs/dgemm_simt.json --set PACK_B=1 --shapes 257x385x131
+sanitize_verify "of loads two tiles ahead" ahead "memcheck racecheck synccheck" \
+  configs/warptile_db.json --set LOAD_AHEAD=1 --shapes 257x385x131
+sanitize_verify "of C's tile through shared memory" cstage "memcheck racecheck synccheck" \
+  configs/warptile_db.json --set C_STAGE=1 --shapes 257x385x131
+fi
+
+if want vec2; then
+echo "== rows aligned to 2 elements but not 4 (M, N, K = 2 mod 4): half-width loads, B read in strided groups"
+run_verify "every shipped config at 66x130x34 and 2x6x2" vec2 configs/*.json --shapes 66x130x34,2x6x2
+fi
+
+if want skinny; then
+echo "== skinny and tiny warp tiles (16-row blocks with BK 32 and the one-warp tile, as the shipped wisdom picks them; 16-column blocks): odd shapes, sanitizers"
+SKM="--set BM=16 --set WM=16 --set WN=32 --set WNITER=1 --set TN=4 --set BK=32 --set THREADS=128 --set MINB=4"
+SKN="--set BN=16 --set WN=16 --set WM=32 --set WNITER=1 --set TN=4 --set THREADS=128 --set MINB=4"
+# The one-warp tile with 32-deep k-slices that the tiny shapes pick, split 4 ways.
+SKT="--set BM=16 --set BN=32 --set BK=32 --set WM=16 --set WN=32 --set WNITER=1 --set TM=2 --set TN=4 --set THREADS=32 --set MINB=16 --set SPLITK=4"
+for v in SKM SKN SKT; do
+  # shellcheck disable=SC2086
+  run_verify "skinny tile $v at odd shapes" skinny-$v configs/warptile_splitk.json ${!v} --shapes 1x1x1,17x65x4097,65x17x4097,17x8193x1025
+  # shellcheck disable=SC2086
+  sanitize_verify "skinny tile $v" "skinny-$v" "memcheck racecheck" configs/warptile_splitk.json ${!v} --shapes 17x65x37
+done
+fi
+
+if want skinny; then
+echo "== the tiny-shape DMMA tile the shipped wisdom picks (32x32 blocks of four 16x16 warp tiles, BK 32): odd shapes, sanitizers"
+SKD="--set BM=32 --set BN=32 --set BK=32 --set WM=16 --set WN=16 --set MMA=1688 --set THREADS=128"
+for sk in 1 4; do
+  # shellcheck disable=SC2086
+  run_verify "tiny DMMA tile, SPLITK $sk, at odd shapes" tiny-dmma-$sk configs/dgemm_dmma_splitk.json $SKD --set SPLITK=$sk \
+    --shapes 1x1x1,17x33x5,33x33x33,127x129x131,255x257x259
+done
+# shellcheck disable=SC2086
+sanitize_verify "tiny DMMA tile" tiny-dmma "memcheck racecheck" configs/dgemm_dmma_splitk.json $SKD --set SPLITK=1 --shapes 67x45x37
+fi
+
+if want skinny; then
+echo "== the FP64 tensor-core tiles the shipped wisdom picks beyond the tiny ones: odd shapes, sanitizers"
+# 128x64 and 64x128 blocks of 64x32 warp tiles with m16n8k16 (large squares); blocks one
+# instruction tile tall (16 rows, BK 64; 16x8192x8192); 64x64 blocks of eight 32x16 warps with
+# m16n8k16 (1024^3).
+DT1="configs/dgemm_dmma.json --set BM=128 --set MMA=16816 --set WM=64"
+DT2="configs/dgemm_dmma.json --set BN=128 --set MMA=16816 --set WM=64"
+DT3="configs/dgemm_dmma_splitk.json --set BM=16 --set BK=64 --set MMA=1688 --set WM=16 --set WN=16 --set SPLITK=4"
+DT4="configs/dgemm_dmma_splitk.json --set MMA=16816 --set WN=16 --set THREADS=256 --set SPLITK=1"
+# 64x128 blocks of the 64x32 m16n8k16 warp tiles split 32 ways (512x512x65536); 32x16 blocks of
+# four 16x8 warp tiles (8192x16x8192).
+DT5="configs/dgemm_dmma_splitk.json --set BN=128 --set MMA=16816 --set WM=64 --set SPLITK=32"
+DT6="configs/dgemm_dmma_splitk.json --set BM=32 --set BN=16 --set BK=64 --set MMA=1688 --set WM=16 --set WN=8 --set SPLITK=1"
+for v in DT1 DT2 DT3 DT4 DT5 DT6; do
+  # shellcheck disable=SC2086
+  run_verify "FP64 tile $v at odd shapes" dmma-tile-$v ${!v} --shapes 1x1x1,17x33x5,33x65x129,127x129x131,65x33x4097
+done
+for v in DT1 DT3 DT6; do
+  # shellcheck disable=SC2086
+  sanitize_verify "FP64 tile $v" "dmma-tile-$v" "memcheck racecheck" ${!v} --shapes 131x67x45
+done
+fi
+
+if want slicek; then
+echo "== sliced K in warptile (groups of warps sharing a tile's k-steps, summed through shared memory): odd shapes, both schedules, with split-K and stream-K, sanitizers"
+# 64x64 tiles of four 32x32 warps, in 2 or 4 groups; 32x64 tiles of four 16x32 warps in 4 groups of 4-step slices.
+SL2="--set BM=64 --set BN=64 --set BK=32 --set WM=32 --set WN=32 --set WNITER=1 --set TM=4 --set TN=4 --set SLICEK=2 --set THREADS=256 --set MINB=2"
+SL4="--set BM=64 --set BN=64 --set BK=32 --set WM=32 --set WN=32 --set WNITER=1 --set TM=4 --set TN=4 --set SLICEK=4 --set THREADS=512 --set MINB=1"
+SLT="--set BM=32 --set BN=64 --set BK=16 --set WM=16 --set WN=32 --set WNITER=1 --set TM=2 --set TN=4 --set SLICEK=4 --set THREADS=512 --set MINB=1"
+# The tiles the shipped wisdom picks for large K (32x64 blocks of two 32x32 warps, two groups),
+# for 512^3 (the same block in four groups) ...
+SLW="--set BM=32 --set BN=64 --set BK=32 --set WN=32 --set WNITER=1 --set TN=4 --set SLICEK=2 --set THREADS=128 --set MINB=4"
+SL5="--set BM=32 --set BN=64 --set BK=32 --set WN=32 --set WNITER=1 --set TN=4 --set SLICEK=4 --set THREADS=256 --set MINB=2"
+# ... and for 8192x16x8192: a 64x16 block of one warp tile in four groups.
+SLN="--set BM=64 --set BN=16 --set BK=32 --set WM=64 --set WN=16 --set WNITER=1 --set TN=4 --set SLICEK=4 --set THREADS=128 --set MINB=4"
+for v in SL2 SL4 SLT SLW SL5 SLN; do
+  i=0
+  for extra in "--set SPLITK=1 --set DB=3" "--set SPLITK=4 --set DB=2 --set STAGES=3" "--set SPLITK=64 --set DB=2 --set STAGES=3" "--set SPLITK=1 --set STREAMK=7"; do
+    i=$((i + 1))
+    # shellcheck disable=SC2086
+    run_verify "sliced K $v ($extra) at odd shapes" slicek-$v-$i configs/warptile_splitk.json ${!v} $extra \
+      --shapes 1x1x1,17x33x5,65x65x33,127x129x131,33x65x4097
+  done
+done
+# f64 takes the same code path with twice the shared memory.
+# shellcheck disable=SC2086
+run_verify "sliced K in f64 at odd shapes" slicek-f64 configs/warptile_splitk.json $SL4 --set SPLITK=2 --dtype f64 \
+  --shapes 1x1x1,127x129x131,65x63x1025
+# shellcheck disable=SC2086
+sanitize_verify "sliced K" slicek "memcheck racecheck synccheck initcheck" configs/warptile_splitk.json $SL4 --set SPLITK=2 \
+  --shapes 67x45x133
+fi
+
+if want sm90a; then
+echo "== sm_90a: a template that requires the architecture-specific target"
+ENGINE_TEMPLATES=$TPL_FIX run_verify "verify --arch sm_90a" sm90a tests/configs/gpu/needs_sm90a.json --arch sm_90a \
+  --shapes 1x1x1,64x64x64,127x129x131
+$FIX $E verify tests/configs/gpu/needs_sm90a.json --arch sm_90 --shapes 64x64x64 >"$LOG/sm90a-refused.txt" 2>&1
+check_says "the same template for --arch sm_90 is refused (exit 2), naming the rule" $? 2 "$LOG/sm90a-refused.txt" \
+  '\(target sm_90\): .*only on sm_90a'
+run_verify "any template runs as sm_90a" sm90a-any configs/warptile_db.json --arch sm_90a --shapes 127x129x131
+# Without --arch a template that declares "arch_specific" is built for sm_90a on an sm_90 GPU
+# (arch_for_template, setup.h): the sm_90a-only template runs, so wisdom and --auto can choose such
+# configs; every other template stays sm_90 (tests/tc32.sh).
+if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)" = 9.0 ]; then
+  ENGINE_TEMPLATES=$TPL_FIX run_verify "sm_90a-only template without --arch on an sm_90 GPU" sm90a-auto \
+    tests/configs/gpu/needs_sm90a.json --shapes 64x64x64
+  # tc32's layouts (SWAP): A stored K x M (transposed by the split of A), B stored N x K (its
+  # fragments by ldmatrix from rows of K), leading dimensions aligned (+8: 16-byte copies) and
+  # unaligned (+1: A and B copied packed first by PACK_LD, the shipped configs; with PACK_LD 0,
+  # 4-byte copies); strided batches.
+  for op in NT TN TT; do
+    run_verify "tc32_3x and tc32_1x op $op" "sm90a-tc32-$op" configs/tc32_3x.json configs/tc32_1x.json --op "$op" \
+      --shapes 1x1x1,17x33x5,127x129x131,130x66x72,256x256x64,1000x1001x999
+  done
+  run_verify "tc32_3x and tc32_1x, lda/ldb/ldc + 8" sm90a-tc32-ld8 configs/tc32_3x.json configs/tc32_1x.json \
+    --lda +8 --ldb +8 --ldc +8 --shapes 17x33x5,130x66x72,1000x1001x1000
+  run_verify "tc32_3x op TT, lda/ldb/ldc + 8" sm90a-tc32-tt8 configs/tc32_3x.json --op TT --lda +8 --ldb +8 --ldc +8 \
+    --shapes 130x66x72,1000x1001x1000
+  for op in NN NT TN; do
+    run_verify "tc32_3x op $op, lda/ldb/ldc + 1 (PACK_LD: copied packed first)" "sm90a-tc32-ld1-$op" configs/tc32_3x.json \
+      --op "$op" --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,130x66x72,256x256x64
+  done
+  run_verify "tc32_3x op TT, TSPLIT 1 (A^T's split in 4 x 4 blocks, TN's default)" sm90a-tc32-ts1 configs/tc32_3x.json \
+    --op TT --set TSPLIT=1 --shapes 17x33x5,130x66x72,256x256x64
+  run_verify "tc32_3x op TT, lda/ldb/ldc + 1, PACK_LD 0 (4-byte copies)" sm90a-tc32-ld1-pl0 configs/tc32_3x.json --op TT \
+    --set PACK_LD=0 --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,130x66x72
+  run_verify "tc32_3x op TT, a strided batch of 3" sm90a-tc32-b configs/tc32_3x.json --op TT --batch 3 \
+    --shapes 17x33x5,130x66x72
+  sanitize_verify "of tc32_3x op TT (split_a_t, ldmatrix) at lda + 8" tc32-tt "memcheck racecheck" \
+    configs/tc32_3x.json --op TT --lda +8 --ldb +8 --ldc +8 --shapes 130x66x72
+  sanitize_verify "of tc32_3x op TN with PACK_LD at lda + 1" tc32-pl "memcheck racecheck" \
+    configs/tc32_3x.json --op TN --lda +1 --ldb +1 --ldc +1 --shapes 130x66x72
+fi
+fi
