@@ -46,6 +46,7 @@
     "MINB_ODD": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM where ODD_LD's copies apply, in place of MINB (0: MINB): choosing a copy per chunk costs registers (174 at 64x64 tiles: two blocks per SM; 3 holds it to 168)"},
     "STAGES_NARROW": {"default": 0, "values": [0, 2, 3, 4], "doc": "cp.async buffers where A's or B's rows are narrowed (EVEC_A < VEC_A or EVEC_B < VEC_B: an odd leading dimension or K, N in f64, so every 16-byte copy becomes two 8-byte ones); 0: STAGES"},
     "PACK_LD": {"default": 0, "values": [0, 1], "doc": "f64, one product, no split: where A's or B's stored rows are not 16-byte aligned (an odd leading dimension, or an odd pointer) though their length is even, a first launch (pack_ld) copies that matrix packed into the workspace and the tiles load it as at a packed shape (16-byte copies); the copy is timed with the GEMM"},
+    "ROWCOPY": {"default": 4, "values": [0, 1, 2, 3, 4], "doc": "cp.async chunks along stored rows dealt by rows (tile_pipeline.cuh): a thread's chunks of a k-tile in one row, one address per k-tile instead of one per chunk; bit 1: A stored K x M (TN, TT), bit 2: B stored K x N (NN, TN); where the tile's chunks divide evenly. 4 (default): as measured on the H100 (docs/NOTES.md, \"Copies dealt by rows\"): B's rows in f64 at TN where BM >= 128 (1.01-1.06x at wisdom's shapes of 128 x 64 tiles; smaller tiles 0.86-1.02x, NN 0.86-1.0x, A's rows at TT 0.95x), otherwise none"},
     "ASYNC": {"default": 1, "values": [0, 1], "doc": "1: cp.async copies (needs STAGES >= 2)"},
     "KUNROLL": {"default": 8, "min": 1, "max": 64, "doc": "unroll factor of the k loop, in steps of 4"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
@@ -101,6 +102,7 @@
     "PSTAGES": "STAGES_NARROW > 0 && (EVEC_A < VEC_A || EVEC_B < VEC_B) ? STAGES_NARROW : STAGES",
     "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096",
     "BATCHED": "BATCH > 1",
+    "ROW_DEAL": "ROWCOPY == 4 ? (F64 && TA && !TB && BM >= 128 ? 2 : 0) : ROWCOPY",
     "OP_TA": "TA",
     "OP_TB": "TB",
     "LDP": "LD_PACKED"

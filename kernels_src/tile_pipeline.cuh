@@ -356,6 +356,43 @@ __device__ __forceinline__ void async_rchunk(Dst dst, const T *P, int NC, int ld
     }
 }
 
+/* ROW_DEAL (a template's switch; 0 where it has none; bit 1 A, bit 2 B): a k-tile's chunks along
+ * stored rows (A stored K x M into its k-major tile, B stored K x N) dealt by rows. Chunk v otherwise
+ * goes to thread v % NT, so a thread's chunks sit in different rows and each costs a 64-bit address,
+ * (k0 + k) times ld, every k-tile (dmma at TN: 10% more instructions than at NN). Dealt by rows, L
+ * consecutive threads share one stored row and a thread's ITERS chunks of it lie L chunks apart: one
+ * address per thread and k-tile, the copies at constant offsets from it; a warp's copy covers 32 / L
+ * rows, L contiguous chunks in each (at L 8, whole 128-byte lines). Fewer instructions, but not
+ * everywhere faster: which tiles and ops gain is measured (docs/NOTES.md, "Copies dealt by rows";
+ * dmma's ROWCOPY 4). Fits where NT divides the tile's chunks and a thread's chunks divide a row's. */
+#ifndef ROW_DEAL
+#define ROW_DEAL 0
+#endif
+template <int BIT, int VEC, int TW, int ROWS, int NT> __device__ constexpr bool rows_fit()
+{
+    return (ROW_DEAL & BIT) && (ROWS * (TW / VEC)) % NT == 0 && ROWS * (TW / VEC) >= NT &&
+           (TW / VEC) % (ROWS * (TW / VEC) / NT) == 0;
+}
+/* Rows [0, ROWS) of a tile TW wide from stored row k0 and column c0 of P (NC columns, rows ld
+ * apart), chunks of VEC elements (whole chunks past NC: NC a multiple of VEC), row kr's column col
+ * to dst(kr, col). */
+template <int VEC, int TW, int ROWS, int NT, bool FC, typename Dst>
+__device__ __forceinline__ void async_rows(Dst dst, const T *P, int NC, int ld, int k0, int c0, int kend, int ltid)
+{
+    constexpr int CH = TW / VEC;          /* chunks per stored row of the tile */
+    constexpr int ITERS = ROWS * CH / NT; /* chunks per thread, all in one row */
+    constexpr int L = CH / ITERS;         /* threads per row */
+    const int kr = ltid / L, c = (ltid % L) * VEC, gk = k0 + kr;
+    const bool ok = FULL_K || gk < kend;
+    const T *p = P + (idx_t)(ok ? gk : 0) * ld + c0 + c;
+#pragma unroll
+    for (int j = 0; j < ITERS; ++j) {
+        const int col = c + j * L * VEC;
+        const bool in = ok && (FC || c0 + col < NC);
+        cp_async<VEC * sizeof(T)>(dst(kr, col), in ? p + j * L * VEC : P, in);
+    }
+}
+
 /* Odd rows (ODD_ROWS, dmma's ODD_LD): where a leading dimension is odd in f64, stored rows
  * alternate between 16-byte aligned and not, and the shape switches narrow every copy of a 2-element
  * chunk to two 8-byte ones (cp.async.ca: through L1, which the .cg 16-byte copies bypass). These
@@ -427,6 +464,12 @@ template <int NT, bool FN = FULL_N>
 __device__ __forceinline__ void issue_async_b(T *Bs, const T *B, int N, int ldb, int col0, int k0, int kend, int ltid)
 {
     typedef Staging<NT> S;
+    if constexpr (!OP_TB && !B_LINEAR && !B_NMAJOR && EVEC_B == VEC_B && B_LD % VEC_B == 0 &&
+                  rows_fit<2, VEC_B, BN, BK, NT>()) {
+        async_rows<VEC_B, BN, BK, NT, FN>([&](int kr, int n) { return &Bs[b_at(kr, n)]; }, B, N, ldb, k0, col0, kend,
+                                          ltid);
+        return;
+    }
 #pragma unroll
     for (int it = 0; it < S::B_ITERS; ++it) {
         const int v = ltid + it * NT;
@@ -471,8 +514,12 @@ __device__ __forceinline__ void issue_async(T *As, T *Bs, const T *A, const T *B
                                             int row0, int col0, int k0, int kend, int ltid)
 {
     typedef Staging<NT> S;
+    constexpr bool A_ROWS = OP_TA && A_KMAJOR && EVEC_A == VEC_A && A_LD % VEC_A == 0 && rows_fit<1, VEC_A, BM, BK, NT>();
+    if constexpr (A_ROWS)
+        async_rows<VEC_A, BM, BK, NT, FM>([&](int kk, int m) { return &As[a_at(m, kk)]; }, A, M, lda, k0, row0, kend,
+                                          ltid);
 #pragma unroll
-    for (int it = 0; it < S::A_ITERS; ++it) {
+    for (int it = 0; it < (A_ROWS ? 0 : S::A_ITERS); ++it) {
         const int v = ltid + it * NT;
         if (S::A_VECS % NT != 0 && v >= S::A_VECS)
             continue;

@@ -113,6 +113,22 @@ for op in NN TT; do
   grep -q 'ODD_ROWS=1' "$tmp/out" && pass "...with ODD_ROWS 1" || fail "...with ODD_ROWS 1" "$(cat "$tmp/out")"
 done
 
+# ROWCOPY's copies dealt by rows (tile_pipeline.cuh's async_rows) mirrored on the CPU
+# (tests/row_deal.py), its wrong mirror failing; and the default's rule (ROWCOPY 4): B's rows in f64
+# at TN on tiles of BM >= 128 only, as measured (ROW_DEAL 2), none at NN, in f32, or on 64-row tiles.
+if out=$(python3 tests/row_deal.py 2>&1); then pass "ROWCOPY copies: $out"; else fail "ROWCOPY copies" "$out"; fi
+out=$(python3 tests/row_deal.py --old 2>&1)
+[ $? = 1 ] && grep -q 'outside the tile\|not exactly once' <<<"$out" && pass "...its wrong mirror fails" ||
+  fail "...its wrong mirror fails" "$out"
+for case in "TN:f64:BM=128 --set WM=64:2" "NN:f64:BM=128 --set WM=64:0" "TT:f64:BM=128 --set WM=64:0" "TN:f64:BM=64:0" \
+  "TN:f32:BM=128 --set WM=64:0" "TN:f64:BM=128 --set WM=64 --set ROWCOPY=3:3"; do
+  IFS=: read -r op dt set want <<<"$case"
+  # shellcheck disable=SC2086
+  $E compile configs/dgemm_dmma.json --dtype $dt --set $set --op $op --size 256 --arch sm_90 \
+    --no-cache >"$tmp/out" 2>&1
+  grep -q "ROW_DEAL=$want " "$tmp/out" && pass "dgemm_dmma $dt op $op $set: ROW_DEAL $want" ||
+    fail "dgemm_dmma $dt op $op $set: ROW_DEAL $want" "$(cat "$tmp/out")"
+done
 # K = 0 (C = beta * C, done by the engine) still plans every config's launches: a launch sized by K
 # (warptile's pack_b) must not make the shape an error. N = 9 asks for the pack where it is enabled.
 # sm_90a: the target every shipped config compiles for (tc32's wgmma needs it).

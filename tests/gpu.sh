@@ -32,9 +32,10 @@
 #   every shipped config within its class at K = 1, 7, 64, 4096, 65536, its errors by K beside
 #   cuBLAS's written to $GPU_LOG_DIR/accuracy-by-k.md (for docs/RESULTS.md)
 #   the shipped wisdom of this GPU's arch, generated from wisdom/*.json: verify --auto at every
-#   entry's shape and at odd shapes near it (wisdom), memcheck of each distinct configuration
-#   (config + set) near its entry (wisdom-memcheck, a section of its own so that each fits a device
-#   call); verify --auto at 16 random odd shapes (bench/random_shapes.sh 424242 16)
+#   entry's shape and at odd shapes near it (wisdom; wisdom-f32 and wisdom-f64 run one dtype's
+#   half, each within a device call's 10 minutes, where the whole section is not), memcheck of each
+#   distinct configuration (config + set) near its entry (wisdom-memcheck, a section of its own so
+#   that each fits a device call); verify --auto at 16 random odd shapes (bench/random_shapes.sh 424242 16)
 #   the regression guard: CHECK=1 bench/regress.sh against bench/baseline/<device>.jsonl, which must exist
 #   the library (library): examples/sgemm PASS against cuBLAS; on an sm_90 GPU, f32 plans where wisdom
 #   holds tc32 entries choose them and match cuBLAS (gpu_lib tc32); build/gpu_lib (tests/gpu_lib.c) every op x
@@ -58,7 +59,7 @@ E=${ENGINE_BIN:-build/engine}
 LOG=${GPU_LOG_DIR:-build/gpu-logs}
 # GPU_ONLY="edges sanitize" runs only those sections, so that a device call can stay inside its time
 # limit; default all. A name not in SECTIONS is an error (exit 2).
-SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts layouts-tb splitk streamk interior vec2 skinny slicek sm90a wisdom wisdom-memcheck auto isolation tune-faults tune formats sanitize regress library"
+SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts layouts-tb splitk streamk interior vec2 skinny slicek sm90a wisdom wisdom-f32 wisdom-f64 wisdom-memcheck auto isolation tune-faults tune formats sanitize regress library"
 for s in ${GPU_ONLY:-}; do
   [[ " $SECTIONS " == *" $s "* ]] || { echo "GPU_ONLY: no section \"$s\"; the sections are: $SECTIONS"; exit 2; }
 done

@@ -66,4 +66,12 @@ nm=$(grep -c '^  FAIL  memcheck wisdom f[36][24] ' "$tmp/out-0")
   pass "GPU_ONLY=\"wisdom wisdom-memcheck\" GPU_ARCH=sm_90: all $f checks generated from the wisdom fail ($nv verify --auto, $nm memcheck)" ||
   fail "GPU_ONLY=\"wisdom wisdom-memcheck\" GPU_ARCH=sm_90 (exit $grc; ${p:-?} passed, ${f:-?} failed, ${s:-?} skipped; $nv verify, $nm memcheck)" \
     "$(grep -E '^  (ok|SKIP|FAIL) ' "$tmp/out-0" | head -n 8)"
+# wisdom-f32 and wisdom-f64: each dtype's half of the wisdom section alone, the halves together its verifies.
+read -r grc p f3 s <<<"$(gpu 0 GPU_ONLY=wisdom-f32 GPU_ARCH=sm_90)"
+o32=$(grep -c '^  FAIL  verify --auto f64 ' "$tmp/out-0")
+read -r grc p f6 s <<<"$(gpu 0 GPU_ONLY=wisdom-f64 GPU_ARCH=sm_90)"
+o64=$(grep -c '^  FAIL  verify --auto f32 ' "$tmp/out-0")
+[ "${f3:-0}" -gt 0 ] && [ "${f6:-0}" -gt 0 ] && [ "$o32" = 0 ] && [ "$o64" = 0 ] && [ $((f3 + f6)) = "$nv" ] &&
+  pass "GPU_ONLY=wisdom-f32 and wisdom-f64: $f3 and $f6 of the section's $nv verify --auto checks, one dtype each" ||
+  fail "GPU_ONLY=wisdom-f32 / wisdom-f64 (${f3:-?} + ${f6:-?} checks, section $nv; other dtype's $o32, $o64)"
 summary

@@ -182,6 +182,20 @@ run_verify "dgemm_dmma ODD_LD STAGES_NARROW 4 op NN, ld padded by 1" layouts-dmm
   "${ODD[@]}" --set STAGES_NARROW=4 --lda +1 --ldb +1 --ldc +1 --shapes 127x129x131,1000x1001x999
 run_verify "dgemm_dmma ODD_LD batch 3, op TT, odd strides" layouts-dmmaoddb configs/dgemm_dmma.json "${ODD[@]}" \
   --batch 3 --op TT --lda +1 --ldb +3 --ldc +1 --stride-a 17001 --stride-b 17005 --stride-c 30000 --shapes 127x129x131
+# ROWCOPY: a k-tile's chunks along stored rows dealt by rows (tile_pipeline.cuh, async_rows): the
+# default's TN rule (ROW_DEAL 2 on wisdom's 128 x 64 tile), and both operands dealt (3), in every op,
+# at partial tiles in M, N and K, ld + 8, a batch, and under memcheck at TN.
+RT=(--set BM=128 --set MMA=16816 --set WM=64)
+for op in NN NT TN TT; do
+  run_verify "dgemm_dmma 128x64 op $op (ROWCOPY 4: B's rows at TN)" "layouts-dmmarow-$op" configs/dgemm_dmma.json \
+    "${RT[@]}" --op "$op" --shapes 17x33x5,127x129x131,130x66x70,1000x1001x999
+  run_verify "dgemm_dmma 128x64 ROWCOPY 3 op $op" "layouts-dmmarow3-$op" configs/dgemm_dmma.json "${RT[@]}" \
+    --set ROWCOPY=3 --op "$op" --shapes 17x33x5,127x129x131,130x66x70
+done
+run_verify "dgemm_dmma ROWCOPY 3 op TN, ld padded by 8, batch 3" layouts-dmmarowb configs/dgemm_dmma.json \
+  --set ROWCOPY=3 --op TN --lda +8 --ldb +8 --ldc +8 --batch 3 --shapes 127x129x131,96x200x130
+sanitize_verify "dgemm_dmma 128x64 op TN (ROW_DEAL 2)" layouts-san-dmR "memcheck" configs/dgemm_dmma.json \
+  "${RT[@]}" --op TN --shapes 127x129x131,130x66x70
 # PACK_LD: A and B copied packed into the workspace first where ld + 1 leaves their rows unaligned
 # (rows of even length only: at 17x34x6 op TN/TT A's rows along M are odd, so only B is packed), at
 # whole and partial tiles, and under memcheck.

@@ -106,11 +106,12 @@ PY
   fi
 }
 
-if want wisdom; then
+if want wisdom || want wisdom-f32 || want wisdom-f64; then
 echo "== the shipped wisdom for this GPU: verify --auto at every entry's shape and at odd shapes near it, f32 and f64"
 if wisdom_plan wisdom; then
   while IFS=$'\t' read -r -u 3 kind dt base what shapes args; do
     [ "$kind" = verify ] || continue
+    want wisdom || want "wisdom-$dt" || continue # GPU_ONLY=wisdom-f32 or wisdom-f64: one dtype's half
     # shellcheck disable=SC2086
     XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto $dt $what" "$base" --auto --dtype "$dt" --shapes "$shapes" $args
   done 3<"$LOG/wisdom-plan.txt"
