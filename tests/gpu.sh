@@ -21,7 +21,8 @@
 #   padded C with split-K or stream-K, and of a batch with split-K;
 #   layouts-tb (also in layouts): DMMA's n-major B^T at even K (16-byte copies, partial k-tiles,
 #   register-staged, split-K, stream-K, memcheck), warptile's PAD_BT in every DB path, DMMA's
-#   STAGES_NARROW and ODD_LD at ld + 1 and odd K (every op, batches with odd strides, memcheck);
+#   STAGES_NARROW and ODD_LD at ld + 1 and odd K (every op, batches with odd strides, memcheck),
+#   its ROWCOPY copies dealt by rows (the default's TN rule and both operands: every op, memcheck);
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
 #   wisdom; sliced K in warptile
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
