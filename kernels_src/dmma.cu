@@ -393,11 +393,11 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
     /* PACK_LD: the operands pack_ld copied packed into W, read from there (rows their length apart). */
     tile::Strides ld = tile::strides(M, N, K, lda, ldb, ldc);
     if (PACKLD_A) {
-        A = W;
+        A = packed_at(W, 0);
         ld.a = OP_TA ? M : K;
     }
     if (PACKLD_B) {
-        B = W + pack_wb(M, K);
+        B = packed_at(W, pack_wb(M, K));
         ld.b = OP_TB ? K : N;
     }
 #else

@@ -569,9 +569,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
 #if PACKLD_A || PACKLD_B
     /* PACK_LD: the operands pack_ld copied packed into W, read from there (rows their length apart). */
     if (PACKLD_A)
-        A = W;
+        A = packed_at(W, 0);
     if (PACKLD_B)
-        B = W + pack_wb(M, K);
+        B = packed_at(W, pack_wb(M, K));
 #endif
 
     /* part: the tensor cores' sum (of a chain under promotion); corr: the correction products
