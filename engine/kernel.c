@@ -6,6 +6,16 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Whether the PTX defines kernel name (".entry name("). */
+static bool ptx_has_entry(const char *ptx, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = ptx ? strstr(ptx, ".entry ") : NULL; p; p = strstr(p + 7, ".entry "))
+        if (strncmp(p + 7, name, n) == 0 && p[7 + n] == '(')
+            return true;
+    return false;
+}
+
 int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K,
                  const layout_t *lay, const layout_align *align, kernel_t *k, jit_origin *origin, err_t *err)
 {
@@ -29,6 +39,14 @@ int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, i
         inc[ninc++] = dirs[i];
     if (jit_compile(prog, k->plan.source, inc, ninc, arch, cfg->path, &k->jit, origin, err))
         return -1;
+    /* Every kernel the plan launches is in the module: a template whose #if leaves one out fails
+     * here, by name and without a GPU, not when a GPU cannot find the function. */
+    for (size_t i = 0; i < k->plan.nlaunches; i++)
+        if (!ptx_has_entry(k->jit->ptx, k->plan.launches[i].kernel))
+            return err_set(err, EXIT_INPUT, cfg->tpl.path, 0, 0,
+                           "launch %zu runs kernel \"%s\", which the compiled module does not define (switches %s)",
+                           i + 1, k->plan.launches[i].kernel, k->plan.switches),
+                   -1;
     k->info = jit_func(k->jit, "gemm");
     return 0;
 }

@@ -25,7 +25,8 @@
  * Expressions (expr.h) see the params, ELEM (bytes per element), F64 (0/1), ARCH (e.g. 90) and
  * the derived names; requires, switches, let, workspace, traffic and launches also see M, N, K,
  * the layout's names (template_plan_layout), and the switches and lets declared before them. Every param, derived name and switch reaches
- * the kernel as a #define, along with T (float or double). The engine has no per-template code: one launcher runs them all. */
+ * the kernel as a #define, along with T (float or double). The engine has no per-template code: one launcher runs them all.
+ * A launch whose kernel the compiled module lacks (an #if that left it out) is refused when the kernel is built (kernel.c). */
 #ifndef ENGINE_TEMPLATE_H
 #define ENGINE_TEMPLATE_H
 

@@ -191,10 +191,7 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
 #if BATCHED
-    /* Product blockIdx.z of a strided batch (engine/layout.h): from here on the kernel sees one. */
-    A += blockIdx.z * sa;
-    B += blockIdx.z * sb;
-    C += blockIdx.z * sc;
+    BATCH_SELECT(false);
 #endif
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *As = reinterpret_cast<T *>(smem_raw);

@@ -57,6 +57,36 @@ __device__ __forceinline__ void grid_dep_sync()
 #endif
 }
 
+/* p as a pointer NVVM cannot see through (an inline-asm move), for a base computed from a runtime
+ * offset: an operand packed into W (pack_ld.cuh), a strided batch's product. Why: given the sum,
+ * NVVM folds the offset into every unrolled copy's address (a 64-bit cvt, add and shift where a
+ * pointer argument's code has one mul.wide); tc32_3x's k-loop, which issue slots bind, ran 5% slower
+ * for it (docs/NOTES.md, "The pack's hidden cost"). Only for operands that cp.async copies: such a
+ * pointer is no longer the kernel's restrict argument, so plain loads through it lose ld.global.nc,
+ * and stores through it lose their folded offsets (C stays a plain sum). */
+template <typename P> __device__ __forceinline__ P *opaque(P *p)
+{
+    unsigned long long v;
+    asm("mov.b64 %0, %1;" : "=l"(v) : "l"(p));
+    return reinterpret_cast<P *>(v);
+}
+template <bool HIDE, typename P> __device__ __forceinline__ P *batch_at(P *p, long long offset)
+{
+    if constexpr (HIDE)
+        return opaque(p + offset);
+    else
+        return p + offset;
+}
+
+/* Product blockIdx.z of a strided batch (engine/layout.h): from here on the kernel sees one. ASYNC:
+ * A and B are read by cp.async only, and go through opaque. */
+#define BATCH_SELECT(ASYNC)                            \
+    do {                                               \
+        A = batch_at<(ASYNC)>(A, blockIdx.z * sa);     \
+        B = batch_at<(ASYNC)>(B, blockIdx.z * sb);     \
+        C += blockIdx.z * sc;                          \
+    } while (0)
+
 __host__ __device__ constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
 __host__ __device__ constexpr int rup(int a, int m) { return cdiv(a, m) * m; }
 __host__ __device__ constexpr bool pow2(int a) { return a > 0 && (a & (a - 1)) == 0; }

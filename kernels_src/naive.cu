@@ -58,10 +58,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
 #if BATCHED
-    /* Product blockIdx.z of a strided batch (engine/layout.h): from here on the kernel sees one. */
-    A += blockIdx.z * sa;
-    B += blockIdx.z * sb;
-    C += blockIdx.z * sc;
+    BATCH_SELECT(false);
 #endif
 #if MAP == 0
     const int row = blockIdx.x * BX + threadIdx.x, col = blockIdx.y * BY + threadIdx.y;

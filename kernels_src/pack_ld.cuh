@@ -14,18 +14,10 @@
  * r0 .. r0 + 3 of A's RA then B's RB rows, 256 columns a block along x; all four rows' loads go
  * before any store (as warptile's pack_b, to keep enough bytes in flight). */
 __device__ __forceinline__ idx_t pack_wb(int M, int K) { return PACKLD_A ? (idx_t)rup(M * K, 16 / ELEM) : 0; }
-/* W + offset as a pointer the compiler cannot see through, for the GEMM to read packed A or B
- * from. Why: given B = W + pack_wb(M, K), NVVM folds the offset into every copy's address
- * arithmetic (three 64-bit instructions where a packed shape's code has one mul.wide), and the
- * k-loop of tc32_3x, which issue slots bind, ran 5% slower reading the packed copies than the user's
- * packed buffers (ncu at 2048x4096x4096: 926-940 against 877 us; docs/NOTES.md, "The pack's
- * hidden cost"). Through this the GEMM's PTX is the packed shape's but for these lines. */
-__device__ __forceinline__ const T *packed_at(T *W, idx_t offset)
-{
-    unsigned long long p;
-    asm("mov.b64 %0, %1;" : "=l"(p) : "l"(W + offset));
-    return reinterpret_cast<const T *>(p);
-}
+/* Where the GEMM reads an operand pack_ld packed: W + offset through opaque (gemm_common.cuh), so
+ * that its PTX is the packed shape's but for the set-up (NVVM folded the plain sum into every copy's
+ * address: tc32_3x's GEMM 5% slower at ld + 1; docs/NOTES.md, "The pack's hidden cost"). */
+__device__ __forceinline__ const T *packed_at(T *W, idx_t offset) { return opaque<const T>(W + offset); }
 extern "C" __global__ void pack_ld(GEMM_ARGS)
 {
     grid_dep_sync();

@@ -546,10 +546,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
 #if BATCHED
-    /* Product blockIdx.z of a strided batch (engine/layout.h): from here on the kernel sees one. */
-    A += blockIdx.z * sa;
-    B += blockIdx.z * sb;
-    C += blockIdx.z * sc;
+    BATCH_SELECT(RAW_STAGES > 0);
 #endif
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     /* The swizzle atoms must sit on 1024-byte boundaries; the launch asks for 1024 bytes of slack. */

@@ -369,10 +369,47 @@ for c in "tc32_3x:sm_90a" "dgemm_dmma:sm_90"; do
     --no-cache >"$T/pk-l-$cfg.txt" 2>&1
   np=$(gemm_code "$T/pk-p-$cfg/$cfg.ptx" | wc -l) nl=$(gemm_code "$T/pk-l-$cfg/$cfg.ptx" | wc -l)
   cp_=$(gemm_code "$T/pk-p-$cfg/$cfg.ptx" | grep -c 'cvt.s64.s32') cl=$(gemm_code "$T/pk-l-$cfg/$cfg.ptx" | grep -c 'cvt.s64.s32')
-  if grep -q 'PACKLD_A=1 PACKLD_B=1' "$T/pk-l-$cfg.txt" && [ "$np" -gt 100 ] && [ $((nl - np)) -le 12 ] && [ "$cp_" = "$cl" ]; then
-    pass "$cfg at ld + 1 (PACK_LD): the GEMM's PTX is the packed one's but for $((nl - np)) set-up instructions"
+  if grep -q 'PACKLD_A=1 PACKLD_B=1' "$T/pk-l-$cfg.txt" && grep -q '\.entry pack_ld(' "$T/pk-l-$cfg/$cfg.ptx" &&
+    [ "$np" -gt 100 ] && [ $((nl - np)) -le 12 ] && [ "$cp_" = "$cl" ]; then
+    pass "$cfg at ld + 1 (PACK_LD): pack_ld is in the module, the GEMM's PTX the packed one's but for $((nl - np)) set-up instructions"
   else
-    fail "$cfg at ld + 1 (PACK_LD): the GEMM's PTX is the packed one's" "packed $np instructions ($cp_ cvt.s64), PACK_LD $nl ($cl)"
+    fail "$cfg at ld + 1 (PACK_LD): pack_ld is in the module, the GEMM's PTX the packed one's" \
+      "packed $np instructions ($cp_ cvt.s64), PACK_LD $nl ($cl); entries: $(grep -c '\.entry' "$T/pk-l-$cfg/$cfg.ptx")"
+  fi
+done
+
+# A template whose #if leaves out a kernel its plan launches is refused when it is built (exit 2, the
+# kernel named), not at load time on a GPU: templates with pack_ld's definition cut out of pack_ld.cuh.
+mkdir -p "$T/nopack"
+cp kernels_src/* "$T/nopack/"
+python3 - "$T/nopack/pack_ld.cuh" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+i, j = s.index('extern "C" __global__ void pack_ld'), s.index('#else')
+open(sys.argv[1], 'w').write(s[:i] + s[j:])
+PY
+out=$(ENGINE_TEMPLATES="$T/nopack" $E compile configs/tc32_3x.json --arch sm_90a --m 130 --n 66 --k 72 --lda +1 --no-cache 2>&1)
+rc=$?
+if [ "$rc" = 2 ] && printf '%s\n' "$out" | grep -q 'launch 1 runs kernel "pack_ld", which the compiled module does not define'; then
+  pass "a plan's kernel missing from the module is refused at build time, by name (exit 2)"
+else fail "a plan's kernel missing from the module is refused at build time, by name (exit $rc)" "$out"; fi
+out=$(ENGINE_TEMPLATES="$T/nopack" $E compile configs/tc32_3x.json --arch sm_90a --m 130 --n 66 --k 72 --no-cache 2>&1)
+check_rc "... while a layout that launches no pack_ld still builds" 0 $? "$out"
+
+# The same for a strided batch (BATCH_SELECT, gemm_common.cuh): A and B of product z reach the copies
+# through opaque, so the batched GEMM's PTX (2048x2048x512, 16 products) is the single product's
+# plus its set-up and C's offset in the epilogue (tc32_3x +81 instructions, dgemm_dmma +24). Folded,
+# the copies' addresses cost tc32_3x +155 and dmma +42 (tc32_3x's batches ran 1-3% slower on an H200).
+for c in "tc32_3x:sm_90a:96" "dgemm_dmma:sm_90:32"; do
+  IFS=: read -r cfg arch allow <<<"$c"
+  $E compile "configs/$cfg.json" --arch "$arch" --m 2048 --n 2048 --k 512 --emit "$T/bt-1-$cfg" --no-cache >/dev/null 2>&1
+  $E compile "configs/$cfg.json" --arch "$arch" --m 2048 --n 2048 --k 512 --batch 16 --emit "$T/bt-16-$cfg" \
+    --no-cache >"$T/bt-16-$cfg.txt" 2>&1
+  n1=$(gemm_code "$T/bt-1-$cfg/$cfg.ptx" | wc -l) n16=$(gemm_code "$T/bt-16-$cfg/$cfg.ptx" | wc -l)
+  if grep -q 'BATCHED=1' "$T/bt-16-$cfg.txt" && [ "$n1" -gt 100 ] && [ $((n16 - n1)) -le "$allow" ]; then
+    pass "$cfg, a batch of 16: the GEMM's PTX is one product's plus $((n16 - n1)) instructions (<= $allow)"
+  else
+    fail "$cfg, a batch of 16: the GEMM's PTX is one product's plus <= $allow instructions" "one product $n1, the batch $n16"
   fi
 done
 
