@@ -16,6 +16,8 @@ ap.add_argument("-v", action="store_true", help="the worst choices of each seed"
 ap.add_argument("--op", default="NN", choices=["NN", "NT", "TN", "TT"],
                 help="judge one-product choices in this op, from the seeds' oracle2-<op> rows (NN's points always go in)")
 ap.add_argument("--no-op-points", action="store_true", help="with --op: leave the op's own points out (the NN fallback)")
+ap.add_argument("--no-extra-points", action="store_true",
+                help="leave the later configs' rows (oracle-s<N>: configs added to wisdom after the oracles) out of the points; they still time the choices")
 a = ap.parse_args()
 slug = re.sub(r"[^a-z0-9]+", "-", a.device.lower()).strip("-")
 tag = "h100"
@@ -29,6 +31,12 @@ def rows_file(seed, dt, op="NN"):
         return f"bench/data/{tag}-random-{seed}-oracle2-{op.lower()}-{dt}.jsonl"
     f2 = f"bench/data/{tag}-random-{seed}-oracle2-{dt}.jsonl"
     return f2 if os.path.exists(f2) else f"bench/data/{tag}-random-{seed}-oracle-{dt}.jsonl"
+
+
+def extra_files(seed, dt, op="NN"):
+    """Rows of configs added to wisdom after the oracles, timed at the same shapes in a later session
+    (oracle-s<session>-<dtype>: bench/oracle.sh with WISDOM_FILE naming only the new entries); NN only."""
+    return sorted(glob.glob(f"bench/data/{tag}-random-{seed}-oracle-s*-{dt}.jsonl")) if op == "NN" else []
 
 
 dtypes = [d for d in ("f32", "f64") if a.op == "NN" or os.path.exists(rows_file(seeds[0], d, a.op))]
@@ -45,7 +53,9 @@ for held in seeds:
         for f in glob.glob("wisdom/*.json"):
             if not f.endswith(".dev-seeds.json"):
                 shutil.copy(f, wdir)
-        others = [rows_file(s, d) for s in seeds if s != held for d in ("f32", "f64")]
+        # The later configs' rows first: oracle_entries keeps the last cuBLAS time it reads at a shape.
+        others = [] if a.no_extra_points else [f for s in seeds if s != held for d in ("f32", "f64") for f in extra_files(s, d)]
+        others += [rows_file(s, d) for s in seeds if s != held for d in ("f32", "f64")]
         if a.op != "NN" and not a.no_op_points:
             others += [rows_file(s, d, a.op) for s in seeds if s != held for d in dtypes]
         with open(os.path.join(wdir, f"{slug}.dev-seeds.json"), "w") as out:
@@ -53,11 +63,15 @@ for held in seeds:
                             f"wisdom/{slug}.json"] + others, stdout=out, stderr=subprocess.DEVNULL, check=True)
         for dt in dtypes:
             by = collections.defaultdict(dict)
-            for line in open(rows_file(held, dt, a.op)):
-                r = json.loads(line)
-                if r.get("status") == "ok" and r.get("ms"):
-                    k, c = (r["M"], r["N"], r["K"]), norm(r["config"])
-                    by[k][c] = min(r["ms"], by[k].get(c, 1e9))
+            # A later session's rows time the configs it added; its cuBLAS row is left to the oracle's.
+            for f in [rows_file(held, dt, a.op)] + extra_files(held, dt, a.op):
+                for line in open(f):
+                    r = json.loads(line)
+                    if r.get("status") == "ok" and r.get("ms"):
+                        k, c = (r["M"], r["N"], r["K"]), norm(r["config"])
+                        if c == "cublas" and "cublas" in by[k]:
+                            continue
+                        by[k][c] = min(r["ms"], by[k].get(c, 1e9))
             shapes = sorted(by)
             env = dict(os.environ, XDG_DATA_HOME=os.path.join(wdir, "none"))
             out = subprocess.run([a.engine, "pick", "--sms", "132", "--dtype", dt, "--op", a.op, "--format", "jsonl",

@@ -35,7 +35,10 @@
  * or with PACK_LD A and B copied packed first, pack_ld.cuh); under SWAP every op: B stored N x K
  * (op NT, X W^T) has its raw tile as rows of K like A's, and BFrag takes the fragments by ldmatrix;
  * A stored K x M (TN, TT) has its raw tile as rows of M (raw_at), which split_a_t transposes into
- * the K-major operand (TSPLIT). The other modes take NN only. Example: configs/tc32_3x.json.
+ * the K-major operand (TSPLIT). The other modes take NN only. Split-K (SPLITK > 1, splitk.cuh's
+ * three modes) for shapes whose tiles leave SMs idle: a split runs its slice of K as a GEMM of its
+ * own (A and B offset to the slice's first k, K its length), so the pipelines are unchanged; only
+ * the epilogue adds. Example: configs/tc32_3x.json.
  *
  * engine:template
 {
@@ -61,6 +64,8 @@
     "TSPLIT": {"default": 2, "values": [0, 1, 2], "doc": "A stored K x M (op TN, TT): how the split transposes it into the K-major operand: 0 a thread's 16-byte k-row pieces stored as 4-byte elements; 1 blocks of 4 k x 4 rows transposed in registers, 16-byte stores (a quarter of the store instructions), blocks dealt diagonally so that each quarter-warp's reads and stores fall on distinct banks; 2 (default) 1 at TN, 0 at TT, as measured (3xTF32 at 4096^3 on the H100: TN 1.776 against 1.895 ms, TT 1.837 against 1.811)"},
     "PACK_LD": {"default": 0, "values": [0, 1], "doc": "one product: where A's or B's stored rows are not 16-byte aligned (a leading dimension or pointer off 4 floats) though their length is a multiple of 4, a first launch (pack_ld, pack_ld.cuh) copies that matrix packed into the workspace and the tiles load it with 16-byte copies; the copy is timed with the GEMM"},
     "SUPER": {"default": 0, "min": 0, "max": 32, "doc": "supertile width (0 or 1: off)"},
+    "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z (splitk.cuh): each split runs the k-loop of its slice as a GEMM of its own (A and B offset to the slice's first k), for shapes whose M x N tiles leave SMs idle (skinny, or large K with a small M x N)"},
+    "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"},
     "MINB": {"default": 1, "values": [1, 2], "doc": "__launch_bounds__ min blocks per SM: 2 holds a thread to 128 registers so that two blocks share an SM (a tile of 128 x 64 or 64 x 128 whose shared memory fits twice), one block's barrier and epilogue then hidden behind the other's wgmmas"},
     "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
   },
@@ -85,11 +90,13 @@
   ],
   "requires": [
     {"rule": "TA == 0 || (SWAP == 1 && (PASSES == 3 || ROUND == 1))", "why": "wgmma takes TF32 operands K-major only: A stored K x M is transposed by SWAP's split of A (split_a_t), which 1xTF32 with ROUND 0 skips; the other modes read A's rows as stored"},
-    {"rule": "TB == 0 || SWAP == 1", "why": "B stored N x K is read as it is only under SWAP (its fragments by ldmatrix from rows of K); the other modes stage B transposed from K x N"}
+    {"rule": "TB == 0 || SWAP == 1", "why": "B stored N x K is read as it is only under SWAP (its fragments by ldmatrix from rows of K); the other modes stage B transposed from K x N"},
+    {"rule": "LDC == N || SPLITK == 1", "why": "split-K's scale_c, reduce and workspace index C as packed M x N"},
+    {"rule": "BATCH == 1 || SPLITK == 1", "why": "a batch takes grid z, which split-K's splits take otherwise"}
   ],
   "switches": {
-    "PACKLD_A": "PACK_LD && BATCH == 1 && (TA ? M : K) % 4 == 0 && ALIGN_A < 4 && M * K > 0 && M * K < 2147483648",
-    "PACKLD_B": "PACK_LD && BATCH == 1 && (TB ? K : N) % 4 == 0 && ALIGN_B < 4 && K * N > 0 && K * N < 2147483648",
+    "PACKLD_A": "PACK_LD && BATCH == 1 && SPLITK == 1 && (TA ? M : K) % 4 == 0 && ALIGN_A < 4 && M * K > 0 && M * K < 2147483648",
+    "PACKLD_B": "PACK_LD && BATCH == 1 && SPLITK == 1 && (TB ? K : N) % 4 == 0 && ALIGN_B < 4 && K * N > 0 && K * N < 2147483648",
     "EVEC_A": "PACKLD_A || ((TA ? M : K) % 4 == 0 && ALIGN_A >= 4) ? 4 : 1",
     "EVEC_B": "PACKLD_B || ((TB ? K : N) % 4 == 0 && ALIGN_B >= 4) ? 4 : 1",
     "EVEC_C": "N % 2 == 0 && ALIGN_C >= 2 ? 2 : 1",
@@ -97,26 +104,31 @@
     "TSPLIT_ON": "TA && (TSPLIT == 1 || (TSPLIT == 2 && !TB))",
     "OP_TA": "TA",
     "OP_TB": "TB",
-    "LDP": "LD_PACKED"
+    "LDP": "LD_PACKED",
+    "SPLIT_SERIAL": "SPLITK > 1 && SPLITK_MODE == 2 && cdiv(M, BM) * cdiv(N, BN) <= 4096"
   },
   "let": {
     "GX": "cdiv(N, BN)",
     "GY": "cdiv(M, BM)",
-    "SW": "SUPER > 1 ? SUPER : 1"
+    "SW": "SUPER > 1 ? SUPER : 1",
+    "SPLITS": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL && K > 0 ? cdiv(cdiv(K, BK), cdiv(cdiv(K, BK), SPLITK)) : SPLITK"
   },
   "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N) + (PACKLD_A ? 2 * M * K : 0) + (PACKLD_B ? 2 * K * N : 0)",
-  "workspace": "(PACKLD_A ? rup(M * K, 4) : 0) + (PACKLD_B ? K * N : 0)",
+  "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : (PACKLD_A ? rup(M * K, 4) : 0) + (PACKLD_B ? K * N : 0)",
   "compile_cost": "400",
-  "model": {"tile": ["BM", "BN", "BK"], "atomics": "0", "slow": "EVEC_A < 4 && EVEC_B < 4 ? 137 : EVEC_A < 4 || EVEC_B < 4 ? 119 : 100"},
+  "model": {"tile": ["BM", "BN", "BK"], "atomics": "SPLITK > 1 && SPLITK_MODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_A < 4 && EVEC_B < 4 ? 137 : EVEC_A < 4 || EVEC_B < 4 ? 119 : 100"},
   "launches": [
     {"kernel": "pack_ld", "if": "PACKLD_A || PACKLD_B", "grid": ["cdiv(max(PACKLD_A ? (TA ? M : K) : 0, PACKLD_B ? (TB ? K : N) : 0), 256)", "min(cdiv((PACKLD_A ? (TA ? K : M) : 0) + (PACKLD_B ? (TB ? N : K) : 0), 4), 65535)", 1], "block": [256, 1, 1]},
-    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "BATCH"],
+    {"kernel": "scale_c", "if": "SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
+    {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "BATCH > 1 ? BATCH : SPLITS"],
      "block": ["THREADS", 1, 1],
-     "smem": "(STAGES * PARTS * OPROWS + RAW_STAGES * (BM + BN)) * BK * 4 + 1024"}
+     "smem": "(STAGES * PARTS * OPROWS + RAW_STAGES * (BM + BN)) * BK * 4 + 1024"},
+    {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]
 }
 */
 #include "gemm_common.cuh"
+#include "splitk.cuh"
 
 static_assert(BK == 32, "a k-tile row is one 128-byte swizzle row of TF32");
 
@@ -570,6 +582,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
     if (PACKLD_B)
         B = packed_at(W, pack_wb(M, K));
 #endif
+    /* Split-K: this split's k-tiles [kt0, kt1) run as a GEMM of their own, A and B offset to the
+     * slice's first k and K its length, so the pipelines below are the code without split-K (the
+     * leading dimensions were taken from the whole K above). */
+    if constexpr (SPLITK > 1) {
+        int kt0, kt1;
+        split_range(K, kt0, kt1);
+        const int k0 = kt0 * BK;
+        A += OP_TA ? (idx_t)k0 * ld_a : k0;
+        B += OP_TB ? k0 : (idx_t)k0 * ld_b;
+        K = min(K, kt1 * BK) - k0;
+    }
 
     /* part: the tensor cores' sum (of a chain under promotion); corr: the correction products
      * apart from it (3xTF32 without FOLD); total: the promoted sum in FP32 registers. */
@@ -724,6 +747,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
      * 4j + 2h + e holds row 16w + 8h + lane / 4, column 8j + 2(lane % 4) + e. */
     const T beta_c = beta;
     const int g = lane / 4, t = lane % 4;
+    /* Split-K: where this split does not write the tile (splitk.cuh), it adds its part into C. */
+    const int tile = SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0;
+    const bool plain = split_begin(tile);
+    auto put = [&](int gr, int gc, const float *v) {
+        if (SPLITK > 1 && !plain) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+                if (gc + e < N)
+                    split_put(C, W, (idx_t)gr * N + gc + e, M, N, v[e], alpha);
+        } else {
+            store_pair(C, gr, gc, N, ld_c, v, alpha, beta_c);
+        }
+    };
     if constexpr (SWAP) {
         /* D = B^T A^T: register 4j + 2h + e holds D's row 16w + 8h + g, column n = 16w + 2g + h of
          * the warpgroup's 64 (BFrag), and D's column 8j + 2t + e, row m of C's tile: for each j and
@@ -737,7 +773,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
                 if (gr >= M)
                     continue;
                 const float v[2] = {acc[4 * j + e], acc[4 * j + 2 + e]};
-                store_pair(C, gr, gc, N, ld_c, v, alpha, beta_c);
+                put(gr, gc, v);
             }
     } else {
 #pragma unroll
@@ -748,8 +784,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB) gemm(GEMM_ARGS)
 #pragma unroll
             for (int j = 0; j < BN / 8; ++j) {
                 const int gc = col0 + 8 * j + 2 * t;
-                store_pair(C, gr, gc, N, ld_c, &acc[4 * j + 2 * h], alpha, beta_c);
+                put(gr, gc, &acc[4 * j + 2 * h]);
             }
         }
     }
+    split_end(tile);
 }

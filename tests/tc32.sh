@@ -413,6 +413,39 @@ for c in "tc32_3x:sm_90a:96" "dgemm_dmma:sm_90:32"; do
   fi
 done
 
+# Split-K in tc32 (SPLITK > 1): each split's k-loop is the loop without split-K (A and B offset to
+# the slice, K its length), so the GEMM's PTX has the unsplit kernel's wgmmas and cp.async copies,
+# one for one, and atomic adds in place of its stores (mode 0); the plan launches scale_c first
+# (mode 0) or reduce after (mode 1); a padded ldc is refused by the declared rule (split-K indexes C
+# as packed M x N), before anything compiles.
+$E compile configs/tc32_3x.json --arch sm_90a --m 64 --n 4096 --k 4096 --emit "$T/sk-1" --no-cache >/dev/null 2>&1
+$E compile configs/tc32_3x.json --arch sm_90a --m 64 --n 4096 --k 4096 --set SPLITK=4 --emit "$T/sk-4" \
+  --no-cache >"$T/sk-4.txt" 2>&1
+count() { gemm_code "$1" | grep -c "$2"; }
+w1=$(grep -c wgmma.mma_async "$T/sk-1/tc32_3x.ptx") w4=$(grep -c wgmma.mma_async "$T/sk-4/tc32_3x.ptx") # in gemm only
+c1=$(count "$T/sk-1/tc32_3x.ptx" cp.async.cg) c4=$(count "$T/sk-4/tc32_3x.ptx" cp.async.cg)
+a4=$(count "$T/sk-4/tc32_3x.ptx" 'atom.global.add.f32\|red.global.add.f32') s4=$(count "$T/sk-4/tc32_3x.ptx" st.global)
+if [ "$w1" -gt 0 ] && [ "$w4" = "$w1" ] && [ "$c1" -gt 0 ] && [ "$c4" = "$c1" ] && [ "$a4" -gt 0 ] && [ "$s4" = 0 ] &&
+  grep -q '\.entry scale_c' "$T/sk-4/tc32_3x.ptx"; then
+  pass "tc32_3x SPLITK 4: the unsplit k-loop ($w4 wgmmas, $c4 cp.async), atomic adds for stores, scale_c in the module"
+else
+  fail "tc32_3x SPLITK 4: the unsplit k-loop, atomic adds for stores, scale_c in the module" \
+    "wgmma $w1/$w4, cp.async $c1/$c4, atomics $a4, stores $s4"
+fi
+for mode in 0 1 2; do
+  out=$($E compile configs/tc32_3x.json --arch sm_90a --m 130 --n 66 --k 1000 --set SPLITK=3 --set SPLITK_MODE=$mode \
+    --op TN --no-cache 2>&1)
+  rc=$?
+  if [ $rc = 0 ] && printf '%s\n' "$out" | grep -E '^tc32_3x' | awk '{exit !($8 == 0 && $9 == 0)}'; then
+    pass "tc32_3x SPLITK 3, mode $mode, op TN compiles without spills"
+  else fail "tc32_3x SPLITK 3, mode $mode, op TN compiles without spills (exit $rc)" "$out"; fi
+done
+out=$($E compile configs/tc32_3x.json --arch sm_90a --m 130 --n 66 --k 1000 --set SPLITK=2 --ldc +1 --no-cache 2>&1)
+rc=$?
+if [ $rc = 2 ] && printf '%s\n' "$out" | grep -q 'LDC == N || SPLITK == 1'; then
+  pass "tc32_3x split-K with a padded ldc is refused by its rule (exit 2)"
+else fail "tc32_3x split-K with a padded ldc is refused by its rule (exit $rc)" "$out"; fi
+
 # The accuracy class: the 1-pass config declares tf32, the 3-pass ones their dtype's own (f32).
 for c in tc32_1x:tf32 tc32_3x:f32 tc32_sync:f32 tc32_1x_async:tf32 tc32_3x_async:f32 tc32_3x_areg:f32; do
   cfg=${c%%:*} want=${c##*:}

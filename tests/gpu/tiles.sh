@@ -220,6 +220,24 @@ if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | h
     --set PACK_LD=0 --lda +1 --ldb +1 --ldc +1 --shapes 17x33x5,130x66x72
   run_verify "tc32_3x op TT, a strided batch of 3" sm90a-tc32-b configs/tc32_3x.json --op TT --batch 3 \
     --shapes 17x33x5,130x66x72
+  # Split-K (SPLITK > 1): each split's slice of K as a GEMM of its own, in every op; K cut unevenly
+  # (1000: 32 k-tiles in splits of 11, 11, 10; 4100 ends in a partial k-tile), K under one k-tile,
+  # and in modes 1 and 2 splits with no k-tiles (17x33x40: 2 k-tiles in 4 splits); the SWAP 0 path
+  # (tc32_3x_areg); rows off 16 bytes (PACK_LD is off under split-K: 4-byte copies).
+  for op in NN NT TN TT; do
+    run_verify "tc32_3x split-K 3, op $op" "sm90a-tc32-sk-$op" configs/tc32_3x.json --op "$op" --set SPLITK=3 \
+      --shapes 1x1x1,17x33x5,130x66x1000,64x256x4100
+  done
+  for mode in 1 2; do
+    run_verify "tc32_3x split-K 4, mode $mode, op TN (empty splits at 17x33x40)" "sm90a-tc32-skm$mode" configs/tc32_3x.json \
+      --op TN --set SPLITK=4 --set SPLITK_MODE=$mode --shapes 17x33x40,130x66x1000,64x256x4100
+  done
+  run_verify "tc32_3x_areg (SWAP 0) split-K 3" sm90a-tc32-sk-areg configs/tc32_3x_areg.json --set SPLITK=3 \
+    --shapes 17x33x5,130x66x1000,64x256x4100
+  run_verify "tc32_3x split-K 3 at lda/ldb + 1 (4-byte copies)" sm90a-tc32-sk-ld1 configs/tc32_3x.json --set SPLITK=3 \
+    --lda +1 --ldb +1 --shapes 17x33x5,130x66x1000
+  sanitize_verify "of tc32_3x split-K 3, mode 2, op NT" tc32-sk "memcheck racecheck" \
+    configs/tc32_3x.json --op NT --set SPLITK=3 --set SPLITK_MODE=2 --shapes 130x66x1000
   sanitize_verify "of tc32_3x op TT (split_a_t, ldmatrix) at lda + 8" tc32-tt "memcheck racecheck" \
     configs/tc32_3x.json --op TT --lda +8 --ldb +8 --ldc +8 --shapes 130x66x72
   sanitize_verify "of tc32_3x op TN with PACK_LD at lda + 1" tc32-pl "memcheck racecheck" \
