@@ -14,8 +14,9 @@
 #   ENGINE_ARGS="--arch sm_90"  more options for every engine bench
 #   ROWS=rows.jsonl                    judge the rows of an earlier run ($OUT/rows.jsonl) again,
 #                                      timing nothing (DEVICE names its GPU)
-# Reference shapes: configs/siboehm.list's configs at 4096^3 (the siboehm table), every other
-# config at 2048^3 (the walk and DGEMM tables), alpha 1, beta 0. A row drops when its ratio falls
+# Reference shapes: configs/siboehm.list's configs at 4096^3 (the siboehm table), configs/thin.list's
+# (a matrix times a few vectors) at 8192x1x4096, every other config at 2048^3 (the walk and DGEMM
+# tables), alpha 1, beta 0. A row drops when its ratio falls
 # by more than max(3%, 3 x spread), spread being the larger of the baseline's and this run's: half
 # the relative range over runs of ours plus half of cuBLAS's. Rows missing from either side, or
 # whose wisdom entry changed, are listed, not judged. Logs go to $OUT (default build/regress).
@@ -44,18 +45,23 @@ rows=${ROWS:-$OUTDIR/rows.jsonl}
 [ -n "${ROWS:-}" ] || : >"$rows"
 if want configs; then
   sib=" $(grep -v '^ *#' configs/siboehm.list | awk 'NF {print $1}' | tr '\n' ' ') "
-  for size in 2048 4096; do
+  thin=" $(grep -v '^ *#' configs/thin.list | awk 'NF {print $1}' | tr '\n' ' ') "
+  for size in 2048 4096 thin; do
     list=$OUTDIR/configs-$size.list
     : >"$list"
     for c in ${CONFIGS:-configs/*.json}; do
       b=${c##*/}
-      in_sib=0
-      [[ "$sib" == *" $b "* ]] && in_sib=1
-      { [ $size = 4096 ] && [ $in_sib = 1 ]; } || { [ $size = 2048 ] && [ $in_sib = 0 ]; } || continue
+      ref=2048
+      [[ "$sib" == *" $b "* ]] && ref=4096
+      [[ "$thin" == *" $b "* ]] && ref=thin
+      [ $ref = $size ] || continue
       echo "$PWD/$c" >>"$list"
       [ "${PDL_AB:-0}" = 1 ] && printf '%s PDL=0\n%s PDL=1\n' "$PWD/$c" "$PWD/$c" >>"$list"
     done
-    $E bench "@$list" --size $size --runs "$RUNS" --format jsonl ${ENGINE_ARGS:-} >"$OUTDIR/configs-$size.jsonl" 2>"$OUTDIR/configs-$size.err"
+    [ -s "$list" ] || continue
+    shape=(--size $size)
+    [ $size = thin ] && shape=(--m 8192 --n 1 --k 4096)
+    $E bench "@$list" "${shape[@]}" --runs "$RUNS" --format jsonl ${ENGINE_ARGS:-} >"$OUTDIR/configs-$size.jsonl" 2>"$OUTDIR/configs-$size.err"
     sed 's/^{/{"set":"configs",/' "$OUTDIR/configs-$size.jsonl" >>"$rows"
   done
 fi

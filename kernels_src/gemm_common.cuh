@@ -87,6 +87,19 @@ template <bool HIDE, typename P> __device__ __forceinline__ P *batch_at(P *p, lo
         C += blockIdx.z * sc;                          \
     } while (0)
 
+/* The elements between stored rows of A, B and C, for templates that index them directly (naive.cu,
+ * gemv.cu): with packed rows (the switch LDP) the shape's own row lengths, constants the compiler
+ * can fold, as before layouts; else the arguments. */
+#if defined(LDP) && LDP
+#define LD_A (OP_TA ? M : K)
+#define LD_B (OP_TB ? K : N)
+#define LD_C N
+#else
+#define LD_A lda
+#define LD_B ldb
+#define LD_C ldc
+#endif
+
 __host__ __device__ constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
 __host__ __device__ constexpr int rup(int a, int m) { return cdiv(a, m) * m; }
 __host__ __device__ constexpr bool pow2(int a) { return a > 0 && (a & (a - 1)) == 0; }

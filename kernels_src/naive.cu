@@ -40,17 +40,8 @@
 */
 #include "gemm_common.cuh"
 
-/* Where element (row, k) of op(A), (k, col) of op(B) and (row, col) of C are stored. With packed
- * rows (LDP) the strides are the shape's own, as before layouts. */
-#if LDP
-#define LD_A (OP_TA ? M : K)
-#define LD_B (OP_TB ? K : N)
-#define LD_C N
-#else
-#define LD_A lda
-#define LD_B ldb
-#define LD_C ldc
-#endif
+/* Where element (row, k) of op(A), (k, col) of op(B) and (row, col) of C are stored (LD_A, LD_B,
+ * LD_C: gemm_common.cuh). */
 #define A_AT(r, k) (OP_TA ? (idx_t)(k) * LD_A + (r) : (idx_t)(r) * LD_A + (k))
 #define B_AT(k, c) (OP_TB ? (idx_t)(c) * LD_B + (k) : (idx_t)(k) * LD_B + (c))
 

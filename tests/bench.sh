@@ -83,23 +83,24 @@ grep -qE '^f32: [0-9.]+ us a shape \(median of 3 runs of 64 shapes\)' "$tmp/pc.o
 
 echo "== bench/regress.sh"
 reg() { # extra env assignments, then the run; output in $tmp/reg.out
-  env DEVICE="Fake GPU 0" WISDOM=$tmp/wisdom CONFIGS="configs/tiled.json configs/warptile_db.json configs/sb10_warptiling.json" \
+  env DEVICE="Fake GPU 0" WISDOM=$tmp/wisdom CONFIGS="configs/tiled.json configs/warptile_db.json configs/sb10_warptiling.json configs/gemv.json" \
     BASELINE=$tmp/base.jsonl RUNS=2 ENGINE_ARGS="--arch sm_90" ENGINE_BIN=$B/engine OUT=$tmp/regress "$@" \
     bash bench/regress.sh >"$tmp/reg.out" 2>&1
 }
 reg UPDATE=1
 check_rc "UPDATE=1 writes a baseline" 0 $? "$(tail -5 "$tmp/reg.out")"
 rows=$(wc -l <"$tmp/base.jsonl")
-[ "$rows" = 5 ] && grep -q '"key": "sb10_warptiling 4096x4096x4096"' "$tmp/base.jsonl" &&
+[ "$rows" = 6 ] && grep -q '"key": "sb10_warptiling 4096x4096x4096"' "$tmp/base.jsonl" &&
+  grep -q '"key": "gemv 8192x1x4096"' "$tmp/base.jsonl" &&
   grep -q '"key": "wisdom f32 512x512x512"' "$tmp/base.jsonl" && grep -q '"key": "tiled 2048x2048x2048"' "$tmp/base.jsonl" &&
-  pass "the baseline has a row per config (siboehm's at 4096^3, others at 2048^3) and per wisdom entry" ||
+  pass "the baseline has a row per config (siboehm's at 4096^3, thin.list's at 8192x1x4096, others at 2048^3) and per wisdom entry" ||
   fail "baseline rows" "$rows rows: $(cat "$tmp/base.jsonl")"
 reg CHECK=1
 check_rc "CHECK=1 against its own baseline: exit 0" 0 $? "$(cat "$tmp/reg.out")"
-grep -q 'regress: 5 rows timed, 5 in the baseline: 0 dropped' "$tmp/reg.out" && pass "no row dropped" || fail "no row dropped" "$(cat "$tmp/reg.out")"
+grep -q 'regress: 6 rows timed, 6 in the baseline: 0 dropped' "$tmp/reg.out" && pass "no row dropped" || fail "no row dropped" "$(cat "$tmp/reg.out")"
 reg CHECK=1 FAKE_SLOW=1.2
 check_rc "CHECK=1 with every kernel 20% slower: exit 1" 1 $? "$(cat "$tmp/reg.out")"
-[ "$(grep -c ' DROP$' "$tmp/reg.out")" = 5 ] && pass "each of the 5 rows is marked DROP" || fail "5 DROP rows" "$(cat "$tmp/reg.out")"
+[ "$(grep -c ' DROP$' "$tmp/reg.out")" = 6 ] && pass "each of the 6 rows is marked DROP" || fail "6 DROP rows" "$(cat "$tmp/reg.out")"
 reg FAKE_SLOW=1.2
 check_rc "without CHECK a drop is reported, exit 0" 0 $? "$(cat "$tmp/reg.out")"
 reg CHECK=1 FAKE_SLOW=1.02
@@ -112,7 +113,7 @@ grep -c '"config":"tiled\[PDL=[01]\]"' "$tmp/regress/configs-2048.jsonl" | grep 
 echo '{"key": broken' >>"$tmp/base.jsonl"
 reg CHECK=1
 check_rc "a corrupt baseline line: exit 2" 2 $? "$(cat "$tmp/reg.out")"
-grep -q "base.jsonl:6: not a baseline row" "$tmp/reg.out" && pass "... naming the file and line" || fail "corrupt baseline named" "$(cat "$tmp/reg.out")"
+grep -q "base.jsonl:7: not a baseline row" "$tmp/reg.out" && pass "... naming the file and line" || fail "corrupt baseline named" "$(cat "$tmp/reg.out")"
 # Wisdom entries are timed as recorded: at one shape an NN entry, a batch entry and an NT entry are
 # three rows (three bench calls: --batch 64, --op NT), named apart in the baseline.
 mkdir -p "$tmp/wisdom2"

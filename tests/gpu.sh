@@ -25,6 +25,9 @@
 #   its ROWCOPY copies dealt by rows (the default's TN rule and both operands: every op, memcheck);
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
 #   wisdom; sliced K in warptile
+#   gemv (a matrix times a few vectors): both loops in every op, f32 and f64, odd shapes with N or M
+#   of 1-5, LANES and KW variants, ld + 1 and + 8, batches, split-K's three modes with empty splits,
+#   column groups past NV, memcheck and racecheck
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
 #   space holding a faulting and a hanging kernel; a second tune served from the CUBIN cache; a
 #   tune of 100 warptile points at 4096^3 whose winner verifies
@@ -60,7 +63,7 @@ E=${ENGINE_BIN:-build/engine}
 LOG=${GPU_LOG_DIR:-build/gpu-logs}
 # GPU_ONLY="edges sanitize" runs only those sections, so that a device call can stay inside its time
 # limit; default all. A name not in SECTIONS is an error (exit 2).
-SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts layouts-tb splitk streamk interior vec2 skinny slicek sm90a wisdom wisdom-f32 wisdom-f64 wisdom-memcheck auto isolation tune-faults tune formats sanitize regress library"
+SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts layouts-tb splitk streamk interior vec2 skinny slicek gemv sm90a wisdom wisdom-f32 wisdom-f64 wisdom-memcheck auto isolation tune-faults tune formats sanitize regress library"
 for s in ${GPU_ONLY:-}; do
   [[ " $SECTIONS " == *" $s "* ]] || { echo "GPU_ONLY: no section \"$s\"; the sections are: $SECTIONS"; exit 2; }
 done

@@ -38,7 +38,7 @@ for t in "${BUILD:-build}"/tests/test_*; do
   total_pass=$((total_pass + ok)); total_fail=$((total_fail + bad))
 done
 
-for suite in invalid compile_matrix tc32 cli tools scripts tune bench docs gpu_stub python; do
+for suite in invalid compile_matrix tc32 gemv cli tools scripts tune bench docs gpu_stub python; do
   echo "== $suite"
   bash "tests/$suite.sh" >"$log" 2>&1
   if [ "$suite" = compile_matrix ]; then grep -v '^  ok ' "$log"; else grep -v '^  ok ' "$log" | grep -v '^[0-9]* passed' ; fi
@@ -54,6 +54,7 @@ echo "   cross-check against the CPU; the wrong fixtures (wrong_k, wrong_edge, w
 echo "   refusal exit codes; --format jsonl and --set on the GPU; K = 0; 65536x65536x16 (64-bit offsets)"
 echo "   and the refusal of a problem that does not fit; an sm_90a-only template; crash isolation and tune"
 echo "   on the GPU; compute-sanitizer memcheck, racecheck, initcheck and synccheck on every template;"
+echo "   gemv (a matrix times a few vectors): both loops in every op, f32 and f64, split-K's modes, column groups;"
 echo "   accuracy classes (wrong_k at K = 65536 and 131072 and TF32-rounded inputs rejected, every config"
 echo "   within its class at K = 1 to 65536); the shipped wisdom by verify --auto at and near every entry,"
 echo "   memcheck of each of its configurations; --auto at random odd shapes; bench/regress.sh CHECK=1;"

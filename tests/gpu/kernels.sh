@@ -27,7 +27,8 @@ if want f64; then
 echo "== the f32 templates in f64"
 F64="configs/tiled.json configs/regblock.json configs/bank_pad_vec.json configs/ldg_wider2.json configs/sb06_vectorize.json
      configs/sb07_linearize.json configs/sb10_warptiling.json configs/sb11_double_buffer.json configs/sb12_double_buffer2.json
-     configs/warptile_db.json configs/splitk3.json configs/splitk4_2pass.json configs/multibuf_b3.json configs/ldg_async.json configs/naive.json"
+     configs/warptile_db.json configs/splitk3.json configs/splitk4_2pass.json configs/multibuf_b3.json configs/ldg_async.json configs/naive.json
+     configs/gemv.json"
 # shellcheck disable=SC2086
 run_verify "verify --dtype f64" verify-f64 --dtype f64 --shapes 1x1x1,17x33x5,127x129x131,1000x1000x1000 $F64
 grep -E '^(FAIL|error)' "$LOG/verify-f64.txt"

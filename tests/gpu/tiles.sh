@@ -184,6 +184,40 @@ sanitize_verify "sliced K" slicek "memcheck racecheck synccheck initcheck" confi
   --shapes 67x45x133
 fi
 
+if want gemv; then
+echo "== gemv: a matrix times a few vectors, both loops (LDOT) in every op, both dtypes, odd shapes, split-K, column groups, sanitizers"
+# N or M of 1-5 with odd K (the vector loop's tail), a K below one vector, rows past a block.
+GSH=1x1x1,1x33x5,17x1x5,3x1000x999,1000x4x999,5x1025x4097,4097x2x65,1x8193x1025,130x3x7,2x2x3
+for op in NN NT TN TT; do
+  run_verify "gemv f32 op $op" gemv-$op configs/gemv.json --op "$op" --shapes $GSH
+  run_verify "gemv f64 op $op" gemv64-$op configs/gemv.json --dtype f64 --op "$op" --shapes $GSH
+  # Groups of 4 lanes keeping 4 rows each, KW 1 (no shared memory), one step of loads.
+  run_verify "gemv LANES 4 ROWS 4 KW 1 UNROLL 1 op $op" gemv-l4-$op configs/gemv.json --op "$op" \
+    --set LANES=4 --set ROWS=4 --set KW=1 --set UNROLL=1 --set THREADS=64 --shapes 1x33x5,17x1x5,3x1000x999,1000x4x999
+done
+run_verify "gemv op NN, lda/ldb/ldc + 1 (one element a load)" gemv-pad1 configs/gemv.json --lda +1 --ldb +1 --ldc +1 \
+  --shapes 1x33x5,17x1x5,3x1000x999,1000x4x999
+run_verify "gemv op TT, lda/ldb/ldc + 8" gemv-pad8 configs/gemv.json --op TT --lda +8 --ldb +8 --ldc +8 \
+  --shapes 1x33x5,17x1x5,3x1000x999,1000x4x999
+run_verify "gemv f64 op NT, lda + 1" gemv64-pad1 configs/gemv.json --dtype f64 --op NT --lda +1 --shapes 1x33x5,17x1x5,3x1000x999
+run_verify "gemv batch 3, op NT" gemv-batch configs/gemv.json --batch 3 --op NT --shapes 1x33x5,17x1x5,5x1025x97
+run_verify "gemv f64 batch 3, op TN, padded strides" gemv64-batch configs/gemv.json --dtype f64 --batch 3 --op TN \
+  --stride-a 17000 --stride-b 17001 --stride-c 17002 --shapes 5x1025x9
+# Split-K: 17x1x40 in 5 splits of one 16-deep step leaves two splits empty (modes 1 and 2 run them).
+for m in 0 1 2; do
+  for op in NN TN; do
+    run_verify "gemv SPLITK 5 mode $m op $op" gemv-sk$m-$op configs/gemv.json --op "$op" --set SPLITK=5 --set SPLITK_MODE=$m \
+      --shapes 1x1x1,17x1x40,3x1000x999,1000x4x999,2x300x65537
+  done
+done
+# Neither side at most NV: groups of NV vectors over grid y, the last one partial.
+run_verify "gemv NV 1 and NV 4 past their width: column groups" gemv-groups configs/gemv.json --set NV=1 --shapes 17x5x33,5x17x33
+run_verify "gemv NV 4 at 130x66x72 and 66x130x34, op TT" gemv-groups-tt configs/gemv.json --op TT --shapes 130x66x72,66x130x34
+sanitize_verify "gemv both loops (op NN), split-K mode 2" gemv-san "memcheck racecheck" configs/gemv.json --set SPLITK=3 \
+  --set SPLITK_MODE=2 --shapes 3x1000x99,1000x4x99
+sanitize_verify "gemv op TN" gemv-san-tn "memcheck" configs/gemv.json --op TN --shapes 3x1000x99,1000x4x99,66x130x34
+fi
+
 if want sm90a; then
 echo "== sm_90a: a template that requires the architecture-specific target"
 ENGINE_TEMPLATES=$TPL_FIX run_verify "verify --arch sm_90a" sm90a tests/configs/gpu/needs_sm90a.json --arch sm_90a \

@@ -96,7 +96,7 @@ echo "== compute-sanitizer (memcheck, racecheck, initcheck, synccheck), one odd 
 [ "${GPU_SANITIZE:-1}" = 0 ] && SAN_SKIP="GPU_SANITIZE=0"
 for c in naive tiled bank_pad_vec ldg_wider2 sb07_linearize multibuf_b3 ldg_async splitk2 splitk4_2pass warptile_splitk dgemm_dmma_splitk \
          warptile_streamk \
-         sb10_warptiling sb11_double_buffer sb12_double_buffer2 warptile_db dgemm_simt dgemm_pipelined dgemm_dmma; do
+         sb10_warptiling sb11_double_buffer sb12_double_buffer2 warptile_db dgemm_simt dgemm_pipelined dgemm_dmma gemv; do
   sanitize_verify "$c" "cs-$c" "${GPU_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}" configs/$c.json --shapes 67x45x37
 done
 unset SAN_SKIP

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "pick.h"
@@ -78,7 +79,11 @@ static void test_suite_shapes_are_exact(void **state)
             if (!x->loaded)
                 fail_msg("%s: %s", x->label, x->err_text);
             assert_false(x->occ_estimated); /* the shipped entries carry their measured occupancy */
-            assert_true(x->eff > 0.05 && x->eff <= 1.5); /* 1.5: the cap, where the model is slower than the entry */
+            /* eff is FLOP/s over the FMA (or tensor) peak, 1.5 the cap where the model is slower than the
+             * entry. A matrix times a few vectors (gemv.cu) does 2 flops per element of the long operand
+             * it reads, so memory holds it at 1-5% of that peak: its floor is lower. */
+            const double floor = strcmp(x->cfg.tpl.name, "gemv") == 0 ? 0.005 : 0.05;
+            assert_true(x->eff > floor && x->eff <= 1.5);
             select_result r;
             assert_int_equal(select_pick_batch(&p.sel, &x->entry->shape, wisdom_batch(x->entry), &r), 0);
             assert_true(r.exact);

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# gemv.cu without a GPU: which loop each op takes (LDOT) and on which side the vectors lie (VM), the
+# vector loads the alignment allows and their fallback, column groups past NV, split-K's launches,
+# both dtypes from one config without spills, and the refusals of its constraints (exit 2, the rule
+# named). The GPU tests (tests/gpu/tiles.sh, section gemv) verify the results.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+E=${BUILD:-build}/engine
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+C=configs/gemv.json
+
+# switches NAME EXPECTED ARGS...: compiles, without spills, and the switches include EXPECTED
+switches() {
+  local name=$1 want=$2
+  shift 2
+  out=$($E compile "$C" "$@" 2>&1)
+  rc=$?
+  row=$(printf '%s\n' "$out" | grep '^gemv')
+  spill=$(printf '%s\n' "$row" | awk '{print $8 + $9}')
+  if [ "$rc" = 0 ] && [ -n "$row" ] && [ "$spill" = 0 ] && printf '%s\n' "$row" | grep -q -- "$want"; then
+    pass "$name"
+  else fail "$name (exit $rc, spills ${spill:-?})" "$out"; fi
+}
+echo "== the loops and the sides, every op, both dtypes"
+for dt in f32 f64; do
+  switches "$dt NN, N = 1: dot loop over A's rows" "VM=0 NJ=1 LDOT=1" --dtype $dt --m 8192 --n 1 --k 512
+  switches "$dt TN, N = 1: A stored K x M, rows loop" "VM=0 NJ=1 LDOT=0" --dtype $dt --op TN --m 8192 --n 1 --k 512
+  switches "$dt NN, M = 1: B's rows loop" "VM=1 NJ=1 LDOT=0" --dtype $dt --m 1 --n 8192 --k 512
+  switches "$dt NT, M = 1: B stored N x K, dot loop" "VM=1 NJ=1 LDOT=1" --dtype $dt --op NT --m 1 --n 8192 --k 512
+  switches "$dt TT, M = 3: dot loop over B^T" "VM=1 NJ=3 LDOT=1" --dtype $dt --op TT --m 3 --n 1000 --k 999
+  switches "$dt NN, N = 4 <= NV" "VM=0 NJ=4 LDOT=1" --dtype $dt --m 1000 --n 4 --k 1000
+  switches "$dt NN, neither side small: groups of NV vectors along the narrower side" "VM=1 NJ=4 LDOT=0" --dtype $dt --m 100 --n 900 --k 77
+  switches "$dt split-K mode 2 in one launch" "SK=8 SPLIT_SERIAL=1" --dtype $dt --m 8 --n 1 --k 65536 --set SPLITK=8 --set SPLITK_MODE=2
+  switches "$dt SPLITK 0: 64 splits where one block holds every row and K is long" "SK=64 SPLIT_SERIAL=1" --dtype $dt --m 1 --n 100 --k 65536
+  switches "$dt SPLITK 0: no split where the rows fill the GPU" "SK=1 SPLIT_SERIAL=0" --dtype $dt --m 65536 --n 1 --k 4096
+  switches "$dt SPLITK 0: no split of a K below 1024" "SK=1 SPLIT_SERIAL=0" --dtype $dt --m 1 --n 128 --k 1023
+  switches "$dt SPLITK 0: none where the rows fill a quarter of SPLIT_BLOCKS" "SK=1 SPLIT_SERIAL=0" --dtype $dt --m 1 --n 8192 --k 65536 --set SPLIT_BLOCKS=16
+  switches "$dt SPLITK 0: no split at a padded ldc (scale_c and W index C packed)" "SK=1" --dtype $dt --m 1 --n 100 --k 65536 --ldc +1
+  switches "$dt SPLITK 0: none in a batch (grid z)" "SK=1" --dtype $dt --m 1 --n 100 --k 65536 --batch 2
+  switches "$dt strided batch" "BATCHED=1" --dtype $dt --batch 3 --m 1 --n 500 --k 300
+done
+switches "f32 VEC 4: 16-byte loads of A's rows where lda allows" "EVEC_L=4" --m 8192 --n 1 --k 512
+switches "f64 VEC 4 is two doubles" "EVEC_L=2" --dtype f64 --m 8192 --n 1 --k 512
+switches "lda + 1: A's rows one element at a time" "EVEC_L=1" --m 8192 --n 1 --k 512 --lda +1
+switches "lda + 2: two elements at a time" "EVEC_L=2" --m 8192 --n 1 --k 512 --lda +2
+switches "one packed vector read as vectors along K" "VK1=1 VEC_V=1" --m 8192 --n 1 --k 512
+switches "N = 2 row-major B: V not contiguous along K, read element by element" "VK1=0 VEC_V=0" --m 8192 --n 2 --k 512
+
+echo "== the PTX: 16-byte loads where the rows allow, none where they do not"
+ptx() { # DIR ARGS...: the pasted kernel's PTX in DIR
+  local d=$1
+  shift
+  mkdir -p "$d"
+  $E compile "$C" --emit "$d" "$@" >/dev/null 2>&1 && cat "$d"/gemv.ptx
+}
+v4=$(ptx "$T/a" --m 8192 --n 1 --k 512 | grep -c 'ld\.global[.a-z]*\.v4\.f32')
+[ "$v4" -gt 0 ] && pass "packed NN, N = 1: A's rows and x by ld.global.v4 ($v4)" || fail "packed NN loads 16 bytes" "$v4 v4 loads"
+v4=$(ptx "$T/b" --m 8192 --n 1 --k 512 --lda +1 --ldb +1 | grep -c 'ld\.global[.a-z]*\.v4\.f32')
+[ "$v4" = 0 ] && pass "lda + 1: no 16-byte load" || fail "lda + 1: no 16-byte load" "$v4 v4 loads"
+p=$(ptx "$T/c" --m 1 --n 8192 --k 512)
+if printf '%s\n' "$p" | grep -q 'ld\.global[.a-z]*\.v4\.f32' && printf '%s\n' "$p" | grep -q 'st\.shared\.f32' &&
+  printf '%s\n' "$p" | grep -q 'bar\.sync'; then pass "packed NN, M = 1: B's rows by 16-byte loads, the KW groups' sums through shared memory"
+else fail "packed NN, M = 1: 16-byte loads and a shared-memory reduction" "$(printf '%s\n' "$p" | grep -c ld.global)"; fi
+n=$(ptx "$T/d" --m 1 --n 8192 --k 512 --set KW=1 | grep -c 'st\.shared')
+[ "$n" = 0 ] && pass "KW 1: no shared memory" || fail "KW 1: no shared memory" "$n shared stores"
+n=$(ptx "$T/e" --m 8192 --n 1 --k 512 --set SPLITK=4 | grep -c 'atom\.global\.add\.f32\|red\.global\.add\.f32')
+[ "$n" -gt 0 ] && pass "split-K adds with atomics ($n)" || fail "split-K adds with atomics"
+
+echo "== refusals"
+refused() { # NAME PATTERN ARGS...: exit 2 and the rule named
+  local name=$1 pat=$2
+  shift 2
+  out=$($E compile "$C" "$@" 2>&1)
+  rc=$?
+  if [ "$rc" = 2 ] && printf '%s\n' "$out" | grep -q -- "$pat"; then pass "$name"; else fail "$name (exit $rc)" "$out"; fi
+}
+refused "THREADS not whole warps" 'THREADS % 32 == 0' --set THREADS=48 --set KW=1
+refused "too many loads in flight for the registers" 'UNROLL \* min(VEC \* ELEM, 16) / 4 \* (ROWS + NV) <= 160' --set UNROLL=8 --set ROWS=4
+refused "the KW groups' sums past 48 KB of shared memory" 'KW == 1 || THREADS \* min(VEC, 16 / ELEM) \* NV \* ELEM <= 49152' \
+  --set THREADS=1024 --set NV=4
+refused "split-K with a padded ldc" 'LDC == N || SPLITK <= 1' --m 1 --n 512 --k 4096 --set SPLITK=4 --ldc +1
+refused "split-K with a batch" 'BATCH == 1 || SPLITK <= 1' --m 1 --n 512 --k 4096 --set SPLITK=4 --batch 2
+
+summary
