@@ -211,7 +211,7 @@ for m in 0 1 2; do
   done
 done
 # Neither side at most NV: groups of NV vectors over grid y, the last one partial.
-run_verify "gemv NV 1 and NV 4 past their width: column groups" gemv-groups configs/gemv.json --set NV=1 --shapes 17x5x33,5x17x33
+run_verify "gemv NV 1 past its width: column groups of one" gemv-groups configs/gemv.json --set NV=1 --shapes 17x5x33,5x17x33
 run_verify "gemv NV 4 at 130x66x72 and 66x130x34, op TT" gemv-groups-tt configs/gemv.json --op TT --shapes 130x66x72,66x130x34
 sanitize_verify "gemv both loops (op NN), split-K mode 2" gemv-san "memcheck racecheck" configs/gemv.json --set SPLITK=3 \
   --set SPLITK_MODE=2 --shapes 3x1000x99,1000x4x99
