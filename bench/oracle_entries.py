@@ -4,13 +4,13 @@ shipped entry timed there beside cuBLAS), the fastest verified row becomes an en
 model finds a measured point near shapes the suite does not hold (docs/NOTES.md, "Selection ... third
 round"). Shapes the tuned wisdom (--skip FILE) already holds are left out.
 
-  python3 bench/oracle_entries.py --device NAME --arch sm_90 --skip wisdom/<device>.json \\
-      bench/data/h100-random-{1,5,11,13,17}-oracle2-f32.jsonl bench/data/h100-random-{1,5,11,13,17}-oracle-f64.jsonl \\
-      bench/data/h100-random-{1,5,11,13,17}-oracle2-{nt,tn}-f32.jsonl > wisdom/<device>.dev-seeds.json
+  python3 bench/oracle_entries.py --device NAME --arch sm_90 --skip wisdom/<device>.json ORACLE.jsonl... > FILE
 
-(the shipped file, 2026-11-26: FP32 from the second oracle, timed on the kernels of that day with the
-3xTF32 entries, at NN, NT and TN; FP64 from the first). Rows in an op other than NN (ENGINE_ARGS="--op
-NT" bash bench/oracle.sh) become entries of that op: the points --auto weighs for one product in it.
+The shipped development points are built from the rows bench/oracle_files.py lists (its docstring has
+the command): the development seeds' oracles (FP32 at NN, NT and TN, FP64 at NN) and the later
+sessions' rows of configs added since (gemv's at the seeds' thin and narrow shapes in NN, NT and TN).
+Rows in an op other than NN (ENGINE_ARGS="--op NT" bash bench/oracle.sh) become entries of that op:
+the points --auto weighs for one product in it.
 """
 import argparse, json, os, re, sys
 

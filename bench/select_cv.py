@@ -5,7 +5,7 @@ the held-out seed's shapes; each choice's time is read from that seed's oracle r
 entry timed at every shape beside cuBLAS). Prints per seed and dtype the geometric mean and minimum
 of cuBLAS time / chosen time, and the oracle's (best entry per shape). No GPU needed.
 
-  python3 bench/select_cv.py [--engine build/engine] [-v]     (seeds: bench/data/h100-random-*-oracle-*)
+  python3 bench/select_cv.py [--engine build/engine] [-v] [--op NT]   (the rows: bench/oracle_files.py)
 """
 import argparse, collections, glob, json, math, os, re, shutil, subprocess, sys, tempfile
 
@@ -20,26 +20,11 @@ ap.add_argument("--no-extra-points", action="store_true",
                 help="leave the later configs' rows (oracle-s<N>: configs added to wisdom after the oracles) out of the points; they still time the choices")
 a = ap.parse_args()
 slug = re.sub(r"[^a-z0-9]+", "-", a.device.lower()).strip("-")
-tag = "h100"
-seeds = sorted({int(re.search(r"random-(\d+)-oracle", f).group(1)) for f in glob.glob(f"bench/data/{tag}-random-*-oracle-f32.jsonl")})
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle_files import extra_files, point_files, rows_file, seeds as dev_seeds  # noqa: E402
 
-
-def rows_file(seed, dt, op="NN"):
-    """A seed's oracle rows: the second oracle (oracle2: timed again on later kernels, more entries)
-    where there is one, else the first; an op other than NN has second-oracle rows only."""
-    if op != "NN":
-        return f"bench/data/{tag}-random-{seed}-oracle2-{op.lower()}-{dt}.jsonl"
-    f2 = f"bench/data/{tag}-random-{seed}-oracle2-{dt}.jsonl"
-    return f2 if os.path.exists(f2) else f"bench/data/{tag}-random-{seed}-oracle-{dt}.jsonl"
-
-
-def extra_files(seed, dt, op="NN"):
-    """Rows of configs added to wisdom after the oracles, timed at the same shapes in a later session
-    (oracle-s<session>-<dtype>: bench/oracle.sh with WISDOM_FILE naming only the new entries); NN only."""
-    return sorted(glob.glob(f"bench/data/{tag}-random-{seed}-oracle-s*-{dt}.jsonl")) if op == "NN" else []
-
-
-dtypes = [d for d in ("f32", "f64") if a.op == "NN" or os.path.exists(rows_file(seeds[0], d, a.op))]
+seeds = dev_seeds()
+dtypes = [d for d in ("f32", "f64") if rows_file(seeds[0], d, a.op)]
 norm = lambda l: re.sub(r",?PDL=\d", "", l).replace("[]", "")  # PDL changed on some entries since the oldest rows
 
 
@@ -53,11 +38,8 @@ for held in seeds:
         for f in glob.glob("wisdom/*.json"):
             if not f.endswith(".dev-seeds.json"):
                 shutil.copy(f, wdir)
-        # The later configs' rows first: oracle_entries keeps the last cuBLAS time it reads at a shape.
-        others = [] if a.no_extra_points else [f for s in seeds if s != held for d in ("f32", "f64") for f in extra_files(s, d)]
-        others += [rows_file(s, d) for s in seeds if s != held for d in ("f32", "f64")]
-        if a.op != "NN" and not a.no_op_points:
-            others += [rows_file(s, d, a.op) for s in seeds if s != held for d in dtypes]
+        ops = ("NN",) if a.op == "NN" or a.no_op_points else ("NN", a.op)
+        others = point_files(held, ops, not a.no_extra_points)
         with open(os.path.join(wdir, f"{slug}.dev-seeds.json"), "w") as out:
             subprocess.run([sys.executable, "bench/oracle_entries.py", "--device", a.device, "--arch", "sm_90", "--skip",
                             f"wisdom/{slug}.json"] + others, stdout=out, stderr=subprocess.DEVNULL, check=True)

@@ -31,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEVICE = "H100"  # the column label of our figures
 WALK, SIBOEHM, DGEMM = "h100-walk.jsonl", "h100-siboehm.jsonl", "h100-dgemm.jsonl"
 TARGETS = "h100-targets.jsonl"
-SUITE = {"FP32": "h100-suite-f32-auto-2026-11-26-s10.jsonl", "FP64": "h100-suite-f64-auto-2026-11-26-s10.jsonl"}
+SUITE = {"FP32": "h100-suite-f32-auto-2026-11-26-s11.jsonl", "FP64": "h100-suite-f64-auto-2026-11-26-s11.jsonl"}
 OURS = "warptile_db"  # the siboehm table's last kernel, in bold
 DGEMM_LABELS = {
     "dgemm_smem": "dgemm_smem (16x16x16 tiles)",

@@ -162,4 +162,32 @@ $B/engine bench configs/tc32_3x.json --arch sm_90a --size 512 >"$tmp/f32.out" 2>
 if [ $? = 0 ] && grep -q '^cublas ' "$tmp/f32.out" && ! grep -q '^cublas_tf32' "$tmp/f32.out"; then
   pass "3xTF32 alone (class f32): no cublas_tf32 row"
 else fail "3xTF32 alone (class f32): no cublas_tf32 row" "$(cat "$tmp/f32.out")"; fi
+echo "== the development points and the files they come from (bench/oracle_files.py)"
+# The shipped points are built from bench/data's rows only: rebuilt here, they must come out byte
+# for byte (a row file changed or added without rebuilding them, or the reverse, is caught).
+python3 bench/oracle_entries.py --device "NVIDIA H100 80GB HBM3" --arch sm_90 --skip wisdom/nvidia-h100-80gb-hbm3.json \
+  $(python3 bench/oracle_files.py) 2>/dev/null | cmp -s - wisdom/nvidia-h100-80gb-hbm3.dev-seeds.json &&
+  pass "wisdom/nvidia-h100-80gb-hbm3.dev-seeds.json rebuilds byte for byte from bench/data" ||
+  fail "wisdom/nvidia-h100-80gb-hbm3.dev-seeds.json rebuilds byte for byte from bench/data (rebuild it: bench/oracle_files.py)"
+# A later session's rows supersede an earlier one's that time only templates it times again.
+mkdir -p "$tmp/od"
+python3 - "$tmp/od" <<'PY' && pass "oracle_files: s11's gemv rows supersede s10's; s9's (other templates) and op files stay apart" ||
+import json, os, sys
+d = sys.argv[1]
+row = lambda t: json.dumps({"template": t, "config": t}) + "\n"
+files = {"h100-random-3-oracle-f32.jsonl": [], "h100-random-3-oracle-f64.jsonl": [],
+         "h100-random-3-oracle-s9-f32.jsonl": ["tc32", "cublas"], "h100-random-3-oracle-s10-f32.jsonl": ["gemv", "cublas"],
+         "h100-random-3-oracle-s11-f32.jsonl": ["gemv", "cublas"], "h100-random-3-oracle-s11-nt-f32.jsonl": ["gemv"]}
+for f, ts in files.items():
+    open(os.path.join(d, f), "w").write("".join(map(row, ts)))
+sys.path.insert(0, "bench")
+import oracle_files as of
+of.DATA = d
+names = lambda fs: [os.path.basename(f) for f in fs]
+assert names(of.extra_files(3, "f32")) == ["h100-random-3-oracle-s9-f32.jsonl", "h100-random-3-oracle-s11-f32.jsonl"], of.extra_files(3, "f32")
+assert names(of.extra_files(3, "f32", "NT")) == ["h100-random-3-oracle-s11-nt-f32.jsonl"]
+assert of.extra_files(3, "f64") == [] and of.rows_file(3, "f32", "NT") is None
+assert of.seeds() == [3]
+PY
+  fail "oracle_files: s11's gemv rows supersede s10's; s9's (other templates) and op files stay apart"
 summary

@@ -35,12 +35,18 @@ for dt in f32 f64; do
   switches "$dt split-K mode 2 in one launch" "SK=8 SPLIT_SERIAL=1" --dtype $dt --m 8 --n 1 --k 65536 --set SPLITK=8 --set SPLITK_MODE=2
   switches "$dt SPLITK 0: 64 splits where one block holds every row and K is long" "SK=64 SPLIT_SERIAL=1" --dtype $dt --m 1 --n 100 --k 65536
   switches "$dt SPLITK 0: no split where the rows fill the GPU" "SK=1 SPLIT_SERIAL=0" --dtype $dt --m 65536 --n 1 --k 4096
-  switches "$dt SPLITK 0: no split of a K below 1024" "SK=1 SPLIT_SERIAL=0" --dtype $dt --m 1 --n 128 --k 1023
+  switches "$dt SPLITK 0: no split of a K under 4 x SPLIT_DEPTH (511: 512 deep)" "SD=512 SK=1 SPLIT_SERIAL=0" --dtype $dt --m 1 --n 128 --k 511
+  switches "$dt SPLITK 0: splits SPLIT_DEPTH deep from K = 4 x SPLIT_DEPTH (1023 in 4)" "SD=128 SK=4 SPLIT_SERIAL=1" --dtype $dt --m 1 --n 128 --k 1023
+  switches "$dt SPLITK 0: SPLIT_DEPTH 512 (K = 1023 whole)" "SK=1 SPLIT_SERIAL=0" --dtype $dt --m 1 --n 128 --k 1023 --set SPLIT_DEPTH=512
+  switches "$dt SPLITK 0: two groups of vectors split 512 deep (K = 16381 in 16)" "SD=512 SK=16" --dtype $dt --m 7 --n 128 --k 16381
+  switches "$dt SPLITK 0: a grid past SPLIT_BLOCKS / 8 blocks splits 512 deep (128 blocks, K = 512 whole)" "SD=512 SK=1" --dtype $dt --m 8192 --n 1 --k 512 --set THREADS=512 --set LANES=8 --set ROWS=1 --set KW=1
   switches "$dt SPLITK 0: none where the rows fill a quarter of SPLIT_BLOCKS" "SK=1 SPLIT_SERIAL=0" --dtype $dt --m 1 --n 8192 --k 65536 --set SPLIT_BLOCKS=16
   switches "$dt SPLITK 0: no split at a padded ldc (scale_c and W index C packed)" "SK=1" --dtype $dt --m 1 --n 100 --k 65536 --ldc +1
   switches "$dt SPLITK 0: none in a batch (grid z)" "SK=1" --dtype $dt --m 1 --n 100 --k 65536 --batch 2
   switches "$dt strided batch" "BATCHED=1" --dtype $dt --batch 3 --m 1 --n 500 --k 300
 done
+switches "f32 SPLITK 0: SPLIT_WHOLE 1 splits a grid under SPLIT_BLOCKS (64 blocks of 256 in 4)" "SK=4" --m 1 --n 8192 --k 65536 --set SPLIT_BLOCKS=256 --set SPLIT_WHOLE=1
+switches "f32 SPLITK 0: SPLIT_WHOLE 4 keeps 64 blocks of 256 whole" "SK=1" --m 1 --n 8192 --k 65536 --set SPLIT_BLOCKS=256
 switches "f32 VEC 4: 16-byte loads of A's rows where lda allows" "EVEC_L=4" --m 8192 --n 1 --k 512
 switches "f64 VEC 4 is two doubles" "EVEC_L=2" --dtype f64 --m 8192 --n 1 --k 512
 switches "lda + 1: A's rows one element at a time" "EVEC_L=1" --m 8192 --n 1 --k 512 --lda +1
