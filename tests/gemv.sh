@@ -89,4 +89,18 @@ refused "the KW groups' sums past 48 KB of shared memory" 'KW == 1 || THREADS \*
 refused "split-K with a padded ldc" 'LDC == N || SPLITK <= 1' --m 1 --n 512 --k 4096 --set SPLITK=4 --ldc +1
 refused "split-K with a batch" 'BATCH == 1 || SPLITK <= 1' --m 1 --n 512 --k 4096 --set SPLITK=4 --batch 2
 
+echo "== the shipped wisdom runs it at thin FP32 products in NT and TN"
+# The H100's NT and TN points (wisdom/*.dev-seeds.json) are all --auto weighs in those ops; until
+# they held gemv's rows, a decode step x * W^T at M = 1 (op NT) ran a tiled kernel (RESULTS, session 11).
+picks() { # OP SHAPES: the labels engine pick chooses, one a line
+  XDG_DATA_HOME="$T/none" $E pick --arch sm_90 --sms 132 --dtype f32 --op "$1" --device-name "NVIDIA H100 80GB HBM3" \
+    --shapes "$2" --format jsonl 2>/dev/null | python3 -c 'import json, sys; [print(json.loads(l)["label"]) for l in sys.stdin if l.startswith("{")]'
+}
+out=$(picks NT 1x4096x4096,1x1024x8192,2x3000x5000)
+[ "$(printf '%s\n' "$out" | grep -c '^gemv')" = 3 ] && pass "NT at 1x4096x4096, 1x1024x8192, 2x3000x5000: gemv" ||
+  fail "NT at 1x4096x4096, 1x1024x8192, 2x3000x5000: gemv" "$out"
+out=$(picks TN 4096x1x4096,1x4096x4096,5000x3x3000)
+[ "$(printf '%s\n' "$out" | grep -c '^gemv')" = 3 ] && pass "TN at 4096x1x4096, 1x4096x4096, 5000x3x3000: gemv" ||
+  fail "TN at 4096x1x4096, 1x4096x4096, 5000x3x3000: gemv" "$out"
+
 summary
