@@ -29,7 +29,7 @@ SRC       := $(wildcard engine/*.c)
 OBJ       := $(SRC:engine/%.c=$(B)/obj/%.o)
 LIB_OBJ   := $(filter-out $(B)/obj/main.o,$(OBJ))
 # libengine: the core modules only (no cuBLAS, no worker processes, no command line).
-CORE      := api apiarg apiplan err util expr jsonloc shape sha256 arch paths template plan config cache jit gpu \
+CORE      := api apiarg apicall apiplan fallback warm err util expr jsonloc shape sha256 arch paths template plan config cache jit gpu \
              kernel layout wisdom pick select entries accuracy verify
 CORE_OBJ  := $(CORE:%=$(B)/obj/%.o)
 CORE_LIBS := -lnvrtc -ljansson -ldl -lm -lpthread

@@ -10,17 +10,20 @@
 #include "../include/engine.h"
 
 #include "apiarg.h"
+#include "apicall.h"
 #include "apiplan.h"
 #include "arch.h"
 #include "cache.h"
 #include "jit.h"
 #include "paths.h"
 #include "util.h"
+#include "warm.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *engine_status_string(engine_status st)
 {
@@ -31,6 +34,8 @@ const char *engine_status_string(engine_status st)
 }
 
 void engine_options_init(engine_options *o) { memset(o, 0, sizeof *o); }
+
+int engine_version(void) { return ENGINE_VERSION_MAJOR * 1000 + ENGINE_VERSION_MINOR; }
 
 /* Templates, shipped configs and wisdom are found next to the library, as the command finds them
  * next to itself: build/libengine.so -> kernels_src/, PREFIX/lib -> PREFIX/share/engine/. */
@@ -91,6 +96,24 @@ engine_status engine_create(engine_ctx **out, const engine_options *opt)
         c->smem_limit = c->gpu.smem_optin > 0 ? c->gpu.smem_optin : arch_lookup(c->arch)->smem_optin;
         c->device_name = xstrdup(c->gpu.name);
     }
+    /* Compiles in the background, cuBLAS meanwhile (apicall.h), unless told otherwise or cuBLAS cannot
+     * be had (then every first call waits for its build, as before). */
+    const char *env = getenv("ENGINE_JIT");
+    bool async = opt->jit == ENGINE_JIT_ASYNC ||
+                 (opt->jit == ENGINE_JIT_DEFAULT && !(env && strcmp(env, "sync") == 0));
+    if (opt->jit < ENGINE_JIT_DEFAULT || opt->jit > ENGINE_JIT_SYNC) {
+        if (c->have_gpu)
+            gpu_close(&c->gpu);
+        free(c->device_name);
+        free(c);
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_create", "jit must be ENGINE_JIT_DEFAULT, _ASYNC or _SYNC");
+    }
+    if (async && c->have_gpu) {
+        err_t why;
+        err_clear(&why);
+        async = gpu_set_current(&c->gpu, &why) == 0 && fallback_open(&c->blas, &why) == 0;
+    }
+    apicall_init(c, async && c->have_gpu);
     c->wisdom_dir = opt->wisdom_dir ? xstrdup(opt->wisdom_dir) : NULL;
     c->user_wisdom_dir = opt->user_wisdom_dir ? xstrdup(opt->user_wisdom_dir) : NULL;
     /* CUBINs on disk as `engine` keeps them; without a usable directory, in memory only. */
@@ -112,7 +135,9 @@ void engine_destroy(engine_ctx *c)
 {
     if (!c)
         return;
+    apicall_free(c);
     apiplan_ctx_free(c);
+    fallback_close(&c->blas);
     if (c->have_cache) {
         pthread_mutex_lock(&g_cache_lock);
         if (g_cache_owner == c) {
@@ -201,6 +226,17 @@ static void desc_of(apiarg_desc *d, const char *fn, const engine_plan_desc *p)
                        .batch = p->batch, .stride_a = p->stride_a, .stride_b = p->stride_b, .stride_c = p->stride_c};
 }
 
+/* desc checked and mapped onto the kernels' problem (the failure recorded as fn's). */
+static engine_status problem_of(const char *fn, const engine_plan_desc *desc, apiarg_problem *p)
+{
+    apiarg_desc d;
+    desc_of(&d, fn, desc);
+    err_t err;
+    err_clear(&err);
+    engine_status st = apiarg_check(&d, p, &err);
+    return st ? api_fail(st, &err) : ENGINE_SUCCESS;
+}
+
 engine_status engine_plan_create(engine_ctx *c, const engine_plan_desc *desc, engine_plan **plan)
 {
     const char *fn = "engine_plan_create";
@@ -211,14 +247,10 @@ engine_status engine_plan_create(engine_ctx *c, const engine_plan_desc *desc, en
         return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, !c ? "ctx is a null pointer" : "desc is a null pointer");
     if (desc->alignment < 0 || desc->alignment > 256 || (desc->alignment & (desc->alignment - 1)))
         return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, "alignment must be 0 or a power of two up to 256 bytes");
-    apiarg_desc d;
-    desc_of(&d, fn, desc);
     apiarg_problem p;
-    err_t err;
-    err_clear(&err);
-    engine_status st = apiarg_check(&d, &p, &err);
+    engine_status st = problem_of(fn, desc, &p);
     if (st)
-        return api_fail(st, &err);
+        return st;
     /* The promised alignment as an address: every pointer given to execute is a multiple of it. */
     size_t es = dtype_size(p.dtype), bytes = (size_t)desc->alignment > es ? (size_t)desc->alignment : es;
     layout_align al;
@@ -252,11 +284,54 @@ static engine_status gemm(engine_ctx *c, const apiarg_desc *d, double alpha, con
         return api_fail(st, &err);
     if (!c->have_gpu)
         return api_fail_text(ENGINE_ERROR_NO_GPU, d->fn, "this context was made without a GPU (no_device): it plans, it does not run");
-    const engine_plan *plan = NULL;
-    layout_align al;
-    apiplan_align_of(&p, p.swapped ? B : A, p.swapped ? A : B, C, &al);
-    st = apiplan_cached(c, &p, &al, d->fn, &plan);
-    return st ? st : apiplan_execute(plan, d->fn, alpha, A, B, beta, C, stream);
+    return apicall_gemm(c, &p, d->fn, alpha, A, B, beta, C, stream);
+}
+
+engine_status engine_gemm(engine_ctx *c, const engine_plan_desc *desc, double alpha, const void *A, const void *B,
+                          double beta, void *C, engine_stream stream)
+{
+    if (!desc)
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_gemm", "desc is a null pointer");
+    apiarg_desc d;
+    desc_of(&d, "engine_gemm", desc);
+    return gemm(c, &d, alpha, A, B, beta, C, stream);
+}
+
+engine_status engine_gemm_describe(engine_ctx *c, const engine_plan_desc *desc, const void *A, const void *B,
+                                   const void *C, int wait, char *buf, size_t len, size_t *needed)
+{
+    const char *fn = "engine_gemm_describe";
+    if (!c || !desc)
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, !c ? "ctx is a null pointer" : "desc is a null pointer");
+    apiarg_problem p;
+    engine_status st = problem_of(fn, desc, &p);
+    if (st)
+        return st;
+    err_t err;
+    err_clear(&err);
+    if ((st = apiarg_check_pointers(fn, &p, A, B, C, &err)) != ENGINE_SUCCESS)
+        return api_fail(st, &err);
+    char *json = NULL;
+    st = apicall_describe(c, &p, fn, A, B, C, wait != 0, &json);
+    if (st)
+        return st;
+    size_t n = strlen(json);
+    if (needed)
+        *needed = n;
+    if (buf && len) {
+        size_t k = n < len - 1 ? n : len - 1;
+        memcpy(buf, json, k);
+        buf[k] = '\0';
+    }
+    free(json);
+    return ENGINE_SUCCESS;
+}
+
+engine_status engine_wait(engine_ctx *c)
+{
+    if (!c)
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_wait", "ctx is a null pointer");
+    return apicall_wait(c);
 }
 
 engine_status engine_sgemm(engine_ctx *c, engine_order order, engine_transpose transa, engine_transpose transb,
@@ -299,4 +374,49 @@ engine_status engine_dgemm_strided_batched(engine_ctx *c, engine_order order, en
                      .transb = transb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,
                      .batch = batch_count, .stride_a = stride_a, .stride_b = stride_b, .stride_c = stride_c};
     return gemm(c, &d, alpha, A, B, beta, C, stream);
+}
+
+typedef struct {
+    engine_warm_progress fn;
+    void *user;
+} warm_cb;
+
+static void warm_report(void *user, const warm_stats *st, const char *label)
+{
+    const warm_cb *cb = user;
+    cb->fn(cb->user, st->done, st->total, label);
+}
+
+engine_status engine_warm(engine_ctx *c, int jobs, engine_warm_progress progress, void *user)
+{
+    const char *fn = "engine_warm";
+    if (!c)
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, "ctx is a null pointer");
+    if (!c->have_cache)
+        return api_fail_text(ENGINE_ERROR_CONFIG, fn, "the context has no CUBIN cache directory to fill");
+    pick_t *picks[2 * 4 * 2];
+    size_t n = 0;
+    err_t err;
+    err_clear(&err);
+    pthread_mutex_lock(&c->lock);
+    for (int d = 0; d < 2; d++)
+        for (int op = 0; op < 4; op++)
+            for (int b = 0; b < 2; b++) {
+                pick_t *pk = apiplan_pick(c, d ? DTYPE_F64 : DTYPE_F32, op, b, &err);
+                if (pk)
+                    picks[n++] = pk;
+            }
+    pthread_mutex_unlock(&c->lock);
+    if (!n)
+        return api_fail(ENGINE_ERROR_CONFIG, &err);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    warm_cb cb = {progress, user};
+    warm_stats st;
+    err_t first;
+    err_clear(&first);
+    /* The picks are the context's and stay (nothing frees them before engine_destroy). */
+    if (warm_run(picks, n, c->smem_limit, jobs > 0 ? jobs : cores > 0 ? (int)cores : 1, progress ? warm_report : NULL,
+                 &cb, &st, &first))
+        return api_fail(ENGINE_ERROR_COMPILE, &first);
+    return ENGINE_SUCCESS;
 }

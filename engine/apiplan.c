@@ -10,20 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One cached plan of engine_sgemm and friends: the problem, the pointers' alignment class and the
- * forced config's generation make the key. */
-typedef struct {
-    apiarg_problem p;
-    layout_align al;
-    unsigned gen;
-} plan_key;
-
-struct apiplan_entry {
-    plan_key key;
-    uint64_t hash;
-    engine_plan *plan; /* NULL: a free slot */
-};
-
 static engine_status fail(engine_status st, err_t *err) { return api_fail(st, err); }
 
 /* ---- choosing a config ---------------------------------------------------------------------- */
@@ -31,7 +17,7 @@ static engine_status fail(engine_status st, err_t *err) { return api_fail(st, er
 /* The context's pick for dtype, op (the kernels' 2 ta + tb) and kind (batched: a batch of products),
  * loaded on first use: the entries of that op for that kind (else NN's, pick.h), planned in that op.
  * Called with the lock held. */
-static pick_t *pick_for(engine_ctx *c, dtype_t dtype, int op, int batched, err_t *err)
+pick_t *apiplan_pick(engine_ctx *c, dtype_t dtype, int op, int batched, err_t *err)
 {
     if (c->picks[dtype][op][batched])
         return c->picks[dtype][op][batched];
@@ -345,8 +331,8 @@ void engine_plan_destroy(engine_plan *pl)
     free(pl);
 }
 
-engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_align *al, const char *fn,
-                           engine_plan **out)
+engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout_align *al, const char *fn,
+                            engine_plan **out)
 {
     err_t err;
     err_clear(&err);
@@ -371,7 +357,7 @@ engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_
             st = ENGINE_ERROR_DTYPE_MISMATCH;
         }
     } else if (pl->run) {
-        pick_t *pick = pick_for(c, p->dtype, 2 * p->ta + p->tb, p->batch > 1, &err);
+        pick_t *pick = apiplan_pick(c, p->dtype, 2 * p->ta + p->tb, p->batch > 1, &err);
         shape_t sh = {p->M, p->N, p->K};
         if (!pick) {
             st = ENGINE_ERROR_CONFIG;
@@ -406,6 +392,19 @@ engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_
         engine_plan_destroy(pl);
         return fail(ENGINE_ERROR_COMPILE, &err);
     }
+    pl->pk = pk;
+    pl->r = r;
+    if (!c->have_gpu)
+        describe(pl, pk, &r);
+    *out = pl;
+    return ENGINE_SUCCESS;
+}
+
+engine_status apiplan_load(engine_plan *pl, const char *fn)
+{
+    engine_ctx *c = pl->ctx;
+    err_t err;
+    err_clear(&err);
     if (c->have_gpu && pl->k.jit && !pl->stateful) {
         double t0 = now_ms();
         pthread_mutex_lock(&c->lock);
@@ -419,79 +418,27 @@ engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_
             rc = kernel_occupancy(&pl->k, &blocks, &threads, &err);
             pl->k.pdl = !rc && plan_use_pdl(&pl->k.plan, c->gpu.sms, blocks);
         }
-        if (rc) {
-            engine_plan_destroy(pl);
+        if (rc)
             return fail(ENGINE_ERROR_CUDA, &err);
-        }
         pl->k.loaded = true;
         pl->load_ms = now_ms() - t0;
     }
-    describe(pl, pk, &r);
-    *out = pl;
+    free(pl->describe);
+    describe(pl, pl->pk, &pl->r);
     return ENGINE_SUCCESS;
 }
 
-static uint64_t key_hash(const plan_key *k) { return hash64(k, sizeof *k, 0x9e3779b97f4a7c15ULL); }
-
-/* Slot of key in the table (its plan, or the free slot where it goes). Lock held. */
-static struct apiplan_entry *slot_of(engine_ctx *c, const plan_key *k, uint64_t h)
+engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_align *al, const char *fn,
+                           engine_plan **out)
 {
-    size_t i = (size_t)h & (c->plans_cap - 1);
-    while (c->plans[i].plan && (c->plans[i].hash != h || memcmp(&c->plans[i].key, k, sizeof *k) != 0))
-        i = (i + 1) & (c->plans_cap - 1);
-    return &c->plans[i];
-}
-
-engine_status apiplan_cached(engine_ctx *c, const apiarg_problem *p, const layout_align *al, const char *fn,
-                             const engine_plan **out)
-{
-    plan_key k;
-    memset(&k, 0, sizeof k); /* padding too: the key is compared and hashed as bytes */
-    k.p.dtype = p->dtype, k.p.M = p->M, k.p.N = p->N, k.p.K = p->K, k.p.ta = p->ta, k.p.tb = p->tb;
-    k.p.lda = p->lda, k.p.ldb = p->ldb, k.p.ldc = p->ldc, k.p.batch = p->batch;
-    k.p.sa = p->sa, k.p.sb = p->sb, k.p.sc = p->sc, k.p.swapped = p->swapped;
-    k.al = *al;
-    pthread_mutex_lock(&c->lock);
-    k.gen = c->forced_gen;
-    uint64_t h = key_hash(&k);
-    if (c->plans_cap) {
-        struct apiplan_entry *e = slot_of(c, &k, h);
-        if (e->plan) {
-            *out = e->plan;
-            pthread_mutex_unlock(&c->lock);
-            return ENGINE_SUCCESS;
-        }
-    }
-    pthread_mutex_unlock(&c->lock);
-    /* Made outside the lock; when two threads make the same plan at once, the first one kept wins. */
     engine_plan *pl = NULL;
-    engine_status st = apiplan_make(c, p, al, fn, &pl);
-    if (st)
-        return st;
-    pthread_mutex_lock(&c->lock);
-    if (2 * (c->nplans + 1) > c->plans_cap) {
-        size_t cap = c->plans_cap ? 2 * c->plans_cap : 64;
-        struct apiplan_entry *old = c->plans;
-        size_t old_cap = c->plans_cap;
-        c->plans = xcalloc(cap, sizeof *c->plans);
-        c->plans_cap = cap;
-        for (size_t i = 0; i < old_cap; i++)
-            if (old[i].plan)
-                *slot_of(c, &old[i].key, old[i].hash) = old[i];
-        free(old);
-    }
-    struct apiplan_entry *e = slot_of(c, &k, h);
-    if (e->plan) {
+    engine_status st = apiplan_build(c, p, al, fn, &pl);
+    if (!st && c->have_gpu && (st = apiplan_load(pl, fn)) != ENGINE_SUCCESS) {
         engine_plan_destroy(pl);
-    } else {
-        e->key = k;
-        e->hash = h;
-        e->plan = pl;
-        c->nplans++;
+        pl = NULL;
     }
-    *out = e->plan;
-    pthread_mutex_unlock(&c->lock);
-    return ENGINE_SUCCESS;
+    *out = pl;
+    return st;
 }
 
 /* ---- execution ------------------------------------------------------------------------------ */
@@ -612,9 +559,6 @@ void apiplan_align_of(const apiarg_problem *p, const void *A, const void *B, con
 
 void apiplan_ctx_free(engine_ctx *c)
 {
-    for (size_t i = 0; i < c->plans_cap; i++)
-        engine_plan_destroy(c->plans[i].plan);
-    free(c->plans);
     if (c->have_gpu) {
         err_t ignored;
         err_clear(&ignored);

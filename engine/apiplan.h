@@ -9,6 +9,7 @@
 #include "apiarg.h"
 #include "config.h"
 #include "entries.h"
+#include "fallback.h"
 #include "gpu.h"
 #include "cache.h"
 #include "pick.h"
@@ -68,8 +69,20 @@ struct engine_ctx {
     size_t nws;
     CUdeviceptr *retired;
     size_t nretired;
-    struct apiplan_entry *plans; /* engine_sgemm's plans, open addressing */
+    /* engine_sgemm's and engine_gemm's plans (apicall.h): open addressing over entries that never
+     * move (a background build holds its entry while the table grows) */
+    struct apicall_entry **plans;
     size_t plans_cap, nplans;
+    /* The calls' compiles (apicall.h): async runs a problem's first calls on cuBLAS while its kernel
+     * builds on a background thread; sync (ENGINE_JIT=sync) builds before the first call returns. */
+    bool jit_async;
+    fallback_t blas;                 /* open when jit_async: the runs while a kernel builds */
+    struct apicall_entry *queue_head, *queue_tail; /* builds not yet started, FIFO */
+    size_t building;                 /* builds queued or running */
+    pthread_cond_t work, idle;       /* a build was queued; building fell to 0 */
+    pthread_t threads[4];
+    size_t nthreads;
+    bool stopping;                   /* engine_destroy: the threads finish their build and leave */
 };
 
 struct engine_plan {
@@ -89,19 +102,27 @@ struct engine_plan {
     char *refused;        /* wisdom's choice that refused the layout (a fallback runs), or NULL */
     char *refused_why;    /* its refusal, one line */
     char *describe;
+    const pick_t *pk;     /* the wisdom behind the choice (NULL: forced or no GEMM) and its weighing */
+    select_result r;
 };
 
-/* Make a plan of p for operands of alignment class al (layout.h; the kernels' A, B, C). fn names the
- * caller in messages. */
+/* Make a plan of p for operands of alignment class al (layout.h; the kernels' A, B, C) and load it
+ * into the context's GPU. fn names the caller in messages. */
 engine_status apiplan_make(engine_ctx *c, const apiarg_problem *p, const layout_align *al, const char *fn,
                            engine_plan **out);
-/* The context's own plan of p and al (made on first use, kept until engine_destroy). */
-engine_status apiplan_cached(engine_ctx *c, const apiarg_problem *p, const layout_align *al, const char *fn,
-                             const engine_plan **out);
+/* The two halves of apiplan_make: build chooses the config and compiles (or finds) its CUBIN, with
+ * no GPU call (a background thread runs it); load puts it into the context's GPU (modules, shared
+ * memory opt-in, PDL) and writes its description. */
+engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout_align *al, const char *fn,
+                            engine_plan **out);
+engine_status apiplan_load(engine_plan *pl, const char *fn);
 /* The alignment class of the kernels' A, B, C at these addresses with p's lds and strides. */
 void apiplan_align_of(const apiarg_problem *p, const void *A, const void *B, const void *C, layout_align *al);
 engine_status apiplan_execute(const engine_plan *plan, const char *fn, double alpha, const void *A, const void *B,
                               double beta, void *C, engine_stream stream);
+/* The context's pick for dtype, op (the kernels' 2 ta + tb) and kind (batched), loaded on first use
+ * (wisdom's entries for it, pick.h). Lock held. */
+pick_t *apiplan_pick(engine_ctx *c, dtype_t dtype, int op, int batched, err_t *err);
 /* Everything the context holds but its GPU, cache and paths. */
 void apiplan_ctx_free(engine_ctx *c);
 

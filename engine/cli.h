@@ -27,6 +27,7 @@ enum {
     CMD_CACHE = 1 << 6,
     CMD_WORKER = 1 << 7, /* the hidden `engine __worker` (serve.c) */
     CMD_PICK = 1 << 8,
+    CMD_WARM = 1 << 9,
 };
 
 #define CLI_MAX_SETS 64

@@ -28,6 +28,7 @@
     X(cuStreamCreate)                                                                              \
     X(cuStreamDestroy)                                                                             \
     X(cuStreamSynchronize)                                                                         \
+    X(cuStreamIsCapturing)                                                                         \
     X(cuModuleLoadData)                                                                            \
     X(cuModuleUnload)                                                                              \
     X(cuModuleGetFunction)                                                                         \
@@ -340,3 +341,14 @@ int gpu_event_elapsed(gpu_t *g, CUevent a, CUevent b, float *ms, err_t *err)
 }
 
 int gpu_set_current(gpu_t *g, err_t *err) { return CU_CHECK(cu.cuCtxSetCurrent(g->ctx), err); }
+
+int gpu_capturing(gpu_t *g, CUstream stream, bool *capturing, err_t *err)
+{
+    (void)g;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    *capturing = false;
+    if (CU_CHECK(cu.cuStreamIsCapturing(stream, &st), err))
+        return -1;
+    *capturing = st != CU_STREAM_CAPTURE_STATUS_NONE;
+    return 0;
+}

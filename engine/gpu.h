@@ -52,6 +52,9 @@ void gpu_close(gpu_t *g);
 /* Make g's (primary) context current on the calling thread: a library is called from threads it did
  * not open the GPU on. */
 int gpu_set_current(gpu_t *g, err_t *err);
+/* Whether stream is being captured into a CUDA graph (or its capture was invalidated): work that
+ * would load modules or allocate must not happen on its behalf then. */
+int gpu_capturing(gpu_t *g, CUstream stream, bool *capturing, err_t *err);
 
 /* Device memory. */
 int gpu_alloc(gpu_t *g, size_t bytes, CUdeviceptr *p, err_t *err);

@@ -411,6 +411,54 @@ int jit_compile(const char *prog_name, const char *source, const char *const *in
     return rc ? -1 : 0;
 }
 
+int jit_prepare(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc, int arch,
+                const char *label, jit_origin *origin, err_t *err)
+{
+    char *owned[2 + JIT_MAX_INCLUDES] = {0};
+    const char *opts[8 + JIT_MAX_INCLUDES];
+    size_t nopts = build_opts(arch, include_dirs, ninc, owned, opts);
+    char key[65];
+    make_key(source, opts, nopts, include_dirs, ninc < JIT_MAX_INCLUDES ? ninc : JIT_MAX_INCLUDES, key);
+    int rc = 0;
+    pthread_mutex_lock(&g_lock);
+    mem_entry *e = g_entries;
+    while (e && strcmp(e->key, key) != 0)
+        e = e->next;
+    while (e && e->state == ENTRY_PENDING)
+        pthread_cond_wait(&g_done, &g_lock);
+    if (e) {
+        if (e->state == ENTRY_FAILED) {
+            if (err && !err_isset(err))
+                *err = e->err;
+            rc = -1;
+        }
+        *origin = JIT_MEMORY;
+        pthread_mutex_unlock(&g_lock);
+        free_opts(owned, ninc);
+        return rc;
+    }
+    pthread_mutex_unlock(&g_lock);
+    jit_result res;
+    memset(&res, 0, sizeof res);
+    *origin = JIT_DISK;
+    if (from_disk(key, &res)) {
+        *origin = JIT_COMPILED;
+        pthread_mutex_lock(&g_lock);
+        g_stats.nvrtc++;
+        pthread_mutex_unlock(&g_lock);
+        rc = do_compile(prog_name, source, opts, nopts, arch, label, &res, err);
+        if (rc == 0)
+            to_disk(key, &res);
+    } else {
+        pthread_mutex_lock(&g_lock);
+        g_stats.disk_hits++;
+        pthread_mutex_unlock(&g_lock);
+    }
+    result_free(&res);
+    free_opts(owned, ninc);
+    return rc ? -1 : 0;
+}
+
 void jit_forget(const jit_result *r)
 {
     pthread_mutex_lock(&g_lock);

@@ -58,6 +58,13 @@ typedef struct {
 int jit_compile(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc,
                 int arch, const char *label, const jit_result **out, jit_origin *origin, err_t *err);
 
+/* Make sure source's CUBIN is in the on-disk cache (or already in memory), without keeping it in
+ * memory: compiled when neither has it, written to disk, freed (engine warm: hundreds of entries
+ * would otherwise stay resident). origin says where it was found (JIT_COMPILED: compiled now). A
+ * compile under way in another thread is waited for. Without a disk cache it only compiles. */
+int jit_prepare(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc, int arch,
+                const char *label, jit_origin *origin, err_t *err);
+
 /* Drop one result from memory (a tune of thousands of points keeps none it is done with; the
  * disk cache still has it). r must not be used afterwards. */
 void jit_forget(const jit_result *r);

@@ -16,6 +16,19 @@ static bool ptx_has_entry(const char *ptx, const char *name)
     return false;
 }
 
+/* The include path of cfg's compile: the template's own directory first, then the template path,
+ * where gemm_common.cuh lives. Returns how many of inc it filled. */
+static size_t include_dirs(const config_t *cfg, const char *inc[JIT_MAX_INCLUDES])
+{
+    const char *const *dirs;
+    size_t ndirs = paths_template_dirs(&dirs);
+    size_t ninc = 0;
+    inc[ninc++] = cfg->tpl.dir;
+    for (size_t i = 0; i < ndirs && ninc < JIT_MAX_INCLUDES; i++)
+        inc[ninc++] = dirs[i];
+    return ninc;
+}
+
 int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K,
                  const layout_t *lay, const layout_align *align, kernel_t *k, jit_origin *origin, err_t *err)
 {
@@ -29,14 +42,8 @@ int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, i
         return -1;
     char prog[160];
     snprintf(prog, sizeof prog, "%s.cu", cfg->name);
-    /* The template's own directory first, then the template path, where gemm_common.cuh lives. */
-    const char *const *dirs;
-    size_t ndirs = paths_template_dirs(&dirs);
     const char *inc[JIT_MAX_INCLUDES];
-    size_t ninc = 0;
-    inc[ninc++] = cfg->tpl.dir;
-    for (size_t i = 0; i < ndirs && ninc < JIT_MAX_INCLUDES; i++)
-        inc[ninc++] = dirs[i];
+    size_t ninc = include_dirs(cfg, inc);
     if (jit_compile(prog, k->plan.source, inc, ninc, arch, cfg->path, &k->jit, origin, err))
         return -1;
     /* Every kernel the plan launches is in the module: a template whose #if leaves one out fails
@@ -49,6 +56,27 @@ int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, i
                    -1;
     k->info = jit_func(k->jit, "gemm");
     return 0;
+}
+
+int kernel_prepare(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K,
+                   const layout_t *lay, const layout_align *align, jit_origin *origin, err_t *err)
+{
+    if (layout_check(lay, M, N, K, err))
+        return -1;
+    plan_t plan;
+    memset(&plan, 0, sizeof plan);
+    if (template_plan_layout(&cfg->tpl, cfg->path, cfg->name, cfg->values, cfg->dtype, arch, M, N, K, lay, align,
+                             smem_limit, &plan, err)) {
+        plan_free(&plan);
+        return -1;
+    }
+    char prog[160];
+    snprintf(prog, sizeof prog, "%s.cu", cfg->name);
+    const char *inc[JIT_MAX_INCLUDES];
+    size_t ninc = include_dirs(cfg, inc);
+    int rc = jit_prepare(prog, plan.source, inc, ninc, arch, cfg->path, origin, err);
+    plan_free(&plan);
+    return rc;
 }
 
 int kernel_load(gpu_t *g, int pdl, kernel_t *k, err_t *err)

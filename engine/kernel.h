@@ -42,6 +42,10 @@ typedef struct {
  * layout_check; a template that cannot do it refuses with EXIT_INPUT. */
 int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K,
                  const layout_t *lay, const layout_align *align, kernel_t *k, jit_origin *origin, err_t *err);
+/* The same plan and compile, only to put the CUBIN into the disk cache (jit_prepare): nothing is
+ * kept (engine warm). */
+int kernel_prepare(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K,
+                   const layout_t *lay, const layout_align *align, jit_origin *origin, err_t *err);
 /* Load the CUBIN into g's context and look up its kernels. pdl: -1 the config's PDL parameter
  * decides (plan_use_pdl, from the occupancy on g), 0 never, 1 always where the template allows it. */
 int kernel_load(gpu_t *g, int pdl, kernel_t *k, err_t *err);

@@ -10,6 +10,7 @@
 #include "run.h"
 #include "serve.h"
 #include "tune.h"
+#include "warmcmd.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,7 @@ static const command k_commands[] = {
     {"cache", CMD_CACHE, info_cache, "info | clear: what the CUBIN cache holds, or empty it"},
     {"info", CMD_INFO, info_main, "the GPU, its peaks, and the driver, NVRTC and cuBLAS versions"},
     {"pick", CMD_PICK, pick_main, "the config --auto would run at each shape, the candidates weighed and why (no GPU needed)"},
+    {"warm", CMD_WARM, warm_main, "compile every wisdom entry of the GPU into the CUBIN cache, in parallel"},
     {"__worker", CMD_WORKER, serve_main, NULL},
 };
 #define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])
@@ -70,7 +72,7 @@ int main(int argc, char **argv)
         if (strcmp(k_commands[i].name, argv[1]) == 0)
             c = &k_commands[i];
     if (!c) {
-        fprintf(stderr, "engine: unknown command \"%s\" (commands: bench, verify, compile, tune, merge, cache, info, pick)\n",
+        fprintf(stderr, "engine: unknown command \"%s\" (commands: bench, verify, compile, tune, merge, cache, info, pick, warm)\n",
                 argv[1]);
         paths_free();
         return EXIT_INPUT;

@@ -20,7 +20,15 @@
  * user's wisdom, then the shipped one, then the selection model: the same code as `engine bench
  * --auto`, given the call's op and batch: a TN call weighs TN entries, a batched one counts every
  * product's tiles and takes an entry of its batch as exact). Kernels are compiled with NVRTC on first
- * use, kept as CUBINs in the on-disk cache that `engine` uses, and loaded once per context. */
+ * use, kept as CUBINs in the on-disk cache that `engine` uses, and loaded once per context.
+ *
+ * Calls never wait for the compiler (engine_options.jit, ENGINE_JIT_ASYNC, the default): the first
+ * call of a problem (shape, layout, pointer alignment) queues its kernel's build on a background
+ * thread and runs on cuBLAS at once, as do the calls after it until the build is done; the next call
+ * loads the kernel and runs it from then on. A stream being captured into a CUDA graph never loads or
+ * compiles: until the kernel is loaded, captured calls record cuBLAS. engine_wait waits for the builds;
+ * engine_gemm_describe says which path a call takes and why. ENGINE_JIT_SYNC (or ENGINE_JIT=sync in
+ * the environment) builds before the first call returns instead. engine_plan_create always builds. */
 #ifndef ENGINE_H
 #define ENGINE_H
 
@@ -32,7 +40,7 @@ extern "C" {
 #endif
 
 #define ENGINE_VERSION_MAJOR 0
-#define ENGINE_VERSION_MINOR 1
+#define ENGINE_VERSION_MINOR 2
 
 #if defined(__GNUC__)
 #define ENGINE_API __attribute__((visibility("default")))
@@ -62,6 +70,9 @@ typedef enum {
 typedef enum { ENGINE_ROW_MAJOR = 101, ENGINE_COL_MAJOR = 102 } engine_order;
 typedef enum { ENGINE_NO_TRANS = 111, ENGINE_TRANS = 112 } engine_transpose;
 typedef enum { ENGINE_F32 = 0, ENGINE_F64 = 1 } engine_dtype;
+/* Where a call's first kernel build happens (see the top of this file). DEFAULT: async, unless the
+ * environment says ENGINE_JIT=sync. */
+typedef enum { ENGINE_JIT_DEFAULT = 0, ENGINE_JIT_ASYNC = 1, ENGINE_JIT_SYNC = 2 } engine_jit;
 
 typedef struct {
     int device;                  /* CUDA device ordinal; default 0 */
@@ -75,7 +86,12 @@ typedef struct {
                                   * GPU and as the CLI without --arch; 90 named: it is refused) */
     int sms;                     /* with no_device: SMs the selection model assumes; 0: the arch's usual part */
     const char *device_name;     /* with no_device: the GPU name wisdom's device level is matched with; NULL: none */
+    engine_jit jit;              /* the calls' compiles: background (cuBLAS meanwhile) or before the call returns */
 } engine_options;
+
+/* ENGINE_VERSION_MAJOR * 1000 + ENGINE_VERSION_MINOR of the library loaded (a program built against
+ * another header can tell; the Python package checks it). */
+ENGINE_API int engine_version(void);
 
 /* Defaults: device 0, every path NULL (as `engine` finds them), a GPU. */
 ENGINE_API void engine_options_init(engine_options *opt);
@@ -118,6 +134,19 @@ ENGINE_API engine_status engine_dgemm_strided_batched(engine_ctx *ctx, engine_or
                                                       double *C, int64_t ldc, int64_t stride_c, int64_t batch_count,
                                                       engine_stream stream);
 
+/* Block until every kernel build the calls queued has finished, then load the built kernels on this
+ * thread, so that the next calls run the engine's kernels. */
+ENGINE_API engine_status engine_wait(engine_ctx *ctx);
+
+/* Compile the kernel of every wisdom entry for the context's GPU, each at its entry's shape, op, batch
+ * and alignment class, into the on-disk CUBIN cache on jobs threads (< 1: one a core), so that the
+ * first calls of those problems find them there. progress (may be NULL) is called after each kernel,
+ * one call at a time, from the thread that compiled it. Nothing is loaded and nothing stays in
+ * memory. Fails (ENGINE_ERROR_COMPILE, the first failure's line) when some kernel did not compile;
+ * the others are cached all the same. */
+typedef void (*engine_warm_progress)(void *user, size_t done, size_t total, const char *label);
+ENGINE_API engine_status engine_warm(engine_ctx *ctx, int jobs, engine_warm_progress progress, void *user);
+
 /* One problem, planned once and executed many times. */
 typedef struct {
     engine_dtype dtype;
@@ -151,6 +180,22 @@ ENGINE_API engine_status engine_plan_execute(const engine_plan *plan, double alp
  * returns the length of the whole text, as snprintf does. */
 ENGINE_API size_t engine_plan_describe(const engine_plan *plan, char *buf, size_t len);
 ENGINE_API void engine_plan_destroy(engine_plan *plan);
+
+/* The call C = alpha op(A) op(B) + beta C described by desc (any dtype; desc->alignment is ignored:
+ * the pointers' own alignment class is used, as engine_sgemm does), through the context's plans as
+ * engine_sgemm and friends are. One entry for every dtype and batch: fewer arguments to pass from a
+ * binding that holds desc ready. */
+ENGINE_API engine_status engine_gemm(engine_ctx *ctx, const engine_plan_desc *desc, double alpha, const void *A,
+                                     const void *B, double beta, void *C, engine_stream stream);
+/* What engine_gemm(ctx, desc, ..., A, B, ..., C, ...) runs now, as one JSON object: "path" ("engine"
+ * or "cublas"), "why", "jit", "fallback_calls" (calls that ran cuBLAS so far) and, once built, the
+ * members engine_plan_describe gives. wait != 0: first build (or wait for the build) and load, so the
+ * answer is the engine's kernel (or why it is not). A problem not called before has its build
+ * queued. Writes at most len bytes (NUL-terminated when len > 0); *needed (may be NULL) gets the
+ * whole text's length. */
+ENGINE_API engine_status engine_gemm_describe(engine_ctx *ctx, const engine_plan_desc *desc, const void *A,
+                                              const void *B, const void *C, int wait, char *buf, size_t len,
+                                              size_t *needed);
 
 /* The message of this thread's last failed call (ctx may be NULL), "" when there was none. */
 ENGINE_API const char *engine_last_error(const engine_ctx *ctx);

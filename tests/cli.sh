@@ -8,7 +8,7 @@ E=${BUILD:-build}/engine
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for cmd in bench verify compile tune merge cache info; do
+for cmd in bench verify compile tune merge cache info pick warm; do
   $E $cmd --help >"$tmp/help" 2>&1
   check_rc "engine $cmd --help" 0 $?
   grep -q -- '--help' "$tmp/help" && pass "engine $cmd --help lists its flags" || fail "engine $cmd --help lists its flags"
@@ -191,5 +191,27 @@ grep -q '1 NVRTC compiles, 0 from the cache' "$tmp/px2" && grep -q '0 NVRTC comp
 ENGINE_PTXAS_OPTIONS=--no-such-option $E compile --no-cache configs/naive.json >"$tmp/px4" 2>&1
 check_rc "a bad ENGINE_PTXAS_OPTIONS exits 2" 2 $?
 grep -q "Unknown option '-no-such-option'" "$tmp/px4" && pass "... and ptxas names the option" || fail "... and ptxas names the option" "$(head -3 "$tmp/px4")"
+
+# engine warm: every wisdom entry of the target compiled into the cache (sm_86's level: a few entries),
+# then found there; a wisdom directory that does not load is named, exit 2.
+wc="$tmp/warm-cache"
+$E warm --arch sm_86 --jobs 2 --cache "$wc" >"$tmp/w1" 2>&1
+rc1=$?
+$E warm --arch sm_86 --jobs 2 --cache "$wc" >"$tmp/w2" 2>&1
+rc2=$?
+n1=$(sed -n 's/^warm: \([0-9]*\) kernels in .*: \([0-9]*\) compiled, \([0-9]*\) already cached, 0 failed$/\1 \2 \3/p' "$tmp/w1")
+n2=$(sed -n 's/^warm: \([0-9]*\) kernels in .*: \([0-9]*\) compiled, \([0-9]*\) already cached, 0 failed$/\1 \2 \3/p' "$tmp/w2")
+read -r t1 c1 _ <<<"${n1:-0 0 0}"
+read -r t2 c2 k2 <<<"${n2:-0 0 0}"
+[ "$rc1" = 0 ] && [ "$t1" -ge 2 ] && [ "$c1" -ge 1 ] && pass "engine warm compiles the target's wisdom entries ($t1 kernels, $c1 compiled)" ||
+  fail "engine warm compiles the target's wisdom entries (exit $rc1)" "$(cat "$tmp/w1")"
+[ "$rc2" = 0 ] && [ "$t2" = "$t1" ] && [ "$c2" = 0 ] && [ "$k2" = "$t1" ] && pass "...and a second run finds every one in the cache" ||
+  fail "...and a second run finds every one in the cache (exit $rc2)" "$(cat "$tmp/w2")"
+[ "$(find "$wc" -type f | wc -l)" -ge "$c1" ] && pass "...which holds a file per compiled kernel" || fail "...which holds a file per compiled kernel" "$(find "$wc" | head)"
+mkdir -p "$tmp/badwisdom"
+echo '{"entries": [' >"$tmp/badwisdom/x.json"
+$E warm --arch sm_86 --wisdom "$tmp/badwisdom" --cache "$wc" >"$tmp/w3" 2>&1
+check_rc "engine warm with a damaged wisdom file exits 2" 2 $? "$(cat "$tmp/w3")"
+grep -q "badwisdom/x.json" "$tmp/w3" && pass "...naming the file" || fail "...naming the file" "$(cat "$tmp/w3")"
 
 summary

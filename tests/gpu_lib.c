@@ -13,6 +13,12 @@
  *   gpu_lib tc32             on an sm_90 GPU: f32 NN at 1024^3 and 2048x4096x4096, row- and column-major, beta 0 /
  *                            0.5, through a plan whose description must name a tc32 config (wisdom's
  *                            3xTF32 entries there, built for sm_90a by the library as by the CLI), against cuBLAS
+ *   gpu_lib async DIR        a new problem's first call (2048x2048x512 f32) with DIR as the cache: its wall
+ *                            time beside cuBLAS's, its path (cuBLAS while the kernel builds), then
+ *                            engine_wait and the engine's kernel; run twice on one DIR: cold, then warm
+ *   gpu_lib capture          a never-called problem captured into a CUDA graph (records cuBLAS), then,
+ *                            after engine_wait, captured again (records the engine's kernel); both replayed
+ *                            and checked against cuBLAS
  *   gpu_lib firstcall DIR    with DIR as the CUBIN cache, a new context's first plan (64^3 f32: wisdom
  *                            loaded), then the first call of another config (2048^3): each plan's
  *                            origin and NVRTC time, the wall time of create + first execute + sync
@@ -157,6 +163,26 @@ static engine_status run_engine(const tcase *c, double alpha, const void *A, con
                                         c->batch, s);
 }
 
+/* After engine_wait, a call of c must take the engine's own kernel (engine_gemm_describe, not waiting). */
+static int path_is_engine(const tcase *c, const mat *ma, const mat *mb, const mat *mc, const void *A, const void *B,
+                          const void *C, char *why, size_t wlen)
+{
+    engine_plan_desc d;
+    engine_plan_desc_init(&d, c->f64 ? ENGINE_F64 : ENGINE_F32, c->order, c->ta ? ENGINE_TRANS : ENGINE_NO_TRANS,
+                          c->tb ? ENGINE_TRANS : ENGINE_NO_TRANS, c->m, c->n, c->k);
+    d.lda = ma->ld, d.ldb = mb->ld, d.ldc = mc->ld;
+    d.batch = c->batch, d.stride_a = ma->stride, d.stride_b = mb->stride, d.stride_c = mc->stride;
+    if (engine_gemm_describe(g_ctx, &d, A, B, C, 0, t_plan, sizeof t_plan, NULL)) {
+        snprintf(why, wlen, "engine_gemm_describe: %s", engine_last_error(g_ctx));
+        return 0;
+    }
+    if (!strstr(t_plan, "\"path\":\"engine\"")) {
+        snprintf(why, wlen, "after engine_wait the call does not run the engine's kernel: %.300s", t_plan);
+        return 0;
+    }
+    return 1;
+}
+
 /* One case: 0 when every element of every C is within the bound and the padding is untouched. */
 static int run_case(const tcase *c, cublasHandle_t h, cudaStream_t s, char *why, size_t wlen)
 {
@@ -195,43 +221,57 @@ static int run_case(const tcase *c, cublasHandle_t h, cudaStream_t s, char *why,
         snprintf(why, wlen, "cuBLAS refused the product");
         goto out;
     }
-    engine_status st = run_engine(c, alpha, A, &ma, B, &mb, c->beta, C, &mc, s);
-    if (st) {
-        snprintf(why, wlen, "%s: %s", engine_status_string(st), engine_last_error(g_ctx));
-        goto out;
-    }
-    cudaMemcpyAsync(hGot, C, bC, cudaMemcpyDeviceToHost, s);
-    cudaMemcpyAsync(hRef, R, bC, cudaMemcpyDeviceToHost, s);
-    cudaError_t ce = cudaStreamSynchronize(s);
-    if (ce != cudaSuccess) {
-        snprintf(why, wlen, "CUDA: %s", cudaGetErrorString(ce));
-        goto out;
-    }
-    /* Each C element: |got - ref| <= 2 (k + 2) u S (both are sums of k products, rounded). */
-    double u = c->f64 ? 1.1102230246251565e-16 : 5.9604644775390625e-08;
-    int row = c->order == ENGINE_ROW_MAJOR;
-    int64_t outer = row ? c->m : c->n, inner = row ? c->n : c->m, bad = 0;
-    for (int b = 0; b < c->batch && !bad; b++)
-        for (int64_t o = 0; o < outer && !bad; o++)
-            for (int64_t i = 0; i < mc.ld; i++) {
-                int64_t at = b * mc.stride + o * mc.ld + i;
-                double got = get(hGot, c->f64, at);
-                if (i >= inner) { /* padding: exactly as it was (memcmp: NaN compares unequal) */
-                    if (memcmp((char *)hGot + at * es, (char *)hC0 + at * es, es) != 0) {
-                        snprintf(why, wlen, "padding element %lld of C (batch %d) was written: %g", (long long)at, b, got);
+    /* A call's first run takes whichever path the library gives it (cuBLAS while its kernel builds,
+     * with async jit); after engine_wait the second must run the engine's kernel, and both must pass. */
+    int bad = 0;
+    for (int pass = 0; pass < (c->via_plan ? 1 : 2) && !bad; pass++) {
+        if (pass == 1) {
+            if (engine_wait(g_ctx)) {
+                snprintf(why, wlen, "engine_wait: %s", engine_last_error(g_ctx));
+                goto out;
+            }
+            cudaMemcpyAsync(C, hC0, bC, cudaMemcpyHostToDevice, s);
+            if (!path_is_engine(c, &ma, &mb, &mc, A, B, C, why, wlen))
+                goto out;
+        }
+        engine_status st = run_engine(c, alpha, A, &ma, B, &mb, c->beta, C, &mc, s);
+        if (st) {
+            snprintf(why, wlen, "%s: %s", engine_status_string(st), engine_last_error(g_ctx));
+            goto out;
+        }
+        cudaMemcpyAsync(hGot, C, bC, cudaMemcpyDeviceToHost, s);
+        cudaMemcpyAsync(hRef, R, bC, cudaMemcpyDeviceToHost, s);
+        cudaError_t ce = cudaStreamSynchronize(s);
+        if (ce != cudaSuccess) {
+            snprintf(why, wlen, "CUDA: %s", cudaGetErrorString(ce));
+            goto out;
+        }
+        /* Each C element: |got - ref| <= 2 (k + 2) u S (both are sums of k products, rounded). */
+        double u = c->f64 ? 1.1102230246251565e-16 : 5.9604644775390625e-08;
+        int row = c->order == ENGINE_ROW_MAJOR;
+        int64_t outer = row ? c->m : c->n, inner = row ? c->n : c->m;
+        for (int b = 0; b < c->batch && !bad; b++)
+            for (int64_t o = 0; o < outer && !bad; o++)
+                for (int64_t i = 0; i < mc.ld; i++) {
+                    int64_t at = b * mc.stride + o * mc.ld + i;
+                    double got = get(hGot, c->f64, at);
+                    if (i >= inner) { /* padding: exactly as it was (memcmp: NaN compares unequal) */
+                        if (memcmp((char *)hGot + at * es, (char *)hC0 + at * es, es) != 0) {
+                            snprintf(why, wlen, "padding element %lld of C (batch %d) was written: %g", (long long)at, b, got);
+                            bad = 1;
+                            break;
+                        }
+                        continue;
+                    }
+                    double ref = get(hRef, c->f64, at), tol = 2.0 * (c->k + 2) * u * get(hS, c->f64, at) + 1e-300;
+                    if (!(fabs(got - ref) <= tol)) { /* NaN fails */
+                        snprintf(why, wlen, "C[%d][%lld][%lld] = %.17g, cuBLAS %.17g (bound %.3g)", b, (long long)o,
+                                 (long long)i, got, ref, tol);
                         bad = 1;
                         break;
                     }
-                    continue;
                 }
-                double ref = get(hRef, c->f64, at), tol = 2.0 * (c->k + 2) * u * get(hS, c->f64, at) + 1e-300;
-                if (!(fabs(got - ref) <= tol)) { /* NaN fails */
-                    snprintf(why, wlen, "C[%d][%lld][%lld] = %.17g, cuBLAS %.17g (bound %.3g)", b, (long long)o,
-                             (long long)i, got, ref, tol);
-                    bad = 1;
-                    break;
-                }
-            }
+    }
     rc = bad;
 out:
     cudaFree(A), cudaFree(B), cudaFree(C), cudaFree(R);
@@ -331,6 +371,13 @@ static int overhead(void)
         bad |= engine_plan_execute(p, 1.0, A, B, 0.0, C, s) != ENGINE_SUCCESS;
         t[i] = now_us() - t0;
     }
+    /* engine_sgemm's first call queues its build (async jit): wait for it, so the engine's kernel is timed. */
+    bad |= engine_sgemm(g_ctx, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n,
+                        s) != ENGINE_SUCCESS;
+    bad |= engine_wait(g_ctx) != ENGINE_SUCCESS;
+    for (int i = 0; i < 100; i++)
+        bad |= engine_sgemm(g_ctx, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, n, n, n, 1.0f, A, n, B, n, 0.0f,
+                            C, n, s) != ENGINE_SUCCESS;
     cudaStreamSynchronize(s);
     for (int i = 0; i < calls; i++) {
         double t0 = now_us();
@@ -339,6 +386,20 @@ static int overhead(void)
         tg[i] = now_us() - t0;
     }
     cudaStreamSynchronize(s);
+    char text[2048] = "";
+    engine_gemm_describe(g_ctx, &d, A, B, C, 0, text, sizeof text, NULL);
+    if (!strstr(text, "\"path\":\"engine\"")) {
+        printf("FAIL overhead: engine_sgemm did not run the engine's kernel after engine_wait: %.300s\n", text);
+        bad = 1;
+    }
+    double *te = malloc(calls * sizeof *te);
+    for (int i = 0; i < calls; i++) {
+        double t0 = now_us();
+        bad |= engine_gemm(g_ctx, &d, 1.0, A, B, 0.0, C, s) != ENGINE_SUCCESS;
+        te[i] = now_us() - t0;
+    }
+    cudaStreamSynchronize(s);
+    qsort(te, calls, sizeof *te, cmp_d);
     cublasHandle_t h;
     cublasCreate(&h);
     cublasSetStream(h, s);
@@ -355,9 +416,11 @@ static int overhead(void)
     qsort(t, calls, sizeof *t, cmp_d), qsort(tc, calls, sizeof *tc, cmp_d), qsort(tg, calls, sizeof *tg, cmp_d);
     double med = t[calls / 2];
     printf("%s overhead: engine_plan_execute %.2f us median host time per call over %d back-to-back calls at 64^3 "
-           "(p90 %.2f), engine_sgemm %.2f, cublasSgemm %.2f (target <= 5 us)\n",
-           !bad && med <= 5.0 ? "ok" : "FAIL", med, calls, t[calls * 9 / 10], tg[calls / 2], tc[calls / 2]);
-    printf("RESULT overhead_us=%.2f sgemm_us=%.2f cublas_us=%.2f\n", med, tg[calls / 2], tc[calls / 2]);
+           "(p90 %.2f), engine_sgemm %.2f, engine_gemm %.2f, cublasSgemm %.2f (target <= 5 us)\n",
+           !bad && med <= 5.0 ? "ok" : "FAIL", med, calls, t[calls * 9 / 10], tg[calls / 2], te[calls / 2], tc[calls / 2]);
+    printf("RESULT overhead_us=%.2f sgemm_us=%.2f gemm_us=%.2f cublas_us=%.2f\n", med, tg[calls / 2], te[calls / 2],
+           tc[calls / 2]);
+    free(te);
     engine_plan_destroy(p);
     cublasDestroy(h);
     cudaFree(A), cudaFree(B), cudaFree(C);
@@ -467,11 +530,187 @@ static int firstcall(const char *dir)
     return bad;
 }
 
+/* max |got - ref| / max |ref| over n floats on the device (0 when they agree; NaN fails as 1e30). */
+static double rel_diff(const float *dgot, const float *dref, size_t n)
+{
+    float *g = malloc(n * 4), *r = malloc(n * 4);
+    cudaMemcpy(g, dgot, n * 4, cudaMemcpyDeviceToHost), cudaMemcpy(r, dref, n * 4, cudaMemcpyDeviceToHost);
+    double md = 0, mr = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)g[i] - r[i]);
+        if (!(d == d))
+            d = 1e30;
+        md = d > md ? d : md;
+        mr = fabs(r[i]) > mr ? fabs(r[i]) : mr;
+    }
+    free(g), free(r);
+    return mr > 0 ? md / mr : md;
+}
+
+static void rand_dev(float *d, size_t n, unsigned seed)
+{
+    float *h = malloc(n * 4);
+    srand(seed);
+    for (size_t i = 0; i < n; i++)
+        h[i] = (float)rand() / RAND_MAX * 2 - 1;
+    cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice);
+    free(h);
+}
+
+/* Whether describe of the f32 NN n x n x k call on A, B, C says path (and, when want_why, that why). */
+static int path_says(engine_ctx *ctx, int n, int k, const float *A, const float *B, float *C, const char *path,
+                     char *text, size_t len)
+{
+    engine_plan_desc d;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, n, n, k);
+    text[0] = '\0';
+    if (engine_gemm_describe(ctx, &d, A, B, C, 0, text, len, NULL))
+        snprintf(text, len, "engine_gemm_describe: %s", engine_last_error(ctx));
+    char want[64];
+    snprintf(want, sizeof want, "\"path\":\"%s\"", path);
+    return strstr(text, want) != NULL;
+}
+
+/* A new problem's first call with a cold cache (DIR fresh) must not wait for NVRTC: its wall time
+ * (call + sync) beside cuBLAS's own for the same product, the path it took, then engine_wait's time
+ * and the engine's result beside cuBLAS's. A second run with the same DIR (warm cache) times a
+ * process's first call (engine_create included) and the wait until its kernel is loaded. */
+static int async_first(const char *dir)
+{
+    const int n = 2048, k = 512;
+    cudaFree(0); /* as a program that uses the GPU already (torch) would have it */
+    float *A, *B, *C, *R;
+    size_t nn = (size_t)n * n, nk = (size_t)n * k;
+    cudaMalloc((void **)&A, nk * 4), cudaMalloc((void **)&B, nk * 4), cudaMalloc((void **)&C, nn * 4),
+        cudaMalloc((void **)&R, nn * 4);
+    rand_dev(A, nk, 1), rand_dev(B, nk, 2);
+    cublasHandle_t h;
+    cublasCreate(&h);
+    const float one = 1, zero = 0;
+    for (int i = 0; i < 3; i++)
+        cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, k, &one, B, n, A, k, &zero, R, n);
+    cudaDeviceSynchronize();
+    double t0 = now_us();
+    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, k, &one, B, n, A, k, &zero, R, n);
+    cudaDeviceSynchronize();
+    double cublas_ms = (now_us() - t0) / 1e3;
+    engine_options o;
+    engine_options_init(&o);
+    o.cache_dir = dir;
+    int pass = 0, fail = 0;
+    t0 = now_us();
+    engine_ctx *ctx;
+    if (engine_create(&ctx, &o)) {
+        printf("FAIL async: %s\n0 passed, 1 failed\n", engine_last_error(NULL));
+        return 1;
+    }
+    double create_ms = (now_us() - t0) / 1e3;
+    double t1 = now_us();
+    engine_status st = engine_sgemm(ctx, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, n, n, k, 1.0f, A, k, B,
+                                    n, 0.0f, C, n, NULL);
+    cudaError_t ce = cudaDeviceSynchronize();
+    double first_ms = (now_us() - t1) / 1e3, process_first_ms = (now_us() - t0) / 1e3;
+    char text[4096];
+    int took_cublas = path_says(ctx, n, k, A, B, C, "cublas", text, sizeof text);
+    double e1 = rel_diff(C, R, nn);
+    int ok = !st && ce == cudaSuccess && e1 <= 1e-5;
+    printf("%s async first call 2048x2048x512: %.2f ms (call + sync; engine_create before it %.2f ms), cuBLAS alone "
+           "%.2f ms, path now: %.200s; error against cuBLAS %.2g\n",
+           ok ? "ok" : "FAIL", first_ms, create_ms, cublas_ms, text, e1);
+    pass += ok, fail += !ok;
+    t1 = now_us();
+    st = engine_wait(ctx);
+    double wait_ms = (now_us() - t1) / 1e3;
+    cudaMemset(C, 0xff, nn * 4); /* NaN: an unwritten element fails */
+    st = st ? st : engine_sgemm(ctx, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, n, n, k, 1.0f, A, k, B, n, 0.0f,
+                                C, n, NULL);
+    ce = cudaDeviceSynchronize();
+    int engine_path = path_says(ctx, n, k, A, B, C, "engine", text, sizeof text);
+    double e2 = rel_diff(C, R, nn);
+    ok = !st && ce == cudaSuccess && engine_path && e2 <= 1e-4;
+    printf("%s after engine_wait (%.1f ms) the engine's kernel runs: %.300s; error against cuBLAS %.2g\n",
+           ok ? "ok" : "FAIL", wait_ms, text, e2);
+    pass += ok, fail += !ok;
+    printf("RESULT first_ms=%.3f cublas_ms=%.3f create_ms=%.2f process_first_ms=%.2f wait_ms=%.1f cublas_first=%d\n",
+           first_ms, cublas_ms, create_ms, process_first_ms, wait_ms, took_cublas);
+    engine_destroy(ctx);
+    cublasDestroy(h);
+    cudaFree(A), cudaFree(B), cudaFree(C), cudaFree(R);
+    printf("%d passed, %d failed\n", pass, fail);
+    return fail > 0;
+}
+
+/* CUDA graph capture: a problem never called before, captured, records cuBLAS (no compile, load or
+ * allocation inside the capture) and its replay is right; after engine_wait a new capture records the
+ * engine's kernel, whose replay is right too. Global capture mode: any forbidden call in any thread fails. */
+static int capture(void)
+{
+    const int n = 384, k = 256;
+    float *A, *B, *C, *R;
+    size_t nn = (size_t)n * n, nk = (size_t)n * k;
+    cudaMalloc((void **)&A, nk * 4), cudaMalloc((void **)&B, nk * 4), cudaMalloc((void **)&C, nn * 4),
+        cudaMalloc((void **)&R, nn * 4);
+    rand_dev(A, nk, 3), rand_dev(B, nk, 4);
+    cublasHandle_t h;
+    cublasCreate(&h);
+    const float one = 1, zero = 0;
+    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, k, &one, B, n, A, k, &zero, R, n);
+    cudaDeviceSynchronize();
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    int pass = 0, fail = 0;
+    for (int round = 0; round < 2; round++) {
+        if (round == 1 && engine_wait(g_ctx)) {
+            printf("FAIL engine_wait: %s\n", engine_last_error(g_ctx));
+            fail++;
+            break;
+        }
+        cudaGraph_t g = NULL;
+        cudaGraphExec_t ge = NULL;
+        cudaMemset(C, 0xff, nn * 4);
+        cudaDeviceSynchronize();
+        cudaError_t ce = cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+        engine_status st = engine_sgemm(g_ctx, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, n, n, k, 1.0f, A, k,
+                                        B, n, 0.0f, C, n, s);
+        char err[512] = "";
+        if (st)
+            snprintf(err, sizeof err, "%s", engine_last_error(g_ctx));
+        cudaError_t ce2 = cudaStreamEndCapture(s, &g);
+        cudaError_t ce3 = ce2 == cudaSuccess ? cudaGraphInstantiate(&ge, g, 0) : ce2;
+        cudaError_t ce4 = ce3 == cudaSuccess ? cudaGraphLaunch(ge, s) : ce3;
+        cudaError_t ce5 = cudaStreamSynchronize(s);
+        char text[4096];
+        const char *want = round == 0 ? "cublas" : "engine";
+        int path_ok = path_says(g_ctx, n, k, A, B, C, want, text, sizeof text);
+        double e = rel_diff(C, R, nn);
+        int ok = ce == cudaSuccess && !st && ce2 == cudaSuccess && ce3 == cudaSuccess && ce4 == cudaSuccess &&
+                 ce5 == cudaSuccess && path_ok && e <= 1e-4;
+        printf("%s capture %s: engine_sgemm captured, the graph replayed, path %s (%.200s), error against cuBLAS %.2g%s%s "
+               "[%s %s %s %s %s]\n",
+               ok ? "ok" : "FAIL", round == 0 ? "before the kernel is built" : "after engine_wait", want, text, e,
+               err[0] ? "; " : "", err, cudaGetErrorString(ce), cudaGetErrorString(ce2), cudaGetErrorString(ce3),
+               cudaGetErrorString(ce4), cudaGetErrorString(ce5));
+        pass += ok, fail += !ok;
+        if (ge)
+            cudaGraphExecDestroy(ge);
+        if (g)
+            cudaGraphDestroy(g);
+        cudaGetLastError();
+    }
+    cudaStreamDestroy(s);
+    cublasDestroy(h);
+    cudaFree(A), cudaFree(B), cudaFree(C), cudaFree(R);
+    printf("%d passed, %d failed\n", pass, fail);
+    return fail > 0 || pass == 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "check";
     if (strcmp(mode, "firstcall") == 0)
         return firstcall(argc > 2 ? argv[2] : "/tmp/engine-firstcall");
+    if (strcmp(mode, "async") == 0)
+        return async_first(argc > 2 ? argv[2] : "/tmp/engine-async");
     cudaFree(0); /* the runtime's context first: engine must find and share it */
     if (engine_create(&g_ctx, NULL)) {
         printf("FAIL engine_create: %s\n0 passed, 1 failed\n", engine_last_error(NULL));
@@ -482,6 +721,8 @@ int main(int argc, char **argv)
         rc = overhead();
     } else if (strcmp(mode, "tc32") == 0) {
         rc = tc32_cases();
+    } else if (strcmp(mode, "capture") == 0) {
+        rc = capture();
     } else {
         int threads = strcmp(mode, "threads") == 0 ? 2 : 1;
         const char *def = threads == 2 ? "1x1x1,17x33x5,127x129x131" : "1x1x1,17x33x5,127x129x131,1000x1001x999,33x17x0";

@@ -86,8 +86,19 @@ def one_case(prefix, wrap, gen, dtype, mnk, ta, tb, beta, kind):
     c0 = c.clone()
     parent = c._base if kind == "pad" else None
     name = f"{prefix}{str(dtype)[6:]} {m}x{n}x{k} {'T' if ta else 'N'}{'T' if tb else 'N'} beta={beta} out={kind}"
-    if run(name, lambda: engine.matmul(wrap(a), wrap(b), wrap(c), alpha=1.25, beta=beta)):
-        check(name, a, b, c, 1.25, beta, c0, parent)
+    if not run(name, lambda: engine.matmul(wrap(a), wrap(b), wrap(c), alpha=1.25, beta=beta)):
+        return
+    check(name, a, b, c, 1.25, beta, c0, parent)
+    # The first call ran cuBLAS while the kernel compiled (async jit); once the compiles are waited
+    # for, the same call must run the engine's own kernel, and be right too.
+    engine.wait_compiles()
+    c.copy_(c0)
+    path = engine.explain(wrap(a), wrap(b), wrap(c), wait=False).get("path")
+    if path != "engine":
+        report(False, name + " after wait_compiles", f"path {path!r}, not the engine's kernel")
+        return
+    if run(name + " (engine's kernel)", lambda: engine.matmul(wrap(a), wrap(b), wrap(c), alpha=1.25, beta=beta)):
+        check(name + " (engine's kernel)", a, b, c, 1.25, beta, c0, parent)
 
 
 def dlpack_cases(gen):
@@ -187,9 +198,45 @@ def main():
                "engine.explain names the config: " + str(info.get("label")), repr(info))
     except Exception as e:  # noqa: BLE001
         report(False, "engine.explain", f"{type(e).__name__}: {e}")
+    graph_cases(gen)
     dlpack_cases(gen)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or not passed else 0
+
+
+def graph_cases(gen):
+    """engine.matmul inside torch.cuda.graph: a problem never called before is captured as cuBLAS (no
+    compile, load or allocation inside a capture); after wait_compiles a new capture holds the engine's
+    kernel. Each graph is replayed on fresh inputs and checked, with out= given and allocated."""
+    for shape in ((320, 192, 96), (96, 160, 224)):
+        m, n, k = shape
+        for given in (True, False):
+            a = torch.rand((m, k), device=dev, generator=gen)
+            b = torch.rand((k, n), device=dev, generator=gen)
+            c = torch.full((m, n), float("nan"), device=dev) if given else None
+            for stage in ("before its kernel is built", "after wait_compiles"):
+                if stage == "after wait_compiles":
+                    engine.wait_compiles()
+                name = f"graph capture {m}x{n}x{k} out={'given' if given else 'allocated'}, {stage}"
+                try:
+                    torch.cuda.synchronize()
+                    g = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(g):
+                        got = engine.matmul(a, b, c) if given else engine.matmul(a, b)
+                    path = engine.explain(a, b, got, wait=False).get("path")
+                    # Only the first capture of a shape meets it unbuilt; every one after wait_compiles
+                    # must hold the engine's kernel.
+                    want = "engine" if stage.startswith("after") else "cublas" if given else path
+                    a.copy_(torch.rand((m, k), device=dev, generator=gen))
+                    got.fill_(float("nan"))
+                    g.replay()
+                    torch.cuda.synchronize()
+                    if path != want:
+                        report(False, name, f"path {path!r}, expected {want!r}")
+                        continue
+                    check(name + f" (path {path})", a, b, got, 1.0, 0.0, got)
+                except Exception as e:  # noqa: BLE001
+                    report(False, name, f"{type(e).__name__}: {e}")
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ for t in "${BUILD:-build}"/tests/test_*; do
   total_pass=$((total_pass + ok)); total_fail=$((total_fail + bad))
 done
 
-for suite in invalid compile_matrix tc32 gemv cli tools scripts tune bench docs gpu_stub python; do
+for suite in invalid compile_matrix tc32 gemv cli tools scripts tune bench docs gpu_stub python workload; do
   echo "== $suite"
   bash "tests/$suite.sh" >"$log" 2>&1
   if [ "$suite" = compile_matrix ]; then grep -v '^  ok ' "$log"; else grep -v '^  ok ' "$log" | grep -v '^[0-9]* passed' ; fi
@@ -58,7 +58,8 @@ echo "   gemv (a matrix times a few vectors): both loops in every op, f32 and f6
 echo "   accuracy classes (wrong_k at K = 65536 and 131072 and TF32-rounded inputs rejected, every config"
 echo "   within its class at K = 1 to 65536); the shipped wisdom by verify --auto at and near every entry,"
 echo "   memcheck of each of its configurations; --auto at random odd shapes; bench/regress.sh CHECK=1;"
-echo "   libengine (examples/sgemm, build/gpu_lib against cuBLAS, two threads, memcheck) and engine.matmul against torch"
+echo "   libengine (examples/sgemm, build/gpu_lib against cuBLAS on both paths: cuBLAS while a kernel builds and the
+   kernel after engine_wait, two threads, graph capture, memcheck) and engine.matmul against torch"
 echo
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
 if [ "$total_skip" -gt 0 ]; then echo "$total_pass passed, $total_fail failed, $total_skip skipped"; else echo "$total_pass passed, $total_fail failed"; fi

@@ -20,7 +20,13 @@ class EngineError(RuntimeError):
 class _Options(ctypes.Structure):  # engine_options
     _fields_ = [("device", ctypes.c_int), ("cache_dir", ctypes.c_char_p), ("wisdom_dir", ctypes.c_char_p),
                 ("user_wisdom_dir", ctypes.c_char_p), ("no_device", ctypes.c_int), ("arch", ctypes.c_int),
-                ("sms", ctypes.c_int), ("device_name", ctypes.c_char_p)]
+                ("sms", ctypes.c_int), ("device_name", ctypes.c_char_p), ("jit", ctypes.c_int)]
+
+_JIT = {None: 0, "async": 1, "sync": 2}  # engine_jit
+_WARM_PROGRESS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_char_p)
+# The library this package speaks to: engine_version() of libengine, major * 1000 + minor. A
+# library of another major, or an older minor, lays out its structs differently.
+_VERSION = (0, 2)
 
 
 class _PlanDesc(ctypes.Structure):  # engine_plan_desc
@@ -62,6 +68,14 @@ class Library:
         if self.path is None:
             raise OSError("libengine.so not found; set ENGINE_LIB to its path (tried: " + "; ".join(tried) + ")")
         d = self.dll
+        if not hasattr(d, "engine_version"):
+            raise OSError(f"{self.path} is libengine before 0.2 (no engine_version); this package needs "
+                          f"{_VERSION[0]}.{_VERSION[1]}: rebuild it (make) or set ENGINE_LIB")
+        d.engine_version.restype = ctypes.c_int
+        v = d.engine_version()
+        if v // 1000 != _VERSION[0] or v % 1000 < _VERSION[1]:
+            raise OSError(f"{self.path} is libengine {v // 1000}.{v % 1000}; this package needs "
+                          f"{_VERSION[0]}.{_VERSION[1]} or a later minor: rebuild it (make) or set ENGINE_LIB")
         vp, i64, st = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
         d.engine_create.argtypes = [ctypes.POINTER(vp), ctypes.POINTER(_Options)]
         d.engine_destroy.argtypes = [vp]
@@ -72,21 +86,26 @@ class Library:
         d.engine_plan_describe.argtypes = [vp, ctypes.c_char_p, ctypes.c_size_t]
         d.engine_plan_describe.restype = ctypes.c_size_t
         d.engine_plan_destroy.argtypes = [vp]
-        for name, real in (("engine_sgemm_strided_batched", ctypes.c_float),
-                           ("engine_dgemm_strided_batched", ctypes.c_double)):
-            f = getattr(d, name)
-            f.argtypes = [vp, st, st, st, i64, i64, i64, real, vp, i64, i64, vp, i64, i64, real, vp, i64, i64, i64, vp]
+        d.engine_gemm.argtypes = [vp, vp, ctypes.c_double, vp, vp, ctypes.c_double, vp, vp]
+        d.engine_gemm.restype = st
+        d.engine_gemm_describe.argtypes = [vp, ctypes.POINTER(_PlanDesc), vp, vp, vp, st, ctypes.c_char_p,
+                                           ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
+        d.engine_wait.argtypes = [vp]
+        d.engine_warm.argtypes = [vp, st, _WARM_PROGRESS, vp]
+        d.engine_warm.restype = st
+        for f in (d.engine_create, d.engine_set_config, d.engine_plan_create, d.engine_gemm_describe, d.engine_wait):
             f.restype = st
-        for f in (d.engine_create, d.engine_set_config, d.engine_plan_create):
-            f.restype = st
+        self._gemm = d.engine_gemm
 
     def _check(self, status, ctx):
         if status:
             raise EngineError(status, (self.dll.engine_last_error(ctx) or b"").decode(errors="replace"))
 
-    def create(self, device, cache_dir, wisdom_dir, user_wisdom_dir, no_device, arch, sms, device_name):
+    def create(self, device, cache_dir, wisdom_dir, user_wisdom_dir, no_device, arch, sms, device_name, jit=None):
+        if jit not in _JIT:
+            raise ValueError(f"jit: {jit!r} is not 'async', 'sync' or None")
         o = _Options(device, _b(cache_dir), _b(wisdom_dir), _b(user_wisdom_dir), int(bool(no_device)), arch, sms,
-                     _b(device_name))
+                     _b(device_name), _JIT[jit])
         ctx = ctypes.c_void_p()
         self._check(self.dll.engine_create(ctypes.byref(ctx), ctypes.byref(o)), None)
         return ctx
@@ -97,24 +116,39 @@ class Library:
     def set_config(self, ctx, json_or_path):
         self._check(self.dll.engine_set_config(ctx, _b(json_or_path)), ctx)
 
-    def gemm(self, ctx, call, alpha, A, B, beta, C, stream):
-        f = self.dll.engine_dgemm_strided_batched if call.dtype == 1 else self.dll.engine_sgemm_strided_batched
-        self._check(f(ctx, call.order, call.transa, call.transb, call.m, call.n, call.k, alpha, A, call.lda,
-                      call.stride_a, B, call.ldb, call.stride_b, beta, C, call.ldc, call.stride_c, call.batch,
-                      stream), ctx)
+    def warm(self, ctx, jobs, progress):
+        """engine_warm; progress(done, total, label) after each kernel (None: no calls)."""
+        if progress:
+            cb = _WARM_PROGRESS(lambda _u, done, total, label: progress(done, total, label.decode(errors="replace")))
+        else:
+            cb = _WARM_PROGRESS()  # NULL
+        self._check(self.dll.engine_warm(ctx, int(jobs), cb, None), ctx)
 
-    def describe(self, ctx, call, alignment):
-        desc = _PlanDesc(call.dtype, call.order, call.transa, call.transb, call.m, call.n, call.k, call.lda,
-                         call.ldb, call.ldc, call.batch, call.stride_a, call.stride_b, call.stride_c, alignment)
-        plan = ctypes.c_void_p()
-        self._check(self.dll.engine_plan_create(ctx, ctypes.byref(desc), ctypes.byref(plan)), ctx)
-        try:
-            n = self.dll.engine_plan_describe(plan, None, 0)
-            buf = ctypes.create_string_buffer(n + 1)
-            self.dll.engine_plan_describe(plan, buf, n + 1)
-            return buf.value.decode()
-        finally:
-            self.dll.engine_plan_destroy(plan)
+    def wait(self, ctx):
+        self._check(self.dll.engine_wait(ctx), ctx)
+
+    @staticmethod
+    def desc(call):
+        """The engine_plan_desc of a _layout.Call (alignment 0: engine_gemm takes the pointers' own)."""
+        return _PlanDesc(call.dtype, call.order, call.transa, call.transb, call.m, call.n, call.k, call.lda,
+                         call.ldb, call.ldc, call.batch, call.stride_a, call.stride_b, call.stride_c, 0)
+
+    def gemm(self, ctx, desc_addr, alpha, A, B, beta, C, stream):
+        """engine_gemm with the desc at address desc_addr: eight arguments, the host path's whole cost."""
+        status = self._gemm(ctx, desc_addr, alpha, A, B, beta, C, stream)
+        if status:
+            self._check(status, ctx)
+
+    def describe(self, ctx, desc, A, B, C, wait):
+        n = ctypes.c_size_t(0)
+        size = 4096
+        while True:
+            buf = ctypes.create_string_buffer(size)
+            self._check(self.dll.engine_gemm_describe(ctx, ctypes.byref(desc), A, B, C, int(bool(wait)), buf, size,
+                                                      ctypes.byref(n)), ctx)
+            if n.value < size:
+                return buf.value.decode()
+            size = n.value + 1
 
 
 _lib = None

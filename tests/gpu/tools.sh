@@ -149,7 +149,7 @@ lib_check() {
 "$LB/examples/sgemm" >"$LOG/lib-example.txt" 2>&1
 check_says "examples/sgemm: engine_sgemm and a plan against cuBLAS, PASS" $? 0 "$LOG/lib-example.txt" '^PASS$'
 "$LB/gpu_lib" check >"$LOG/lib-check.txt" 2>&1
-lib_check "gpu_lib check: every op x 5 shapes x beta x f32/f64 x row/col-major x {packed, ld+3, batch 3} against cuBLAS" "$LOG/lib-check.txt" $?
+lib_check "gpu_lib check: every op x 5 shapes x beta x f32/f64 x row/col-major x {packed, ld+3, batch 3} against cuBLAS, each call's first run (cuBLAS while its kernel builds) and its run after engine_wait (the engine's kernel)" "$LOG/lib-check.txt" $?
 # The tc32 plans where the GPU is an sm_90 one, or says nothing (GPU_ARCH stands in, as for wisdom_plan):
 # a GPU that names another arch skips them.
 larch=${GPU_ARCH:-$($E info 2>/dev/null | sed -n 's/^  arch \(sm_[0-9]*a\{0,1\}\),.*/\1/p' | head -1)}
@@ -159,6 +159,10 @@ else
   "$LB/gpu_lib" tc32 >"$LOG/lib-tc32.txt" 2>&1
   lib_check "gpu_lib tc32: f32 NN plans at 1024^3 and 2048x4096x4096 (row/col-major, beta 0/0.5) choose wisdom's tc32 entries, built for sm_90a, and match cuBLAS" "$LOG/lib-tc32.txt" $?
 fi
+ENGINE_JIT=sync "$LB/gpu_lib" check 17x33x5,127x129x131,33x17x0 >"$LOG/lib-check-sync.txt" 2>&1
+lib_check "gpu_lib check with ENGINE_JIT=sync (each first call builds before it runs) at 17x33x5, 127x129x131, 33x17x0" "$LOG/lib-check-sync.txt" $?
+"$LB/gpu_lib" capture >"$LOG/lib-capture.txt" 2>&1
+lib_check "gpu_lib capture: a never-called problem captured into a CUDA graph records cuBLAS, after engine_wait the engine's kernel; both replays right" "$LOG/lib-capture.txt" $?
 "$LB/gpu_lib" threads >"$LOG/lib-threads.txt" 2>&1
 lib_check "gpu_lib threads: the same (to 127x129x131) from two host threads on one context, a stream each" "$LOG/lib-threads.txt" $?
 if [ -n "${SAN_SKIP:-}" ] || [ -z "$CS" ]; then

@@ -132,10 +132,117 @@ class Strides(unittest.TestCase):
             engine._empty_like(Fake((2, 2)), (2, 2))
         self.assertIn("out: required", str(e.exception))
 
-    def test_alignment_class(self):
-        self.assertEqual(engine._alignment([0x1000, 0x2000], L.F32), 16)
-        self.assertEqual(engine._alignment([0x1000, 0x2004], L.F32), 4)
-        self.assertEqual(engine._alignment([0x1008], L.F64), 8)
+
+class FakeTorch:
+    """Stands in for torch in sys.modules: a Tensor type with the accessors the fast path reads, and
+    the raw current-stream call. No GPU: the calls go to a recording library."""
+
+    class device:
+        def __init__(self, index):
+            self.index, self.type = index, "cuda"
+
+        def __eq__(self, o):
+            return isinstance(o, FakeTorch.device) and o.index == self.index
+
+        def __hash__(self):
+            return hash(self.index)
+
+    class Tensor:
+        def __init__(self, shape, strides=None, ptr=0x10000, typestr="<f4", index=0):
+            self._fake = Fake(shape, strides, typestr, ptr)
+            self.__cuda_array_interface__ = self._fake.__cuda_array_interface__
+            self.shape, self.dtype, self.device = tuple(shape), typestr, FakeTorch.device(index)
+            self._strides = tuple(strides) if strides else tuple(
+                int(__import__("math").prod(shape[i + 1:])) for i in range(len(shape)))
+            self._ptr = ptr
+
+        def stride(self):
+            return self._strides
+
+        def data_ptr(self):
+            return self._ptr
+
+        def new_empty(self, shape):
+            return FakeTorch.Tensor(shape, ptr=0x900000, typestr=self.dtype, index=self.device.index)
+
+    class _C:
+        @staticmethod
+        def _cuda_getCurrentRawStream(index):
+            return 0x5000 + index
+
+
+class Recording:
+    """A Library that records engine_gemm's arguments and the descs made (no libengine)."""
+
+    def __init__(self):
+        self.calls, self.descs = [], 0
+
+    def create(self, *args):
+        return ctypes.c_void_p(1)
+
+    def destroy(self, ctx):
+        pass
+
+    def desc(self, call):
+        self.descs += 1
+        return engine._lib.Library.desc(call)
+
+    def gemm(self, ctx, desc_addr, alpha, A, B, beta, C, stream):
+        d = engine._lib._PlanDesc.from_address(desc_addr)
+        self.calls.append(((d.transa, d.transb, d.m, d.n, d.k, d.lda, d.ldb, d.ldc, d.batch), A, B, C, stream))
+
+
+class TorchFastPath(unittest.TestCase):
+    """engine.matmul on torch tensors works out a call's description once per shapes, strides, dtype
+    and device, and reads only data_ptr() and the raw stream on later calls."""
+
+    def setUp(self):
+        self.saved = sys.modules.get("torch")
+        sys.modules["torch"] = FakeTorch
+        engine._torch = None
+        self.lib = Recording()
+        self.ctx = engine.Context(lib=self.lib)
+
+    def tearDown(self):
+        if self.saved is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = self.saved
+        engine._torch = None
+
+    def test_described_once_per_signature(self):
+        T = FakeTorch.Tensor
+        a, w = T((8, 64)), T((32, 64), ptr=0x20000)
+        wt = T((64, 32), strides=(1, 64), ptr=0x20000)  # w.T, as x @ W.T passes it
+        out = self.ctx.matmul(a, wt)
+        self.assertEqual(out.shape, (8, 32))
+        self.ctx.matmul(T((8, 64), ptr=0x30000), wt)  # same signature, other pointers
+        self.assertEqual(self.lib.descs, 1)
+        (d1, A1, B1, C1, s1), (d2, A2, _, _, _) = self.lib.calls
+        self.assertEqual(d1, (L.NO_TRANS, L.TRANS, 8, 32, 64, 64, 64, 32, 1))
+        self.assertEqual(d1, d2)
+        self.assertEqual((A1, B1, C1, s1, A2), (0x10000, 0x20000, 0x900000, 0x5000, 0x30000))
+        # The same as the interface-reading path describes it.
+        slow = call(a._fake, wt._fake, Fake((8, 32)))
+        self.assertEqual(d1[:8], (slow.transa, slow.transb, slow.m, slow.n, slow.k, slow.lda, slow.ldb, slow.ldc))
+        self.ctx.matmul(a, T((64, 32), ptr=0x20000))  # other strides: described anew, NN
+        self.assertEqual(self.lib.descs, 2)
+        self.assertEqual(self.lib.calls[-1][0][:2], (L.NO_TRANS, L.NO_TRANS))
+        self.ctx.matmul(a, wt, T((8, 32), ptr=0x40000), beta=0.5)  # out given: another signature
+        self.assertEqual(self.lib.descs, 3)
+        self.assertEqual(self.lib.calls[-1][3], 0x40000)
+
+    def test_errors_on_the_fast_path(self):
+        T = FakeTorch.Tensor
+        with self.assertRaises(ValueError) as e:
+            self.ctx.matmul(T((8, 64)), T((63, 32)))
+        self.assertIn("b: 63 rows do not match the 64 columns of a", str(e.exception))
+        with self.assertRaises(TypeError):
+            self.ctx.matmul(T((8, 64)), T((64, 32), typestr="<f8"))
+        with self.assertRaises(ValueError) as e:
+            self.ctx.matmul(T((8, 64)), T((64, 32)), beta=1.0)
+        self.assertIn("beta: must be 0", str(e.exception))
+        self.assertEqual(self.lib.calls, [])
 
 
 class DLPack(unittest.TestCase):
@@ -183,6 +290,43 @@ class ThroughTheLibrary(unittest.TestCase):
         self.assertTrue(info["wisdom"]["exact"])
         self.assertEqual((info["m"], info["n"], info["k"], info["layout"]), (4096, 4096, 4096, "NN"))
         self.assertIn(info["origin"], ("nvrtc", "disk", "memory"))
+
+    def test_explain_says_the_path(self):
+        info = self.ctx.explain(Fake((256, 256)), Fake((256, 256)), Fake((256, 256)))
+        self.assertEqual(info["path"], "engine")
+        self.assertIn("without a GPU", info["why"])
+        self.assertIn(info["jit"], ("async", "sync"))
+        self.assertEqual(info["fallback_calls"], 0)
+
+    def test_explain_takes_the_pointers_alignment(self):
+        aligned = self.ctx.explain(Fake((256, 256)), Fake((256, 256)), Fake((256, 256)))
+        off = self.ctx.explain(Fake((256, 256), ptr=0x10004), Fake((256, 256)), Fake((256, 256)))
+        self.assertEqual(aligned["align_elems"], [4, 4, 4])
+        self.assertEqual(off["align_elems"], [1, 4, 4])
+        f64 = self.ctx.explain(Fake((64, 64), typestr="<f8", ptr=0x10008), Fake((64, 64), typestr="<f8"), None)
+        self.assertEqual(f64["align_elems"], [1, 2, 2])
+
+    def test_jit_mode_is_checked(self):
+        with self.assertRaises(ValueError) as e:
+            engine.Context(no_device=True, jit="later", lib=self.ctx._lib)
+        self.assertIn("jit: 'later'", str(e.exception))
+        with engine.Context(no_device=True, jit="sync", wisdom_dir=os.path.join(ROOT, "wisdom"), user_wisdom_dir="",
+                            lib=self.ctx._lib) as c:
+            self.assertEqual(c.explain(Fake((64, 64)), Fake((64, 64)), None)["jit"], "sync")
+        self.assertIsNone(c._ctx)
+
+    def test_warm_fills_the_cache(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            with engine.Context(no_device=True, arch=86, cache_dir=d, wisdom_dir=os.path.join(ROOT, "wisdom"),
+                                user_wisdom_dir="", lib=self.ctx._lib) as c:
+                seen = []
+                c.warm(jobs=2, progress=lambda done, total, label: seen.append((done, total, label)))
+            self.assertGreaterEqual(len(seen), 2)
+            self.assertEqual([s[0] for s in seen], list(range(1, len(seen) + 1)))
+            self.assertEqual(seen[-1][0], seen[-1][1])
+            files = [f for _, _, fs in os.walk(d) for f in fs]
+            self.assertGreaterEqual(len(files), 1)
 
     def test_explain_of_a_transposed_batch(self):
         b = Fake((3, 64, 32), strides=(2048, 1, 64), typestr="<f8")  # each matrix a transposed view

@@ -1,0 +1,132 @@
+/* fallback.c — see fallback.h. */
+#define _GNU_SOURCE
+#include "fallback.h"
+
+#include <cublas_v2.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+/* cublas_v2.h maps names to versioned symbols (cublasCreate -> cublasCreate_v2): expanding before
+ * stringifying asks dlsym for exactly the symbol the header would have linked (as gpu.c does). */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+#define BLAS_FUNCS(X)                                                                              \
+    X(cublasCreate)                                                                                \
+    X(cublasDestroy)                                                                               \
+    X(cublasSetStream)                                                                             \
+    X(cublasSgemm)                                                                                 \
+    X(cublasDgemm)                                                                                 \
+    X(cublasSgemmStridedBatched)                                                                   \
+    X(cublasDgemmStridedBatched)
+
+static struct {
+#define X(f) __typeof__(&f) f;
+    BLAS_FUNCS(X)
+#undef X
+} bl;
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static void *g_lib;
+static char g_why[512];
+
+/* The sonames of the toolkits engine builds with, newest first; then the unversioned name. */
+static void load_once(void)
+{
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+    void *lib = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++)
+        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *e = dlerror();
+        snprintf(g_why, sizeof g_why, "libcublas could not be loaded (%s)", e ? e : "not found");
+        return;
+    }
+#define X(f)                                                                                       \
+    {                                                                                              \
+        void *sym = dlsym(lib, STR(f));                                                            \
+        if (!sym) {                                                                                \
+            snprintf(g_why, sizeof g_why, "libcublas has no symbol %s", STR(f));                   \
+            dlclose(lib);                                                                          \
+            return;                                                                                \
+        }                                                                                          \
+        memcpy(&bl.f, &sym, sizeof sym);                                                           \
+    }
+    BLAS_FUNCS(X)
+#undef X
+    g_lib = lib;
+}
+
+int fallback_open(fallback_t *f, err_t *err)
+{
+    memset(f, 0, sizeof *f);
+    pthread_once(&g_once, load_once);
+    if (!g_lib)
+        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "%s", g_why);
+    cublasHandle_t h;
+    cublasStatus_t st = bl.cublasCreate(&h);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "cublasCreate failed: status %d", (int)st);
+    f->handle = h;
+    pthread_mutex_init(&f->lock, NULL);
+    f->open = true;
+    return 0;
+}
+
+void fallback_close(fallback_t *f)
+{
+    if (!f->open)
+        return;
+    bl.cublasDestroy((cublasHandle_t)f->handle);
+    pthread_mutex_destroy(&f->lock);
+    f->open = false;
+}
+
+static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+bool fallback_fits(const apiarg_problem *p)
+{
+    return fits_int(p->M) && fits_int(p->N) && fits_int(p->K) && fits_int(p->lda) && fits_int(p->ldb) &&
+           fits_int(p->ldc) && fits_int(p->batch);
+}
+
+int fallback_gemm(fallback_t *f, const apiarg_problem *p, double alpha, CUdeviceptr A, CUdeviceptr B, double beta,
+                  CUdeviceptr C, CUstream stream, err_t *err)
+{
+    if (!f->open)
+        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "the cuBLAS fallback is not open");
+    if (p->M == 0 || p->N == 0)
+        return 0;
+    /* Row-major C (M x N) is column-major C^T = op(B)^T op(A)^T: cuBLAS gets B first, N x M, and each
+     * operand's stored form read column-major is its transpose, so each keeps its own flag. */
+    cublasOperation_t ob = p->tb ? CUBLAS_OP_T : CUBLAS_OP_N, oa = p->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    int m = (int)p->N, n = (int)p->M, k = (int)p->K;
+    int lda = (int)p->ldb, ldb = (int)p->lda, ldc = (int)p->ldc;
+    cublasStatus_t st;
+    pthread_mutex_lock(&f->lock);
+    cublasHandle_t h = (cublasHandle_t)f->handle;
+    st = bl.cublasSetStream(h, (cudaStream_t)stream);
+    if (st == CUBLAS_STATUS_SUCCESS) {
+        if (p->dtype == DTYPE_F64) {
+            const double *a = (const double *)(uintptr_t)B, *b = (const double *)(uintptr_t)A;
+            double *c = (double *)(uintptr_t)C;
+            st = p->batch > 1 ? bl.cublasDgemmStridedBatched(h, ob, oa, m, n, k, &alpha, a, lda, p->sb, b, ldb, p->sa,
+                                                             &beta, c, ldc, p->sc, (int)p->batch)
+                              : bl.cublasDgemm(h, ob, oa, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+        } else {
+            float af = (float)alpha, bf = (float)beta;
+            const float *a = (const float *)(uintptr_t)B, *b = (const float *)(uintptr_t)A;
+            float *c = (float *)(uintptr_t)C;
+            st = p->batch > 1 ? bl.cublasSgemmStridedBatched(h, ob, oa, m, n, k, &af, a, lda, p->sb, b, ldb, p->sa,
+                                                             &bf, c, ldc, p->sc, (int)p->batch)
+                              : bl.cublasSgemm(h, ob, oa, m, n, k, &af, a, lda, b, ldb, &bf, c, ldc);
+        }
+    }
+    pthread_mutex_unlock(&f->lock);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "cuBLAS (the fallback while the kernel compiles) failed: status %d",
+                       (int)st);
+    return 0;
+}

@@ -1,0 +1,124 @@
+/* warm.c — see warm.h. */
+#define _GNU_SOURCE
+#include "warm.h"
+
+#include "kernel.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const config_t *cfg;
+    int64_t M, N, K;
+    layout_t lay;
+    layout_align al;
+    char *key; /* label, shape, op, batch, class: duplicates across picks share it */
+} warm_task;
+
+typedef struct {
+    warm_task *tasks;
+    size_t ntasks, next;
+    int64_t smem_limit;
+    warm_progress_fn cb;
+    void *user;
+    warm_stats *st;
+    err_t *first;
+    double t0;
+    pthread_mutex_t lock;
+} warm_work;
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(((const warm_task *)a)->key, ((const warm_task *)b)->key);
+}
+
+static void *worker(void *arg)
+{
+    warm_work *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        size_t i = w->next++;
+        pthread_mutex_unlock(&w->lock);
+        if (i >= w->ntasks)
+            return NULL;
+        const warm_task *t = &w->tasks[i];
+        jit_origin origin = JIT_MEMORY;
+        err_t err;
+        err_clear(&err);
+        /* The config's own target: sm_90a for an arch-specific template on sm_90 (config_load_guess). */
+        int rc = kernel_prepare(t->cfg, t->cfg->arch, w->smem_limit, t->M, t->N, t->K, &t->lay, &t->al, &origin, &err);
+        pthread_mutex_lock(&w->lock);
+        w->st->done++;
+        if (rc) {
+            w->st->failed++;
+            if (!err_isset(w->first))
+                *w->first = err;
+        } else if (origin == JIT_COMPILED) {
+            w->st->compiled++;
+        } else {
+            w->st->cached++;
+        }
+        w->st->ms = now_ms() - w->t0;
+        if (w->cb)
+            w->cb(w->user, w->st, t->key);
+        pthread_mutex_unlock(&w->lock);
+    }
+}
+
+int warm_run(pick_t *const *picks, size_t npicks, int64_t smem_limit, int jobs, warm_progress_fn cb, void *user,
+             warm_stats *st, err_t *first)
+{
+    memset(st, 0, sizeof *st);
+    warm_work w = {.smem_limit = smem_limit, .cb = cb, .user = user, .st = st, .first = first, .t0 = now_ms()};
+    for (size_t p = 0; p < npicks; p++) {
+        const select_t *sel = &picks[p]->sel;
+        for (size_t c = 0; c < sel->ncands; c++) {
+            const select_cand *cd = &sel->cands[c];
+            if (!cd->loaded)
+                continue;
+            const wisdom_entry *e = cd->entry;
+            int64_t batch = wisdom_batch(e);
+            warm_task t = {.cfg = &cd->cfg, .M = e->shape.m, .N = e->shape.n, .K = e->shape.k, .al = cd->align};
+            layout_packed(&t.lay, e->op >> 1, e->op & 1, t.M, t.N, t.K, batch);
+            t.key = xasprintf("%s %lldx%lldx%lld %s batch %lld align %d,%d,%d", cd->label, (long long)t.M,
+                              (long long)t.N, (long long)t.K, wisdom_op_name(e->op), (long long)batch, t.al.a, t.al.b,
+                              t.al.c);
+            w.tasks = xrealloc(w.tasks, (w.ntasks + 1) * sizeof *w.tasks);
+            w.tasks[w.ntasks++] = t;
+        }
+    }
+    if (w.ntasks)
+        qsort(w.tasks, w.ntasks, sizeof *w.tasks, by_key);
+    size_t n = 0;
+    for (size_t i = 0; i < w.ntasks; i++) {
+        if (n && strcmp(w.tasks[n - 1].key, w.tasks[i].key) == 0) {
+            free(w.tasks[i].key);
+            continue;
+        }
+        w.tasks[n++] = w.tasks[i];
+    }
+    w.ntasks = n;
+    st->total = n;
+    pthread_mutex_init(&w.lock, NULL);
+    size_t nth = jobs < 1 ? 1 : (size_t)jobs;
+    if (nth > n)
+        nth = n ? n : 1;
+    pthread_t *th = xcalloc(nth, sizeof *th);
+    size_t started = 0;
+    for (size_t i = 0; i < nth; i++)
+        if (pthread_create(&th[i], NULL, worker, &w) == 0)
+            started++;
+    if (!started)
+        worker(&w);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    free(th);
+    pthread_mutex_destroy(&w.lock);
+    for (size_t i = 0; i < w.ntasks; i++)
+        free(w.tasks[i].key);
+    free(w.tasks);
+    st->ms = now_ms() - w.t0;
+    return st->failed ? -1 : 0;
+}
