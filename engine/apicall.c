@@ -143,6 +143,14 @@ static void enqueue(engine_ctx *c, struct apicall_entry *e)
     if (c->nthreads < most && c->nthreads < c->building &&
         pthread_create(&c->threads[c->nthreads], NULL, builder, c) == 0)
         c->nthreads++;
+    if (!c->nthreads) { /* no thread to build it: the problem stays on cuBLAS, and says why */
+        c->queue_head = c->queue_tail = NULL;
+        c->building--;
+        e->state = CALL_FAILED;
+        e->st = ENGINE_ERROR_CUDA;
+        e->why = xstrdup("no background thread could be started to build its kernel");
+        return;
+    }
     pthread_cond_signal(&c->work);
 }
 

@@ -163,6 +163,12 @@ rc=$?
 [ "$rc" = 2 ] && grep -q "other.jsonl:1: not a workload row" "$T/err" && pass "--table on another kind of rows: exit 2" ||
   fail "--table on another kind of rows" "exit $rc: $(cat "$T/err")"
 
+# The judge files (other models' sizes, never tuned on) are workloads of the same schema.
+python3 bench/workload.py --dry-run bench/workloads/judge/*.json >"$T/judge" 2>&1
+check_rc "--dry-run bench/workloads/judge/*.json" 0 $? "$(tail -3 "$T/judge")"
+n=$(grep -c '^  [a-z0-9_]*\[[0-9]*\] ' "$T/judge")
+[ "$n" -ge 50 ] && pass "...a line per judged call ($n)" || fail "...a line per judged call" "$(head -5 "$T/judge")"
+
 echo "== no torch needed"
 # --dry-run and --table import torch lazily: with a torch that fails on import they still run.
 mkdir -p "$T/fake/torch"
