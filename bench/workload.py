@@ -85,16 +85,21 @@ def _number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+def _check_keys(obj, known, required, where):
+    """Every key of obj known, every required one there; Invalid names the first that is not."""
+    for key in obj:
+        if key not in known:
+            raise Invalid(f"{where}: unknown key {json.dumps(key)} (known: {', '.join(known)})")
+    for key in required:
+        if key not in obj:
+            raise Invalid(f"{where}: {key}: missing")
+
+
 def _check_call(c, where):
     """A call as the schema has it, defaults filled in (batch 1, alpha 1, beta 0)."""
     if not isinstance(c, dict):
         raise Invalid(f"{where}: must be an object, got {type(c).__name__}")
-    for key in c:
-        if key not in CALL_KEYS:
-            raise Invalid(f"{where}: unknown key {json.dumps(key)} (known: {', '.join(CALL_KEYS)})")
-    for key in CALL_REQUIRED:
-        if key not in c:
-            raise Invalid(f"{where}: {key}: missing")
+    _check_keys(c, CALL_KEYS, CALL_REQUIRED, where)
     if not isinstance(c["name"], str) or not c["name"].strip():
         raise Invalid(f"{where}: name: must be a non-empty string, got {json.dumps(c['name'])}")
     for key in ("m", "n", "k", "batch"):
@@ -127,12 +132,7 @@ def load(path):
         raise Invalid(f"{path}: {e}")
     if not isinstance(doc, dict):
         raise Invalid(f"{path}: must be a JSON object, got {type(doc).__name__}")
-    for key in doc:
-        if key not in TOP_KEYS:
-            raise Invalid(f"{path}: unknown key {json.dumps(key)} (known: {', '.join(TOP_KEYS)})")
-    for key in TOP_REQUIRED:
-        if key not in doc:
-            raise Invalid(f"{path}: {key}: missing")
+    _check_keys(doc, TOP_KEYS, TOP_REQUIRED, path)
     for key, kind in TOP_KEYS.items():
         if key in doc and not isinstance(doc[key], kind):
             raise Invalid(f"{path}: {key}: must be a {'string' if kind is str else 'list'}, got {json.dumps(doc[key])}")
