@@ -39,7 +39,13 @@ static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER;   /* an entry left PEND
 static mem_entry *g_entries;
 static jit_stats g_stats;
 static const cache_t *g_disk;
-static bool g_quiet; /* compile errors: only err, no log and source on stderr */
+/* Threads reading or writing g_disk now (outside g_lock: file IO): jit_set_cache waits for none
+ * before it replaces the cache, whose owner may free it right after (a library context going while
+ * another context's thread compiles). */
+static int g_disk_users;
+static pthread_cond_t g_disk_idle = PTHREAD_COND_INITIALIZER;
+static bool g_quiet;  /* compile errors: only err, no log and source on stderr */
+static bool g_silent; /* nothing on stderr at all, cache warnings neither (the library) */
 
 size_t jit_parse_ptxas(const char *log, jit_func_info *funcs, size_t max)
 {
@@ -178,7 +184,7 @@ static int do_compile(const char *prog_name, const char *source, const char **op
     res->log[0] = '\0';
     if (NVRTC_CHECK(nvrtcGetProgramLog(prog, res->log), err))
         goto out_destroy_program;
-    if (crc != NVRTC_SUCCESS && !g_quiet) {
+    if (crc != NVRTC_SUCCESS && !g_quiet && !g_silent) {
         /* One banner at a time: compiles run on several threads. */
         flockfile(stderr);
         char name[16];
@@ -299,16 +305,38 @@ static void make_key(const char *source, const char **opts, size_t nopts, const 
 
 /* Serve from the disk cache: 0 on a hit (res filled), -1 otherwise. A damaged entry is reported
  * once and left for the caller to rebuild. */
-static int from_disk(const char *key, jit_result *res)
+/* The disk cache for one use, held until disk_release (NULL: none). */
+static const cache_t *disk_acquire(void)
 {
-    if (!g_disk)
+    pthread_mutex_lock(&g_lock);
+    const cache_t *d = g_disk;
+    if (d)
+        g_disk_users++;
+    pthread_mutex_unlock(&g_lock);
+    return d;
+}
+
+static void disk_release(const cache_t *d)
+{
+    if (!d)
+        return;
+    pthread_mutex_lock(&g_lock);
+    if (--g_disk_users == 0)
+        pthread_cond_broadcast(&g_disk_idle);
+    pthread_mutex_unlock(&g_lock);
+}
+
+static int from_disk(const cache_t *disk, const char *key, jit_result *res)
+{
+    if (!disk)
         return -1;
     cache_entry e;
     err_t warn;
     err_clear(&warn);
-    int rc = cache_get(g_disk, key, &e, &warn);
+    int rc = cache_get(disk, key, &e, &warn);
     if (rc == CACHE_CORRUPT || rc == CACHE_ERROR) {
-        err_print(stderr, &warn);
+        if (!g_silent) /* a library prints nothing: the entry is rebuilt either way, and counted */
+            err_print(stderr, &warn);
         pthread_mutex_lock(&g_lock);
         g_stats.corrupt++;
         pthread_mutex_unlock(&g_lock);
@@ -327,9 +355,9 @@ static int from_disk(const char *key, jit_result *res)
     return 0;
 }
 
-static void to_disk(const char *key, const jit_result *res)
+static void to_disk(const cache_t *disk, const char *key, const jit_result *res)
 {
-    if (!g_disk)
+    if (!disk)
         return;
     cache_entry e = {.log = res->log, .log_size = strlen(res->log), .ptx = res->ptx, .ptx_size = res->ptx_size,
                      .cubin = res->cubin, .cubin_size = res->cubin_size, .compile_ms = res->compile_ms};
@@ -337,7 +365,7 @@ static void to_disk(const char *key, const jit_result *res)
     err_clear(&err);
     /* A cache that cannot be written costs time, not correctness: say so once and go on. */
     static int warned;
-    if (cache_put(g_disk, key, &e, &err) && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+    if (cache_put(disk, key, &e, &err) && !g_silent && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
         err_print(stderr, &err);
 }
 
@@ -380,7 +408,8 @@ int jit_compile(const char *prog_name, const char *source, const char *const *in
     pthread_mutex_unlock(&g_lock);
 
     jit_origin got = JIT_DISK;
-    int rc = from_disk(key, &e->res);
+    const cache_t *disk = disk_acquire();
+    int rc = from_disk(disk, key, &e->res);
     if (rc) {
         got = JIT_COMPILED;
         pthread_mutex_lock(&g_lock);
@@ -388,8 +417,9 @@ int jit_compile(const char *prog_name, const char *source, const char *const *in
         pthread_mutex_unlock(&g_lock);
         rc = do_compile(prog_name, source, opts, nopts, arch, label, &e->res, &e->err);
         if (rc == 0)
-            to_disk(key, &e->res);
+            to_disk(disk, key, &e->res);
     }
+    disk_release(disk);
     free_opts(owned, ninc);
     memcpy(e->res.key, key, sizeof key);
     pthread_mutex_lock(&g_lock);
@@ -441,19 +471,21 @@ int jit_prepare(const char *prog_name, const char *source, const char *const *in
     jit_result res;
     memset(&res, 0, sizeof res);
     *origin = JIT_DISK;
-    if (from_disk(key, &res)) {
+    const cache_t *disk = disk_acquire();
+    if (from_disk(disk, key, &res)) {
         *origin = JIT_COMPILED;
         pthread_mutex_lock(&g_lock);
         g_stats.nvrtc++;
         pthread_mutex_unlock(&g_lock);
         rc = do_compile(prog_name, source, opts, nopts, arch, label, &res, err);
         if (rc == 0)
-            to_disk(key, &res);
+            to_disk(disk, key, &res);
     } else {
         pthread_mutex_lock(&g_lock);
         g_stats.disk_hits++;
         pthread_mutex_unlock(&g_lock);
     }
+    disk_release(disk);
     result_free(&res);
     free_opts(owned, ninc);
     return rc ? -1 : 0;
@@ -474,9 +506,18 @@ void jit_forget(const jit_result *r)
     pthread_mutex_unlock(&g_lock);
 }
 
-void jit_set_cache(const cache_t *c) { g_disk = c; }
+void jit_set_cache(const cache_t *c)
+{
+    pthread_mutex_lock(&g_lock);
+    while (g_disk_users)
+        pthread_cond_wait(&g_disk_idle, &g_lock);
+    g_disk = c;
+    pthread_mutex_unlock(&g_lock);
+}
 
 void jit_set_quiet(bool quiet) { g_quiet = quiet; }
+
+void jit_set_silent(void) { g_quiet = g_silent = true; }
 
 void jit_get_stats(jit_stats *s)
 {

@@ -69,13 +69,19 @@ int jit_prepare(const char *prog_name, const char *source, const char *const *in
  * disk cache still has it). r must not be used afterwards. */
 void jit_forget(const jit_result *r);
 
-/* Use c (kept by the caller, alive until jit_cache_free) as the on-disk cache; NULL: none. */
+/* Use c as the on-disk cache from now on; NULL: none. Waits until no thread reads or writes the
+ * previous one (a compile that found no CUBIN holds it until it has written one), so the caller may
+ * free the previous cache once this returns; c must stay alive until it is replaced. */
 void jit_set_cache(const cache_t *c);
 void jit_get_stats(jit_stats *s);
 
 /* quiet: a failed compile sets err (its first error line) without printing the log and the
  * numbered source (a tune logs hundreds of points; `engine compile --verbose` shows one in full). */
 void jit_set_quiet(bool quiet);
+
+/* Quiet, and no warning of a damaged or unwritable cache either: a library prints nothing (the
+ * entry is rebuilt all the same, and jit_stats counts it). For the life of the process. */
+void jit_set_silent(void);
 
 /* Resource usage of one kernel of a result, or NULL when ptxas did not mention it. */
 const jit_func_info *jit_func(const jit_result *r, const char *name);

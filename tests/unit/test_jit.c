@@ -204,6 +204,76 @@ static void test_concurrent_same_source(void **state)
     jit_cache_free();
 }
 
+typedef struct {
+    int n, bad, disk;
+} prepare_arg;
+
+static void *prepare_thread(void *p)
+{
+    prepare_arg *a = p;
+    for (int i = 0; i < a->n; i++) {
+        err_t err;
+        err_clear(&err);
+        jit_origin o = JIT_MEMORY;
+        if (jit_prepare("p.cu", k_src, NULL, 0, 80, "test", &o, &err))
+            a->bad++;
+        a->disk += o == JIT_DISK;
+    }
+    return NULL;
+}
+
+/* The disk cache replaced while other threads read it (a library context going while another's
+ * background builds run): jit_set_cache waits for the readers, so the old cache may be freed right
+ * after it (make sanitize: a read of a freed cache is a use after free). jit_prepare reads the disk
+ * on every call (it keeps nothing in memory). */
+static void test_cache_replaced_under_readers(void **state)
+{
+    (void)state;
+    char tmpl[] = "/tmp/engine-jit-XXXXXX";
+    assert_non_null(mkdtemp(tmpl));
+    cache_t *cur = malloc(sizeof *cur);
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(cache_open(cur, tmpl, &err), 0);
+    jit_set_cache(cur);
+    jit_origin o;
+    assert_int_equal(jit_prepare("p.cu", k_src, NULL, 0, 80, "test", &o, &err), 0);
+    assert_int_equal(o, JIT_COMPILED);
+    prepare_arg a[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (prepare_arg){150, 0, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, prepare_thread, &a[i]), 0);
+    }
+    for (int i = 0; i < 150; i++) { /* a new cache over the same directory, the old one freed */
+        cache_t *next = malloc(sizeof *next);
+        assert_int_equal(cache_open(next, tmpl, &err), 0);
+        jit_set_cache(next);
+        cache_close(cur);
+        memset(cur, 0xa5, sizeof *cur);
+        free(cur);
+        cur = next;
+    }
+    int disk = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(a[i].bad, 0);
+        disk += a[i].disk;
+    }
+    assert_int_equal(disk, 4 * 150); /* every one found it on disk: no second compile */
+    jit_stats st;
+    jit_get_stats(&st);
+    assert_int_equal(st.nvrtc, 1);
+    jit_set_cache(NULL);
+    cache_close(cur);
+    free(cur);
+    jit_cache_free();
+    char *cmd = NULL;
+    assert_true(asprintf(&cmd, "rm -rf %s", tmpl) > 0);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -212,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_compile_error),
         cmocka_unit_test(test_disk_cache),
         cmocka_unit_test(test_concurrent_same_source),
+        cmocka_unit_test(test_cache_replaced_under_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
