@@ -185,6 +185,16 @@ def main():
         report(ok, "engine.matmul on torch's current stream (a side stream) waits for the work queued there")
     except Exception as e:  # noqa: BLE001
         report(False, "engine.matmul on torch's current stream", f"{type(e).__name__}: {e}")
+    # x @ layer.weight.T with an nn.Parameter (requires grad: torch refuses __cuda_array_interface__ on
+    # it; engine reads its detached data, no autograd).
+    try:
+        w = torch.nn.Parameter(torch.rand((96, 80), device=dev, generator=gen))
+        x = torch.rand((40, 80), device=dev, generator=gen)
+        got = engine.matmul(x, w.T)
+        torch.cuda.synchronize()
+        check("x @ W.T with W an nn.Parameter", x, w.detach().T, got, 1.0, 0.0, got)
+    except Exception as e:  # noqa: BLE001
+        report(False, "x @ W.T with W an nn.Parameter", f"{type(e).__name__}: {e}")
     # Strides it cannot take: one clear ValueError naming the argument.
     x = torch.rand((64, 64), device=dev)
     try:

@@ -111,6 +111,11 @@ class Context:
     def _describe(self, a, b, out):
         """The call's engine_plan_desc, C's shape (when out is None) and the three Operands, from the
         arrays' interfaces (the slow path: __cuda_array_interface__ or DLPack)."""
+        # torch refuses __cuda_array_interface__ on a tensor that requires grad (a Parameter): its
+        # data, detached, is the same memory. engine's product takes no part in autograd.
+        t = _torch_tensor()
+        if t is not None:
+            a, b, out = (x.detach() if isinstance(x, t) else x for x in (a, b, out))
         oa, ob = _layout.operand(a, "a"), _layout.operand(b, "b")
         shape = None
         if out is None:
@@ -131,7 +136,7 @@ class Context:
         if out is None and beta != 0:
             raise ValueError("beta: must be 0 when out is not given (there is no C to scale)")
         t = _torch_tensor()
-        if t is not None and type(a) is t and type(b) is t and (out is None or type(out) is t):
+        if t is not None and isinstance(a, t) and isinstance(b, t) and (out is None or isinstance(out, t)):
             # torch: the key from the tensors' own accessors, no __cuda_array_interface__ dict per call.
             key = (a.dtype, a.device, a.shape, a.stride(), b.dtype, b.device, b.shape, b.stride(),
                    None if out is None else (out.dtype, out.device, out.shape, out.stride()))

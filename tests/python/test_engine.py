@@ -165,6 +165,23 @@ class FakeTorch:
         def new_empty(self, shape):
             return FakeTorch.Tensor(shape, ptr=0x900000, typestr=self.dtype, index=self.device.index)
 
+        def detach(self):
+            t = FakeTorch.Tensor.__new__(FakeTorch.Tensor)
+            t.__dict__.update(self.__dict__)
+            t.__cuda_array_interface__ = self._fake.__cuda_array_interface__
+            return t
+
+    class Parameter(Tensor):
+        """As torch's: __cuda_array_interface__ refuses while it requires grad; detach() gives it."""
+
+        @property
+        def __cuda_array_interface__(self):
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad")
+
+        @__cuda_array_interface__.setter
+        def __cuda_array_interface__(self, v):
+            pass
+
     class _C:
         @staticmethod
         def _cuda_getCurrentRawStream(index):
@@ -231,6 +248,17 @@ class TorchFastPath(unittest.TestCase):
         self.ctx.matmul(a, wt, T((8, 32), ptr=0x40000), beta=0.5)  # out given: another signature
         self.assertEqual(self.lib.descs, 3)
         self.assertEqual(self.lib.calls[-1][3], 0x40000)
+
+    def test_parameters_take_the_fast_path(self):
+        # x @ layer.weight.T: a Parameter (a Tensor subclass that requires grad) as b.
+        w = FakeTorch.Parameter((32, 64), ptr=0x20000)
+        wt = FakeTorch.Parameter((64, 32), strides=(1, 64), ptr=0x20000)
+        with self.assertRaises(RuntimeError):
+            w.__cuda_array_interface__
+        out = self.ctx.matmul(FakeTorch.Tensor((8, 64)), wt)
+        self.assertEqual(out.shape, (8, 32))
+        self.assertEqual(self.lib.calls[-1][0][:2], (L.NO_TRANS, L.TRANS))
+        self.assertEqual(self.lib.calls[-1][2], 0x20000)
 
     def test_errors_on_the_fast_path(self):
         T = FakeTorch.Tensor
