@@ -25,24 +25,34 @@ LIBS      := -lnvrtc -lcublas -ljansson -ldl -lm -lpthread
 
 # B is the build directory: `make sanitize` builds the same tree into build-san with ASan and UBSan.
 B         ?= build
-SRC       := $(wildcard engine/*.c)
+# The code in three floors, each seeing only the headers of its own and those below it:
+#   engine/core  what the library needs (libengine: no printing, no exit, no cuBLAS link)
+#   engine/lab   what experiments need (timing, verification against cuBLAS, workers, tuning data)
+#   engine/cli   the command
+# A core file that includes a lab or cli header does not compile (tests/layers.sh checks that it fails).
+CORE_SRC  := $(wildcard engine/core/*.c)
+LAB_SRC   := $(wildcard engine/lab/*.c)
+CLI_SRC   := $(wildcard engine/cli/*.c)
+SRC       := $(CORE_SRC) $(LAB_SRC) $(CLI_SRC)
 OBJ       := $(SRC:engine/%.c=$(B)/obj/%.o)
-LIB_OBJ   := $(filter-out $(B)/obj/main.o,$(OBJ))
-# libengine: the core modules only (no cuBLAS, no worker processes, no command line).
-CORE      := api apiarg apicall apiplan fallback warm err util expr jsonloc shape sha256 arch paths template plan config cache jit gpu \
-             kernel layout wisdom pick select entries accuracy verify
-CORE_OBJ  := $(CORE:%=$(B)/obj/%.o)
+LIB_OBJ   := $(filter-out $(B)/obj/cli/main.o,$(OBJ))
+INC_core  := -Iengine/core
+INC_lab   := $(INC_core) -Iengine/lab
+INC_cli   := $(INC_lab) -Iengine/cli
+# libengine: the core floor only (no cuBLAS, no worker processes, no command line).
+CORE_OBJ  := $(CORE_SRC:engine/%.c=$(B)/obj/%.o)
 CORE_LIBS := -lnvrtc -ljansson -ldl -lm -lpthread
 TESTS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-# Fuzzers (libFuzzer, clang) over the parsers: every engine module but main, in build-fuzz.
+# Fuzzers (libFuzzer, clang) over the parsers: every engine module but main, in build-fuzz (the floors
+# are checked by the normal build; these see every header).
 FUZZ_CC   ?= clang
 FUZZ_SECONDS ?=
 FUZZ_RUNS ?=
 FUZZ_JOBS ?= 1
 FUZZ_ONLY ?=
 FUZZ_FLAGS := -g -O1 -std=c11 -Wall -Wextra -Werror -I$(CUDA_HOME)/include -fno-sanitize-recover=all
-FUZZ_OBJ  := $(filter-out build-fuzz/obj/main.o,$(SRC:engine/%.c=build-fuzz/obj/%.o))
+FUZZ_OBJ  := $(filter-out build-fuzz/obj/cli/main.o,$(SRC:engine/%.c=build-fuzz/obj/%.o))
 FUZZERS   := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all test test-gpu test-slurm bench walk probes install clean deps sanitize fuzz examples
@@ -55,12 +65,18 @@ $(B)/.deps-test: $(B)/.deps
 	@bash tools/deps.sh $(CUDA_HOME) --with-tests && touch $@
 
 # Objects depend on the Makefile too: a change of flags (-fPIC for the library) rebuilds them.
-$(B)/obj/%.o: engine/%.c Makefile | $(B)/.deps
+$(B)/obj/core/%.o: engine/core/%.c Makefile | $(B)/.deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(INC_core) -c $< -o $@
+$(B)/obj/lab/%.o: engine/lab/%.c Makefile | $(B)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC_lab) -c $< -o $@
+$(B)/obj/cli/%.o: engine/cli/%.c Makefile | $(B)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(INC_cli) -c $< -o $@
 
 # The command links no library entry points (api*.c): it is the library's peer, not its user.
-$(B)/engine: $(filter-out $(B)/obj/api%.o,$(OBJ))
+$(B)/engine: $(filter-out $(B)/obj/core/api%.o,$(OBJ))
 	$(CC) $(LDFLAGS) $^ -o $@ $(LIBS)
 
 $(B)/libengine.a: $(CORE_OBJ)
@@ -87,7 +103,7 @@ $(B)/gpu_lib: tests/gpu_lib.c include/engine.h $(B)/libengine.so
 
 $(B)/tests/%: tests/unit/%.c $(LIB_OBJ) | $(B)/.deps-test
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iengine $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(LIBS) -lcmocka
+	$(CC) $(CFLAGS) $(INC_cli) $< $(LIB_OBJ) -o $@ $(LDFLAGS) $(LIBS) -lcmocka
 
 test: all $(TESTS)
 	@BUILD=$(B) bash tests/run.sh
@@ -106,9 +122,9 @@ build-fuzz/.deps:
 	@mkdir -p build-fuzz && bash tools/deps.sh $(CUDA_HOME) --with-fuzz && touch $@
 build-fuzz/obj/%.o: engine/%.c | build-fuzz/.deps
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(INC_cli) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -Iengine $< $(FUZZ_OBJ) -o $@ $(LDFLAGS) $(LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined $(INC_cli) $< $(FUZZ_OBJ) -o $@ $(LDFLAGS) $(LIBS)
 
 # No rebuild here: on the GPU machine the binaries come prebuilt (it has no jansson headers).
 test-gpu:
@@ -151,3 +167,7 @@ clean:
 	rm -rf build build-san build-fuzz
 
 -include $(OBJ:.o=.d)
+
+# make print-VAR: a variable's value, for the tests that check how the floors are built (tests/layers.sh).
+print-%:
+	@echo '$($*)'

@@ -13,7 +13,7 @@ device_tag() {
 }
 # stamp_rows NAME: JSON lines on stdin with the run's "date" (UTC) and "device" first, on stdout.
 stamp_rows() { sed "s/^{/{\"date\":\"$(date -u +%F)\",\"device\":\"$1\",/"; }
-# slug NAME: the file stem of a device's wisdom and baseline files, as engine/wisdom.c's wisdom_slug
+# slug NAME: the file stem of a device's wisdom and baseline files, as engine/core/wisdom.c's wisdom_slug
 # makes it ("NVIDIA H100 80GB HBM3" -> nvidia-h100-80gb-hbm3).
 slug() { echo "$1" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9][^a-z0-9]*/-/g; s/^-//; s/-$//'; }
 # tune_seconds START: the seconds the next tune of a series may take: TUNE_S (its own budget), cut to

@@ -204,7 +204,7 @@ TABLES = {"walk": table_walk, "siboehm": table_siboehm, "dgemm": table_dgemm, "s
 
 
 def engine_md(rows):
-    """The engine's `--format md` table (engine/report.c) of rows of its `--format jsonl`."""
+    """The engine's `--format md` table (engine/lab/report.c) of rows of its `--format jsonl`."""
     out = ["| step | config | ms | TFLOP/s | % cuBLAS | % peak | step gain | floor ms (bound) | regs | smem | occupancy |",
            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     step, prev = 0, 0.0

@@ -46,7 +46,7 @@
     "ASYNC": {"default": 0, "values": [0, 1], "doc": "1: cp.async global-to-shared copies, VEC_A/VEC_B elements each"},
     "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z"},
     "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"},
-    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
+    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/core/template.h)"}
   },
   "constraints": [
     {"rule": "BM % TM == 0", "why": "each thread owns TM whole rows of the block tile"},

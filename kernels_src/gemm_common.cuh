@@ -2,10 +2,10 @@
  *
  * The engine pastes, before the template, one #define per template parameter and per shape switch,
  * plus T (float or double), ELEM (sizeof(T)), F64 (0/1) and ARCH (e.g. 90). Every kernel of every
- * template takes the same arguments, GEMM_ARGS, so one launcher runs them all (engine/kernel.c):
+ * template takes the same arguments, GEMM_ARGS, so one launcher runs them all (engine/core/kernel.c):
  *   C = alpha * op(A) * op(B) + beta * C for each of a batch of products, row-major: op(A) is
  *   M x K, op(B) is K x N, C is M x N; W is scratch the template asked for ("workspace"), or null.
- *   The layout (engine/layout.h) comes last, so that adding it moved no earlier argument: lda,
+ *   The layout (engine/core/layout.h) comes last, so that adding it moved no earlier argument: lda,
  *   ldb, ldc are the elements between stored rows (A stored K x M when transposed, B N x K), sa,
  *   sb, sc the elements between products. A template reads them only where its shape switches
  *   say the layout is not packed NN with one product (the plan's TA, TB, LD_PACKED, BATCH), and
@@ -41,7 +41,7 @@ typedef long long idx_t;
 typedef int idx_t;
 #endif
 
-/* Programmatic dependent launch, for templates that declare "pdl": true (engine/template.h). On
+/* Programmatic dependent launch, for templates that declare "pdl": true (engine/core/template.h). On
  * sm_90+ the engine launches their kernels with programmatic stream serialization, so a kernel's
  * blocks may start while the kernel ahead of it in the stream is still running. Every kernel calls
  * this first: it waits until that kernel has finished and its writes are visible (no read or write
@@ -78,7 +78,7 @@ template <bool HIDE, typename P> __device__ __forceinline__ P *batch_at(P *p, lo
         return p + offset;
 }
 
-/* Product blockIdx.z of a strided batch (engine/layout.h): from here on the kernel sees one. ASYNC:
+/* Product blockIdx.z of a strided batch (engine/core/layout.h): from here on the kernel sees one. ASYNC:
  * A and B are read by cp.async only, and go through opaque. */
 #define BATCH_SELECT(ASYNC)                            \
     do {                                               \

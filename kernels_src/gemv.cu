@@ -44,7 +44,7 @@
     "SPLIT_WHOLE": {"default": 4, "min": 1, "max": 64, "doc": "SPLITK 0: a grid of SPLIT_BLOCKS / SPLIT_WHOLE blocks or more runs K whole"},
     "SPLIT_DEPTH": {"default": 128, "min": 16, "max": 65536, "doc": "SPLITK 0: the least K a split takes (switch SD) where the narrow side is one group of vectors, K >= 4 x SPLIT_DEPTH and the grid has at most SPLIT_BLOCKS / 8 blocks; 512 elsewhere: several groups, a short K or a fuller grid lost more to a split's waits than they gained (docs/RESULTS.md, session 11)"},
     "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split of a block's rows writes and the others add after it (splitk.cuh)"},
-    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
+    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/core/template.h)"}
   },
   "constraints": [
     {"rule": "THREADS % 32 == 0", "why": "whole warps: the lanes' shuffles assume them, and KW (at most 32) groups of equal size"},

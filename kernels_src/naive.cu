@@ -5,7 +5,7 @@
  * column of C, so the 32 lanes of a warp read 32 different rows of A and store 32 elements N
  * apart (siboehm's kernel 1, uncoalesced on purpose); MAP = 1 walks along a row, so a warp reads
  * 32 consecutive elements of B and stores 32 consecutive elements of C (kernel 2). Any shape, any
- * layout (engine/layout.h): transposes, leading dimensions, batches on grid z. At packed NN with one
+ * layout (engine/core/layout.h): transposes, leading dimensions, batches on grid z. At packed NN with one
  * product the switches make it the code it always was. Example: configs/naive.json.
  *
  * engine:template
@@ -18,7 +18,7 @@
     "BX": {"doc": "threads per block along threadIdx.x", "min": 1, "max": 1024},
     "BY": {"doc": "threads per block along threadIdx.y", "min": 1, "max": 1024},
     "MAP": {"default": 1, "values": [0, 1], "doc": "0: threadIdx.x runs down a column (uncoalesced); 1: along a row"},
-    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
+    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/core/template.h)"}
   },
   "constraints": [
     {"rule": "BX * BY <= 1024", "why": "a block holds at most 1024 threads"}

@@ -67,7 +67,7 @@
     "SPLITK": {"default": 1, "min": 1, "max": 64, "doc": "split K over blockIdx.z (splitk.cuh): each split runs the k-loop of its slice as a GEMM of its own (A and B offset to the slice's first k), for shapes whose M x N tiles leave SMs idle (skinny, or large K with a small M x N)"},
     "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"},
     "MINB": {"default": 1, "values": [1, 2], "doc": "__launch_bounds__ min blocks per SM: 2 holds a thread to 128 registers so that two blocks share an SM (a tile of 128 x 64 or 64 x 128 whose shared memory fits twice), one block's barrier and epilogue then hidden behind the other's wgmmas"},
-    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
+    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/core/template.h)"}
   },
   "derived": {
     "THREADS": "SWAP ? 2 * BN : 2 * BM",

@@ -14,7 +14,7 @@
  * kernel may run the tiles that lie wholly inside C through an unguarded copy of its code
  * (EDGE_SPLIT, interior_tile).
  *
- * Layouts (engine/layout.h): OP_TA (A stored K x M), OP_TB (B stored N x K), and the rows' strides
+ * Layouts (engine/core/layout.h): OP_TA (A stored K x M), OP_TB (B stored N x K), and the rows' strides
  * lda, ldb, which the loaders take as arguments (the templates pass K and N where LDP says the rows
  * are packed, so the packed NN code is the code it was). A chunk always runs along a stored row:
  * A's along K (as before) or, transposed, along M like B's along N; B's along N or, transposed,

@@ -67,7 +67,7 @@
     "EDGE": {"default": 2, "values": [0, 1, 2, 3], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all; 2: 1 where K is a multiple of VEC_A, else 0 (with K's loads narrowed too, the second copy cost 2-3%: docs/NOTES.md); 3: as 1, with the guarded copy a function of its own (not inlined), so the kernel's registers are allocated for the unguarded one"},
     "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off)"},
     "PACK_B": {"default": 0, "values": [0, 1, 2, 3], "doc": "1: a first launch (pack_b) copies B into the workspace with its rows padded to a whole number of block tiles (zeros past N), so every tile's B loads are full-width vectors and unguarded; 2: only where N is not a multiple of VEC_B (B's rows not aligned to the vector); 3: as 2, and only where K is a multiple of VEC_A (with A's loads narrowed, warptile_db ran 8% slower packed: docs/NOTES.md). The copy is timed with the GEMM"},
-    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/template.h)"}
+    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/core/template.h)"}
   },
   "constraints": [
     {"rule": "BM % WM == 0", "why": "warp tiles cover the block tile's rows"},

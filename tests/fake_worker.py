@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A stand-in for `engine __worker` on machines without a GPU (tests only; ENGINE_WORKER points
-the engine at it). It speaks the worker protocol (engine/serve.c): a hello line, then one reply
+the engine at it). It speaks the worker protocol (engine/cli/serve.c): a hello line, then one reply
 line per request. Times are a smooth made-up function of the tile parameters, so rankings and
 searches have something to find; chosen points misbehave the ways real kernels do:
 
@@ -111,7 +111,7 @@ def main():
             time.sleep(3600)
         elif matches(os.environ.get("FAKE_FAULT"), sets):
             reply.update(status="fault", code=3, broken=True,
-                         error="engine/session.c:212: cuStreamSynchronize(g->stream) failed: CUDA_ERROR_ILLEGAL_ADDRESS (fake)")
+                         error="engine/lab/session.c:212: cuStreamSynchronize(g->stream) failed: CUDA_ERROR_ILLEGAL_ADDRESS (fake)")
         else:
             reply.update(label="fake", template="fake", dtype=req.get("dtype") or "f32", switches="FULL_M=1",
                          params=" ".join(sets), regs=128, spill_bytes=0, smem_bytes=16384, threads=256,

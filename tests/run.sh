@@ -38,7 +38,7 @@ for t in "${BUILD:-build}"/tests/test_*; do
   total_pass=$((total_pass + ok)); total_fail=$((total_fail + bad))
 done
 
-for suite in invalid compile_matrix tc32 gemv cli tools scripts tune bench docs gpu_stub python workload; do
+for suite in layers invalid compile_matrix tc32 gemv cli tools scripts tune bench docs gpu_stub python workload; do
   echo "== $suite"
   bash "tests/$suite.sh" >"$log" 2>&1
   if [ "$suite" = compile_matrix ]; then grep -v '^  ok ' "$log"; else grep -v '^  ok ' "$log" | grep -v '^[0-9]* passed' ; fi

@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 
 if want layouts; then
-echo "== layouts: transposes, leading dimensions and strided batches (engine/layout.h; inputs padded with NaN)"
+echo "== layouts: transposes, leading dimensions and strided batches (engine/core/layout.h; inputs padded with NaN)"
 LSH=1x1x1,17x33x5,127x129x131,1000x1001x999
 for op in NN NT TN TT; do
   run_verify "naive f32 op $op" "layouts-naive-$op" configs/naive.json --op "$op" --shapes $LSH

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
-#include "pick.h"
+#include "pickcmd.h"
 #include "select.h"
 #include "util.h"
 #include "template.h"
@@ -96,7 +96,7 @@ static void test_choices_become_entries(void **state)
     pick_t p;
     err_t err;
     err_clear(&err);
-    assert_int_equal(pick_init(&p, &o, shapes, 4, &err), 0);
+    assert_int_equal(pickcmd_init(&p, &o, shapes, 4, &err), 0);
     /* Three shapes chose a.json with SPLITK=2 (one entry), one chose b.json. */
     assert_int_equal(p.nentries, 2);
     assert_int_equal(p.nshapes, 4);
@@ -144,7 +144,7 @@ static void test_op(void **state)
         pick_t p;
         err_t err;
         err_clear(&err);
-        assert_int_equal(pick_init(&p, &o, &s, 1, &err), 0);
+        assert_int_equal(pickcmd_init(&p, &o, &s, 1, &err), 0);
         const char *path = p.entries[p.of_shape[0]].path;
         if (strcmp(path + strlen(path) - strlen(want[op]), want[op]) != 0)
             fail_msg("op %d chose %s, expected %s", op, path, want[op]);
@@ -165,13 +165,13 @@ static void test_dtype_and_levels(void **state)
     /* f64 has no sm_90 entry: the default level answers. */
     opts_t o = opts(90, "f64", g_wisdom);
     err_clear(&err);
-    assert_int_equal(pick_init(&p, &o, &s, 1, &err), 0);
+    assert_int_equal(pickcmd_init(&p, &o, &s, 1, &err), 0);
     assert_non_null(strstr(p.why[0], "default.json:2, default"));
     pick_free(&p);
     /* f32 on sm_86: no arch-level file for it and no f32 default: refused, naming dtype and shape. */
     o = opts(86, NULL, g_wisdom);
     err_clear(&err);
-    assert_int_equal(pick_init(&p, &o, &s, 1, &err), -1);
+    assert_int_equal(pickcmd_init(&p, &o, &s, 1, &err), -1);
     assert_int_equal(err.code, EXIT_INPUT);
     assert_non_null(strstr(err.text, "no wisdom for f32 at 64x64x64"));
     assert_null(p.entries);
@@ -186,7 +186,7 @@ static void test_malformed_and_missing(void **state)
     /* A missing directory is empty wisdom: nothing to choose from. */
     opts_t o = opts(90, NULL, "/nonexistent/engine-wisdom");
     err_clear(&err);
-    assert_int_equal(pick_init(&p, &o, &s, 1, &err), -1);
+    assert_int_equal(pickcmd_init(&p, &o, &s, 1, &err), -1);
     assert_non_null(strstr(err.text, "no wisdom for f32"));
     /* A malformed file stops everything, naming file:line:column; nothing leaks (LeakSanitizer). */
     char bad[192];
@@ -195,7 +195,7 @@ static void test_malformed_and_missing(void **state)
     write_file(bad, "x.json", "{\"version\": 1, \"arch\": \"sm_90\", \"entries\": [\n  {\"dtype\": \"f16\"}]}\n");
     o = opts(90, NULL, bad);
     err_clear(&err);
-    assert_int_equal(pick_init(&p, &o, &s, 1, &err), -1);
+    assert_int_equal(pickcmd_init(&p, &o, &s, 1, &err), -1);
     assert_int_equal(err.code, EXIT_INPUT);
     assert_non_null(strstr(err.source, "x.json"));
     assert_int_equal(err.line, 2);

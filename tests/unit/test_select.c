@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "pick.h"
+#include "pickcmd.h"
 #include "select.h"
 #include "util.h"
 #include "wisdom.h"
@@ -72,7 +72,7 @@ static void test_suite_shapes_are_exact(void **state)
         pick_t p;
         err_t err;
         err_clear(&err);
-        assert_int_equal(pick_init(&p, &o, NULL, 0, &err), 0);
+        assert_int_equal(pickcmd_init(&p, &o, NULL, 0, &err), 0);
         assert_true(p.sel.ncands >= 26);
         for (size_t c = 0; c < p.sel.ncands; c++) {
             const select_cand *x = &p.sel.cands[c];
@@ -104,7 +104,7 @@ static void test_entries_share_loaded_configs(void **state)
     pick_t p;
     err_t err;
     err_clear(&err);
-    assert_int_equal(pick_init(&p, &o, NULL, 0, &err), 0);
+    assert_int_equal(pickcmd_init(&p, &o, NULL, 0, &err), 0);
     size_t own = 0;
     for (size_t c = 0; c < p.sel.ncands; c++) {
         const select_cand *x = &p.sel.cands[c];
@@ -134,7 +134,7 @@ static void test_estimates_follow_the_work(void **state)
     pick_t p;
     err_t err;
     err_clear(&err);
-    assert_int_equal(pick_init(&p, &o, NULL, 0, &err), 0);
+    assert_int_equal(pickcmd_init(&p, &o, NULL, 0, &err), 0);
     size_t big = cand_at(&p, 4096, 4096, 4096); /* tc32_3x: 128 x 128 tiles (warptile_db's until 2026-11-26) */
     /* At its own shape the model gives the entry's measured time (that is what eff is fitted to). */
     const select_cand *c = &p.sel.cands[big];
@@ -214,7 +214,7 @@ static void test_choices_and_explanations(void **state)
     pick_t p;
     err_t err;
     err_clear(&err);
-    assert_int_equal(pick_init(&p, &o, shapes, 3, &err), 0);
+    assert_int_equal(pickcmd_init(&p, &o, shapes, 3, &err), 0);
     for (int s = 0; s < 3; s++) {
         assert_false(p.result[s].exact);
         assert_int_equal(p.result[s].nw, SELECT_K);
@@ -267,7 +267,7 @@ static void test_user_wisdom_first(void **state)
     pick_t p;
     err_t err;
     err_clear(&err);
-    assert_int_equal(pick_init(&p, &o, &s, 1, &err), 0);
+    assert_int_equal(pickcmd_init(&p, &o, &s, 1, &err), 0);
     assert_true(p.result[0].exact);
     assert_string_equal(p.sel.cands[p.result[0].chosen].file->path, path);
     assert_int_equal(p.entries[p.of_shape[0]].nsets, 1);
@@ -277,7 +277,7 @@ static void test_user_wisdom_first(void **state)
     fputs("{\"version\": 1, \"entries\": [ {\"dtype\": \"f32\", \"shape\": \"4096x\"}\n", f);
     fclose(f);
     err_clear(&err);
-    assert_int_equal(pick_init(&p, &o, &s, 1, &err), 0);
+    assert_int_equal(pickcmd_init(&p, &o, &s, 1, &err), 0);
     assert_true(p.result[0].exact);
     assert_non_null(strstr(p.sel.cands[p.result[0].chosen].file->path, "wisdom/nvidia-h100-80gb-hbm3.json"));
     assert_int_equal(p.user.nfiles, 0);
@@ -300,7 +300,7 @@ static void test_batch_entry_exact(void **state)
         pick_t p;
         err_t err;
         err_clear(&err);
-        assert_int_equal(pick_init(&p, &o, &s, 1, &err), 0);
+        assert_int_equal(pickcmd_init(&p, &o, &s, 1, &err), 0);
         const select_cand *c = &p.sel.cands[p.result[0].chosen];
         if (b == 512) {
             assert_true(p.result[0].exact);

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "layout.h"
-#include "pick.h"
+#include "pickcmd.h"
 #include "select.h"
 #include "util.h"
 #include "wisdom.h"
@@ -352,13 +352,13 @@ static void test_options(void **state)
     o.ld_plus[0] = true;
     const shape_t sh = {4096, 4096, 4096};
     pick_t p;
-    assert_int_equal(pick_init(&p, &o, &sh, 1, &err), 0);
+    assert_int_equal(pickcmd_init(&p, &o, &sh, 1, &err), 0);
     assert_true(p.result[0].exact);
     assert_align(&p.result[0].align, 1, 4, 4);
     assert_non_null(strstr(p.why[0], "naive"));
     pick_free(&p);
     o.ld[0] = 8; /* +8 keeps 16-byte rows: the packed class */
-    assert_int_equal(pick_init(&p, &o, &sh, 1, &err), 0);
+    assert_int_equal(pickcmd_init(&p, &o, &sh, 1, &err), 0);
     assert_true(p.result[0].exact && p.result[0].align_packed);
     assert_non_null(strstr(p.why[0], "warptile_db"));
     pick_free(&p);

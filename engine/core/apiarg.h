@@ -10,7 +10,7 @@
 #ifndef ENGINE_APIARG_H
 #define ENGINE_APIARG_H
 
-#include "../include/engine.h"
+#include "../../include/engine.h"
 #include "err.h"
 #include "template.h"
 

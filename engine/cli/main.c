@@ -6,7 +6,7 @@
 #include "info.h"
 #include "merge.h"
 #include "paths.h"
-#include "pick.h"
+#include "pickcmd.h"
 #include "run.h"
 #include "serve.h"
 #include "tune.h"
@@ -30,7 +30,7 @@ static const command k_commands[] = {
     {"merge", CMD_MERGE, merge_main, "join tune logs (shards, machines) and rank their points again"},
     {"cache", CMD_CACHE, info_cache, "info | clear: what the CUBIN cache holds, or empty it"},
     {"info", CMD_INFO, info_main, "the GPU, its peaks, and the driver, NVRTC and cuBLAS versions"},
-    {"pick", CMD_PICK, pick_main, "the config --auto would run at each shape, the candidates weighed and why (no GPU needed)"},
+    {"pick", CMD_PICK, pickcmd_main, "the config --auto would run at each shape, the candidates weighed and why (no GPU needed)"},
     {"warm", CMD_WARM, warm_main, "compile every wisdom entry of the GPU into the CUBIN cache, in parallel"},
     {"__worker", CMD_WORKER, serve_main, NULL},
 };

@@ -5,7 +5,7 @@
 #ifndef ENGINE_APIPLAN_H
 #define ENGINE_APIPLAN_H
 
-#include "../include/engine.h"
+#include "../../include/engine.h"
 #include "apiarg.h"
 #include "config.h"
 #include "entries.h"

@@ -9,7 +9,7 @@
 
 #include "bench.h"
 #include "pool.h"
-#include "setup.h"
+#include "buildjob.h"
 #include "worker.h"
 
 #include <jansson.h>

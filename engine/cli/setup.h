@@ -1,13 +1,14 @@
 /* setup.h — what every command that compiles or runs kernels sets up first: the CUBIN cache, the
  * target architecture (from the GPU, probed without a context, unless --arch names one), the pool
- * of compile threads, and the configs named on the command line; and the build job the pool runs
- * (plan + compile one config for one shape). */
+ * of compile threads, and the configs named on the command line. The build job the pool runs is
+ * lab/buildjob.h. */
 #ifndef ENGINE_SETUP_H
 #define ENGINE_SETUP_H
 
 #include "cache.h"
 #include "cli.h"
 #include "gpu.h"
+#include "buildjob.h"
 #include "pool.h"
 #include "session.h"
 
@@ -49,32 +50,5 @@ void setup_sets_free(char **sets, size_t n);
  * guessed, and the config's target (c->arch) is its template's (arch_for_template). */
 int setup_load_entry(const opts_t *o, const entry_t *e, int arch, const char *const *sets, size_t nsets,
                      config_t *c, err_t *err);
-
-/* One config for one shape, planned and compiled on a pool thread. */
-typedef struct {
-    const config_t *cfg;
-    int arch;
-    int64_t smem_limit;
-    int64_t M, N, K;
-    layout_t lay;       /* packed NN unless the caller sets another before running it */
-    layout_align align; /* the alignment class built for: what lay allows on 16-byte-aligned buffers */
-    kernel_t k;        /* the plan and the compile result */
-    jit_origin origin; /* compiled now, or found in memory or on disk */
-    double ms;         /* wall time of the build in this run */
-    int rc;            /* 0, or err is set */
-    err_t err;
-    void *user;        /* the caller's */
-} build_job;
-
-void build_job_init(build_job *j, const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K);
-/* pool_fn: runs kernel_build. */
-void build_job_run(void *job);
-/* Order jobs[0..n) longest compile first (the configs' compile_cost), equals as they were. */
-void build_jobs_order(build_job **jobs, size_t n);
-/* Run jobs[0..n) on the pool in that order and wait for all: a long compile started late would
- * set the wall time alone (measured: the 49 shipped configs on 16 cores took 0.125-0.135 of the
- * serial time in file order, 0.11 longest first). Reorders jobs. */
-void build_jobs_run(pool_t *pool, build_job **jobs, size_t n);
-void build_job_free(build_job *j);
 
 #endif

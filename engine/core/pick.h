@@ -17,11 +17,14 @@
  *
  * The choices become the run's entries, one per distinct (config, overrides), and each shape
  * records which entry runs there and why, so a row can say where its config came from. A config
- * named on the command line always wins over wisdom (cli.c drops --auto then). */
+ * named on the command line always wins over wisdom (cli.c drops --auto then).
+ *
+ * Choose for every shape with pick_init_with: fails (EXIT_INPUT) on a malformed shipped wisdom file
+ * or a shape that nothing covers. */
 #ifndef ENGINE_PICK_H
 #define ENGINE_PICK_H
 
-#include "cli.h"
+#include "entries.h"
 #include "err.h"
 #include "select.h"
 #include "wisdom.h"
@@ -52,12 +55,9 @@ typedef struct {
 
 #define PICK_TUNE_MAX 4 /* --auto-tune times at most this many of the model's candidates per shape */
 
-/* Choose for every shape. The GPU named by --device is probed without a context for its name, arch
- * and SM count (--device-name, --arch and --sms win). Fails (EXIT_INPUT) on a malformed shipped
- * wisdom file or a shape that nothing covers. */
-int pick_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes, err_t *err);
-
-/* What pick_init takes from the command line, for callers without one (the library). */
+/* What the choice is made from: the GPU (probed without a context for its name, arch and SM count,
+ * unless named), the problem's dtype, op, batch and layout, and where wisdom is read. The command
+ * fills it from its options (cli/pickcmd.h), the library from its call. */
 typedef struct {
     int device;              /* probed for its name, arch and SMs when probe is set */
     bool probe;
@@ -93,8 +93,5 @@ void pick_tune_candidates(pick_t *p);
 
 /* Whether entry i runs at shape s: always without a pick. */
 static inline int pick_runs(const pick_t *p, size_t s, size_t i) { return !p || p->of_shape[s] == i; }
-
-/* `engine pick`: print the choice for each --shapes, with the weighing (table) or as JSON lines. */
-int pick_main(const opts_t *o);
 
 #endif

@@ -7,7 +7,7 @@
  * it (jit.c is thread-safe and compiles a source once however many threads ask). A plan is immutable
  * once made; executing it takes the lock only to find its stream's workspace. */
 #define _GNU_SOURCE
-#include "../include/engine.h"
+#include "../../include/engine.h"
 
 #include "apiarg.h"
 #include "apicall.h"

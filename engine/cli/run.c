@@ -9,7 +9,7 @@
 
 #include "arch.h"
 #include "jit.h"
-#include "pick.h"
+#include "pickcmd.h"
 #include "report.h"
 #include "setup.h"
 #include "util.h"
@@ -423,7 +423,7 @@ static int pick_open(const opts_t **o, opts_t *auto_o, pick_t *pick, const shape
         return 0;
     err_t err;
     err_clear(&err);
-    if (pick_init(pick, *o, shapes, nshapes, &err)) {
+    if (pickcmd_init(pick, *o, shapes, nshapes, &err)) {
         err_print(stderr, &err);
         return err.code;
     }

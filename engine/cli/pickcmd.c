@@ -1,0 +1,140 @@
+/* pickcmd.c — see pickcmd.h. */
+#include "pickcmd.h"
+
+#include "arch.h"
+#include "report.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The command line's layout at shape sh, and the alignment class that --lda/--ldb/--ldc and the
+ * batch strides allow on its 256-byte-aligned buffers. A layout that breaks a rule was refused when
+ * the options were read; here it falls back to the packed one. */
+static void options_layout(const opts_t *o, const shape_t *sh, dtype_t dtype, layout_t *lay, layout_align *al)
+{
+    err_t ignored;
+    err_clear(&ignored);
+    if (layout_with(lay, o->ta, o->tb, sh->m, sh->n, sh->k, o->batch, o->ld, o->ld_plus, o->stride, &ignored))
+        layout_packed(lay, o->ta, o->tb, sh->m, sh->n, sh->k, o->batch > 1 ? o->batch : 1);
+    layout_align_ld(lay, dtype_size(dtype), al);
+}
+
+int pickcmd_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshapes, err_t *err)
+{
+    pick_params pp = {.device = o->device, .probe = true, .arch = o->arch, .sms = o->sms,
+                      .device_name = o->device_name, .wisdom_dir = o->wisdom, .warn = stderr,
+                      .dtype = o->dtype && strcmp(o->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
+                      .op = 2 * o->ta + o->tb, .batch = o->batch};
+    layout_align *al = xcalloc(nshapes ? nshapes : 1, sizeof *al);
+    layout_t *lays = xcalloc(nshapes ? nshapes : 1, sizeof *lays);
+    for (size_t s = 0; s < nshapes; s++)
+        options_layout(o, &shapes[s], pp.dtype, &lays[s], &al[s]);
+    pp.aligns = al;
+    pp.layouts = lays;
+    int rc = pick_init_with(p, &pp, shapes, nshapes, err);
+    free(lays);
+    free(al);
+    return rc;
+}
+
+int pickcmd_main(const opts_t *o)
+{
+    pick_t p;
+    err_t err;
+    err_clear(&err);
+    double t0 = now_ms();
+    if (pickcmd_init(&p, o, NULL, 0, &err)) {
+        err_print(stderr, &err);
+        return err.code;
+    }
+    double t_load = now_ms() - t0;
+    /* The lookups alone, timed: what --auto adds per shape once the candidates are loaded. */
+    select_result *res = xcalloc(o->nshapes ? o->nshapes : 1, sizeof *res);
+    int rc = EXIT_OK;
+    layout_align *al = xcalloc(o->nshapes ? o->nshapes : 1, sizeof *al);
+    layout_t *lays = xcalloc(o->nshapes ? o->nshapes : 1, sizeof *lays);
+    for (size_t s = 0; s < o->nshapes; s++)
+        options_layout(o, &o->shapes[s], p.sel.dtype, &lays[s], &al[s]);
+    double t1 = now_ms();
+    for (size_t s = 0; s < o->nshapes; s++)
+        if (select_pick_in(&p.sel, &o->shapes[s], o->batch, &al[s], &lays[s], &res[s]))
+            res[s].nw = (size_t)-1;
+    double t_pick = now_ms() - t1;
+    char arch[16];
+    if (o->format == FORMAT_TABLE)
+        printf("pick: %s, %s, %d SMs, %s; %zu candidates (loaded in %.1f ms)\n",
+               *p.device ? p.device : "no device", arch_name(p.arch, arch, sizeof arch), p.sel.gpu.sms,
+               dtype_name(p.sel.dtype), p.sel.ncands, t_load);
+    for (size_t c = 0; o->format == FORMAT_TABLE && c < p.sel.ncands; c++) {
+        const select_cand *x = &p.sel.cands[c];
+        char al[32], at[48] = "";
+        if (!x->align_packed)
+            snprintf(at, sizeof at, " align %s", wisdom_align_text(&x->align, al, sizeof al));
+        if (x->loaded)
+            printf("  entry %lldx%lldx%lld%s%.0lld%s %s: eff %.2f, occ %d%s, %.1f us there (%s:%d)\n",
+                   (long long)x->entry->shape.m, (long long)x->entry->shape.n, (long long)x->entry->shape.k,
+                   x->entry->batch > 1 ? " batch " : "", x->entry->batch > 1 ? (long long)x->entry->batch : 0LL, at,
+                   x->label, x->eff, x->occ, x->occ_estimated ? " (estimated)" : "", x->t_entry * 1e6, x->file->path,
+                   x->entry->line);
+    }
+    for (size_t s = 0; s < o->nshapes; s++) {
+        const shape_t *sh = &o->shapes[s];
+        if (res[s].nw == (size_t)-1) {
+            fprintf(stderr, "engine: --auto: no wisdom for %s at %lldx%lldx%lld\n", dtype_name(p.sel.dtype),
+                    (long long)sh->m, (long long)sh->n, (long long)sh->k);
+            rc = EXIT_INPUT;
+            continue;
+        }
+        const select_cand *c = &p.sel.cands[res[s].chosen];
+        if (o->format == FORMAT_JSONL) {
+            double t = -1;
+            for (size_t j = 0; j < res[s].nw; j++)
+                if (res[s].w[j].cand == res[s].chosen)
+                    t = res[s].w[j].t_est;
+            strbuf sb;
+            sb_init(&sb);
+            sb_addf(&sb, "{\"shape\":\"%lldx%lldx%lld\",\"batch\":%lld,\"dtype\":\"%s\",\"config\":", (long long)sh->m,
+                    (long long)sh->n, (long long)sh->k, (long long)res[s].batch, dtype_name(p.sel.dtype));
+            sb_add_json_string(&sb, c->path);
+            sb_add(&sb, ",\"label\":");
+            sb_add_json_string(&sb, c->label);
+            sb_add(&sb, ",\"set\":{");
+            for (size_t k = 0; k < c->entry->nsets; k++)
+                sb_addf(&sb, "%s\"%s\":%lld", k ? "," : "", c->entry->sets[k].key, (long long)c->entry->sets[k].value);
+            sb_addf(&sb, "},\"exact\":%s,\"entry\":\"%lldx%lldx%lld\",\"entry_batch\":%lld,",
+                    res[s].exact ? "true" : "false", (long long)c->entry->shape.m, (long long)c->entry->shape.n,
+                    (long long)c->entry->shape.k, (long long)wisdom_batch(c->entry));
+            sb_addf(&sb, "\"align\":[%d,%d,%d],\"entry_align\":[%d,%d,%d],\"est_us\":", res[s].align.a,
+                    res[s].align.b, res[s].align.c, c->align.a, c->align.b, c->align.c);
+            if (t >= 0)
+                sb_addf(&sb, "%.3f", t * 1e6);
+            else
+                sb_add(&sb, "null");
+            sb_add(&sb, ",\"candidates\":[");
+            for (size_t j = 0; j < res[s].nw; j++) {
+                sb_add(&sb, j ? "," : "");
+                sb_add_json_string(&sb, p.sel.cands[res[s].w[j].cand].label);
+            }
+            sb_add(&sb, "]}");
+            char *line = sb_steal(&sb);
+            printf("%s\n", line);
+            free(line);
+        } else {
+            char *ex = select_explain(&p.sel, sh, &res[s]);
+            printf("\n%lldx%lldx%lld: %s\n%s", (long long)sh->m, (long long)sh->n, (long long)sh->k, c->label, ex);
+            if (p.op_note)
+                printf("%s\n", p.op_note);
+            free(ex);
+        }
+    }
+    if (o->format == FORMAT_TABLE)
+        printf("\npick: %zu shapes in %.3f ms, %.1f us a shape\n", o->nshapes, t_pick,
+               o->nshapes ? 1e3 * t_pick / (double)o->nshapes : 0);
+    free(res);
+    free(lays);
+    free(al);
+    pick_free(&p);
+    return rc;
+}

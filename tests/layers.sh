@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The floors of engine/ (core, lab, cli; Makefile): each compiles seeing only its own headers and
+# those below, so a core file that includes a lab or cli header, or a lab file that includes a cli
+# header, does not build. Checked on probe files compiled with the Makefile's own flags, and on the
+# real build rules (make -n), so a Makefile that widens a floor's include path fails here.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+CC=${CC:-cc}
+B=${BUILD:-build}
+cuda=$(make -s print-CUDA_HOME)
+for floor in core lab cli; do
+  eval "inc_$floor=\"\$(make -s print-INC_$floor)\""
+done
+probe() { # FLOOR HEADER: 0 when a file of FLOOR that includes HEADER compiles
+  local var="inc_$1"
+  printf '#include "%s"\nint probe_%s;\n' "$2" "$1" >"$tmp/p.c"
+  $CC -std=c11 -fsyntax-only -I"$cuda/include" ${!var} "$tmp/p.c" >"$tmp/err" 2>&1
+}
+# One header of each floor (every one of them exists: the probe's control).
+for h in engine/core/pick.h engine/lab/report.h engine/cli/cli.h; do
+  [ -f "$h" ] && pass "$h exists" || fail "$h exists"
+done
+probe core pick.h && pass "core sees core's headers" || fail "core sees core's headers" "$(cat "$tmp/err")"
+probe lab pick.h && probe lab report.h && pass "lab sees core's and lab's headers" || fail "lab sees core's and lab's headers" "$(cat "$tmp/err")"
+probe cli report.h && probe cli cli.h && pass "cli sees every floor's headers" || fail "cli sees every floor's headers" "$(cat "$tmp/err")"
+probe core report.h && fail "a core file including a lab header fails to build" || pass "a core file including a lab header fails to build"
+probe core cli.h && fail "a core file including a cli header fails to build" || pass "a core file including a cli header fails to build"
+probe lab cli.h && fail "a lab file including a cli header fails to build" || pass "a lab file including a cli header fails to build"
+# Every file is in one floor and nothing is left in engine/ itself.
+loose=$(find engine -maxdepth 1 -type f -name '*.[ch]')
+[ -z "$loose" ] && pass "no source outside the floors" || fail "no source outside the floors" "$loose"
+# The build's own rules use those include paths (the real compile lines).
+for floor in core lab; do
+  f=$(ls engine/$floor/*.c | head -n 1)
+  o=$B/obj/${f#engine/}; o=${o%.c}.o
+  line=$(make -n -B -s B="$B" "$o" 2>/dev/null | grep -- "-c $f" | head -n 1)
+  case $floor in
+    core) bad='-Iengine/lab|-Iengine/cli' ;;
+    lab) bad='-Iengine/cli' ;;
+  esac
+  if [ -n "$line" ] && ! grep -qE -- "$bad" <<<"$line" && grep -q -- "-Iengine/$floor" <<<"$line"; then
+    pass "the build compiles $floor's files with $floor's include path"
+  else
+    fail "the build compiles $floor's files with $floor's include path" "$line"
+  fi
+done
+# The library is the core floor alone: no object of lab or cli in libengine.a.
+objs=$(make -s print-CORE_OBJ)
+case "$objs" in *obj/lab/*|*obj/cli/*) fail "libengine is built of core's objects only" "$objs" ;; *) pass "libengine is built of core's objects only" ;; esac
+# Each floor's sources call nothing of a floor above them: the objects' undefined symbols that a
+# higher floor defines (a prototype written by hand instead of the header would pass the include check).
+if command -v nm >/dev/null && [ -d "$B/obj/core" ] && [ -d "$B/obj/lab" ]; then
+  defs() { nm -g --defined-only "$@" 2>/dev/null | awk 'NF==3{print $3}' | sort -u; }
+  undefs() { nm -u "$@" 2>/dev/null | awk '{print $NF}' | sort -u; }
+  up_lab=$(comm -12 <(undefs "$B"/obj/core/*.o) <(defs "$B"/obj/lab/*.o "$B"/obj/cli/*.o))
+  up_cli=$(comm -12 <(undefs "$B"/obj/lab/*.o) <(defs "$B"/obj/cli/*.o))
+  [ -z "$up_lab" ] && pass "core's objects call nothing of lab or cli" || fail "core's objects call nothing of lab or cli" "$up_lab"
+  [ -z "$up_cli" ] && pass "lab's objects call nothing of cli" || fail "lab's objects call nothing of cli" "$up_cli"
+else
+  skip "the floors' symbols" "no nm or no build/obj"
+fi
+summary
