@@ -129,12 +129,16 @@ static int add_candidates(pick_t *p, const wisdom_t *w, int level, dtype_t dtype
     return 0;
 }
 
-/* Keep the candidates measured in the problem's op (wisdom_entry.op); where the level holds none for
+/* Keep the candidates measured in the problem's op (wisdom_entry.op). Where the level holds none for
  * the problem's kind (one product, or a batch: a batch's entries are no witness for one product, nor
- * the reverse), those measured in NN (the layout the entries were tuned in before layouts), and say
- * so: the note for --explain, NULL when the op's own entries were kept. The dropped paths are freed. */
-static const char *keep_op(int op, int64_t batch, const wisdom_entry **entries, const wisdom_file **files, char **paths,
-                           size_t *n)
+ * the reverse), keep those measured in NN (the layout the entries were tuned in before layouts). Where
+ * it holds a few (fewer than PICK_OP_ENOUGH of the op in all), keep them and the NN ones: a handful
+ * tuned at one class of shapes (FP64 Gram products in TN) must not become the only witnesses for every
+ * product of the op, and for the shapes they were tuned at they still win (exact_op: only they are
+ * exact). The note for --explain says which (note, of notelen; "" when the op's own were kept alone);
+ * returns whether NN's were mixed in. The dropped paths are freed. */
+static bool keep_op(int op, int64_t batch, const wisdom_entry **entries, const wisdom_file **files, char **paths,
+                    size_t *n, char *note, size_t notelen)
 {
     size_t have = 0, other = 0;
     for (size_t i = 0; i < *n; i++)
@@ -144,10 +148,11 @@ static const char *keep_op(int op, int64_t batch, const wisdom_entry **entries, 
             else
                 other++;
         }
+    const bool mix = op != 0 && have && have + other < PICK_OP_ENOUGH;
     const int keep = have ? op : 0;
     size_t k = 0;
     for (size_t i = 0; i < *n; i++) {
-        if (entries[i]->op != keep) {
+        if (entries[i]->op != keep && !(mix && entries[i]->op == 0)) {
             free(paths[i]);
             continue;
         }
@@ -156,15 +161,18 @@ static const char *keep_op(int op, int64_t batch, const wisdom_entry **entries, 
         paths[k++] = paths[i];
     }
     *n = k;
-    static char note[160];
-    if (have || op == 0)
-        return NULL;
-    if (other)
-        snprintf(note, sizeof note, "no wisdom entry of op %s for %s at this level (its entries are %s'): weighed the NN entries",
+    note[0] = 0;
+    if (mix)
+        snprintf(note, notelen, "%zu wisdom entries of op %s at this level (fewer than %d): weighed with the NN entries",
+                 have + other, wisdom_op_name(op), PICK_OP_ENOUGH);
+    else if (have || op == 0)
+        return false;
+    else if (other)
+        snprintf(note, notelen, "no wisdom entry of op %s for %s at this level (its entries are %s'): weighed the NN entries",
                  wisdom_op_name(op), batch > 1 ? "batches" : "one product", batch > 1 ? "single products" : "batches");
     else
-        snprintf(note, sizeof note, "no wisdom entry of op %s at this level: weighed the NN entries", wisdom_op_name(op));
-    return note;
+        snprintf(note, notelen, "no wisdom entry of op %s at this level: weighed the NN entries", wisdom_op_name(op));
+    return mix;
 }
 
 /* One line on warn (NULL: none) for each candidate of s that did not load, and why. */
@@ -247,7 +255,9 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     char **paths_all = xmalloc((n ? n : 1) * sizeof *paths_all);
     for (size_t i = 0; i < n; i++)
         entries_all[i] = entries[i], files_all[i] = files[i], paths_all[i] = xstrdup(paths[i]);
-    const char *op_note = keep_op(pp->op, pp->batch, entries, files, paths, &n);
+    char note[192];
+    bool mixed = keep_op(pp->op, pp->batch, entries, files, paths, &n, note, sizeof note);
+    const char *op_note = *note ? note : NULL;
     select_gpu sg;
     select_gpu_init(&sg, p->arch, sms, clock);
     sg.arch_guessed = !pp->arch || pp->arch_guessed;
@@ -257,17 +267,17 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     bool any = false;
     for (size_t c = 0; c < n; c++)
         any = any || p->sel.cands[c].loaded;
-    if (pp->op && !op_note && n && !any) {
+    if (pp->op && (!op_note || mixed) && n && !any) {
         warn_left_out(&p->sel, pp->warn);
         select_free(&p->sel);
         n = n_all;
         for (size_t i = 0; i < n; i++)
             entries[i] = entries_all[i], files[i] = files_all[i], paths[i] = paths_all[i], paths_all[i] = NULL;
-        keep_op(0, pp->batch, entries, files, paths, &n);
-        static char note[128];
+        keep_op(0, pp->batch, entries, files, paths, &n, note, sizeof note);
         snprintf(note, sizeof note, "every wisdom entry of op %s at this level is left out: weighed the NN entries",
                  wisdom_op_name(pp->op));
         op_note = note;
+        mixed = false;
         select_init(&p->sel, &sg, dtype, entries, files, paths, n);
     }
     for (size_t i = 0; i < n_all; i++)
@@ -277,6 +287,8 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     free(paths_all);
     p->op_note = op_note ? xstrdup(op_note) : NULL;
     p->sel.op = pp->op;
+    if (mixed)
+        p->sel.exact_op = pp->op;
     warn_left_out(&p->sel, pp->warn);
     free(entries);
     free(files);

@@ -53,6 +53,10 @@ typedef struct {
                        * line for --explain); NULL otherwise */
 } pick_t;
 
+/* An op with fewer entries than this at a level (of both kinds, one product and batches) has them
+ * weighed together with the level's NN entries (pick.c keep_op). */
+#define PICK_OP_ENOUGH 16
+
 #define PICK_TUNE_MAX 4 /* --auto-tune times at most this many of the model's candidates per shape */
 
 /* What the choice is made from: the GPU (probed without a context for its name, arch and SM count,

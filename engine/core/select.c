@@ -172,6 +172,7 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
     memset(s, 0, sizeof *s);
     s->gpu = *g;
     s->dtype = dtype;
+    s->exact_op = -1;
     s->cands = xcalloc(n ? n : 1, sizeof *s->cands);
     s->ncands = n;
     for (size_t i = 0; i < n; i++) {
@@ -320,6 +321,7 @@ int select_pick_in(const select_t *s, const shape_t *sh, int64_t batch, const la
     for (size_t i = 0; i < s->ncands; i++) {
         const shape_t *e = &s->cands[i].entry->shape;
         if (s->cands[i].loaded && e->m == sh->m && e->n == sh->n && e->k == sh->k &&
+            (s->exact_op < 0 || s->cands[i].entry->op == s->exact_op) &&
             wisdom_batch(s->cands[i].entry) == r->batch && layout_align_eq(&s->cands[i].align, &r->align) &&
             runs_in(s, &s->cands[i], sh, lay)) {
             r->chosen = i;

@@ -98,6 +98,9 @@ typedef struct {
     dtype_t dtype;
     int op;             /* the op estimates are planned in (2 ta + tb, layout.h; 0: NN): the caller sets it
                          * after select_init (pick.c: the problem's) */
+    int exact_op;       /* -1 (select_init's): an entry of any op at the very shape is exact; else only
+                         * one of this op (pick.c: an op's few entries weighed with the NN ones, whose
+                         * shapes say nothing exact of the op) */
     select_cand *cands;
     size_t ncands;
 } select_t;

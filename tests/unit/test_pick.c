@@ -150,10 +150,61 @@ static void test_op(void **state)
             fail_msg("op %d chose %s, expected %s", op, path, want[op]);
         if (op == 1 || op == 3)
             assert_non_null(p.op_note && strstr(p.op_note, "weighed the NN entries"));
+        else if (op == 2) /* one TN entry: weighed with NN's, and exact at its own shape */
+            assert_non_null(p.op_note && strstr(p.op_note, "weighed with the NN entries"));
         else
             assert_null(p.op_note);
         pick_free(&p);
     }
+}
+
+/* An op with a few entries (fewer than PICK_OP_ENOUGH) has them weighed with the NN ones: a slow
+ * TN entry tuned at one shape does not become the only candidate of every TN product, yet stays the
+ * exact choice at its own shape, where the NN entry of that shape is not exact for TN. With
+ * PICK_OP_ENOUGH entries of the op the NN ones are left out. */
+static void test_op_few(void **state)
+{
+    (void)state;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/wisdom-op-few", g_dir);
+    mkdir(dir, 0755);
+    write_file(dir, "sm_90.json",
+               "{\"version\": 1, \"arch\": \"sm_90\", \"entries\": [\n"
+               "  {\"dtype\": \"f32\", \"op\": \"TN\", \"shape\": \"64x64x65536\", \"config\": \"cfg/a.json\", \"tflops\": 0.5, \"vs_cublas\": 0.9},\n"
+               "  {\"dtype\": \"f32\", \"shape\": \"64x64x65536\", \"config\": \"cfg/b.json\", \"tflops\": 0.4, \"vs_cublas\": 0.8},\n"
+               "  {\"dtype\": \"f32\", \"shape\": \"4096x4096x4096\", \"config\": \"cfg/b.json\", \"tflops\": 46, \"vs_cublas\": 0.9}\n"
+               "]}\n");
+    opts_t o = opts(90, NULL, dir);
+    o.ta = 1;
+    const shape_t s[2] = {{4096, 4096, 4096}, {64, 64, 65536}};
+    pick_t p;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(pickcmd_init(&p, &o, s, 2, &err), 0);
+    assert_int_equal(p.sel.ncands, 3);
+    const char *big = p.entries[p.of_shape[0]].path, *gram = p.entries[p.of_shape[1]].path;
+    if (strcmp(big + strlen(big) - 6, "b.json") != 0)
+        fail_msg("TN 4096^3 chose %s: the NN entry there should win over the slow TN one", big);
+    assert_false(p.result[0].exact); /* an NN entry is no exact witness for TN */
+    if (strcmp(gram + strlen(gram) - 6, "a.json") != 0 || !p.result[1].exact)
+        fail_msg("TN 64x64x65536 chose %s (exact %d): the TN entry of that shape is exact", gram, p.result[1].exact);
+    pick_free(&p);
+    /* PICK_OP_ENOUGH TN entries: the op's own alone. */
+    strbuf sb;
+    sb_init(&sb);
+    sb_add(&sb, "{\"version\": 1, \"arch\": \"sm_90\", \"entries\": [\n");
+    for (int i = 0; i < PICK_OP_ENOUGH; i++)
+        sb_addf(&sb, "  {\"dtype\": \"f32\", \"op\": \"TN\", \"shape\": \"64x64x%d\", \"config\": \"cfg/a.json\", \"tflops\": 0.5, \"vs_cublas\": 0.9},\n",
+                65536 + i);
+    sb_add(&sb, "  {\"dtype\": \"f32\", \"shape\": \"4096x4096x4096\", \"config\": \"cfg/b.json\", \"tflops\": 46, \"vs_cublas\": 0.9}\n]}\n");
+    char *text = sb_steal(&sb);
+    write_file(dir, "sm_90.json", text);
+    free(text);
+    err_clear(&err);
+    assert_int_equal(pickcmd_init(&p, &o, s, 1, &err), 0);
+    assert_int_equal(p.sel.ncands, PICK_OP_ENOUGH);
+    assert_null(p.op_note);
+    pick_free(&p);
 }
 
 static void test_dtype_and_levels(void **state)
@@ -238,6 +289,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_choices_become_entries),
         cmocka_unit_test(test_op),
+        cmocka_unit_test(test_op_few),
         cmocka_unit_test(test_dtype_and_levels),
         cmocka_unit_test(test_malformed_and_missing),
         cmocka_unit_test(test_shipped_entries_plan),
