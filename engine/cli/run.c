@@ -427,8 +427,19 @@ static int pick_open(const opts_t **o, opts_t *auto_o, pick_t *pick, const shape
         err_print(stderr, &err);
         return err.code;
     }
-    if ((*o)->auto_tune_s > 0)
-        pick_tune_candidates(pick);
+    if ((*o)->auto_tune_s > 0) {
+        /* Variants are planned in the run's layout at each shape (packed where it is refused: the
+         * run refuses it too). */
+        layout_t *lays = xcalloc(nshapes ? nshapes : 1, sizeof *lays);
+        for (size_t s = 0; s < nshapes; s++) {
+            err_t lerr;
+            err_clear(&lerr);
+            if (cli_layout(*o, &shapes[s], &lays[s], &lerr))
+                layout_packed(&lays[s], (*o)->ta, (*o)->tb, shapes[s].m, shapes[s].n, shapes[s].k, 1);
+        }
+        pick_tune_candidates(pick, shapes, lays);
+        free(lays);
+    }
     *auto_o = **o;
     auto_o->entries = pick->entries;
     auto_o->nentries = pick->nentries;

@@ -27,30 +27,37 @@ static char *resolve_config(const char *config, const char *wisdom_path)
     return p;
 }
 
-/* Index of the entry with this path and these overrides, adding it when new. */
-static size_t entry_of(pick_t *p, const char *path, const wisdom_entry *e)
+/* Index of the entry with this path and these overrides (n of sets), adding it when new. */
+static size_t entry_of_sets(pick_t *p, const char *path, const param_set *sets, size_t n)
 {
+    char **kv = xcalloc(n ? n : 1, sizeof *kv);
+    for (size_t k = 0; k < n; k++)
+        kv[k] = xasprintf("%s=%lld", sets[k].key, (long long)sets[k].value);
     for (size_t i = 0; i < p->nentries; i++) {
         entry_t *x = &p->entries[i];
-        if (strcmp(x->path, path) != 0 || x->nsets != e->nsets)
+        if (strcmp(x->path, path) != 0 || x->nsets != n)
             continue;
         size_t same = 0;
-        for (size_t k = 0; k < e->nsets; k++) {
-            char *kv = xasprintf("%s=%lld", e->sets[k].key, (long long)e->sets[k].value);
-            same += strcmp(kv, x->sets[k]) == 0;
+        for (size_t k = 0; k < n; k++)
+            same += strcmp(kv[k], x->sets[k]) == 0;
+        if (same == n) {
+            for (size_t k = 0; k < n; k++)
+                free(kv[k]);
             free(kv);
-        }
-        if (same == e->nsets)
             return i;
+        }
     }
     p->entries = xrealloc(p->entries, (p->nentries + 1) * sizeof *p->entries);
     entry_t *x = &p->entries[p->nentries];
     x->path = xstrdup(path);
-    x->nsets = e->nsets;
-    x->sets = xcalloc(e->nsets ? e->nsets : 1, sizeof *x->sets);
-    for (size_t k = 0; k < e->nsets; k++)
-        x->sets[k] = xasprintf("%s=%lld", e->sets[k].key, (long long)e->sets[k].value);
+    x->nsets = n;
+    x->sets = kv;
     return p->nentries++;
+}
+
+static size_t entry_of(pick_t *p, const char *path, const wisdom_entry *e)
+{
+    return entry_of_sets(p, path, e->sets, e->nsets);
 }
 
 size_t pick_entry_of_cand(pick_t *p, size_t c)
@@ -324,7 +331,42 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     return 0;
 }
 
-void pick_tune_candidates(pick_t *p)
+/* Add entry e to shape s's list to time, unless it is there already (two entries of one config and
+ * overrides are one candidate). */
+static void tune_add(pick_t *p, size_t s, size_t e)
+{
+    size_t k;
+    for (k = 0; k < p->ntune[s] && p->tune[s * PICK_TUNE_MAX + k] != e; k++)
+        ;
+    if (k == p->ntune[s] && k < PICK_TUNE_MAX)
+        p->tune[s * PICK_TUNE_MAX + p->ntune[s]++] = e;
+}
+
+/* The entry of candidate c's config with its overrides changed as variant v says (one or two). */
+static size_t variant_entry(pick_t *p, size_t c, const select_variant *v)
+{
+    const select_cand *x = &p->sel.cands[c];
+    const wisdom_entry *e = x->entry;
+    param_set *sets = xcalloc(e->nsets + 2, sizeof *sets);
+    size_t n = 0;
+    for (size_t k = 0; k < e->nsets; k++)
+        sets[n++] = e->sets[k];
+    const char *keys[2] = {v->key, v->key2};
+    const int64_t vals[2] = {v->value, v->value2};
+    for (int j = 0; j < 2 && *keys[j]; j++) {
+        size_t k;
+        for (k = 0; k < n && strcmp(sets[k].key, keys[j]) != 0; k++)
+            ;
+        if (k == n)
+            sets[n++] = (param_set){.key = (char *)keys[j]};
+        sets[k].value = vals[j];
+    }
+    size_t i = entry_of_sets(p, x->path, sets, n);
+    free(sets);
+    return i;
+}
+
+void pick_tune_candidates(pick_t *p, const shape_t *shapes, const layout_t *layouts)
 {
     p->tune = xcalloc(p->nshapes ? p->nshapes * PICK_TUNE_MAX : 1, sizeof *p->tune);
     p->ntune = xcalloc(p->nshapes ? p->nshapes : 1, sizeof *p->ntune);
@@ -345,12 +387,22 @@ void pick_tune_candidates(pick_t *p)
             }
             w[at] = r->w[j];
         }
-        for (size_t j = 0; j < n && p->ntune[s] < PICK_TUNE_MAX; j++) {
-            size_t e = pick_entry_of_cand(p, w[j].cand), k;
-            for (k = 0; k < p->ntune[s] && p->tune[s * PICK_TUNE_MAX + k] != e; k++)
-                ;
-            if (k == p->ntune[s]) /* two entries of one config and overrides are one candidate */
-                p->tune[s * PICK_TUNE_MAX + p->ntune[s]++] = e;
+        /* Around the model's choice: its config a step away in split depth, tile or stages. */
+        select_variant v[PICK_TUNE_NEAR];
+        size_t nv = select_neighbours(&p->sel, r->chosen, &shapes[s], layouts ? &layouts[s] : NULL, v,
+                                      PICK_TUNE_NEAR);
+        /* The choice first, then its variants and the model's next candidates in turn, fastest
+         * estimate first in each: a short budget times some of both. */
+        size_t others[PICK_TUNE_MODEL], no = 0;
+        for (size_t j = 0; j < n && no + 1 < PICK_TUNE_MODEL; j++)
+            if (w[j].cand != r->chosen)
+                others[no++] = w[j].cand;
+        tune_add(p, s, pick_entry_of_cand(p, r->chosen));
+        for (size_t i = 0; i < nv || i < no; i++) {
+            if (i < nv)
+                tune_add(p, s, variant_entry(p, r->chosen, &v[i]));
+            if (i < no)
+                tune_add(p, s, pick_entry_of_cand(p, others[i]));
         }
     }
 }

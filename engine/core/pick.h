@@ -47,7 +47,7 @@ typedef struct {
     wisdom_t user, shipped;
     select_t sel;     /* the candidates */
     size_t *entry_of_cand; /* per candidate: index into entries, or (size_t)-1 when not chosen */
-    size_t *tune;     /* --auto-tune: per shape, PICK_TUNE_MAX entry indexes to time, best estimate first */
+    size_t *tune;     /* --auto-tune: per shape, PICK_TUNE_MAX entry indexes to time, in that order */
     size_t *ntune;    /* per shape: how many (0 at a shape wisdom holds) */
     char *op_note;    /* the problem's op has no entry at the level: the NN entries were weighed (a
                        * line for --explain); NULL otherwise */
@@ -57,7 +57,11 @@ typedef struct {
  * weighed together with the level's NN entries (pick.c keep_op). */
 #define PICK_OP_ENOUGH 16
 
-#define PICK_TUNE_MAX 4 /* --auto-tune times at most this many of the model's candidates per shape */
+/* --auto-tune times per shape at most PICK_TUNE_MODEL of the model's candidates (its choice first)
+ * and PICK_TUNE_NEAR variants of its choice (select_neighbours). */
+#define PICK_TUNE_MODEL 4
+#define PICK_TUNE_NEAR 6
+#define PICK_TUNE_MAX (PICK_TUNE_MODEL + PICK_TUNE_NEAR)
 
 /* What the choice is made from: the GPU (probed without a context for its name, arch and SM count,
  * unless named), the problem's dtype, op, batch and layout, and where wisdom is read. The command
@@ -91,9 +95,11 @@ void pick_free(pick_t *p);
 /* Index into entries of candidate c, adding it when new (--auto-tune times candidates that were not chosen). */
 size_t pick_entry_of_cand(pick_t *p, size_t c);
 
-/* For --auto-tune: at each shape without an entry of its own, the model's PICK_TUNE_MAX best
- * candidates (fastest estimate first) become entries (tune, ntune). */
-void pick_tune_candidates(pick_t *p);
+/* For --auto-tune: at each shape without an entry of its own, the model's choice, its variants a
+ * step away in split depth, tile or stages (select_neighbours, planned in layouts[s]; NULL: packed)
+ * and the model's next candidates become entries (tune, ntune: the choice first, then variants and
+ * candidates in turn, each fastest estimate first). */
+void pick_tune_candidates(pick_t *p, const shape_t *shapes, const layout_t *layouts);
 
 /* Whether entry i runs at shape s: always without a pick. */
 static inline int pick_runs(const pick_t *p, size_t s, size_t i) { return !p || p->of_shape[s] == i; }

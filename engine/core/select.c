@@ -467,3 +467,117 @@ char *select_explain(const select_t *s, const shape_t *sh, const select_result *
         sb_addf(&sb, "  chosen: %s, the only candidate that runs the shape\n", ch->label);
     return sb_steal(&sb);
 }
+
+/* The steps select_neighbours takes: a param, and the factors (or, for STAGES, the offsets) tried. */
+static const struct {
+    const char *key;
+    bool add;        /* offsets instead of factors */
+    int64_t step[3]; /* multiply by step, or divide by -step; 0 ends the list */
+} near_steps[] = {
+    {"SPLITK", false, {-2, 2, 4}},
+    {"BM", false, {-2, 2, 0}},
+    {"BN", false, {-2, 2, 0}},
+    {"BK", false, {-2, 2, 0}},
+    {"STAGES", true, {-1, 1, 0}},
+};
+
+size_t select_neighbours(const select_t *s, size_t ci, const shape_t *sh, const layout_t *lay, select_variant *out,
+                         size_t max)
+{
+    const select_cand *c = &s->cands[ci];
+    if (!c->loaded)
+        return 0;
+    const template_t *t = &c->cfg.tpl;
+    const arch_info *ai = arch_lookup(arch_sm(s->gpu.arch));
+    layout_t pk;
+    if (!lay) {
+        layout_packed(&pk, s->op / 2, s->op % 2, sh->m, sh->n, sh->k, 1);
+        lay = &pk;
+    }
+    /* The candidate's own estimated occupancy: a variant's measured one is unknown, so c's measured
+     * occupancy is scaled by the ratio of the two estimates (a larger tile keeps fewer blocks). */
+    plan_t base;
+    err_t err;
+    err_clear(&err);
+    if (template_plan_geometry(t, c->cfg.path, c->cfg.values, c->cfg.dtype, c->cfg.arch, sh->m, sh->n, sh->k, lay,
+                               s->gpu.smem_limit, &base, &err))
+        return 0;
+    const plan_launch *bl = &base.launches[base.main_launch];
+    int occ_base = arch_occupancy(ai, (int)(bl->block[0] * bl->block[1] * bl->block[2]), SELECT_REGS_GUESS, (int)bl->smem);
+    plan_free(&base);
+    int64_t *values = xmalloc((t->nparams ? t->nparams : 1) * sizeof *values);
+    size_t n = 0;
+    for (size_t d = 0; d < sizeof near_steps / sizeof near_steps[0]; d++) {
+        int at = template_param_index(t, near_steps[d].key);
+        if (at < 0)
+            continue;
+        const int64_t v = c->cfg.values[at];
+        if (strcmp(near_steps[d].key, "SPLITK") == 0 && v < 1)
+            continue; /* 0: the template chooses the split itself */
+        for (int j = 0; j < 3 && near_steps[d].step[j]; j++) {
+            const int64_t st = near_steps[d].step[j];
+            int64_t nv = near_steps[d].add ? v + st : st > 0 ? v * st : (v % -st == 0 ? v / -st : 0);
+            if (nv < 1 || nv == v)
+                continue;
+            select_variant x;
+            memset(&x, 0, sizeof x);
+            snprintf(x.key, sizeof x.key, "%s", near_steps[d].key);
+            x.value = nv;
+            memcpy(values, c->cfg.values, t->nparams * sizeof *values);
+            values[at] = nv;
+            int bad;
+            char msg[256];
+            bool ok = template_check(t, values, c->cfg.dtype, c->cfg.arch, &bad, msg, sizeof msg) == 0;
+            /* A tile side alone often breaks the rules that tie it to the threads or the warp
+             * tile: scale one of those with it. */
+            const char *with = strcmp(x.key, "BM") == 0 ? "WM" : strcmp(x.key, "BN") == 0 ? "WN" : NULL;
+            const char *mates[2] = {"THREADS", with};
+            for (int m = 0; !ok && with && m < 2; m++) {
+                int at2 = template_param_index(t, mates[m]);
+                if (at2 < 0)
+                    continue;
+                int64_t v2 = c->cfg.values[at2];
+                int64_t nv2 = st > 0 ? v2 * st : (v2 % -st == 0 ? v2 / -st : 0);
+                if (nv2 < 1)
+                    continue;
+                memcpy(values, c->cfg.values, t->nparams * sizeof *values);
+                values[at] = nv;
+                values[at2] = nv2;
+                ok = template_check(t, values, c->cfg.dtype, c->cfg.arch, &bad, msg, sizeof msg) == 0;
+                if (ok) {
+                    snprintf(x.key2, sizeof x.key2, "%s", mates[m]);
+                    x.value2 = nv2;
+                }
+            }
+            if (!ok)
+                continue;
+            plan_t p;
+            err_clear(&err);
+            if (template_plan_geometry(t, c->cfg.path, values, c->cfg.dtype, c->cfg.arch, sh->m, sh->n, sh->k, lay,
+                                       s->gpu.smem_limit, &p, &err))
+                continue;
+            const plan_launch *l = &p.launches[p.main_launch];
+            int occ = arch_occupancy(ai, (int)(l->block[0] * l->block[1] * l->block[2]), SELECT_REGS_GUESS, (int)l->smem);
+            select_cand v2 = *c;
+            v2.occ = occ_base > 0 && occ > 0 ? (int)fmax(1.0, round((double)c->occ * occ / occ_base)) : c->occ;
+            x.t_est = model_time(s, &v2, &p, c->eff);
+            plan_free(&p);
+            /* Kept sorted by estimate, the max fastest. */
+            size_t k;
+            if (n < max)
+                k = n++;
+            else if (max > 0 && x.t_est < out[max - 1].t_est)
+                k = max - 1;
+            else
+                continue;
+            while (k > 0 && out[k - 1].t_est > x.t_est) {
+                out[k] = out[k - 1];
+                k--;
+            }
+            out[k] = x;
+        }
+    }
+    free(values);
+    return n;
+}
+

@@ -163,6 +163,25 @@ int select_pick_in(const select_t *s, const shape_t *sh, int64_t batch, const la
  * dimension or a pointer did, it does not. */
 int select_align_operands(const select_cand *c, const layout_align *al, const layout_align *pk);
 
+/* A config one step from a candidate's in one tuning dimension: --auto-tune times these beside the
+ * model's candidates, so a shape whose nearest entries were tuned at another depth of split or
+ * another tile is repaired by one tune (select_neighbours). */
+typedef struct {
+    char key[16];  /* the param changed: SPLITK, BM, BN, BK or STAGES */
+    int64_t value; /* its new value */
+    char key2[16]; /* a second param scaled with it ("" none): a tile side's THREADS or warp tile */
+    int64_t value2;
+    double t_est;  /* s: the model's estimate with the candidate's efficiency, occupancy scaled */
+} select_variant;
+
+/* The variants of candidate c's config that its template allows (params, constraints) and that plan
+ * at sh in layout lay (of s->op and lay->batch products; NULL: packed), fastest estimate first;
+ * writes at most max to out and returns how many. SPLITK (where >= 1) is halved, doubled and
+ * quadrupled, BM, BN and BK halved and doubled (a tile side with THREADS, or its warp tile WM / WN,
+ * by the same factor where the side alone breaks a rule), STAGES one less and one more. */
+size_t select_neighbours(const select_t *s, size_t c, const shape_t *sh, const layout_t *lay, select_variant *out,
+                         size_t max);
+
 /* Log distance of entry e from sh at `batch` products: wisdom_distance with ln(batch ratio) as a
  * fourth coordinate, so 512 products of 128^3 are as far from one as 128x128x128 from 65536x128x128
  * would be: the model counts the batch's blocks (waves), the distance only says how far the

@@ -207,6 +207,70 @@ static void test_op_few(void **state)
     pick_free(&p);
 }
 
+/* --auto-tune's list at a shape without an entry: the model's choice first, then variants of it a
+ * step away (split depth, tile, stages) and the model's other candidates, each variant an entry of
+ * the choice's config with one or two overrides changed, every one valid and distinct. */
+static void test_tune_candidates(void **state)
+{
+    (void)state;
+    opts_t o = opts(90, NULL, g_wisdom);
+    const shape_t shapes[] = {{96, 96, 96}, {64, 64, 64}};
+    pick_t p;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(pickcmd_init(&p, &o, shapes, 2, &err), 0);
+    pick_tune_candidates(&p, shapes, NULL);
+    assert_int_equal(p.ntune[1], 0); /* an exact entry: nothing to tune */
+    assert_true(p.ntune[0] >= 3 && p.ntune[0] <= PICK_TUNE_MAX);
+    const size_t chosen = p.of_shape[0];
+    assert_int_equal(p.tune[0], chosen);
+    const entry_t *c = &p.entries[chosen];
+    int splitk_var = 0, other_cfg = 0;
+    for (size_t k = 0; k < p.ntune[0]; k++) {
+        const entry_t *e = &p.entries[p.tune[k]];
+        for (size_t j = 0; j < k; j++)
+            assert_true(p.tune[j] != p.tune[k]);
+        if (strcmp(e->path, c->path) != 0) {
+            other_cfg++;
+            continue;
+        }
+        /* a variant: the choice's overrides with one value changed or added (two where a tile side
+         * moves with its threads or warp tile) */
+        size_t differ = 0;
+        for (size_t i = 0; i < e->nsets; i++) {
+            bool same = false;
+            for (size_t j = 0; j < c->nsets; j++)
+                same = same || strcmp(e->sets[i], c->sets[j]) == 0;
+            differ += !same;
+            if (!same && strncmp(e->sets[i], "SPLITK=", 7) == 0)
+                splitk_var++;
+        }
+        assert_true(k == 0 ? differ == 0 : differ == 1 || differ == 2);
+        assert_true(e->nsets >= c->nsets && e->nsets <= c->nsets + 2);
+    }
+    /* a.json (warptile_splitk, SPLITK=2) is the choice at 96^3: SPLITK 1, 4 and 8 are its variants */
+    assert_true(strstr(c->path, "a.json") != NULL);
+    assert_true(splitk_var >= 2);
+    assert_true(other_cfg >= 1);
+    /* every variant is a config the template accepts */
+    for (size_t k = 0; k < p.ntune[0]; k++) {
+        const entry_t *e = &p.entries[p.tune[k]];
+        param_set ps[16];
+        size_t n = 0;
+        for (size_t i = 0; i < e->nsets && n < 16; i++)
+            assert_int_equal(param_set_parse(e->sets[i], &ps[n++], &err), 0);
+        config_t cfg;
+        err_clear(&err);
+        int rc = config_load(e->path, ps, n, NULL, 90, &cfg, &err);
+        if (rc)
+            fail_msg("tune entry %s: %s", e->path, err.text);
+        config_free(&cfg);
+        for (size_t i = 0; i < n; i++)
+            param_set_free(&ps[i]);
+    }
+    pick_free(&p);
+}
+
 static void test_dtype_and_levels(void **state)
 {
     (void)state;
@@ -290,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_choices_become_entries),
         cmocka_unit_test(test_op),
         cmocka_unit_test(test_op_few),
+        cmocka_unit_test(test_tune_candidates),
         cmocka_unit_test(test_dtype_and_levels),
         cmocka_unit_test(test_malformed_and_missing),
         cmocka_unit_test(test_shipped_entries_plan),
