@@ -182,6 +182,15 @@ static bool keep_op(int op, int64_t batch, const wisdom_entry **entries, const w
     return mix;
 }
 
+/* Entries of entries[0..n) that a problem of op can weigh: its own, or NN's. */
+static size_t usable(const wisdom_entry *const *entries, size_t n, int op)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += entries[i]->op == op || entries[i]->op == 0;
+    return k;
+}
+
 /* One line on warn (NULL: none) for each candidate of s that did not load, and why. */
 static void warn_left_out(const select_t *s, FILE *warn)
 {
@@ -192,10 +201,13 @@ static void warn_left_out(const select_t *s, FILE *warn)
 }
 
 /* "name[SETS] (file:line, level, ...)": where a shape's config came from. */
-static char *why_of(const select_t *s, const select_result *r, int level)
+static char *why_of(const select_t *s, const select_result *r, const char *device)
 {
     const select_cand *c = &s->cands[r->chosen];
-    const char *lv = level == WISDOM_DEVICE ? "device" : level == WISDOM_ARCH ? "arch" : "default";
+    /* The level the chosen entry's file is at for this GPU (wisdom.c's rule). */
+    const char *lv = c->file->device && device && strcmp(c->file->device, device) == 0 ? "device"
+                     : c->file->arch                                                   ? "arch"
+                                                                                       : "default";
     char shape[96];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)c->entry->shape.m, (long long)c->entry->shape.n,
              (long long)c->entry->shape.k);
@@ -253,6 +265,16 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
             add_candidates(p, &p->user, level, dtype, dev, &entries, &files, &paths, &n);
         if (ls == level)
             add_candidates(p, &p->shipped, level, dtype, dev, &entries, &files, &paths, &n);
+    }
+    /* A level with few entries the problem's op can use (its own or NN's: a user's first --auto-tune
+     * on a GPU without shipped entries of its own writes a device-level file of one or two) does not
+     * shadow the levels below: they join it until there are PICK_OP_ENOUGH. Exact entries are looked
+     * for in candidate order, so the more specific level's still win at their own shapes. */
+    int last = level;
+    while (level && last < WISDOM_DEFAULT && usable(entries, n, pp->op) < PICK_OP_ENOUGH) {
+        last++;
+        add_candidates(p, &p->user, last, dtype, dev, &entries, &files, &paths, &n);
+        add_candidates(p, &p->shipped, last, dtype, dev, &entries, &files, &paths, &n);
     }
     /* A copy of the level's candidates, for the NN entries where every entry of the op is left out
      * (below). */
@@ -320,7 +342,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
             return -1;
         }
         p->of_shape[s] = pick_entry_of_cand(p, p->result[s].chosen);
-        p->why[s] = why_of(&p->sel, &p->result[s], level);
+        p->why[s] = why_of(&p->sel, &p->result[s], dev);
         p->explain[s] = select_explain(&p->sel, &shapes[s], &p->result[s]);
         if (op_note) {
             char *ex = xasprintf("%s%s\n", p->explain[s], op_note);

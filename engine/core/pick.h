@@ -5,7 +5,8 @@
  * --auto-tune records; a damaged file there is reported in one line and left out) and then the
  * shipped one (--wisdom DIR, else paths_wisdom_dir(); a damaged file there is an error). A shape that
  * has an entry of its own runs it, the user's first; any other shape goes to the selection model
- * (select.h) over the entries of the first level that holds the dtype. Of those, only entries
+ * (select.h) over the entries of the first level that holds the dtype (and the levels below it
+ * while fewer than PICK_OP_ENOUGH of them are of the problem's op or NN). Of those, only entries
  * measured in the problem's op (--op; wisdom_entry.op) count, or the NN ones where the level holds
  * none of that op for the problem's kind (one product, or a batch: the NT entries of batches are no
  * witness for one NT product), or where every one of them is left out for the target (op_note says

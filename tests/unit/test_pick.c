@@ -271,6 +271,57 @@ static void test_tune_candidates(void **state)
     pick_free(&p);
 }
 
+/* A user's device-level file of one TN entry (a first --auto-tune on a GPU whose shipped wisdom is
+ * at the arch level) does not shadow the shipped arch level: an NT problem still finds candidates
+ * (it failed with "no wisdom" before), and the TN entry is exact at its own shape. */
+static void test_few_user_entries(void **state)
+{
+    (void)state;
+    char data[256], dir[300];
+    snprintf(data, sizeof data, "%s/data-few", g_dir);
+    mkdir(data, 0755);
+    snprintf(dir, sizeof dir, "%s/engine", data);
+    mkdir(dir, 0755);
+    snprintf(dir, sizeof dir, "%s/engine/wisdom", data);
+    mkdir(dir, 0755);
+    char cfg[300];
+    snprintf(cfg, sizeof cfg, "%s/cfg/a.json", g_dir);
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"version\": 1, \"device\": \"Some GPU\", \"arch\": \"sm_90\", \"entries\": [\n"
+             "  {\"dtype\": \"f32\", \"op\": \"TN\", \"shape\": \"96x96x50000\", \"config\": \"%s\", \"tflops\": 10, \"vs_cublas\": 1.2}\n"
+             "]}\n", cfg);
+    write_file(dir, "some-gpu.json", text);
+    const char *old = getenv("XDG_DATA_HOME");
+    char *keep = old ? strdup(old) : NULL;
+    setenv("XDG_DATA_HOME", data, 1);
+    opts_t o = opts(90, NULL, g_wisdom);
+    o.device_name = "Some GPU";
+    const shape_t s[2] = {{96, 96, 50000}, {4000, 4000, 4000}};
+    pick_t p;
+    err_t err;
+    for (int op = 1; op <= 2; op++) {
+        o.ta = op >> 1;
+        o.tb = op & 1;
+        err_clear(&err);
+        if (pickcmd_init(&p, &o, s, 2, &err))
+            fail_msg("op %d: %s", op, err.text);
+        if (op == 2) {
+            assert_true(p.result[0].exact);
+            assert_non_null(strstr(p.entries[p.of_shape[0]].path, "a.json"));
+            assert_non_null(strstr(p.why[0], "some-gpu.json:2, device, exact"));
+        }
+        assert_false(p.result[1].exact);
+        if (op == 1 && (!strstr(p.why[1], "sm_90.json") || !strstr(p.why[1], ", arch, model")))
+            fail_msg("NT at 4000^3: %s", p.why[1]);
+        pick_free(&p);
+    }
+    if (keep) {
+        setenv("XDG_DATA_HOME", keep, 1);
+        free(keep);
+    }
+}
+
 static void test_dtype_and_levels(void **state)
 {
     (void)state;
@@ -355,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_op),
         cmocka_unit_test(test_op_few),
         cmocka_unit_test(test_tune_candidates),
+        cmocka_unit_test(test_few_user_entries),
         cmocka_unit_test(test_dtype_and_levels),
         cmocka_unit_test(test_malformed_and_missing),
         cmocka_unit_test(test_shipped_entries_plan),
