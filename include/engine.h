@@ -11,9 +11,9 @@
  * default stream), nothing synchronised behind the caller's back. Every call returns a status; on a
  * failure nothing was launched and engine_last_error gives the one line `engine` would print for it.
  *
- * A context belongs to one GPU. It makes the device's primary context current on the calling thread
- * (the one the CUDA runtime, cuBLAS and torch use), so pointers from cudaMalloc or torch work as they
- * are. Several host threads may call into one context at once; a plan is immutable after creation
+ * A context belongs to one GPU. Its calls work in the device's primary context (the one the CUDA
+ * runtime, cuBLAS and torch use), so pointers from cudaMalloc or torch work as they are, and give
+ * the calling thread's current context back as they return (none included). Several host threads may call into one context at once; a plan is immutable after creation
  * and may be executed from several threads and streams at once.
  *
  * Which kernel runs: a config forced by engine_set_config, else wisdom's choice for the problem (the

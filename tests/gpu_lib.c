@@ -28,6 +28,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -704,6 +705,97 @@ static int capture(void)
     return fail > 0 || pass == 0;
 }
 
+/* The caller's current CUDA context is given back (engine.h): none current, then a context of the
+ * test's own (not the primary one engine computes in), each around calls on both paths (cuBLAS
+ * while the kernel builds, the engine's after engine_wait), a plan execute and a describe; the
+ * products right. The driver is opened here by dlopen (the test links only the runtime). */
+typedef int (*cu_ctx_get_fn)(void **);
+typedef int (*cu_ctx_set_fn)(void *);
+typedef int (*cu_ctx_create_fn)(void **, unsigned, int);
+typedef int (*cu_ctx_destroy_fn)(void *);
+static int ctx_restore(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    cu_ctx_get_fn get = lib ? (cu_ctx_get_fn)dlsym(lib, "cuCtxGetCurrent") : NULL;
+    cu_ctx_set_fn set = lib ? (cu_ctx_set_fn)dlsym(lib, "cuCtxSetCurrent") : NULL;
+    cu_ctx_create_fn create = lib ? (cu_ctx_create_fn)dlsym(lib, "cuCtxCreate_v2") : NULL;
+    cu_ctx_destroy_fn destroy = lib ? (cu_ctx_destroy_fn)dlsym(lib, "cuCtxDestroy_v2") : NULL;
+    if (!get || !set || !create || !destroy) {
+        printf("FAIL the driver's context calls: %s\n0 passed, 1 failed\n", dlerror());
+        return 1;
+    }
+    const int n = 200, k = 72;
+    float *A, *B, *C, *R;
+    size_t nn = (size_t)n * n, nk = (size_t)n * k;
+    cudaMalloc((void **)&A, nk * 4), cudaMalloc((void **)&B, nk * 4), cudaMalloc((void **)&C, nn * 4),
+        cudaMalloc((void **)&R, nn * 4);
+    rand_dev(A, nk, 5), rand_dev(B, nk, 6);
+    cublasHandle_t h;
+    cublasCreate(&h);
+    const float one = 1, zero = 0;
+    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, k, &one, B, n, A, k, &zero, R, n);
+    cudaDeviceSynchronize();
+    void *primary = NULL, *mine = NULL;
+    get(&primary);
+    engine_plan_desc d;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, n, n, k);
+    engine_plan *plan = NULL;
+    int pass = 0, fail = 0;
+    for (int who = 0; who < 2; who++) {
+        if (who == 1 && create(&mine, 0, 0) != 0) { /* current on this thread from here */
+            printf("FAIL cuCtxCreate\n");
+            fail++;
+            break;
+        }
+        void *want = who == 0 ? NULL : mine;
+        const char *name = who == 0 ? "no context" : "the caller's own context";
+        for (int step = 0; step < 5; step++) {
+            set(want);
+            engine_status st = ENGINE_SUCCESS;
+            char text[256];
+            size_t need;
+            if (step == 0 || step == 2) /* first call (cuBLAS, or the kernel loaded in round 2) */
+                st = engine_sgemm(g_ctx, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, n, n, k, 1.0f, A, k, B, n,
+                                  0.0f, C, n, NULL);
+            else if (step == 1)
+                st = engine_wait(g_ctx);
+            else if (step == 3)
+                st = plan ? engine_plan_execute(plan, 1.0, A, B, 0.0, C, NULL) : engine_plan_create(g_ctx, &d, &plan);
+            else
+                st = engine_gemm_describe(g_ctx, &d, A, B, C, 1, text, sizeof text, &need);
+            void *now = (void *)1;
+            get(&now);
+            int ok = !st && now == want;
+            if (ok && (step == 0 || step == 2 || (step == 3 && who == 1))) {
+                set(primary);
+                cudaDeviceSynchronize();
+                double e = rel_diff(C, R, nn);
+                ok = e < 1e-5;
+                if (!ok)
+                    printf("FAIL %s, step %d: product off by %.3g\n", name, step, e);
+                cudaMemset(C, 0xff, nn * 4);
+                cudaDeviceSynchronize();
+            }
+            if (ok)
+                pass++;
+            else {
+                fail++;
+                printf("FAIL %s, step %d: status %d (%s), current after the call %p, before %p\n", name, step, (int)st,
+                       st ? engine_last_error(g_ctx) : "", now, want);
+            }
+        }
+    }
+    set(primary);
+    if (mine)
+        destroy(mine);
+    set(primary);
+    engine_plan_destroy(plan);
+    cublasDestroy(h);
+    cudaFree(A), cudaFree(B), cudaFree(C), cudaFree(R);
+    printf("%d passed, %d failed\n", pass, fail);
+    return fail > 0 || pass == 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "check";
@@ -723,6 +815,8 @@ int main(int argc, char **argv)
         rc = tc32_cases();
     } else if (strcmp(mode, "capture") == 0) {
         rc = capture();
+    } else if (strcmp(mode, "ctx") == 0) {
+        rc = ctx_restore();
     } else {
         int threads = strcmp(mode, "threads") == 0 ? 2 : 1;
         const char *def = threads == 2 ? "1x1x1,17x33x5,127x129x131" : "1x1x1,17x33x5,127x129x131,1000x1001x999,33x17x0";

@@ -54,7 +54,42 @@ static void paths_once(void)
 static pthread_mutex_t g_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static const engine_ctx *g_cache_owner; /* whose cache jit.c uses */
 
+/* A call works in the context's (primary) CUDA context and gives the caller's current one back as
+ * it returns, none included (engine.h): scope_in before the work, scope_out with its status. */
+typedef struct {
+    CUcontext prev;
+    bool entered;
+} api_scope;
+
+static api_scope scope_in(engine_ctx *c)
+{
+    api_scope s = {NULL, false};
+    if (c && c->have_gpu)
+        s.entered = gpu_enter(&c->gpu, &s.prev);
+    return s;
+}
+
+static engine_status scope_out(engine_ctx *c, api_scope s, engine_status st)
+{
+    if (s.entered)
+        gpu_leave(&c->gpu, true, s.prev);
+    return st;
+}
+
+static engine_status create(engine_ctx **out, const engine_options *opt);
+
 engine_status engine_create(engine_ctx **out, const engine_options *opt)
+{
+    /* gpu_open makes the primary context current: the caller's (or none) is given back after. */
+    CUcontext prev = NULL;
+    bool known = gpu_current(&prev);
+    engine_status st = create(out, opt);
+    if (known && out && *out && (*out)->have_gpu)
+        gpu_make_current(prev);
+    return st;
+}
+
+static engine_status create(engine_ctx **out, const engine_options *opt)
 {
     engine_options defaults;
     if (!out)
@@ -135,6 +170,7 @@ void engine_destroy(engine_ctx *c)
 {
     if (!c)
         return;
+    api_scope s = scope_in(c);
     apicall_free(c);
     apiplan_ctx_free(c);
     fallback_close(&c->blas);
@@ -147,6 +183,8 @@ void engine_destroy(engine_ctx *c)
         pthread_mutex_unlock(&g_cache_lock);
         cache_close(&c->cache);
     }
+    if (s.entered)
+        gpu_leave(&c->gpu, true, s.prev);
     if (c->have_gpu)
         gpu_close(&c->gpu);
     free(c->device_name);
@@ -237,7 +275,15 @@ static engine_status problem_of(const char *fn, const engine_plan_desc *desc, ap
     return st ? api_fail(st, &err) : ENGINE_SUCCESS;
 }
 
+static engine_status plan_create(engine_ctx *c, const engine_plan_desc *desc, engine_plan **plan);
+
 engine_status engine_plan_create(engine_ctx *c, const engine_plan_desc *desc, engine_plan **plan)
+{
+    api_scope s = scope_in(c);
+    return scope_out(c, s, plan_create(c, desc, plan));
+}
+
+static engine_status plan_create(engine_ctx *c, const engine_plan_desc *desc, engine_plan **plan)
 {
     const char *fn = "engine_plan_create";
     if (!plan)
@@ -264,7 +310,9 @@ engine_status engine_plan_execute(const engine_plan *plan, double alpha, const v
 {
     if (!plan)
         return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_plan_execute", "plan is a null pointer");
-    return apiplan_execute(plan, "engine_plan_execute", alpha, A, B, beta, C, stream);
+    engine_ctx *c = plan->ctx;
+    api_scope s = scope_in(c);
+    return scope_out(c, s, apiplan_execute(plan, "engine_plan_execute", alpha, A, B, beta, C, stream));
 }
 
 /* engine_sgemm and friends: the checks, then the context's plan for this problem (made on first
@@ -284,7 +332,8 @@ static engine_status gemm(engine_ctx *c, const apiarg_desc *d, double alpha, con
         return api_fail(st, &err);
     if (!c->have_gpu)
         return api_fail_text(ENGINE_ERROR_NO_GPU, d->fn, "this context was made without a GPU (no_device): it plans, it does not run");
-    return apicall_gemm(c, &p, d->fn, alpha, A, B, beta, C, stream);
+    api_scope s = scope_in(c);
+    return scope_out(c, s, apicall_gemm(c, &p, d->fn, alpha, A, B, beta, C, stream));
 }
 
 engine_status engine_gemm(engine_ctx *c, const engine_plan_desc *desc, double alpha, const void *A, const void *B,
@@ -312,7 +361,8 @@ engine_status engine_gemm_describe(engine_ctx *c, const engine_plan_desc *desc, 
     if ((st = apiarg_check_pointers(fn, &p, A, B, C, &err)) != ENGINE_SUCCESS)
         return api_fail(st, &err);
     char *json = NULL;
-    st = apicall_describe(c, &p, fn, A, B, C, wait != 0, &json);
+    api_scope s = scope_in(c);
+    st = scope_out(c, s, apicall_describe(c, &p, fn, A, B, C, wait != 0, &json));
     if (st)
         return st;
     size_t n = strlen(json);
@@ -331,7 +381,8 @@ engine_status engine_wait(engine_ctx *c)
 {
     if (!c)
         return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_wait", "ctx is a null pointer");
-    return apicall_wait(c);
+    api_scope s = scope_in(c);
+    return scope_out(c, s, apicall_wait(c));
 }
 
 engine_status engine_sgemm(engine_ctx *c, engine_order order, engine_transpose transa, engine_transpose transb,

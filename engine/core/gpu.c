@@ -3,6 +3,7 @@
 #include "gpu.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@
     X(cuDevicePrimaryCtxRetain)                                                                    \
     X(cuDevicePrimaryCtxRelease)                                                                   \
     X(cuCtxSetCurrent)                                                                             \
+    X(cuCtxGetCurrent)                                                                             \
     X(cuStreamCreate)                                                                              \
     X(cuStreamDestroy)                                                                             \
     X(cuStreamSynchronize)                                                                         \
@@ -61,7 +63,7 @@ static __typeof__(&cuLaunchKernelEx) cu_launch_ex;
 static void *g_lib;
 static char g_dlerror[512];
 
-static int load_driver(void)
+static int load_driver_locked(void)
 {
     if (g_lib)
         return 0;
@@ -87,6 +89,16 @@ static int load_driver(void)
     memcpy(&cu_launch_ex, &ex, sizeof ex);
     g_lib = lib;
     return 0;
+}
+
+/* Contexts may be created on several threads at once: the driver is loaded once, under a lock. */
+static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
+static int load_driver(void)
+{
+    pthread_mutex_lock(&g_load_lock);
+    int rc = load_driver_locked();
+    pthread_mutex_unlock(&g_load_lock);
+    return rc;
 }
 
 bool gpu_driver_present(void) { return load_driver() == 0; }
@@ -341,6 +353,36 @@ int gpu_event_elapsed(gpu_t *g, CUevent a, CUevent b, float *ms, err_t *err)
 }
 
 int gpu_set_current(gpu_t *g, err_t *err) { return CU_CHECK(cu.cuCtxSetCurrent(g->ctx), err); }
+
+bool gpu_current(CUcontext *ctx)
+{
+    *ctx = NULL;
+    if (load_driver())
+        return false;
+    CUresult r = cu.cuCtxGetCurrent(ctx);
+    if (r == CUDA_ERROR_NOT_INITIALIZED) {
+        *ctx = NULL; /* no one has a context in this process yet */
+        return true;
+    }
+    return r == CUDA_SUCCESS;
+}
+
+void gpu_make_current(CUcontext ctx) { cu.cuCtxSetCurrent(ctx); }
+
+bool gpu_enter(gpu_t *g, CUcontext *prev)
+{
+    *prev = NULL;
+    if (cu.cuCtxGetCurrent(prev) != CUDA_SUCCESS)
+        *prev = NULL;
+    return *prev != g->ctx && cu.cuCtxSetCurrent(g->ctx) == CUDA_SUCCESS;
+}
+
+void gpu_leave(gpu_t *g, bool entered, CUcontext prev)
+{
+    (void)g;
+    if (entered)
+        cu.cuCtxSetCurrent(prev);
+}
 
 int gpu_capturing(gpu_t *g, CUstream stream, bool *capturing, err_t *err)
 {

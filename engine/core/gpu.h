@@ -52,6 +52,14 @@ void gpu_close(gpu_t *g);
 /* Make g's (primary) context current on the calling thread: a library is called from threads it did
  * not open the GPU on. */
 int gpu_set_current(gpu_t *g, err_t *err);
+/* The calling thread's current context in *ctx (NULL: none); false when the driver cannot tell
+ * (not installed). gpu_make_current makes one current again, NULL included. */
+bool gpu_current(CUcontext *ctx);
+void gpu_make_current(CUcontext ctx);
+/* For a library call: make g's context current on this thread, the caller's in *prev; true when it
+ * switched (then gpu_leave gives the caller's back, none included). Only on an open g. */
+bool gpu_enter(gpu_t *g, CUcontext *prev);
+void gpu_leave(gpu_t *g, bool entered, CUcontext prev);
 /* Whether stream is being captured into a CUDA graph (or its capture was invalidated): work that
  * would load modules or allocate must not happen on its behalf then. */
 int gpu_capturing(gpu_t *g, CUstream stream, bool *capturing, err_t *err);
