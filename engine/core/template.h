@@ -43,7 +43,7 @@ size_t dtype_size(dtype_t d);
 
 typedef struct {
     char *name;
-    char *doc;        /* one line, shown in errors and `engine compile --help-template` */
+    char *doc;        /* one line, shown in errors about the param */
     bool has_default; /* false: every config must set it */
     int64_t def;
     bool has_min, has_max;
