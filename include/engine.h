@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define ENGINE_VERSION_MAJOR 0
-#define ENGINE_VERSION_MINOR 2
+#define ENGINE_VERSION_MINOR 3
 
 #if defined(__GNUC__)
 #define ENGINE_API __attribute__((visibility("default")))
@@ -63,7 +63,8 @@ typedef enum {
     ENGINE_ERROR_CONFIG = 5,           /* a config or wisdom file that does not load; no config for the problem */
     ENGINE_ERROR_NOT_SUPPORTED = 6,    /* the chosen template refuses this layout or shape */
     ENGINE_ERROR_COMPILE = 7,          /* NVRTC failed on the kernel */
-    ENGINE_ERROR_CUDA = 8,             /* a driver call failed: out of memory, module load, launch */
+    ENGINE_ERROR_CUDA = 8,             /* a driver call failed: module load, launch, a fault */
+    ENGINE_ERROR_OUT_OF_MEMORY = 9,    /* GPU memory for a workspace or a module ran out */
 } engine_status;
 
 /* CBLAS's values, so CblasRowMajor and CblasNoTrans may be passed as they are. */

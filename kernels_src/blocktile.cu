@@ -97,6 +97,7 @@
     "SMEM": "STAGES * (rup(A_KMAJOR ? BK * (BM + PAD_A) : BM * (BK + PAD_A), 16 / ELEM) + rup(BK * (BN + PAD_B), 16 / ELEM)) * ELEM"
   },
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : 0",
+  "stream_state": "SPLIT_SERIAL",
   "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N)",
   "compile_cost": "100 + TM * TN * BK / 5",
   "model": {"tile": ["BM", "BN", "BK"], "atomics": "SPLITK > 1 && SPLITK_MODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_B < VEC_B ? 105 : 100"},

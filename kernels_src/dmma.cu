@@ -117,6 +117,7 @@
   "compile_cost": "250",
   "model": {"tile": ["BM", "BN", "BK"], "atomics": "STREAMK > 0 ? M * N + STREAMK * BM * BN : SPLITK > 1 && SPLITK_MODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_B < VEC_B ? 105 : 100"},
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : (PACKLD_A ? rup(M * K, 2) : 0) + (PACKLD_B ? K * N : 0)",
+  "stream_state": "SPLIT_SERIAL",
   "launches": [
     {"kernel": "pack_ld", "if": "PACKLD_A || PACKLD_B", "grid": ["cdiv(max(PACKLD_A ? (TA ? M : K) : 0, PACKLD_B ? (TB ? K : N) : 0), 256)", "min(cdiv((PACKLD_A ? (TA ? K : M) : 0) + (PACKLD_B ? (TB ? N : K) : 0), 4), 65535)", 1], "block": [256, 1, 1]},
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},

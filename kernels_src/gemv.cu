@@ -77,6 +77,7 @@
     "SPLITS": "SK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL && K > 0 ? cdiv(cdiv(K, 16), cdiv(cdiv(K, 16), SK)) : SK"
   },
   "workspace": "SK > 1 && SPLITK_MODE == 1 ? SK * M * N : 0",
+  "stream_state": "SPLIT_SERIAL",
   "traffic": "BATCH * (M * K * (VM ? 1 : GY) + K * N * (VM ? GY : 1) + M * N)",
   "compile_cost": "60 + UNROLL * VEC * ROWS * NV / 2",
   "model": {"tile": ["VM ? NJ : RB", "VM ? RB : NJ", 1], "atomics": "SK > 1 && SPLITK_MODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_L < min(VEC, 16 / ELEM) ? 110 : 100"},

@@ -115,6 +115,7 @@
   },
   "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N) + (PACKLD_A ? 2 * M * K : 0) + (PACKLD_B ? 2 * K * N : 0)",
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : (PACKLD_A ? rup(M * K, 4) : 0) + (PACKLD_B ? K * N : 0)",
+  "stream_state": "SPLIT_SERIAL",
   "compile_cost": "400",
   "model": {"tile": ["BM", "BN", "BK"], "atomics": "SPLITK > 1 && SPLITK_MODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_A < 4 && EVEC_B < 4 ? 137 : EVEC_A < 4 || EVEC_B < 4 ? 119 : 100"},
   "launches": [

@@ -134,6 +134,7 @@
   "compile_cost": "150 + (WM * WN / 32) * min(KUNROLL, BK / SLICEK) * 2 / 5",
   "model": {"tile": ["BM", "BN", "BK"], "atomics": "STREAMK > 0 ? M * N + STREAMK * BM * BN : SPLITK > 1 && SPLITK_MODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_B < VEC_B ? 105 : 100"},
   "workspace": "SPLITK > 1 && SPLITK_MODE == 1 ? SPLITK * M * N : PACKB ? K * rup(N, BN) : 0",
+  "stream_state": "SPLIT_SERIAL",
   "launches": [
     {"kernel": "pack_b", "if": "PACKB", "grid": ["cdiv(rup(N, BN), 256)", "min(cdiv(K, 4), 65535)", 1], "block": [256, 1, 1]},
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},

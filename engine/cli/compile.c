@@ -18,9 +18,9 @@ static int write_out(const char *dir, const char *name, const char *ext, const v
     FILE *f = fopen(path, "wb");
     int rc = 0;
     if (!f || fwrite(data, 1, len, f) != len)
-        rc = err_set(err, EXIT_SYSTEM, path, 0, 0, "cannot write: %s", strerror(errno));
+        rc = err_set(err, ERR_SYSTEM, path, 0, 0, "cannot write: %s", strerror(errno));
     if (f && fclose(f) != 0 && !rc)
-        rc = err_set(err, EXIT_SYSTEM, path, 0, 0, "cannot write: %s", strerror(errno));
+        rc = err_set(err, ERR_SYSTEM, path, 0, 0, "cannot write: %s", strerror(errno));
     free(path);
     return rc;
 }

@@ -54,7 +54,7 @@ static bool problem_differs(const result_row *r, const result_row *ref, const ch
 int merge_logs(const merge_opts *o, FILE *out, err_t *err)
 {
     if (o->nlogs == 0)
-        return err_set(err, EXIT_INPUT, "engine merge", 0, 0, "no log to merge");
+        return err_set(err, ERR_INPUT, "engine merge", 0, 0, "no log to merge");
     result_row **rows = xcalloc(o->nlogs, sizeof *rows);
     size_t *nrows = xcalloc(o->nlogs, sizeof *nrows);
     bool *cut = xcalloc(o->nlogs, sizeof *cut);
@@ -85,7 +85,7 @@ int merge_logs(const merge_opts *o, FILE *out, err_t *err)
                     against = tref_path;
                 if (against) {
                     /* Every line of a log is a row, so j + 1 is its line. */
-                    err_set(err, EXIT_INPUT, o->logs[i], (int)(j + 1), 0,
+                    err_set(err, ERR_INPUT, o->logs[i], (int)(j + 1), 0,
                             "%s = %s but %s holds %s = %s; pass --force to merge logs of different problems", field,
                             mine, against, field, theirs);
                     goto out;
@@ -137,7 +137,7 @@ int merge_logs(const merge_opts *o, FILE *out, err_t *err)
     rank_print(out, ranked, nranked, o->top);
     if (o->emit_best) {
         if (nranked == 0) {
-            err_set(err, EXIT_INPUT, o->emit_best, 0, 0, "no point has status ok: there is no winner to write");
+            err_set(err, ERR_INPUT, o->emit_best, 0, 0, "no point has status ok: there is no winner to write");
             goto out;
         }
         char *name = xasprintf("%s_tuned", ranked[0]->config);

@@ -213,7 +213,7 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
     int arch = (int)num(req, "arch", s->gpu.sm);
     int64_t M = (int64_t)num(req, "M", 0), N = (int64_t)num(req, "N", 0), K = (int64_t)num(req, "K", -1);
     if (!path || M < 1 || N < 1 || K < 0) /* K = 0 is BLAS's C = beta*C */
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "a worker request needs path, M, N and K");
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0, "a worker request needs path, M, N and K");
     param_set sets[CLI_MAX_SETS];
     size_t nsets = 0;
     json_t *jsets = json_object_get(req, "sets");
@@ -221,7 +221,7 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
     for (size_t i = 0; i < json_array_size(jsets) && nsets < CLI_MAX_SETS && !rc; i++) {
         const char *t = json_string_value(json_array_get(jsets, i));
         if (!t || param_set_parse(t, &sets[nsets], err))
-            rc = err_set(err, EXIT_SYSTEM, "engine", 0, 0, "a worker request's sets must be KEY=VALUE strings");
+            rc = err_set(err, ERR_SYSTEM, "engine", 0, 0, "a worker request's sets must be KEY=VALUE strings");
         else
             nsets++;
     }
@@ -562,7 +562,7 @@ int serve_main(const opts_t *o)
         jit_stats js0;
         jit_get_stats(&js0);
         if (!req || !op) {
-            err_set(&err, EXIT_SYSTEM, "engine", 0, 0, "worker: a request must be a JSON object with \"op\"");
+            err_set(&err, ERR_SYSTEM, "engine", 0, 0, "worker: a request must be a JSON object with \"op\"");
             reply_err(r, &err);
         } else if (strcmp(op, "run") == 0) {
             handle_run(&sv, req, r);
@@ -574,7 +574,7 @@ int serve_main(const opts_t *o)
             break;
         } else {
             err_clear(&err);
-            err_set(&err, EXIT_SYSTEM, "engine", 0, 0, "worker: unknown op \"%s\"", op);
+            err_set(&err, ERR_SYSTEM, "engine", 0, 0, "worker: unknown op \"%s\"", op);
             reply_err(r, &err);
         }
         jit_stats js1;

@@ -61,7 +61,7 @@ int setup_target(setup_t *su, const opts_t *o, int device, bool need_gpu, err_t 
 int setup_pool(setup_t *su, const opts_t *o, err_t *err)
 {
     if (pool_init(&su->pool, o->jobs))
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "cannot start %d compile threads", o->jobs);
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0, "cannot start %d compile threads", o->jobs);
     su->have_pool = true;
     return 0;
 }

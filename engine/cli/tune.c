@@ -758,7 +758,7 @@ static int pick_devices(tuner_t *t, err_t *err)
         if (gpu_count(&n, err))
             return -1;
         if (n == 0)
-            return err_set(err, EXIT_SYSTEM, "--devices", 0, 0, "this machine has no GPU");
+            return err_set(err, ERR_SYSTEM, "--devices", 0, 0, "this machine has no GPU");
         t->ndevices = (size_t)n;
         t->devices = xcalloc((size_t)n, sizeof *t->devices);
         for (int i = 0; i < n; i++)
@@ -775,7 +775,7 @@ static int pick_devices(tuner_t *t, err_t *err)
         if (gpu_probe(&g, t->devices[i], err))
             return -1;
         if (g.sm != t->su.gpu.sm)
-            return err_set(err, EXIT_INPUT, "--devices", 0, 0, "GPU %d is sm_%d but GPU %d is sm_%d: tune GPUs of one architecture at a time",
+            return err_set(err, ERR_INPUT, "--devices", 0, 0, "GPU %d is sm_%d but GPU %d is sm_%d: tune GPUs of one architecture at a time",
                            t->devices[i], g.sm, t->devices[0], t->su.gpu.sm);
     }
     return 0;

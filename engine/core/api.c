@@ -29,7 +29,8 @@ const char *engine_status_string(engine_status st)
 {
     static const char *const names[] = {"ENGINE_SUCCESS", "ENGINE_ERROR_INVALID_ARGUMENT", "ENGINE_ERROR_MISALIGNED",
                                         "ENGINE_ERROR_DTYPE_MISMATCH", "ENGINE_ERROR_NO_GPU", "ENGINE_ERROR_CONFIG",
-                                        "ENGINE_ERROR_NOT_SUPPORTED", "ENGINE_ERROR_COMPILE", "ENGINE_ERROR_CUDA"};
+                                        "ENGINE_ERROR_NOT_SUPPORTED", "ENGINE_ERROR_COMPILE", "ENGINE_ERROR_CUDA",
+                                        "ENGINE_ERROR_OUT_OF_MEMORY"};
     return (unsigned)st < sizeof names / sizeof names[0] ? names[st] : "ENGINE_ERROR_UNKNOWN";
 }
 

@@ -124,6 +124,22 @@ engine_status apiarg_check_pointers(const char *fn, const apiarg_problem *p, con
 /* The last failure of this thread, as `engine` would print it. */
 static _Thread_local char t_error[ERR_SOURCE_LEN + ERR_TEXT_LEN + 32];
 
+engine_status api_status_of(const err_t *err)
+{
+    switch (err->cause) {
+    case ERR_ARGUMENT: return ENGINE_ERROR_INVALID_ARGUMENT;
+    case ERR_MISALIGNED: return ENGINE_ERROR_MISALIGNED;
+    case ERR_DTYPE: return ENGINE_ERROR_DTYPE_MISMATCH;
+    case ERR_NO_GPU: return ENGINE_ERROR_NO_GPU;
+    case ERR_UNSUPPORTED: return ENGINE_ERROR_NOT_SUPPORTED;
+    case ERR_COMPILE: return ENGINE_ERROR_COMPILE;
+    case ERR_ALLOC: return ENGINE_ERROR_OUT_OF_MEMORY;
+    case ERR_INPUT:
+    case ERR_CONFIG: return ENGINE_ERROR_CONFIG;
+    default: return ENGINE_ERROR_CUDA; /* the system's: a driver call, a fault */
+    }
+}
+
 engine_status api_fail(engine_status st, const err_t *err)
 {
     err_format(err, t_error, sizeof t_error);

@@ -52,6 +52,8 @@ engine_status apiarg_check_pointers(const char *fn, const apiarg_problem *p, con
 /* Keep the failure's one-line message (err, or "fn: text") as this thread's last error
  * (engine_last_error) and return st: every failing call of the library ends here. */
 engine_status api_fail(engine_status st, const err_t *err);
+/* The status of an error's cause (err.h): the one place causes become engine_status. */
+engine_status api_status_of(const err_t *err);
 engine_status api_fail_text(engine_status st, const char *fn, const char *text);
 
 #endif

@@ -193,7 +193,7 @@ static engine_status run_fallback(engine_ctx *c, const apiarg_problem *p, const 
         fallback_gemm(&c->blas, p, alpha, (CUdeviceptr)(uintptr_t)kA, (CUdeviceptr)(uintptr_t)kB, beta,
                       (CUdeviceptr)(uintptr_t)C, (CUstream)stream, &err)) {
         snprintf(err.source, sizeof err.source, "%s", fn);
-        return api_fail(ENGINE_ERROR_CUDA, &err);
+        return api_fail(api_status_of(&err), &err);
     }
     return ENGINE_SUCCESS;
 }
@@ -261,7 +261,7 @@ engine_status apicall_gemm(engine_ctx *c, const apiarg_problem *p, const char *f
         pthread_mutex_lock(&c->lock);
         if (rc) {
             pthread_mutex_unlock(&c->lock);
-            return api_fail(ENGINE_ERROR_CUDA, &err);
+            return api_fail(api_status_of(&err), &err);
         }
         if (!capturing)
             load_entry(c, e);

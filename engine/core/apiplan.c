@@ -96,7 +96,7 @@ static int module_function(engine_ctx *c, size_t i, const char *name, int64_t sm
         ;
     if (j == x->nnames) {
         if (j == TPL_MAX_LAUNCHES)
-            return err_set(err, EXIT_SYSTEM, name, 0, 0, "more than %d kernels in one module", TPL_MAX_LAUNCHES);
+            return err_set(err, ERR_SYSTEM, name, 0, 0, "more than %d kernels in one module", TPL_MAX_LAUNCHES);
         x->names[x->nnames++] = xstrdup(name);
         x->smem[j] = -1;
     }
@@ -162,13 +162,13 @@ static engine_status build(engine_ctx *c, engine_plan *pl, const layout_t *lay, 
     double t0 = now_ms();
     /* The config's own target (sm_90a for an arch-specific template on sm_90, config_load_guess). */
     if (kernel_build(pl->cfg, pl->cfg->arch, c->smem_limit, p->M, p->N, p->K, lay, &pl->al, &pl->k, &pl->origin, err)) {
-        engine_status st = pl->k.plan.source ? ENGINE_ERROR_COMPILE : ENGINE_ERROR_NOT_SUPPORTED;
+        engine_status st = api_status_of(err);
         kernel_free(&pl->k);
         return st;
     }
     pl->build_ms = now_ms() - t0;
     pl->compile_ms = pl->k.jit->compile_ms;
-    pl->stateful = pl->k.plan.switches && strstr(pl->k.plan.switches, "SPLIT_SERIAL=1");
+    pl->stateful = pl->k.plan.stream_state;
     return ENGINE_SUCCESS;
 }
 
@@ -352,7 +352,7 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
     if (c->forced) {
         pl->cfg = c->forced;
         if (pl->cfg->dtype != p->dtype) {
-            err_set(&err, EXIT_INPUT, fn, 0, 0, "the config forced by engine_set_config (%s) is %s, the call is %s",
+            err_set(&err, ERR_INPUT, fn, 0, 0, "the config forced by engine_set_config (%s) is %s, the call is %s",
                     pl->cfg->path, dtype_name(pl->cfg->dtype), dtype_name(p->dtype));
             st = ENGINE_ERROR_DTYPE_MISMATCH;
         }
@@ -366,7 +366,7 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
             const char *why = pick->sel.ncands ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
             for (size_t i = 0; i < pick->sel.ncands && !pick->sel.cands[i].loaded; i++)
                 why = pick->sel.cands[i].err_text;
-            err_set(&err, EXIT_INPUT, fn, 0, 0, "no wisdom for %s at %lldx%lldx%lld (%s)", dtype_name(p->dtype),
+            err_set(&err, ERR_INPUT, fn, 0, 0, "no wisdom for %s at %lldx%lldx%lld (%s)", dtype_name(p->dtype),
                     (long long)p->M, (long long)p->N, (long long)p->K, why);
             st = ENGINE_ERROR_CONFIG;
         } else {
@@ -382,7 +382,9 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
     /* Plan and compile (or find the CUBIN) outside the lock: a compile takes seconds. */
     if (pl->run) {
         st = build(c, pl, &lay, &err);
-        if (st == ENGINE_ERROR_NOT_SUPPORTED && pk) /* wisdom's choice, not a forced config */
+        /* wisdom's choice, not a forced config, that refuses the problem (or whose template cannot
+         * plan it: a template's bug at this shape) falls back to the naive kernel */
+        if ((st == ENGINE_ERROR_NOT_SUPPORTED || st == ENGINE_ERROR_CONFIG) && pk)
             st = fall_back(c, pl, &lay, pk, &r, &err);
         if (st) {
             engine_plan_destroy(pl);
@@ -390,7 +392,7 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
         }
     } else if (pl->scale && build_scale(c, pl, &err)) {
         engine_plan_destroy(pl);
-        return fail(ENGINE_ERROR_COMPILE, &err);
+        return fail(api_status_of(&err), &err);
     }
     pl->pk = pk;
     pl->r = r;
@@ -419,7 +421,7 @@ engine_status apiplan_load(engine_plan *pl, const char *fn)
             pl->k.pdl = !rc && plan_use_pdl(&pl->k.plan, c->gpu.sms, blocks);
         }
         if (rc)
-            return fail(ENGINE_ERROR_CUDA, &err);
+            return fail(api_status_of(&err), &err);
         pl->k.loaded = true;
         pl->load_ms = now_ms() - t0;
     }
@@ -490,19 +492,19 @@ engine_status apiplan_execute(const engine_plan *pl, const char *fn, double alph
             size_t es = dtype_size(pl->p.dtype);
             const char *name = got.a < pl->al.a ? (pl->p.swapped ? "B" : "A") : got.b < pl->al.b ? (pl->p.swapped ? "A" : "B") : "C";
             int want = got.a < pl->al.a ? pl->al.a : got.b < pl->al.b ? pl->al.b : pl->al.c;
-            err_set(&err, EXIT_INPUT, fn, 0, 0, "%s is not a multiple of %zu bytes, the alignment the plan was made for",
+            err_set(&err, ERR_INPUT, fn, 0, 0, "%s is not a multiple of %zu bytes, the alignment the plan was made for",
                     name, want * es);
             return fail(ENGINE_ERROR_MISALIGNED, &err);
         }
     }
     if (!c->have_gpu) {
-        err_set(&err, EXIT_SYSTEM, fn, 0, 0, "this context was made without a GPU (no_device): it plans, it does not run");
+        err_set(&err, ERR_SYSTEM, fn, 0, 0, "this context was made without a GPU (no_device): it plans, it does not run");
         return fail(ENGINE_ERROR_NO_GPU, &err);
     }
     if (!pl->run && !pl->scale)
         return ENGINE_SUCCESS;
     if (gpu_set_current(&c->gpu, &err))
-        return fail(ENGINE_ERROR_CUDA, &err);
+        return fail(api_status_of(&err), &err);
     if (pl->scale) {
         long long ldc = pl->p.ldc, sc = pl->p.sc;
         int M = (int)pl->p.M, N = (int)pl->p.N, batch = (int)pl->p.batch;
@@ -511,7 +513,7 @@ engine_status apiplan_execute(const engine_plan *pl, const char *fn, double alph
         void *args[] = {&dC, &ldc, &sc, &M, &N, &batch, pl->p.dtype == DTYPE_F64 ? (void *)&beta : (void *)&bf};
         const plan_launch *l = &pl->k.plan.launches[0];
         return gpu_launch_pdl(&c->gpu, pl->k.fn[0], l->grid, l->block, 0, args, (CUstream)stream, false, &err)
-                   ? fail(ENGINE_ERROR_CUDA, &err)
+                   ? fail(api_status_of(&err), &err)
                    : ENGINE_SUCCESS;
     }
     gemm_call call;
@@ -543,9 +545,9 @@ engine_status apiplan_execute(const engine_plan *pl, const char *fn, double alph
         }
         pthread_mutex_unlock(&c->lock);
         if (rc)
-            return fail(ENGINE_ERROR_CUDA, &err);
+            return fail(api_status_of(&err), &err);
     }
-    return kernel_launch(k, &call, W, (CUstream)stream, &err) ? fail(ENGINE_ERROR_CUDA, &err) : ENGINE_SUCCESS;
+    return kernel_launch(k, &call, W, (CUstream)stream, &err) ? fail(api_status_of(&err), &err) : ENGINE_SUCCESS;
 }
 
 void apiplan_align_of(const apiarg_problem *p, const void *A, const void *B, const void *C, layout_align *al)

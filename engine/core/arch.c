@@ -93,18 +93,18 @@ int arch_parse(const char *text, int *sm, err_t *err)
         v = v * 10 + (*p - '0');
     }
     if (nd < 2)
-        return err_set(err, EXIT_INPUT, "--arch", 0, 0,
+        return err_set(err, ERR_INPUT, "--arch", 0, 0,
                        "\"%s\" is not an architecture: expected sm_XX or sm_XXa, e.g. sm_86, sm_90 or sm_90a", text);
     if (!arch_nvrtc_supports(v)) {
         char list[512];
         arch_nvrtc_list(list, sizeof list);
         int major = 0, minor = 0;
         nvrtcVersion(&major, &minor);
-        return err_set(err, EXIT_INPUT, "--arch", 0, 0,
+        return err_set(err, ERR_INPUT, "--arch", 0, 0,
                        "sm_%d is not supported by NVRTC %d.%d (it targets %s)", v, major, minor, list);
     }
     if (specific && v < 90)
-        return err_set(err, EXIT_INPUT, "--arch", 0, 0,
+        return err_set(err, ERR_INPUT, "--arch", 0, 0,
                        "%s: architecture-specific targets (the \"a\" suffix) begin with sm_90a", text);
     *sm = v + (specific ? ARCH_SPECIFIC : 0);
     return 0;

@@ -104,7 +104,7 @@ char *cache_default_dir(err_t *err)
     const char *home = getenv("HOME");
     if (home && home[0] == '/')
         return join_trimmed(home, ".cache/engine");
-    err_set(err, EXIT_SYSTEM, "engine", 0, 0,
+    err_set(err, ERR_SYSTEM, "engine", 0, 0,
             "no cache directory: neither XDG_CACHE_HOME nor HOME is set to an absolute path");
     return NULL;
 }
@@ -115,29 +115,29 @@ static int open_root(cache_t *c, const char *root, err_t *err)
 {
     char eb[128];
     if (mkdir_p(root, 0755) != 0) {
-        err_set(err, EXIT_SYSTEM, root, 0, 0, "cannot create the cache directory: %s", errstr(errno, eb, sizeof eb));
+        err_set(err, ERR_SYSTEM, root, 0, 0, "cannot create the cache directory: %s", errstr(errno, eb, sizeof eb));
         return -1;
     }
     if (!is_dir(root)) {
-        err_set(err, EXIT_SYSTEM, root, 0, 0, "the cache directory is not a directory");
+        err_set(err, ERR_SYSTEM, root, 0, 0, "the cache directory is not a directory");
         return -1;
     }
     if (access(root, W_OK | X_OK) != 0) {
-        err_set(err, EXIT_SYSTEM, root, 0, 0, "the cache directory is not writable: %s", errstr(errno, eb, sizeof eb));
+        err_set(err, ERR_SYSTEM, root, 0, 0, "the cache directory is not writable: %s", errstr(errno, eb, sizeof eb));
         return -1;
     }
     char *abs = realpath(root, NULL);
     if (!abs) {
-        err_set(err, EXIT_SYSTEM, root, 0, 0, "cannot resolve the cache directory: %s", errstr(errno, eb, sizeof eb));
+        err_set(err, ERR_SYSTEM, root, 0, 0, "cannot resolve the cache directory: %s", errstr(errno, eb, sizeof eb));
         return -1;
     }
     char *vdir = join_trimmed(abs, FORMAT_DIR);
     if (mkdir(vdir, 0755) != 0 && errno != EEXIST) {
-        err_set(err, EXIT_SYSTEM, vdir, 0, 0, "cannot create the cache directory: %s", errstr(errno, eb, sizeof eb));
+        err_set(err, ERR_SYSTEM, vdir, 0, 0, "cannot create the cache directory: %s", errstr(errno, eb, sizeof eb));
         goto out_fail;
     }
     if (!is_dir(vdir)) {
-        err_set(err, EXIT_SYSTEM, vdir, 0, 0, "the cache directory is not a directory");
+        err_set(err, ERR_SYSTEM, vdir, 0, 0, "the cache directory is not a directory");
         goto out_fail;
     }
     free(vdir);
@@ -174,7 +174,7 @@ int cache_open_temp(cache_t *c, err_t *err)
     char *tmpl = join_trimmed(tmp, "engine-cache-XXXXXX");
     if (!mkdtemp(tmpl)) {
         char eb[128];
-        err_set(err, EXIT_SYSTEM, tmpl, 0, 0, "cannot create a temporary cache directory: %s",
+        err_set(err, ERR_SYSTEM, tmpl, 0, 0, "cannot create a temporary cache directory: %s",
                 errstr(errno, eb, sizeof eb));
         free(tmpl);
         return -1;
@@ -477,7 +477,7 @@ int cache_get(const cache_t *c, const char *key, cache_entry *e, err_t *warn)
     char eb[128];
     memset(e, 0, sizeof *e);
     if (!cache_key_valid(key)) {
-        err_set(warn, EXIT_SYSTEM, c->dir, 0, 0, "invalid cache key \"%.80s\"", key ? key : "(null)");
+        err_set(warn, ERR_SYSTEM, c->dir, 0, 0, "invalid cache key \"%.80s\"", key ? key : "(null)");
         return CACHE_ERROR;
     }
     char *path = entry_path(c, key);
@@ -487,19 +487,19 @@ int cache_get(const cache_t *c, const char *key, cache_entry *e, err_t *warn)
         if (errno == ENOENT || errno == ENOTDIR) {
             rc = CACHE_MISS;
         } else {
-            err_set(warn, EXIT_SYSTEM, path, 0, 0, "cannot read cache entry: %s", errstr(errno, eb, sizeof eb));
+            err_set(warn, ERR_SYSTEM, path, 0, 0, "cannot read cache entry: %s", errstr(errno, eb, sizeof eb));
             rc = CACHE_ERROR;
         }
         goto out_free_path;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        err_set(warn, EXIT_SYSTEM, path, 0, 0, "cannot read cache entry: %s", errstr(errno, eb, sizeof eb));
+        err_set(warn, ERR_SYSTEM, path, 0, 0, "cannot read cache entry: %s", errstr(errno, eb, sizeof eb));
         rc = CACHE_ERROR;
         goto out_close;
     }
     if (!S_ISREG(st.st_mode)) {
-        err_set(warn, EXIT_SYSTEM, path, 0, 0, "cannot read cache entry: not a regular file");
+        err_set(warn, ERR_SYSTEM, path, 0, 0, "cannot read cache entry: not a regular file");
         rc = CACHE_ERROR;
         goto out_close;
     }
@@ -511,7 +511,7 @@ int cache_get(const cache_t *c, const char *key, cache_entry *e, err_t *warn)
     size_t len;
     char *buf = read_fd(fd, (size_t)st.st_size, &len);
     if (!buf) {
-        err_set(warn, EXIT_SYSTEM, path, 0, 0, "cannot read cache entry: %s", errstr(errno, eb, sizeof eb));
+        err_set(warn, ERR_SYSTEM, path, 0, 0, "cannot read cache entry: %s", errstr(errno, eb, sizeof eb));
         rc = CACHE_ERROR;
         goto out_close;
     }
@@ -523,7 +523,7 @@ int cache_get(const cache_t *c, const char *key, cache_entry *e, err_t *warn)
     }
 out_corrupt:
     remove_if_same(path, &st);
-    err_set(warn, EXIT_SYSTEM, path, 0, 0, "corrupt cache entry (%s); it will be rebuilt", why);
+    err_set(warn, ERR_SYSTEM, path, 0, 0, "corrupt cache entry (%s); it will be rebuilt", why);
     rc = CACHE_CORRUPT;
 out_close:
     close(fd);
@@ -552,7 +552,7 @@ int cache_put(const cache_t *c, const char *key, const cache_entry *e, err_t *er
 {
     char eb[128];
     if (!cache_key_valid(key)) {
-        err_set(err, EXIT_SYSTEM, c->dir, 0, 0, "invalid cache key \"%.80s\"", key ? key : "(null)");
+        err_set(err, ERR_SYSTEM, c->dir, 0, 0, "invalid cache key \"%.80s\"", key ? key : "(null)");
         return -1;
     }
     size_t len;
@@ -577,7 +577,7 @@ int cache_put(const cache_t *c, const char *key, const cache_entry *e, err_t *er
         }
     }
     if (fd < 0) {
-        err_set(err, EXIT_SYSTEM, path, 0, 0, "cannot create a temporary file for the cache entry: %s",
+        err_set(err, ERR_SYSTEM, path, 0, 0, "cannot create a temporary file for the cache entry: %s",
                 errstr(saved, eb, sizeof eb));
         goto out_free;
     }
@@ -599,7 +599,7 @@ int cache_put(const cache_t *c, const char *key, const cache_entry *e, err_t *er
 
 out_unlink:
     unlink(tmp);
-    err_set(err, EXIT_SYSTEM, path, 0, 0, "cannot write cache entry: %s", errstr(saved, eb, sizeof eb));
+    err_set(err, ERR_SYSTEM, path, 0, 0, "cannot write cache entry: %s", errstr(saved, eb, sizeof eb));
 out_free:
     free(tmp);
     free(path);
@@ -634,7 +634,7 @@ static int walk(const cache_t *c, visit_fn fn, void *ctx, err_t *err)
     DIR *top = opendir(vdir);
     if (!top) {
         if (errno != ENOENT) {
-            err_set(err, EXIT_SYSTEM, vdir, 0, 0, "cannot list the cache directory: %s", errstr(errno, eb, sizeof eb));
+            err_set(err, ERR_SYSTEM, vdir, 0, 0, "cannot list the cache directory: %s", errstr(errno, eb, sizeof eb));
             rc = -1;
         }
         goto out_free_vdir;
@@ -647,7 +647,7 @@ static int walk(const cache_t *c, visit_fn fn, void *ctx, err_t *err)
         DIR *d = opendir(shard);
         if (!d) {
             if (errno != ENOENT && errno != ENOTDIR) {
-                err_set(err, EXIT_SYSTEM, shard, 0, 0, "cannot list the cache directory: %s",
+                err_set(err, ERR_SYSTEM, shard, 0, 0, "cannot list the cache directory: %s",
                         errstr(errno, eb, sizeof eb));
                 rc = -1;
             }
@@ -707,7 +707,7 @@ static int remove_file(const char *path, file_kind kind, const struct stat *st, 
         if (errno == ENOENT) /* someone else removed it first */
             return 0;
         char eb[128];
-        err_set(err, EXIT_SYSTEM, path, 0, 0, "cannot remove: %s", errstr(errno, eb, sizeof eb));
+        err_set(err, ERR_SYSTEM, path, 0, 0, "cannot remove: %s", errstr(errno, eb, sizeof eb));
         return -1;
     }
     if (kind == FILE_ENTRY)

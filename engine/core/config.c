@@ -21,14 +21,14 @@ int param_set_parse(const char *text, param_set *out, err_t *err)
     memset(out, 0, sizeof *out);
     const char *eq = strchr(text, '=');
     if (!eq || eq == text)
-        return err_set(err, EXIT_INPUT, "--set", 0, 0, "\"%s\" must look like KEY=VALUE, e.g. BM=128", text);
+        return err_set(err, ERR_INPUT, "--set", 0, 0, "\"%s\" must look like KEY=VALUE, e.g. BM=128", text);
     for (const char *p = text; p < eq; p++)
         if (!(isalnum((unsigned char)*p) || *p == '_'))
-            return err_set(err, EXIT_INPUT, "--set", 0, 0,
+            return err_set(err, ERR_INPUT, "--set", 0, 0,
                            "\"%s\": KEY must be a parameter name (letters, digits, _)", text);
     int64_t v;
     if (parse_i64(eq + 1, &v))
-        return err_set(err, EXIT_INPUT, "--set", 0, 0, "\"%s\": VALUE must be a whole number", text);
+        return err_set(err, ERR_INPUT, "--set", 0, 0, "\"%s\": VALUE must be a whole number", text);
     out->text = xstrdup(text);
     out->key = xstrndup(text, (size_t)(eq - text));
     out->value = v;
@@ -53,7 +53,7 @@ static int fail_at(const config_t *cfg, err_t *err, const char *const *path, siz
         line = col = 0;
     va_list ap;
     va_start(ap, fmt);
-    err_vset(err, EXIT_INPUT, cfg->path, line, col, fmt, ap);
+    err_vset(err, ERR_INPUT, cfg->path, line, col, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -105,7 +105,7 @@ static int fail_param(ctx_t *c, int idx, const char *fmt, ...)
                 s = &c->sets[i];
         char src[ERR_SOURCE_LEN];
         snprintf(src, sizeof src, "%s (--set %s)", cfg->path, s ? s->text : "?");
-        return err_set(c->err, EXIT_INPUT, src, 0, 0, "%s", text), -1;
+        return err_set(c->err, ERR_INPUT, src, 0, 0, "%s", text), -1;
     }
     if (idx >= 0 && cfg->origin[idx] == FROM_FILE) {
         const char *path[] = {"params", cfg->tpl.params[idx].name};
@@ -191,7 +191,7 @@ static int check_rules(ctx_t *c, int arch)
     case TPL_OK: return 0;
     case TPL_BAD_VALUE: return value_error(c, i);
     case TPL_BAD_CONSTRAINT: break;
-    default: return err_set(c->err, EXIT_INPUT, t->path, 0, 0, "constraint: %s", msg), -1;
+    default: return err_set(c->err, ERR_INPUT, t->path, 0, 0, "constraint: %s", msg), -1;
     }
     const tpl_rule *r = &t->constraints[i];
     mention m = {t, {0}, 0};
@@ -240,7 +240,7 @@ int config_load_guess(const char *path, const param_set *sets, size_t nsets, con
     char *text = read_file(path, &len);
     if (!text) {
         memset(cfg, 0, sizeof *cfg);
-        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot read config: %s", strerror(errno)), -1;
+        return err_set(err, ERR_INPUT, path, 0, 0, "cannot read config: %s", strerror(errno)), -1;
     }
     int rc = parse(path, text, len, sets, nsets, dtype_override, arch, guessed, cfg, err);
     free(text);
@@ -271,7 +271,7 @@ static int parse(const char *path, const char *text, size_t len, const param_set
     json_error_t jerr;
     json_t *root = json_loadb(cfg->text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
-        err_set(err, EXIT_INPUT, path, jerr.line > 0 ? jerr.line : 0, jerr.column > 0 ? jerr.column : 0,
+        err_set(err, ERR_INPUT, path, jerr.line > 0 ? jerr.line : 0, jerr.column > 0 ? jerr.column : 0,
                 "invalid JSON: %s", jerr.text);
         config_free(cfg);
         return -1;
@@ -326,7 +326,7 @@ static int parse(const char *path, const char *text, size_t len, const param_set
     } else {
         const char *p[] = {"dtype"};
         if (dtype_override)
-            err_set(err, EXIT_INPUT, "--dtype", 0, 0, "\"%s\" must be f32 or f64", dsel);
+            err_set(err, ERR_INPUT, "--dtype", 0, 0, "\"%s\" must be f32 or f64", dsel);
         else
             fail_at(cfg, err, p, 1, false, "\"dtype\" must be \"f32\" or \"f64\", got \"%s\"", dsel);
         free(tname);
@@ -354,7 +354,7 @@ static int parse(const char *path, const char *text, size_t len, const param_set
     if (!t->dtypes[cfg->dtype]) {
         const char *p[] = {"dtype"};
         if (dtype_override)
-            err_set(err, EXIT_INPUT, cfg->path, 0, 0, "--dtype %s: template %s does not support %s",
+            err_set(err, ERR_INPUT, cfg->path, 0, 0, "--dtype %s: template %s does not support %s",
                     dtype_name(cfg->dtype), t->name, dtype_name(cfg->dtype));
         else
             fail_at(cfg, err, p, json_object_get(root, "dtype") ? 1 : 0, false,
@@ -411,7 +411,7 @@ static int parse(const char *path, const char *text, size_t len, const param_set
             list_params(t, &sb);
             char src[ERR_SOURCE_LEN];
             snprintf(src, sizeof src, "%s (--set %s)", cfg->path, sets[i].text);
-            err_set(err, EXIT_INPUT, src, 0, 0, "template %s has no parameter \"%s\" (it takes %s)", t->name,
+            err_set(err, ERR_INPUT, src, 0, 0, "template %s has no parameter \"%s\" (it takes %s)", t->name,
                     sets[i].key, sb.buf);
             sb_free(&sb);
             sb_free(&ov);
@@ -448,7 +448,7 @@ static int parse(const char *path, const char *text, size_t len, const param_set
         goto out;
     char msg[512];
     if (template_compile_cost(t, cfg->values, cfg->dtype, arch, &cfg->compile_cost, msg, sizeof msg)) {
-        err_set(err, EXIT_INPUT, t->path, 0, 0, "compile_cost: %s", msg);
+        err_set(err, ERR_INPUT, t->path, 0, 0, "compile_cost: %s", msg);
         goto out;
     }
     rc = 0;

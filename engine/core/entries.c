@@ -17,7 +17,7 @@ static int usage(err_t *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    err_vset(err, EXIT_INPUT, "engine", 0, 0, fmt, ap);
+    err_vset(err, ERR_INPUT, "engine", 0, 0, fmt, ap);
     va_end(ap);
     return EXIT_INPUT;
 }

@@ -5,11 +5,56 @@
 
 void err_clear(err_t *e) { memset(e, 0, sizeof *e); }
 
-int err_vset(err_t *e, int code, const char *source, int line, int column, const char *fmt, va_list ap)
+int err_exit_code(int cause)
 {
+    switch (cause) {
+    case ERR_NONE: return EXIT_OK;
+    case ERR_VERIFY: return EXIT_VERIFY;
+    case ERR_SYSTEM:
+    case ERR_NO_GPU:
+    case ERR_CUDA:
+    case ERR_ALLOC: return EXIT_SYSTEM;
+    case ERR_INTERRUPTED: return 130;
+    default: return EXIT_INPUT;
+    }
+}
+
+const char *err_cause_name(int cause)
+{
+    switch (cause) {
+    case ERR_NONE: return "none";
+    case ERR_VERIFY: return "verify";
+    case ERR_INPUT: return "input";
+    case ERR_SYSTEM: return "system";
+    case ERR_ARGUMENT: return "argument";
+    case ERR_MISALIGNED: return "misaligned";
+    case ERR_DTYPE: return "dtype";
+    case ERR_CONFIG: return "config";
+    case ERR_UNSUPPORTED: return "unsupported";
+    case ERR_COMPILE: return "compile";
+    case ERR_NO_GPU: return "no-gpu";
+    case ERR_CUDA: return "cuda";
+    case ERR_ALLOC: return "alloc";
+    case ERR_INTERRUPTED: return "interrupted";
+    default: return "unknown";
+    }
+}
+
+void err_set_cause(err_t *e, int cause)
+{
+    if (e && e->code) {
+        e->cause = cause;
+        e->code = err_exit_code(cause);
+    }
+}
+
+int err_vset(err_t *e, int cause, const char *source, int line, int column, const char *fmt, va_list ap)
+{
+    const int code = err_exit_code(cause);
     if (e == NULL || e->code != 0)
         return code;
     e->code = code;
+    e->cause = cause;
     snprintf(e->source, sizeof e->source, "%s", source ? source : "");
     e->line = line;
     e->column = column;
@@ -21,11 +66,11 @@ int err_vset(err_t *e, int code, const char *source, int line, int column, const
     return code;
 }
 
-int err_set(err_t *e, int code, const char *source, int line, int column, const char *fmt, ...)
+int err_set(err_t *e, int cause, const char *source, int line, int column, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    err_vset(e, code, source, line, column, fmt, ap);
+    int code = err_vset(e, cause, source, line, column, fmt, ap);
     va_end(ap);
     return code;
 }

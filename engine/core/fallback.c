@@ -64,11 +64,11 @@ int fallback_open(fallback_t *f, err_t *err)
     memset(f, 0, sizeof *f);
     pthread_once(&g_once, load_once);
     if (!g_lib)
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "%s", g_why);
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0, "%s", g_why);
     cublasHandle_t h;
     cublasStatus_t st = bl.cublasCreate(&h);
     if (st != CUBLAS_STATUS_SUCCESS)
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "cublasCreate failed: status %d", (int)st);
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0, "cublasCreate failed: status %d", (int)st);
     f->handle = h;
     pthread_mutex_init(&f->lock, NULL);
     f->open = true;
@@ -96,7 +96,7 @@ int fallback_gemm(fallback_t *f, const apiarg_problem *p, double alpha, CUdevice
                   CUdeviceptr C, CUstream stream, err_t *err)
 {
     if (!f->open)
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "the cuBLAS fallback is not open");
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0, "the cuBLAS fallback is not open");
     if (p->M == 0 || p->N == 0)
         return 0;
     /* Row-major C (M x N) is column-major C^T = op(B)^T op(A)^T: cuBLAS gets B first, N x M, and each
@@ -126,7 +126,7 @@ int fallback_gemm(fallback_t *f, const apiarg_problem *p, double alpha, CUdevice
     }
     pthread_mutex_unlock(&f->lock);
     if (st != CUBLAS_STATUS_SUCCESS)
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "cuBLAS (the fallback while the kernel compiles) failed: status %d",
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0, "cuBLAS (the fallback while the kernel compiles) failed: status %d",
                        (int)st);
     return 0;
 }

@@ -126,7 +126,7 @@ static int cu_check(CUresult rc, const char *call, const char *file, int line, e
         cu.cuGetErrorString(rc, &text);
     if (sticky(rc) && g_current)
         g_current->broken = true;
-    return err_set(err, EXIT_SYSTEM, file, line, 0, "%s failed: %s (%s)", call, name ? name : "CUDA error",
+    return err_set(err, rc == CUDA_ERROR_OUT_OF_MEMORY ? ERR_ALLOC : ERR_CUDA, file, line, 0, "%s failed: %s (%s)", call, name ? name : "CUDA error",
                    text ? text : "no description");
 }
 #define CU_CHECK(call, err) cu_check((call), #call, __FILE__, __LINE__, (err))
@@ -140,7 +140,7 @@ int gpu_count(int *count, err_t *err)
 {
     *count = 0;
     if (load_driver())
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0,
+        return err_set(err, ERR_NO_GPU, "engine", 0, 0,
                        "no CUDA driver: %s (this command needs an NVIDIA GPU; `engine compile` does not)",
                        g_dlerror);
     if (CU_CHECK(cu.cuInit(0), err) || CU_CHECK(cu.cuDeviceGetCount(count), err))
@@ -156,7 +156,7 @@ int gpu_probe(gpu_t *g, int ordinal, err_t *err)
     if (gpu_count(&count, err))
         return -1;
     if (ordinal < 0 || ordinal >= count)
-        return err_set(err, EXIT_SYSTEM, "--device", 0, 0, "there is no GPU %d (this machine has %d)", ordinal,
+        return err_set(err, ERR_NO_GPU, "--device", 0, 0, "there is no GPU %d (this machine has %d)", ordinal,
                        count);
     int major = 0, minor = 0;
     if (CU_CHECK(cu.cuDeviceGet(&g->dev, ordinal), err) ||
@@ -262,7 +262,7 @@ int gpu_module_load(gpu_t *g, const void *cubin, const char *label, gpu_module *
     CUresult rc = cu.cuModuleLoadData(&m->mod, cubin);
     if (rc == CUDA_ERROR_NO_BINARY_FOR_GPU || rc == CUDA_ERROR_INVALID_IMAGE ||
         rc == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
-        return err_set(err, EXIT_INPUT, label, 0, 0,
+        return err_set(err, ERR_UNSUPPORTED, label, 0, 0,
                        "the CUBIN cannot run on this sm_%d GPU (compile for its architecture: drop --arch)",
                        g->sm);
     return CU_CHECK(rc, err);

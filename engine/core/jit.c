@@ -17,7 +17,7 @@ static int nvrtc_check(nvrtcResult rc, const char *call, const char *file, int l
 {
     if (rc == NVRTC_SUCCESS)
         return 0;
-    return err_set(err, EXIT_SYSTEM, file, line, 0, "%s failed: %s", call, nvrtcGetErrorString(rc));
+    return err_set(err, ERR_SYSTEM, file, line, 0, "%s failed: %s", call, nvrtcGetErrorString(rc));
 }
 #define NVRTC_CHECK(call, err) nvrtc_check((call), #call, __FILE__, __LINE__, (err))
 
@@ -207,7 +207,7 @@ static int do_compile(const char *prog_name, const char *source, const char **op
             snprintf(first, sizeof first, "%.*s", (int)(eol ? eol - bol : (long)strlen(bol)), bol);
         }
         char name[16];
-        err_set(err, EXIT_INPUT, label, 0, 0, "NVRTC could not compile it for %s: %s", arch_name(arch, name, sizeof name),
+        err_set(err, ERR_COMPILE, label, 0, 0, "NVRTC could not compile it for %s: %s", arch_name(arch, name, sizeof name),
                 first);
         goto out_destroy_program;
     }

@@ -50,7 +50,7 @@ int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, i
      * here, by name and without a GPU, not when a GPU cannot find the function. */
     for (size_t i = 0; i < k->plan.nlaunches; i++)
         if (!ptx_has_entry(k->jit->ptx, k->plan.launches[i].kernel))
-            return err_set(err, EXIT_INPUT, cfg->tpl.path, 0, 0,
+            return err_set(err, ERR_CONFIG, cfg->tpl.path, 0, 0,
                            "launch %zu runs kernel \"%s\", which the compiled module does not define (switches %s)",
                            i + 1, k->plan.launches[i].kernel, k->plan.switches),
                    -1;
@@ -119,27 +119,27 @@ static int call_fits(const kernel_t *k, const gemm_call *c, CUdeviceptr W, err_t
     const char *label = k->cfg ? k->cfg->path : "kernel";
     const layout_t *a = &k->plan.lay, *b = &c->lay;
     if (!k->loaded)
-        return err_set(err, EXIT_INPUT, label, 0, 0, "kernel_launch: the kernel is not loaded");
+        return err_set(err, ERR_INPUT, label, 0, 0, "kernel_launch: the kernel is not loaded");
     if (c->dtype != k->plan.dtype || c->M != k->plan.M || c->N != k->plan.N || c->K != k->plan.K)
-        return err_set(err, EXIT_INPUT, label, 0, 0,
+        return err_set(err, ERR_INPUT, label, 0, 0,
                        "kernel_launch: the call is %s %lldx%lldx%lld, the kernel was built for %s %lldx%lldx%lld",
                        dtype_name(c->dtype), (long long)c->M, (long long)c->N, (long long)c->K,
                        dtype_name(k->plan.dtype), (long long)k->plan.M, (long long)k->plan.N, (long long)k->plan.K);
     if (a->ta != b->ta || a->tb != b->tb || a->lda != b->lda || a->ldb != b->ldb || a->ldc != b->ldc ||
         a->batch != b->batch || (a->batch > 1 && (a->sa != b->sa || a->sb != b->sb || a->sc != b->sc)))
-        return err_set(err, EXIT_INPUT, label, 0, 0, "kernel_launch: the call's layout is not the one the kernel was built for");
+        return err_set(err, ERR_INPUT, label, 0, 0, "kernel_launch: the call's layout is not the one the kernel was built for");
     if (c->K < 1)
-        return err_set(err, EXIT_INPUT, label, 0, 0, "kernel_launch: K = 0 is C = beta*C, which the caller does");
+        return err_set(err, ERR_INPUT, label, 0, 0, "kernel_launch: K = 0 is C = beta*C, which the caller does");
     if (!c->A || !c->B || !c->C)
-        return err_set(err, EXIT_INPUT, label, 0, 0, "kernel_launch: a null pointer (%s)", !c->A ? "A" : !c->B ? "B" : "C");
+        return err_set(err, ERR_INPUT, label, 0, 0, "kernel_launch: a null pointer (%s)", !c->A ? "A" : !c->B ? "B" : "C");
     size_t es = dtype_size(c->dtype);
     if (layout_align_of(c->A, es, 0, 0) < k->plan.align.a || layout_align_of(c->B, es, 0, 0) < k->plan.align.b ||
         layout_align_of(c->C, es, 0, 0) < k->plan.align.c)
-        return err_set(err, EXIT_INPUT, label, 0, 0,
+        return err_set(err, ERR_INPUT, label, 0, 0,
                        "kernel_launch: a pointer is less aligned than the kernel was built for (A %d, B %d, C %d elements)",
                        k->plan.align.a, k->plan.align.b, k->plan.align.c);
     if (kernel_workspace_bytes(k, c) && !W)
-        return err_set(err, EXIT_INPUT, label, 0, 0, "kernel_launch: the kernel needs %zu bytes of workspace and W is null",
+        return err_set(err, ERR_INPUT, label, 0, 0, "kernel_launch: the kernel needs %zu bytes of workspace and W is null",
                        kernel_workspace_bytes(k, c));
     return 0;
 }

@@ -48,11 +48,11 @@ int layout_is_packed(const layout_t *l, int64_t M, int64_t N, int64_t K)
 static int check_ld(const char *field, int64_t ld, int64_t len, const char *what, err_t *err)
 {
     if (ld < max1(len))
-        return err_set(err, EXIT_INPUT, "layout", 0, 0,
+        return err_set(err, ERR_INPUT, "layout", 0, 0,
                        "%s: %lld is below the row length of %s as stored (%lld): rows would overlap", field,
                        (long long)ld, what, (long long)max1(len));
     if (ld >= LAYOUT_MAX_LD)
-        return err_set(err, EXIT_INPUT, "layout", 0, 0, "%s: %lld is not below 2^31 (the kernels take 32-bit leading dimensions)",
+        return err_set(err, ERR_INPUT, "layout", 0, 0, "%s: %lld is not below 2^31 (the kernels take 32-bit leading dimensions)",
                        field, (long long)ld);
     return 0;
 }
@@ -60,25 +60,25 @@ static int check_ld(const char *field, int64_t ld, int64_t len, const char *what
 int layout_check(const layout_t *l, int64_t M, int64_t N, int64_t K, err_t *err)
 {
     if (M < 0 || N < 0 || K < 0)
-        return err_set(err, EXIT_INPUT, "layout", 0, 0, "shape %lldx%lldx%lld: sizes must not be negative",
+        return err_set(err, ERR_INPUT, "layout", 0, 0, "shape %lldx%lldx%lld: sizes must not be negative",
                        (long long)M, (long long)N, (long long)K);
     if ((l->ta != 0 && l->ta != 1) || (l->tb != 0 && l->tb != 1))
-        return err_set(err, EXIT_INPUT, "layout", 0, 0, "op: transposes are 0 (N) or 1 (T), not %d and %d", l->ta,
+        return err_set(err, ERR_INPUT, "layout", 0, 0, "op: transposes are 0 (N) or 1 (T), not %d and %d", l->ta,
                        l->tb);
     if (check_ld("lda", l->lda, layout_a_cols(l, M, K), l->ta ? "A (K x M, op T)" : "A (M x K, op N)", err) ||
         check_ld("ldb", l->ldb, layout_b_cols(l, N, K), l->tb ? "B (N x K, op T)" : "B (K x N, op N)", err) ||
         check_ld("ldc", l->ldc, N, "C (M x N)", err))
         return -1;
     if (l->batch < 1)
-        return err_set(err, EXIT_INPUT, "layout", 0, 0, "batch: %lld is below 1", (long long)l->batch);
+        return err_set(err, ERR_INPUT, "layout", 0, 0, "batch: %lld is below 1", (long long)l->batch);
     if (l->batch == 1)
         return 0;
     if (l->sa < 0 || l->sb < 0)
-        return err_set(err, EXIT_INPUT, "layout", 0, 0, "%s: %lld is negative (0 repeats one matrix for every product)",
+        return err_set(err, ERR_INPUT, "layout", 0, 0, "%s: %lld is negative (0 repeats one matrix for every product)",
                        l->sa < 0 ? "stride-a" : "stride-b", (long long)(l->sa < 0 ? l->sa : l->sb));
     int64_t c_span = M && N ? (M - 1) * l->ldc + N : 0;
     if (l->sc < c_span)
-        return err_set(err, EXIT_INPUT, "layout", 0, 0,
+        return err_set(err, ERR_INPUT, "layout", 0, 0,
                        "stride-c: %lld is below the span of one C ((M-1)*ldc + N = %lld): products would write over each other",
                        (long long)l->sc, (long long)c_span);
     return 0;

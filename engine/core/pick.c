@@ -336,7 +336,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
             const char *why = n ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
             for (size_t c = 0; c < n && !p->sel.cands[c].loaded; c++)
                 why = p->sel.cands[c].err_text;
-            err_set(err, EXIT_INPUT, dir, 0, 0, "--auto: no wisdom for %s at %lldx%lldx%lld (%s)", dtype_name(dtype),
+            err_set(err, ERR_INPUT, dir, 0, 0, "--auto: no wisdom for %s at %lldx%lldx%lld (%s)", dtype_name(dtype),
                     (long long)shapes[s].m, (long long)shapes[s].n, (long long)shapes[s].k, why);
             pick_free(p);
             return -1;

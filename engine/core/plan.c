@@ -15,7 +15,7 @@
 /* An expression of the template failed to evaluate: that is the template's bug, not the user's. */
 static int tpl_expr_fail(const template_t *t, err_t *err, const char *what, const char *msg)
 {
-    return err_set(err, EXIT_INPUT, t->path, 0, 0, "%s: %s", what, msg);
+    return err_set(err, ERR_CONFIG, t->path, 0, 0, "%s: %s", what, msg);
 }
 
 static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,
@@ -106,7 +106,7 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
         if (scope_eval(&s, t->requires[i].rule, &v, msg, sizeof msg))
             return tpl_expr_fail(t, err, "requires", msg);
         if (!v)
-            return err_set(err, EXIT_INPUT, label, 0, 0,
+            return err_set(err, ERR_UNSUPPORTED, label, 0, 0,
                            "shape %lldx%lldx%lld%s is refused: template %s requires %s (%s)", (long long)M,
                            (long long)N, (long long)K, layout_text(lay, M, N, K, (char[160]){0}, 160), t->name,
                            t->requires[i].rule, t->requires[i].why);
@@ -150,16 +150,16 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
             return tpl_expr_fail(t, err, "launch smem", msg);
         int64_t threads = pl->block[0] * pl->block[1] * pl->block[2];
         if (pl->block[0] < 1 || pl->block[1] < 1 || pl->block[2] < 1 || threads > 1024)
-            return err_set(err, EXIT_INPUT, label, 0, 0,
+            return err_set(err, ERR_CONFIG, label, 0, 0,
                            "kernel %s would launch %lldx%lldx%lld threads per block; the limit is 1024",
                            l->kernel, (long long)pl->block[0], (long long)pl->block[1], (long long)pl->block[2]);
         if (pl->grid[0] < 1 || pl->grid[1] < 1 || pl->grid[2] < 1 || pl->grid[0] > 2147483647LL ||
             pl->grid[1] > 65535 || pl->grid[2] > 65535)
-            return err_set(err, EXIT_INPUT, label, 0, 0,
+            return err_set(err, ERR_UNSUPPORTED, label, 0, 0,
                            "kernel %s would launch a grid of %lldx%lldx%lld blocks, outside 1..2^31-1 x 1..65535 x 1..65535",
                            l->kernel, (long long)pl->grid[0], (long long)pl->grid[1], (long long)pl->grid[2]);
         if (pl->smem < 0 || pl->smem > smem_limit)
-            return err_set(err, EXIT_INPUT, label, 0, 0,
+            return err_set(err, ERR_UNSUPPORTED, label, 0, 0,
                            "kernel %s needs %lld bytes of shared memory per block; %s allows %lld",
                            l->kernel, (long long)pl->smem, arch_name(arch, (char[16]){0}, 16), (long long)smem_limit);
         if (strcmp(l->kernel, "gemm") == 0)
@@ -167,11 +167,16 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
         plan->nlaunches++;
     }
     if (plan->main_launch < 0)
-        return err_set(err, EXIT_INPUT, t->path, 0, 0, "no launch of kernel \"gemm\" is enabled for this config");
+        return err_set(err, ERR_CONFIG, t->path, 0, 0, "no launch of kernel \"gemm\" is enabled for this config");
     if (t->workspace && scope_eval(&s, t->workspace, &plan->workspace, msg, sizeof msg))
         return tpl_expr_fail(t, err, "workspace", msg);
     if (t->traffic && scope_eval(&s, t->traffic, &plan->traffic, msg, sizeof msg))
         return tpl_expr_fail(t, err, "traffic", msg);
+    if (t->stream_state) {
+        if (scope_eval(&s, t->stream_state, &v, msg, sizeof msg))
+            return tpl_expr_fail(t, err, "stream_state", msg);
+        plan->stream_state = v != 0;
+    }
     /* What the selection model reads (select.h): the tile C is padded to, atomic additions, slowness. */
     for (int d = 0; d < 3; d++) {
         plan->tile[d] = 1;

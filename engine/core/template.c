@@ -87,8 +87,8 @@ static void compile_progs(template_t *t)
         add_prog(t, &cap, t->switches[i].expr);
     for (size_t i = 0; i < t->nlets; i++)
         add_prog(t, &cap, t->lets[i].expr);
-    const char *one[] = {t->workspace, t->traffic, t->compile_cost, t->model_tile[0], t->model_tile[1],
-                         t->model_tile[2], t->model_atomics, t->model_slow};
+    const char *one[] = {t->workspace, t->traffic, t->stream_state, t->compile_cost, t->model_tile[0],
+                         t->model_tile[1], t->model_tile[2], t->model_atomics, t->model_slow};
     for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
         add_prog(t, &cap, one[i]);
     for (size_t i = 0; i < t->nlaunches; i++) {
@@ -171,7 +171,7 @@ int scope_add_derived(tpl_scope *s, const template_t *t, err_t *err)
     char msg[512];
     size_t bad = 0;
     if (derive(s, t, &bad, msg, sizeof msg))
-        return err_set(err, EXIT_INPUT, t->path, 0, 0, "derived %s: %s", t->derived[bad].name, msg), -1;
+        return err_set(err, ERR_INPUT, t->path, 0, 0, "derived %s: %s", t->derived[bad].name, msg), -1;
     return 0;
 }
 
@@ -253,7 +253,7 @@ static int load_fail(loader *ld, const char *const *path, size_t depth, const ch
     int fcol = line == 1 ? ld->first_col + col - 1 : col;
     va_list ap;
     va_start(ap, fmt);
-    err_vset(ld->err, EXIT_INPUT, ld->t->path, fline, fcol, fmt, ap);
+    err_vset(ld->err, ERR_INPUT, ld->t->path, fline, fcol, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -437,13 +437,13 @@ static int parse_block(loader *ld, template_t *t)
 {
     static const char *const allowed[] = {"summary", "dtypes", "peak", "params", "derived", "constraints",
                                           "requires", "switches", "let", "workspace", "traffic",
-                                          "compile_cost", "pdl", "arch_specific", "accuracy", "model", "launches", NULL};
+                                          "stream_state", "compile_cost", "pdl", "arch_specific", "accuracy", "model", "launches", NULL};
     json_error_t jerr;
     json_t *root = json_loads(ld->json, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
     if (!root) {
         int fline = ld->first_line + jerr.line - 1;
         int fcol = jerr.line == 1 ? ld->first_col + jerr.column - 1 : jerr.column;
-        err_set(ld->err, EXIT_INPUT, t->path, fline, fcol, "template parameter block: %s", jerr.text);
+        err_set(ld->err, ERR_INPUT, t->path, fline, fcol, "template parameter block: %s", jerr.text);
         return -1;
     }
     int rc = -1;
@@ -513,11 +513,11 @@ static int parse_block(loader *ld, template_t *t)
         load_named(ld, json_object_get(root, "switches"), "switches", &t->switches, &t->nswitches) ||
         load_named(ld, json_object_get(root, "let"), "let", &t->lets, &t->nlets))
         goto out;
-    const char *p_ws[] = {"workspace"}, *p_tr[] = {"traffic"}, *p_cc[] = {"compile_cost"};
+    const char *p_ws[] = {"workspace"}, *p_tr[] = {"traffic"}, *p_cc[] = {"compile_cost"}, *p_ss[] = {"stream_state"};
     json_t *ws = json_object_get(root, "workspace"), *tr = json_object_get(root, "traffic");
-    json_t *cc = json_object_get(root, "compile_cost");
+    json_t *cc = json_object_get(root, "compile_cost"), *ss = json_object_get(root, "stream_state");
     if ((ws && get_expr(ld, ws, p_ws, 1, &t->workspace)) || (tr && get_expr(ld, tr, p_tr, 1, &t->traffic)) ||
-        (cc && get_expr(ld, cc, p_cc, 1, &t->compile_cost)))
+        (cc && get_expr(ld, cc, p_cc, 1, &t->compile_cost)) || (ss && get_expr(ld, ss, p_ss, 1, &t->stream_state)))
         goto out;
 
     json_t *model = json_object_get(root, "model");
@@ -574,7 +574,7 @@ int template_load(const char *name, template_t *t, err_t *err)
     memset(t, 0, sizeof *t);
     for (const char *p = name; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
-            return err_set(err, EXIT_INPUT, NULL, 0, 0,
+            return err_set(err, ERR_INPUT, NULL, 0, 0,
                            "template \"%s\" is not a template name (letters, digits and _ only)", name);
     const char *const *dirs;
     size_t ndirs = paths_template_dirs(&dirs);
@@ -593,7 +593,7 @@ int template_load(const char *name, template_t *t, err_t *err)
         sb_init(&sb);
         for (size_t i = 0; i < ndirs; i++)
             sb_addf(&sb, "%s%s", i ? ", " : "", dirs[i]);
-        err_set(err, EXIT_INPUT, NULL, 0, 0, "template \"%s\" not found (searched: %s)", name,
+        err_set(err, ERR_INPUT, NULL, 0, 0, "template \"%s\" not found (searched: %s)", name,
                 ndirs ? sb.buf : "no template directory; set ENGINE_TEMPLATES");
         sb_free(&sb);
         return -1;
@@ -617,14 +617,14 @@ static int template_parse_block(template_t *t, err_t *err)
 {
     const char *m = strstr(t->text, MARKER);
     if (!m) {
-        err_set(err, EXIT_INPUT, t->path, 1, 1, "no \"%s\" parameter block in the template", MARKER);
+        err_set(err, ERR_INPUT, t->path, 1, 1, "no \"%s\" parameter block in the template", MARKER);
         template_free(t);
         return -1;
     }
     const char *start = m + strlen(MARKER);
     const char *end = strstr(start, "*/");
     if (!end) {
-        err_set(err, EXIT_INPUT, t->path, 1, 1, "the \"%s\" comment is never closed", MARKER);
+        err_set(err, ERR_INPUT, t->path, 1, 1, "the \"%s\" comment is never closed", MARKER);
         template_free(t);
         return -1;
     }
@@ -680,6 +680,7 @@ void template_free(template_t *t)
     free_named(t->lets, t->nlets);
     free(t->workspace);
     free(t->traffic);
+    free(t->stream_state);
     free(t->compile_cost);
     for (int d = 0; d < 3; d++)
         free(t->model_tile[d]);

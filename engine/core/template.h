@@ -104,6 +104,10 @@ typedef struct {
     tpl_named *lets;
     size_t nlets;
     char *workspace; /* elements of type T, may be NULL */
+    /* "stream_state": non-zero where the plan's kernels keep state in their module between launches
+     * (serial split-K's tile counters, reset by the last split), so launches on two streams at once
+     * must not share a module: the library loads one per stream for such a plan. NULL: none. */
+    char *stream_state;
     char *traffic;   /* elements moved between L2 and the SMs, may be NULL */
     /* Roughly how many milliseconds NVRTC takes on one core for a config, from its params (e.g.
      * accumulators x unrolled k-steps); may be NULL. Only an order: parallel compiles start the
@@ -195,6 +199,7 @@ typedef struct {
      * occupancy (session.c). The template's PDL parameter gives it; 1 when it declares none. */
     int pdl;
     int64_t workspace; /* elements */
+    bool stream_state; /* the template's "stream_state" at this plan */
     int64_t traffic;   /* elements loaded from L2 by all blocks; -1 when the template gives none */
     int64_t tile[3];   /* the template's "model": tile C is padded to, */
     int64_t atomics;   /* elements added with atomics, */

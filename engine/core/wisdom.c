@@ -207,7 +207,7 @@ static int fail_at(parse_ctx *c, size_t base, const char *const *keys, size_t de
     jsonloc_position(c->text, off, &line, &col);
     va_list ap;
     va_start(ap, fmt);
-    err_vset(c->err, EXIT_INPUT, c->path, line, col, fmt, ap);
+    err_vset(c->err, ERR_INPUT, c->path, line, col, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -467,7 +467,7 @@ int wisdom_parse(wisdom_t *w, const char *path, const char *text, size_t len, er
     json_error_t jerr;
     json_t *root = json_loadb(copy, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
-        err_set(err, EXIT_INPUT, path, jerr.line > 0 ? jerr.line : 0, jerr.column > 0 ? jerr.column : 0,
+        err_set(err, ERR_INPUT, path, jerr.line > 0 ? jerr.line : 0, jerr.column > 0 ? jerr.column : 0,
                 "invalid JSON: %s", jerr.text);
         goto out;
     }
@@ -486,11 +486,11 @@ int wisdom_load_file(wisdom_t *w, const char *path, err_t *err)
 {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return err_set(err, EXIT_INPUT, path, 0, 0, "is a directory, not a wisdom file"), -1;
+        return err_set(err, ERR_INPUT, path, 0, 0, "is a directory, not a wisdom file"), -1;
     size_t len = 0;
     char *text = read_file(path, &len);
     if (!text)
-        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot read wisdom: %s", strerror(errno)), -1;
+        return err_set(err, ERR_INPUT, path, 0, 0, "cannot read wisdom: %s", strerror(errno)), -1;
     int rc = wisdom_parse(w, path, text, len, err);
     free(text);
     return rc;
@@ -502,7 +502,7 @@ int wisdom_load_dir(wisdom_t *w, const char *dir, err_t *err)
     if (!d) {
         if (errno == ENOENT)
             return 0; /* no wisdom yet: every lookup finds nothing */
-        return err_set(err, EXIT_INPUT, dir, 0, 0, "cannot read the wisdom directory: %s", strerror(errno)), -1;
+        return err_set(err, ERR_INPUT, dir, 0, 0, "cannot read the wisdom directory: %s", strerror(errno)), -1;
     }
     char **names = NULL;
     size_t n = 0;

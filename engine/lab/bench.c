@@ -74,7 +74,7 @@ int bench_time_n(gpu_t *g, size_t n, const bench_fn *fns, void *const *ctxs, con
     double *times = calloc(n * (size_t)runs, sizeof *times);
     int rc = -1;
     if (!times)
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "out of host memory");
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0, "out of host memory");
     memset(st, 0, n * sizeof *st);
     if (gpu_event_create(g, &start, err) || gpu_event_create(g, &stop, err))
         goto out;

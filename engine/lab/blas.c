@@ -8,7 +8,7 @@ static int cublas_check(cublasStatus_t rc, const char *call, const char *file, i
 {
     if (rc == CUBLAS_STATUS_SUCCESS)
         return 0;
-    return err_set(err, EXIT_SYSTEM, file, line, 0, "%s failed: %s (%s)", call, cublasGetStatusName(rc),
+    return err_set(err, ERR_SYSTEM, file, line, 0, "%s failed: %s (%s)", call, cublasGetStatusName(rc),
                    cublasGetStatusString(rc));
 }
 #define CUBLAS_CHECK(call, err) cublas_check((call), #call, __FILE__, __LINE__, (err))

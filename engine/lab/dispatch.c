@@ -151,7 +151,7 @@ static void lost(dispatch_slot *sl, bool starting, err_t *fatal)
     sl->cur = NULL;
     if (starting && ++sl->start_failures >= MAX_START_FAILURES) {
         err_clear(fatal);
-        err_set(fatal, EXIT_SYSTEM, "", 0, 0, "the worker for GPU %d failed to start %d times: %s", sl->w.device,
+        err_set(fatal, ERR_SYSTEM, "", 0, 0, "the worker for GPU %d failed to start %d times: %s", sl->w.device,
                 MAX_START_FAILURES, sl->w.ended);
         sl->state = SLOT_DEAD;
     }
@@ -361,9 +361,9 @@ int dispatch_run(dispatch_t *s, dispatch_point *const *pts, size_t n, err_t *err
     while (b.compiling && pool_take(s->pool, true))
         b.compiling--;
     if (dispatch_stop)
-        return err_set(err, 130, "", 0, 0, "interrupted"), -1;
+        return err_set(err, ERR_INTERRUPTED, "", 0, 0, "interrupted"), -1;
     if (!err_isset(&b.fatal))
-        err_set(&b.fatal, EXIT_SYSTEM, "", 0, 0, "the dispatcher stopped with %zu of %zu points unfinished", n - b.ndone, n);
+        err_set(&b.fatal, ERR_SYSTEM, "", 0, 0, "the dispatcher stopped with %zu of %zu points unfinished", n - b.ndone, n);
     *err = b.fatal;
     return -1;
 }

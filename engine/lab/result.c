@@ -290,7 +290,7 @@ static int fail_at(row_ctx *c, const char *parent, const char *key, bool want_ke
     }
     va_list ap;
     va_start(ap, fmt);
-    err_vset(c->err, EXIT_INPUT, c->path, c->lineno, col, fmt, ap);
+    err_vset(c->err, ERR_INPUT, c->path, c->lineno, col, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -467,13 +467,13 @@ int result_row_parse(const char *text, size_t len, const char *path, int lineno,
     while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
         len--;
     if (len == 0)
-        return err_set(err, EXIT_INPUT, path, lineno, 0, "empty line (a log holds one JSON object per line)"), -1;
+        return err_set(err, ERR_INPUT, path, lineno, 0, "empty line (a log holds one JSON object per line)"), -1;
     json_error_t jerr;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
         if (syntax)
             *syntax = true;
-        err_set(err, EXIT_INPUT, path, lineno, jerr.column > 0 ? jerr.column : 0, "invalid JSON: %s", jerr.text);
+        err_set(err, ERR_INPUT, path, lineno, jerr.column > 0 ? jerr.column : 0, "invalid JSON: %s", jerr.text);
         return -1;
     }
     int rc = -1;
@@ -603,6 +603,6 @@ int result_row_from_json(const char *line, const char *path, int lineno, result_
     err_clear(&local);
     if (result_row_parse(line, strlen(line), path, lineno, r, NULL, &local) == 0)
         return 0;
-    err_set(err, local.code, local.source, local.line, local.column, "%s", local.text);
+    err_set(err, local.cause, local.source, local.line, local.column, "%s", local.text);
     return -1;
 }

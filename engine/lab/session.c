@@ -277,13 +277,13 @@ int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, 
     if (gpu_mem_info(g, &free_b, &total_b, err))
         return -1;
     if (need + (64u << 20) > free_b)
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0,
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0,
                        "out of device memory: %lldx%lldx%lld %s needs %.2f GB, %.2f GB free", (long long)M,
                        (long long)N, (long long)K, dtype_name(dtype), need / 1e9, free_b / 1e9);
     /* The host keeps A, B, C0, the reference, the bound and the result, and briefly |A|, |B|, |C0|. */
     size_t host_need = (2 * (size_t)sA + 2 * (size_t)sB + 2 * (size_t)sC + 3 * nC) * es, host_free = host_mem_available();
     if (host_free && host_need + (256u << 20) > host_free)
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0,
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0,
                        "out of host memory: %lldx%lldx%lld %s needs %.2f GB to verify, %.2f GB available",
                        (long long)M, (long long)N, (long long)K, dtype_name(dtype), host_need / 1e9, host_free / 1e9);
     p->dtype = dtype;
@@ -399,7 +399,7 @@ int problem_verify(session_t *s, const kernel_t *k, verify_report *rep, acc_verd
     free(raw);
     memset(rep, 0, sizeof *rep);
     if (touched)
-        return err_set(err, EXIT_VERIFY, k->cfg->path, 0, 0,
+        return err_set(err, ERR_VERIFY, k->cfg->path, 0, 0,
                        "verification failed at %lldx%lldx%lld beta=%g: %zu elements of C outside the products were written (the first at offset %zu; ldc=%lld)",
                        (long long)p->M, (long long)p->N, (long long)p->K, p->beta, touched, where,
                        (long long)p->lay.ldc);
@@ -416,13 +416,13 @@ int problem_verify(session_t *s, const kernel_t *k, verify_report *rep, acc_verd
         acc->yardstick = acc->cls == ACC_CLASS_TF32 ? p->tf32_err : p->cublas_err;
     }
     if (screen)
-        return err_set(err, EXIT_VERIFY, k->cfg->path, 0, 0,
+        return err_set(err, ERR_VERIFY, k->cfg->path, 0, 0,
                        "verification failed at %lldx%lldx%lld beta=%g: %zu of %zu elements wrong (%zu NaN/Inf)",
                        (long long)p->M, (long long)p->N, (long long)p->K, p->beta, rep->bad, rep->checked,
                        rep->nonfinite);
     char why[256];
     if (p->hRef64 && !acc_check(acc->cls, &acc->kernel, &acc->yardstick, why, sizeof why))
-        return err_set(err, EXIT_VERIFY, k->cfg->path, 0, 0, "verification failed at %lldx%lldx%lld beta=%g: %s",
+        return err_set(err, ERR_VERIFY, k->cfg->path, 0, 0, "verification failed at %lldx%lldx%lld beta=%g: %s",
                        (long long)p->M, (long long)p->N, (long long)p->K, p->beta, why);
     return 0;
 }

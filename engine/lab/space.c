@@ -63,7 +63,7 @@ static int add_dim(space_t *s, const char *name, const char *text, const int64_t
         sb_init(&sb);
         for (size_t i = 0; i < t->nparams; i++)
             sb_addf(&sb, "%s%s", i ? ", " : "", t->params[i].name);
-        err_set(err, EXIT_INPUT, origin, 0, 0, "template %s has no parameter \"%s\" (it takes %s)", t->name, name,
+        err_set(err, ERR_INPUT, origin, 0, 0, "template %s has no parameter \"%s\" (it takes %s)", t->name, name,
                 sb.buf);
         sb_free(&sb);
         return -1;
@@ -78,7 +78,7 @@ static int add_dim(space_t *s, const char *name, const char *text, const int64_t
         int rc = range_parse(text, &d.values, &d.nvalues, why, sizeof why);
         if (rc < 0) {
             dim_free(&d);
-            return err_set(err, EXIT_INPUT, origin, 0, 0, "%s: %s", name, why), -1;
+            return err_set(err, ERR_INPUT, origin, 0, 0, "%s: %s", name, why), -1;
         }
         if (rc == 1) {
             /* Not a range: an expression of the other parameters. Check it parses, and that every
@@ -90,7 +90,7 @@ static int add_dim(space_t *s, const char *name, const char *text, const int64_t
             char msg[512];
             if (scope_eval(&sc, text, &v, msg, sizeof msg) && !value_dependent(msg)) {
                 dim_free(&d);
-                return err_set(err, EXIT_INPUT, origin, 0, 0,
+                return err_set(err, ERR_INPUT, origin, 0, 0,
                                "%s = %s is neither a range (a:b:step, a:b:*2, v1,v2,...) nor an expression of the parameters: %s",
                                name, text, msg),
                        -1;
@@ -159,7 +159,7 @@ static void fail_json(err_t *err, const char *file, const char *text, const char
         line = col = 0;
     va_list ap;
     va_start(ap, fmt);
-    err_vset(err, EXIT_INPUT, file, line, col, fmt, ap);
+    err_vset(err, ERR_INPUT, file, line, col, fmt, ap);
     va_end(ap);
 }
 
@@ -238,22 +238,22 @@ static int load_native(space_t *s, json_t *root, const char *file, const char *t
             json_array_foreach(v, i, e)
             {
                 if (!json_is_integer(e)) {
-                    rc = err_set(err, EXIT_INPUT, origin, 0, 0, "space.%s: every value must be an integer", key);
+                    rc = err_set(err, ERR_INPUT, origin, 0, 0, "space.%s: every value must be an integer", key);
                     break;
                 }
                 char why[128];
                 if (range_push(&vals, &n, json_integer_value(e), why, sizeof why)) {
-                    rc = err_set(err, EXIT_INPUT, origin, 0, 0, "space.%s: %s", key, why);
+                    rc = err_set(err, ERR_INPUT, origin, 0, 0, "space.%s: %s", key, why);
                     break;
                 }
             }
             char why[128];
             if (!rc && range_check_distinct(vals, n, why, sizeof why))
-                rc = err_set(err, EXIT_INPUT, origin, 0, 0, "space.%s: %s", key, why);
+                rc = err_set(err, ERR_INPUT, origin, 0, 0, "space.%s: %s", key, why);
             if (!rc)
                 rc = add_dim(s, key, NULL, vals, n, origin, err);
         } else {
-            rc = err_set(err, EXIT_INPUT, origin, 0, 0,
+            rc = err_set(err, ERR_INPUT, origin, 0, 0,
                          "space.%s must be a list of integers, an integer, or a string (a range or an expression)", key);
         }
         free(vals);
@@ -336,7 +336,7 @@ static int load_t1(space_t *s, json_t *root, const char *file, const char *text,
         json_t *vals = json_object_get(tp, "Values");
         char *origin = xasprintf("%s: TuningParameters[%zu]", file, i);
         if (!name || !vals || (type && strcmp(type, "int") != 0 && strcmp(type, "uint") != 0)) {
-            err_set(err, EXIT_INPUT, origin, 0, 0, "each tuning parameter needs Name, Type int or uint, and Values");
+            err_set(err, ERR_INPUT, origin, 0, 0, "each tuning parameter needs Name, Type int or uint, and Values");
             free(origin);
             return -1;
         }
@@ -364,7 +364,7 @@ static int load_t1(space_t *s, json_t *root, const char *file, const char *text,
             rc = -1;
         json_decref(list);
         if (rc)
-            err_set(err, EXIT_INPUT, origin, 0, 0, "%s: Values must be a list of distinct integers, e.g. \"[16, 32, 64]\"",
+            err_set(err, ERR_INPUT, origin, 0, 0, "%s: Values must be a list of distinct integers, e.g. \"[16, 32, 64]\"",
                     name);
         else
             rc = add_dim(s, name, NULL, v, n, origin, err);
@@ -380,7 +380,7 @@ static int load_t1(space_t *s, json_t *root, const char *file, const char *text,
         const char *expr = json_string_value(json_object_get(c, "Expression"));
         char *origin = xasprintf("%s: Conditions[%zu]", file, i);
         if (!expr) {
-            err_set(err, EXIT_INPUT, origin, 0, 0, "each condition needs an Expression");
+            err_set(err, ERR_INPUT, origin, 0, 0, "each condition needs an Expression");
             free(origin);
             return -1;
         }
@@ -427,7 +427,7 @@ static int order_dims(space_t *s, err_t *err)
         dep_ctx d = {s, i, needs + i * s->ndims};
         expr_idents(s->dims[i].expr, on_dep, &d);
         if (d.needs[i]) {
-            err_set(err, EXIT_INPUT, s->dims[i].origin, 0, 0, "%s = %s refers to itself", s->dims[i].name,
+            err_set(err, ERR_INPUT, s->dims[i].origin, 0, 0, "%s = %s refers to itself", s->dims[i].name,
                     s->dims[i].expr);
             free(needs);
             return -1;
@@ -454,7 +454,7 @@ static int order_dims(space_t *s, err_t *err)
             size_t i = nf;
             while (placed[i])
                 i++;
-            err_set(err, EXIT_INPUT, s->dims[i].origin, 0, 0, "the expressions of the derived dimensions refer to each other in a cycle (%s = %s)",
+            err_set(err, ERR_INPUT, s->dims[i].origin, 0, 0, "the expressions of the derived dimensions refer to each other in a cycle (%s = %s)",
                     s->dims[i].name, s->dims[i].expr);
             free(sorted);
             free(placed);
@@ -496,14 +496,14 @@ int space_load(space_t *s, const char *config_arg, char *const *set_text, size_t
     if (!path)
         path = xstrdup(config_arg);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        err_set(err, EXIT_INPUT, path, 0, 0, "`engine tune` takes one config or space file, not a directory");
+        err_set(err, ERR_INPUT, path, 0, 0, "`engine tune` takes one config or space file, not a directory");
         free(path);
         return -1;
     }
     size_t len = 0;
     char *text = read_file(path, &len);
     if (!text) {
-        err_set(err, EXIT_INPUT, path, 0, 0, "cannot read config or space file: %s", strerror(errno));
+        err_set(err, ERR_INPUT, path, 0, 0, "cannot read config or space file: %s", strerror(errno));
         free(path);
         return -1;
     }
@@ -593,7 +593,7 @@ int space_enumerate(const space_t *s, const space_device *dev, const shape_t *sh
     *npoints = 0;
     memset(c, 0, sizeof *c);
     if (total > max_points)
-        return err_set(err, EXIT_INPUT, s->path ? s->path : s->base.path, 0, 0,
+        return err_set(err, ERR_INPUT, s->path ? s->path : s->base.path, 0, 0,
                        "the space has %llu points; at most %llu can be enumerated (narrow the ranges, or tune in --shard parts)",
                        (unsigned long long)total, (unsigned long long)max_points),
                -1;
@@ -647,7 +647,7 @@ int space_enumerate(const space_t *s, const space_device *dev, const shape_t *sh
                 free(vals);
                 space_points_free(pts, (size_t)idx);
                 space_counts_free(c);
-                return err_set(err, EXIT_INPUT, s->rules[r].origin, 0, 0, "rule \"%s\": %s", s->rules[r].rule, msg), -1;
+                return err_set(err, ERR_INPUT, s->rules[r].origin, 0, 0, "rule \"%s\": %s", s->rules[r].rule, msg), -1;
             }
             if (erc || !ok) {
                 p->pruned = PRUNE_SPACE;

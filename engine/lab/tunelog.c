@@ -107,7 +107,7 @@ static int parse_log(const char *path, char *text, size_t len, result_row **rows
                 *tail_off = off;
                 break;
             }
-            err_set(err, lerr.code, lerr.source, lerr.line, lerr.column, "%s", lerr.text);
+            err_set(err, lerr.cause, lerr.source, lerr.line, lerr.column, "%s", lerr.text);
             result_rows_free(rows, n);
             *rows_out = NULL;
             *n_out = 0;
@@ -172,22 +172,22 @@ int tunelog_open(tunelog_t *l, const char *path, bool resume, err_t *err)
     l->fd = -1;
     int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
-        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot open the log for appending: %s", strerror(errno)), -1;
+        return err_set(err, ERR_INPUT, path, 0, 0, "cannot open the log for appending: %s", strerror(errno)), -1;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return err_set(err, EXIT_INPUT, path, 0, 0, "a log must be a regular file"), -1;
+        return err_set(err, ERR_INPUT, path, 0, 0, "a log must be a regular file"), -1;
     }
     lock(fd, LOCK_EX);
     size_t len = 0;
     char *text = read_fd(fd, &len);
     if (!text) {
-        err_set(err, EXIT_INPUT, path, 0, 0, "cannot read the log: %s", strerror(errno));
+        err_set(err, ERR_INPUT, path, 0, 0, "cannot read the log: %s", strerror(errno));
         goto fail;
     }
     if (!resume) {
         if (len > 0) {
-            err_set(err, EXIT_INPUT, path, 0, 0,
+            err_set(err, ERR_INPUT, path, 0, 0,
                     "already holds %zu results; pass --resume to continue it or choose another --log",
                     count_lines(text, len));
             goto fail;
@@ -200,7 +200,7 @@ int tunelog_open(tunelog_t *l, const char *path, bool resume, err_t *err)
         l->caprows = l->nrows;
         if (tail == TAIL_REMNANT) {
             if (ftruncate(fd, (off_t)tail_off) != 0) {
-                err_set(err, EXIT_SYSTEM, path, 0, 0, "cannot cut off the interrupted last line: %s", strerror(errno));
+                err_set(err, ERR_SYSTEM, path, 0, 0, "cannot cut off the interrupted last line: %s", strerror(errno));
                 goto fail;
             }
             l->truncated_tail = true;
@@ -209,7 +209,7 @@ int tunelog_open(tunelog_t *l, const char *path, bool resume, err_t *err)
             while ((w = write(fd, "\n", 1)) < 0 && errno == EINTR)
                 ;
             if (w != 1) {
-                err_set(err, EXIT_SYSTEM, path, 0, 0, "cannot end the last line with a newline: %s",
+                err_set(err, ERR_SYSTEM, path, 0, 0, "cannot end the last line with a newline: %s",
                         w < 0 ? strerror(errno) : "nothing written");
                 goto fail;
             }
@@ -237,14 +237,14 @@ fail:
 int tunelog_append(tunelog_t *l, const result_row *r, err_t *err)
 {
     if (l->fd < 0)
-        return err_set(err, EXIT_SYSTEM, l->path, 0, 0, "the log is not open"), -1;
+        return err_set(err, ERR_SYSTEM, l->path, 0, 0, "the log is not open"), -1;
     char *line = result_row_to_json(r);
     size_t len = strlen(line);
     result_row back;
     err_t lerr;
     err_clear(&lerr);
     if (result_row_parse(line, len, l->path, 0, &back, NULL, &lerr) != 0) {
-        err_set(err, EXIT_INPUT, l->path, 0, 0, "refusing to append a row the log could not read back: %s", lerr.text);
+        err_set(err, ERR_INPUT, l->path, 0, 0, "refusing to append a row the log could not read back: %s", lerr.text);
         free(line);
         return -1;
     }
@@ -258,11 +258,11 @@ int tunelog_append(tunelog_t *l, const result_row *r, err_t *err)
     if (w < 0 || (size_t)w != len) {
         result_row_free(&back);
         if (w < 0)
-            return err_set(err, EXIT_SYSTEM, l->path, 0, 0, "cannot append to the log: %s", strerror(e)), -1;
+            return err_set(err, ERR_SYSTEM, l->path, 0, 0, "cannot append to the log: %s", strerror(e)), -1;
         /* The partial line must stay the last one: nothing more goes through this handle. */
         close(l->fd);
         l->fd = -1;
-        return err_set(err, EXIT_SYSTEM, l->path, 0, 0,
+        return err_set(err, ERR_SYSTEM, l->path, 0, 0,
                        "short write: %zd of %zu bytes (disk full?); the log is closed; --resume cuts the partial line",
                        w, len),
                -1;
@@ -308,7 +308,7 @@ int tunelog_read(const char *path, result_row **rows, size_t *n, bool *truncated
         *truncated_tail = false;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot read the log: %s", strerror(errno)), -1;
+        return err_set(err, ERR_INPUT, path, 0, 0, "cannot read the log: %s", strerror(errno)), -1;
     lock(fd, LOCK_EX); /* no append is half done while we read */
     size_t len = 0;
     char *text = read_fd(fd, &len);
@@ -316,7 +316,7 @@ int tunelog_read(const char *path, result_row **rows, size_t *n, bool *truncated
     lock(fd, LOCK_UN);
     close(fd);
     if (!text)
-        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot read the log: %s", strerror(e)), -1;
+        return err_set(err, ERR_INPUT, path, 0, 0, "cannot read the log: %s", strerror(e)), -1;
     tail_kind tail;
     size_t tail_off;
     int rc = parse_log(path, text, len, rows, n, &tail, &tail_off, err);

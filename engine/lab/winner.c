@@ -16,20 +16,20 @@
 int winner_write(const result_row *r, const char *name, const char *src_config_path, const char *out_path, err_t *err)
 {
     if (!r->status || strcmp(r->status, "ok") != 0)
-        return err_set(err, EXIT_INPUT, out_path, 0, 0,
+        return err_set(err, ERR_INPUT, out_path, 0, 0,
                        "refusing to write point \"%s\" as a config: its status is %s, not ok", r->key ? r->key : "",
                        r->status ? r->status : "unset"),
                -1;
     if (!name || !*name)
-        return err_set(err, EXIT_INPUT, out_path, 0, 0, "a tuned config needs a name"), -1;
+        return err_set(err, ERR_INPUT, out_path, 0, 0, "a tuned config needs a name"), -1;
     const char *slash = strrchr(out_path, '/');
     const char *base = slash ? slash + 1 : out_path;
     if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-        return err_set(err, EXIT_INPUT, out_path, 0, 0, "the output path must name a file"), -1;
+        return err_set(err, ERR_INPUT, out_path, 0, 0, "the output path must name a file"), -1;
     char *dir = path_dirname(out_path);
     char *rdir = realpath(dir, NULL);
     if (!rdir) {
-        err_set(err, EXIT_INPUT, out_path, 0, 0, "cannot write the config: directory %s: %s", dir, strerror(errno));
+        err_set(err, ERR_INPUT, out_path, 0, 0, "cannot write the config: directory %s: %s", dir, strerror(errno));
         free(dir);
         return -1;
     }
@@ -41,7 +41,7 @@ int winner_write(const result_row *r, const char *name, const char *src_config_p
     free(rdir);
     if (same) {
         free(dir);
-        return err_set(err, EXIT_INPUT, out_path, 0, 0,
+        return err_set(err, ERR_INPUT, out_path, 0, 0,
                        "refusing to overwrite the source config %s with the tuned one; choose another output path",
                        src_config_path),
                -1;
@@ -100,7 +100,7 @@ int winner_write(const result_row *r, const char *name, const char *src_config_p
     /* Atomically: a reader sees the old file or the whole new one, never half of it. */
     int rc = 0, step = write_file_atomic(out_path, sb.buf, sb.len);
     if (step != WRITE_OK) {
-        err_set(err, step == WRITE_DATA ? EXIT_SYSTEM : EXIT_INPUT, out_path, 0, 0, "cannot write the config: %s",
+        err_set(err, step == WRITE_DATA ? ERR_SYSTEM : ERR_INPUT, out_path, 0, 0, "cannot write the config: %s",
                 strerror(errno));
         rc = -1;
     }
@@ -112,7 +112,7 @@ int winner_check_class(const config_t *base, err_t *err)
 {
     acc_class own = acc_class_of(ACC_NATIVE, base->dtype), held = acc_class_of(base->accuracy, base->dtype);
     if (held != own)
-        return err_set(err, EXIT_INPUT, base->path, 0, 0,
+        return err_set(err, ERR_INPUT, base->path, 0, 0,
                        "--wisdom: config %s is held to accuracy class %s, and --auto runs %s entries as %s kernels: tune it without --wisdom",
                        base->name, acc_class_name(held), dtype_name(base->dtype), acc_class_name(own)),
                -1;
@@ -168,7 +168,7 @@ int winner_record(const result_row *w, const config_t *base, const char *wisdom_
      * itself, beside winner_check_class's of the config. */
     const char *own = acc_class_name(acc_class_of(ACC_NATIVE, strcmp(w->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32));
     if (!w->acc_class || strcmp(w->acc_class, own) != 0)
-        return err_set(err, EXIT_VERIFY, wisdom_dir, 0, 0,
+        return err_set(err, ERR_VERIFY, wisdom_dir, 0, 0,
                        "not recorded: the winner at %lldx%lldx%lld was verified in accuracy class %s, not %s",
                        (long long)w->M, (long long)w->N, (long long)w->K,
                        w->acc_class && *w->acc_class ? w->acc_class : "none (a log from before accuracy classes)", own),

@@ -188,20 +188,20 @@ int wisdom_record(const char *path, const char *device_name, int arch, const wis
     if (outcome)
         *outcome = 0;
     if (device_name && (!*device_name || !arch))
-        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot record: a device file needs a device name and an arch"), -1;
+        return err_set(err, ERR_INPUT, path, 0, 0, "cannot record: a device file needs a device name and an arch"), -1;
     if (check_entry(e, why, sizeof why))
-        return err_set(err, EXIT_INPUT, path, 0, 0, "cannot record: %s", why), -1;
+        return err_set(err, ERR_INPUT, path, 0, 0, "cannot record: %s", why), -1;
 
     char *dir = path_dirname(path);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        err_set(err, EXIT_INPUT, dir, 0, 0, "cannot create the wisdom directory: %s", strerror(errno));
+        err_set(err, ERR_INPUT, dir, 0, 0, "cannot create the wisdom directory: %s", strerror(errno));
         free(dir);
         return -1;
     }
     /* The file is replaced by rename, so the lock is taken on its directory, which stays. */
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0 || flock(dfd, LOCK_EX) != 0) {
-        err_set(err, EXIT_INPUT, dir, 0, 0, "cannot lock the wisdom directory: %s", strerror(errno));
+        err_set(err, ERR_INPUT, dir, 0, 0, "cannot lock the wisdom directory: %s", strerror(errno));
         if (dfd >= 0)
             close(dfd);
         free(dir);
@@ -228,7 +228,7 @@ int wisdom_record(const char *path, const char *device_name, int arch, const wis
             char mine[256], theirs[256];
             owner_name(f->device, f->arch, theirs, sizeof theirs);
             owner_name(device_name, arch, mine, sizeof mine);
-            err_set(err, EXIT_INPUT, path, 0, 0, "cannot record: the file holds wisdom for %s, not for %s", theirs,
+            err_set(err, ERR_INPUT, path, 0, 0, "cannot record: the file holds wisdom for %s, not for %s", theirs,
                     mine);
             goto out;
         }
@@ -239,7 +239,7 @@ int wisdom_record(const char *path, const char *device_name, int arch, const wis
         fresh.arch = arch;
         what = WISDOM_CREATED;
     } else {
-        err_set(err, EXIT_INPUT, path, 0, 0, "cannot read wisdom: %s", strerror(errno));
+        err_set(err, ERR_INPUT, path, 0, 0, "cannot read wisdom: %s", strerror(errno));
         goto out;
     }
 
@@ -263,7 +263,7 @@ int wisdom_record(const char *path, const char *device_name, int arch, const wis
     qsort(f->entries, f->nentries, sizeof *f->entries, cmp_entry);
     text = wisdom_file_to_json(f);
     if (!text) {
-        err_set(err, EXIT_INPUT, path, 0, 0, "cannot record: a string of the entry is not valid UTF-8");
+        err_set(err, ERR_INPUT, path, 0, 0, "cannot record: a string of the entry is not valid UTF-8");
         goto out;
     }
     /* Read it back before writing, as any later reader will: a file we wrote must always load. */
@@ -275,7 +275,7 @@ int wisdom_record(const char *path, const char *device_name, int arch, const wis
         goto out;
     int step = write_file_atomic(path, text, strlen(text));
     if (step != WRITE_OK) {
-        err_set(err, step == WRITE_CREATE ? EXIT_INPUT : EXIT_SYSTEM, path, 0, 0, "cannot write wisdom: %s",
+        err_set(err, step == WRITE_CREATE ? ERR_INPUT : ERR_SYSTEM, path, 0, 0, "cannot write wisdom: %s",
                 strerror(errno));
         goto out;
     }

@@ -74,11 +74,11 @@ int worker_spawn(worker_t *w, const worker_conf *c, err_t *err)
 {
     int to[2], from[2];
     if (pipe2(to, O_CLOEXEC))
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "cannot create a pipe for a worker: %s", strerror(errno));
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0, "cannot create a pipe for a worker: %s", strerror(errno));
     if (pipe2(from, O_CLOEXEC)) {
         close(to[0]);
         close(to[1]);
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "cannot create a pipe for a worker: %s", strerror(errno));
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0, "cannot create a pipe for a worker: %s", strerror(errno));
     }
     char dev[16];
     snprintf(dev, sizeof dev, "%d", w->device);
@@ -121,7 +121,7 @@ int worker_spawn(worker_t *w, const worker_conf *c, err_t *err)
     if (rc) {
         close(to[1]);
         close(from[0]);
-        return err_set(err, EXIT_SYSTEM, c->exe, 0, 0, "cannot start a worker: %s", strerror(rc));
+        return err_set(err, ERR_SYSTEM, c->exe, 0, 0, "cannot start a worker: %s", strerror(rc));
     }
     w->pid = pid;
     w->in_fd = to[1];
@@ -233,7 +233,7 @@ int worker_await_hello(worker_t *w, double timeout_s, err_t *err)
     json_t *hello = NULL;
     worker_status st = wait_line(w, 0, timeout_s, &hello);
     if (st != WORKER_OK)
-        return err_set(err, EXIT_SYSTEM, "engine", 0, 0, "the worker for GPU %d did not start: %s", w->device,
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0, "the worker for GPU %d did not start: %s", w->device,
                        w->ended);
     json_t *e = json_object_get(hello, "error");
     if (e && json_is_string(e)) {

@@ -37,6 +37,35 @@ static void test_format_variants(void **state)
     assert_string_equal(buf, "line break"); /* messages stay on one line */
 }
 
+/* Causes map to exit codes in one place; err_set_cause refines the recorded one; the first error's
+ * cause is kept like its text. */
+static void test_causes(void **state)
+{
+    (void)state;
+    const int input[] = {ERR_INPUT, ERR_ARGUMENT, ERR_MISALIGNED, ERR_DTYPE, ERR_CONFIG, ERR_UNSUPPORTED, ERR_COMPILE};
+    const int system[] = {ERR_SYSTEM, ERR_NO_GPU, ERR_CUDA, ERR_ALLOC};
+    for (size_t i = 0; i < sizeof input / sizeof input[0]; i++)
+        assert_int_equal(err_exit_code(input[i]), EXIT_INPUT);
+    for (size_t i = 0; i < sizeof system / sizeof system[0]; i++)
+        assert_int_equal(err_exit_code(system[i]), EXIT_SYSTEM);
+    assert_int_equal(err_exit_code(ERR_VERIFY), EXIT_VERIFY);
+    assert_int_equal(err_exit_code(ERR_INTERRUPTED), 130);
+    assert_int_equal(err_exit_code(ERR_NONE), EXIT_OK);
+    err_t e;
+    err_clear(&e);
+    err_set_cause(&e, ERR_CUDA); /* nothing recorded: nothing to refine */
+    assert_false(err_isset(&e));
+    assert_int_equal(err_set(&e, ERR_COMPILE, "k.cu", 0, 0, "nvrtc"), EXIT_INPUT);
+    assert_int_equal(e.cause, ERR_COMPILE);
+    err_set(&e, ERR_ALLOC, NULL, 0, 0, "later");
+    assert_int_equal(e.cause, ERR_COMPILE);
+    assert_int_equal(e.code, EXIT_INPUT);
+    err_set_cause(&e, ERR_ALLOC);
+    assert_int_equal(e.cause, ERR_ALLOC);
+    assert_int_equal(e.code, EXIT_SYSTEM);
+    assert_string_equal(err_cause_name(ERR_UNSUPPORTED), "unsupported");
+}
+
 static void test_exit_worst(void **state)
 {
     (void)state;
@@ -69,6 +98,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_error_wins),
         cmocka_unit_test(test_format_variants),
+        cmocka_unit_test(test_causes),
         cmocka_unit_test(test_exit_worst),
         cmocka_unit_test(test_parse_numbers),
     };

@@ -363,8 +363,37 @@ static void test_tile_split_layouts(void **state)
         err_clear(&err);
         assert_int_not_equal(plan(split[i], 64, 64, 4096, &l, &p, &err), 0);
         assert_int_equal(err.code, EXIT_INPUT);
+        assert_int_equal(err.cause, ERR_UNSUPPORTED); /* the library's ENGINE_ERROR_NOT_SUPPORTED */
         assert_non_null(strstr(err.text, "ldc=65 is refused: template"));
         assert_non_null(strstr(err.text, "requires LDC == N || (SPLITK == 1 && STREAMK == 0) (split-K's"));
+        done(&p);
+    }
+}
+
+/* A plan says whether its kernels keep state between launches (the template's "stream_state":
+ * serial split-K's tile counters), which the library reads instead of the switches' text. */
+static void test_stream_state(void **state)
+{
+    (void)state;
+    const struct {
+        const char *name, *set;
+        bool want;
+    } cases[] = {
+        {"dgemm_dmma_splitk", "SPLITK=4,SPLITK_MODE=2", true},
+        {"dgemm_dmma_splitk", "SPLITK=4,SPLITK_MODE=0", false},
+        {"warptile_splitk", "SPLITK=4,SPLITK_MODE=2", true},
+        {"warptile_splitk", "SPLITK=1", false},
+        {"naive", NULL, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        err_t err;
+        err_clear(&err);
+        plan_t p;
+        layout_t l;
+        layout_packed(&l, 0, 0, 256, 256, 4096, 1);
+        assert_int_equal(plan_set(cases[i].name, cases[i].set, 256, 256, 4096, &l, &p, &err), 0);
+        if (p.stream_state != cases[i].want)
+            fail_msg("%s %s: stream_state %d", cases[i].name, cases[i].set ? cases[i].set : "", p.stream_state);
         done(&p);
     }
 }
@@ -378,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_tile_transposed),
         cmocka_unit_test(test_tile_b_transposed),
         cmocka_unit_test(test_tile_split_layouts),
+        cmocka_unit_test(test_stream_state),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
