@@ -171,9 +171,24 @@ ENGINE_API void engine_plan_desc_init(engine_plan_desc *desc, engine_dtype dtype
 
 /* Check desc, choose the config, compile (or find in the cache) and load its kernel. */
 ENGINE_API engine_status engine_plan_create(engine_ctx *ctx, const engine_plan_desc *desc, engine_plan **plan);
-/* Enqueue the product on stream. alpha and beta are converted to the plan's dtype. Only launches. */
+/* Enqueue the product on stream. alpha and beta are converted to the plan's dtype. Launches only,
+ * with one exception: a plan that needs a workspace takes the context's for that stream, allocated
+ * (or grown) on the stream's first need of it, and a plan whose kernels keep state between launches
+ * (serial split-K) loads its module once per stream. A program that must never allocate there
+ * passes its own workspace (engine_plan_execute_ws) and runs each plan once per stream before a
+ * capture. */
 ENGINE_API engine_status engine_plan_execute(const engine_plan *plan, double alpha, const void *A, const void *B,
                                              double beta, void *C, engine_stream stream);
+/* Bytes of GPU workspace the plan's launches use: 0 for most; split-K in two passes and packed
+ * operands need some. */
+ENGINE_API size_t engine_plan_workspace_size(const engine_plan *plan);
+/* As engine_plan_execute with the caller's workspace: at least engine_plan_workspace_size bytes at
+ * a multiple of 256 bytes (cudaMalloc's are), used by nothing else until the launch is done (one a
+ * stream, as cuBLAS's). Ignored (may be NULL) when the plan needs none; too small or misaligned:
+ * ENGINE_ERROR_INVALID_ARGUMENT, nothing launched. Never allocates. */
+ENGINE_API engine_status engine_plan_execute_ws(const engine_plan *plan, double alpha, const void *A, const void *B,
+                                                double beta, void *C, void *workspace, size_t workspace_bytes,
+                                                engine_stream stream);
 /* What the plan runs, as one JSON object: the config (path, label with overrides, every param), the
  * wisdom entry behind it (its file, line, shape, op and batch, and "basis": the entries weighed,
  * those of the call's op at its batch, or NN's where wisdom holds none of that op) or "forced", the

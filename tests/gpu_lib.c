@@ -796,6 +796,69 @@ static int ctx_restore(void)
     return fail > 0 || pass == 0;
 }
 
+/* The caller's workspace: a forced two-pass split-K config (SPLITK_MODE 1 keeps partial tiles in
+ * the workspace) run by engine_plan_execute_ws on a buffer of exactly engine_plan_workspace_size
+ * bytes, against cuBLAS; a short one refused with nothing launched (C untouched). */
+static int workspace(void)
+{
+    const int m = 256, n = 384, k = 4096;
+    const char *cfg = "{\"name\": \"two_pass\", \"template\": \"warptile\", \"dtype\": \"f32\", \"params\": {"
+                      "\"BM\": 128, \"BN\": 128, \"BK\": 8, \"WM\": 32, \"WN\": 64, \"WNITER\": 2, \"TM\": 4, \"TN\": 8, "
+                      "\"THREADS\": 256, \"DB\": 3, \"SPLITK\": 4, \"SPLITK_MODE\": 1}}";
+    int pass = 0, fail = 0;
+    if (engine_set_config(g_ctx, cfg)) {
+        printf("FAIL engine_set_config: %s\n0 passed, 1 failed\n", engine_last_error(g_ctx));
+        return 1;
+    }
+    float *A, *B, *C, *R;
+    void *W;
+    cudaMalloc((void **)&A, (size_t)m * k * 4), cudaMalloc((void **)&B, (size_t)k * n * 4),
+        cudaMalloc((void **)&C, (size_t)m * n * 4), cudaMalloc((void **)&R, (size_t)m * n * 4);
+    rand_dev(A, (size_t)m * k, 7), rand_dev(B, (size_t)k * n, 8);
+    cublasHandle_t h;
+    cublasCreate(&h);
+    const float one = 1, zero = 0;
+    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, B, n, A, k, &zero, R, n);
+    engine_plan_desc d;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, m, n, k);
+    engine_plan *plan = NULL;
+    engine_status st = engine_plan_create(g_ctx, &d, &plan);
+    size_t need = plan ? engine_plan_workspace_size(plan) : 0;
+    if (st || need != (size_t)4 * m * n * 4) {
+        printf("FAIL plan: status %d (%s), workspace %zu bytes\n", (int)st, st ? engine_last_error(g_ctx) : "", need);
+        fail++;
+    } else {
+        cudaMalloc(&W, need);
+        cudaMemset(C, 0, (size_t)m * n * 4);
+        cudaDeviceSynchronize();
+        st = engine_plan_execute_ws(plan, 1.0, A, B, 0.0, C, W, need - 256, NULL);
+        cudaDeviceSynchronize();
+        double untouched = rel_diff(C, R, (size_t)m * n); /* C is still zero: far from R */
+        if (st == ENGINE_ERROR_INVALID_ARGUMENT && untouched > 0.5)
+            pass++;
+        else {
+            printf("FAIL a short workspace: status %d, C moved (%.3g from R)\n", (int)st, untouched);
+            fail++;
+        }
+        st = engine_plan_execute_ws(plan, 1.0, A, B, 0.0, C, W, need, NULL);
+        cudaDeviceSynchronize();
+        double e = rel_diff(C, R, (size_t)m * n);
+        if (!st && e < 1e-5)
+            pass++;
+        else {
+            printf("FAIL execute_ws: status %d (%s), off by %.3g\n", (int)st, st ? engine_last_error(g_ctx) : "", e);
+            fail++;
+        }
+        cudaFree(W);
+    }
+    engine_plan_destroy(plan);
+    engine_set_config(g_ctx, NULL);
+    cublasDestroy(h);
+    cudaFree(A), cudaFree(B), cudaFree(C), cudaFree(R);
+    printf("%d passed, %d failed\n", pass, fail);
+    return fail > 0 || pass == 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "check";
@@ -817,6 +880,8 @@ int main(int argc, char **argv)
         rc = capture();
     } else if (strcmp(mode, "ctx") == 0) {
         rc = ctx_restore();
+    } else if (strcmp(mode, "ws") == 0) {
+        rc = workspace();
     } else {
         int threads = strcmp(mode, "threads") == 0 ? 2 : 1;
         const char *def = threads == 2 ? "1x1x1,17x33x5,127x129x131" : "1x1x1,17x33x5,127x129x131,1000x1001x999,33x17x0";

@@ -316,6 +316,20 @@ engine_status engine_plan_execute(const engine_plan *plan, double alpha, const v
     return scope_out(c, s, apiplan_execute(plan, "engine_plan_execute", alpha, A, B, beta, C, stream));
 }
 
+size_t engine_plan_workspace_size(const engine_plan *plan) { return plan ? apiplan_workspace_bytes(plan) : 0; }
+
+engine_status engine_plan_execute_ws(const engine_plan *plan, double alpha, const void *A, const void *B, double beta,
+                                     void *C, void *workspace, size_t workspace_bytes, engine_stream stream)
+{
+    if (!plan)
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_plan_execute_ws", "plan is a null pointer");
+    engine_ctx *c = plan->ctx;
+    api_scope s = scope_in(c);
+    return scope_out(c, s,
+                     apiplan_execute_ws(plan, "engine_plan_execute_ws", alpha, A, B, beta, C, workspace, workspace_bytes,
+                                        true, stream));
+}
+
 /* engine_sgemm and friends: the checks, then the context's plan for this problem (made on first
  * use), executed. */
 static engine_status gemm(engine_ctx *c, const apiarg_desc *d, double alpha, const void *A, const void *B,

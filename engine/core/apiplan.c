@@ -474,8 +474,19 @@ static int workspace_for(engine_ctx *c, engine_stream stream, size_t bytes, CUde
     return 0;
 }
 
+size_t apiplan_workspace_bytes(const engine_plan *pl)
+{
+    return pl->run ? (size_t)pl->k.plan.workspace * dtype_size(pl->p.dtype) : 0;
+}
+
 engine_status apiplan_execute(const engine_plan *pl, const char *fn, double alpha, const void *A, const void *B,
                               double beta, void *C, engine_stream stream)
+{
+    return apiplan_execute_ws(pl, fn, alpha, A, B, beta, C, NULL, 0, false, stream);
+}
+
+engine_status apiplan_execute_ws(const engine_plan *pl, const char *fn, double alpha, const void *A, const void *B,
+                                 double beta, void *C, void *ws, size_t ws_bytes, bool given, engine_stream stream)
 {
     engine_ctx *c = pl->ctx;
     err_t err;
@@ -497,8 +508,15 @@ engine_status apiplan_execute(const engine_plan *pl, const char *fn, double alph
             return fail(ENGINE_ERROR_MISALIGNED, &err);
         }
     }
+    const size_t need = given ? apiplan_workspace_bytes(pl) : 0;
+    if (need && (!ws || ws_bytes < need || (uintptr_t)ws % 256)) {
+        err_set(&err, ERR_ARGUMENT, fn, 0, 0,
+                "the workspace must be %zu bytes (engine_plan_workspace_size) at a multiple of 256 bytes; got %zu bytes at %p",
+                need, ws_bytes, ws);
+        return fail(ENGINE_ERROR_INVALID_ARGUMENT, &err);
+    }
     if (!c->have_gpu) {
-        err_set(&err, ERR_SYSTEM, fn, 0, 0, "this context was made without a GPU (no_device): it plans, it does not run");
+        err_set(&err, ERR_NO_GPU, fn, 0, 0, "this context was made without a GPU (no_device): it plans, it does not run");
         return fail(ENGINE_ERROR_NO_GPU, &err);
     }
     if (!pl->run && !pl->scale)
@@ -530,9 +548,11 @@ engine_status apiplan_execute(const engine_plan *pl, const char *fn, double alph
     kernel_t stateful;
     const kernel_t *k = &pl->k;
     int rc = 0;
-    if (wbytes || pl->stateful) {
+    if (given && wbytes)
+        W = (CUdeviceptr)(uintptr_t)ws; /* checked above */
+    if ((wbytes && !given) || pl->stateful) {
         pthread_mutex_lock(&c->lock);
-        rc = wbytes ? workspace_for(c, stream, wbytes, &W, &err) : 0;
+        rc = wbytes && !given ? workspace_for(c, stream, wbytes, &W, &err) : 0;
         if (!rc && pl->stateful) {
             /* Its own module on this stream (apiplan.h); the plan itself stays untouched. */
             size_t mi;

@@ -120,6 +120,12 @@ engine_status apiplan_load(engine_plan *pl, const char *fn);
 void apiplan_align_of(const apiarg_problem *p, const void *A, const void *B, const void *C, layout_align *al);
 engine_status apiplan_execute(const engine_plan *plan, const char *fn, double alpha, const void *A, const void *B,
                               double beta, void *C, engine_stream stream);
+/* The same with the caller's workspace (given: ws, at least apiplan_workspace_bytes at a multiple of
+ * 256 bytes; the context's per-stream one is not touched). */
+engine_status apiplan_execute_ws(const engine_plan *pl, const char *fn, double alpha, const void *A, const void *B,
+                                 double beta, void *C, void *ws, size_t ws_bytes, bool given, engine_stream stream);
+/* Bytes of workspace the plan's launches use (0: none). */
+size_t apiplan_workspace_bytes(const engine_plan *pl);
 /* The context's pick for dtype, op (the kernels' 2 ta + tb) and kind (batched), loaded on first use
  * (wisdom's entries for it, pick.h). Lock held. */
 pick_t *apiplan_pick(engine_ctx *c, dtype_t dtype, int op, int batched, err_t *err);

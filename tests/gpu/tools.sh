@@ -163,6 +163,8 @@ ENGINE_JIT=sync "$LB/gpu_lib" check 17x33x5,127x129x131,33x17x0 >"$LOG/lib-check
 lib_check "gpu_lib check with ENGINE_JIT=sync (each first call builds before it runs) at 17x33x5, 127x129x131, 33x17x0" "$LOG/lib-check-sync.txt" $?
 "$LB/gpu_lib" ctx >"$LOG/lib-ctx.txt" 2>&1
 lib_check "gpu_lib ctx: the caller's current context (none, or one of its own) is the current one after every call (both paths, wait, plan create and execute, describe), and the products are right" "$LOG/lib-ctx.txt" $?
+"$LB/gpu_lib" ws >"$LOG/lib-ws.txt" 2>&1
+lib_check "gpu_lib ws: a two-pass split-K plan on the caller's workspace (engine_plan_execute_ws, engine_plan_workspace_size bytes) matches cuBLAS; a short one is refused and launches nothing" "$LOG/lib-ws.txt" $?
 "$LB/gpu_lib" capture >"$LOG/lib-capture.txt" 2>&1
 lib_check "gpu_lib capture: a never-called problem captured into a CUDA graph records cuBLAS, after engine_wait the engine's kernel; both replays right" "$LOG/lib-capture.txt" $?
 "$LB/gpu_lib" threads >"$LOG/lib-threads.txt" 2>&1

@@ -212,6 +212,45 @@ static engine_ctx *no_device_ctx(void)
     return ctx;
 }
 
+/* The workspace a plan needs is known before it runs: a two-pass split-K config needs SPLITK x M x N
+ * elements, the packed warp tile none; execute_ws refuses a short, a misaligned or a missing one
+ * (then for want of a GPU: a context without one never launches). */
+static void test_workspace(void **state)
+{
+    (void)state;
+    engine_ctx *ctx = no_device_ctx();
+    char *path = temp_config("{\"name\": \"two_pass\", \"template\": \"warptile\", \"dtype\": \"f32\", \"params\": {"
+                             "\"BM\": 128, \"BN\": 128, \"BK\": 8, \"WM\": 32, \"WN\": 64, \"WNITER\": 2, \"TM\": 4, "
+                             "\"TN\": 8, \"THREADS\": 256, \"DB\": 3, \"SPLITK\": 4, \"SPLITK_MODE\": 1}}");
+    assert_int_equal(engine_set_config(ctx, path), ENGINE_SUCCESS);
+    engine_plan_desc d;
+    engine_plan *plan = NULL;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 256, 384, 4096);
+    engine_status st = engine_plan_create(ctx, &d, &plan);
+    if (st)
+        fail_msg("%s", engine_last_error(ctx));
+    const size_t want = (size_t)4 * 256 * 384 * sizeof(float);
+    assert_int_equal(engine_plan_workspace_size(plan), want);
+    const float *A = (const float *)0x10000, *B = (const float *)0x20000;
+    float *C = (float *)0x30000;
+    void *W = (void *)0x100000;
+    assert_int_equal(engine_plan_execute_ws(plan, 1, A, B, 0, C, W, want - 4, NULL), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(engine_last_error(ctx), "engine_plan_workspace_size"));
+    assert_int_equal(engine_plan_execute_ws(plan, 1, A, B, 0, C, (char *)W + 16, want, NULL), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(engine_plan_execute_ws(plan, 1, A, B, 0, C, NULL, 0, NULL), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(engine_plan_execute_ws(plan, 1, A, B, 0, C, W, want, NULL), ENGINE_ERROR_NO_GPU);
+    assert_int_equal(engine_plan_execute_ws(NULL, 1, A, B, 0, C, W, want, NULL), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(engine_plan_workspace_size(NULL), 0);
+    engine_plan_destroy(plan);
+    assert_int_equal(engine_set_config(ctx, "configs/warptile_db.json"), ENGINE_SUCCESS);
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    assert_int_equal(engine_plan_workspace_size(plan), 0);
+    engine_plan_destroy(plan);
+    unlink(path);
+    free(path);
+    engine_destroy(ctx);
+}
+
 /* A context without a GPU: every check runs, then the call is refused for want of one. */
 static void test_calls_without_device(void **state)
 {
@@ -519,7 +558,7 @@ int main(void)
         cmocka_unit_test(test_create_without_gpu), cmocka_unit_test(test_calls_without_device),
         cmocka_unit_test(test_plans_without_device), cmocka_unit_test(test_two_threads_plan),
         cmocka_unit_test(test_edge_plans),        cmocka_unit_test(test_plans_weigh_op_and_batch),
-        cmocka_unit_test(test_pointer_class),
+        cmocka_unit_test(test_pointer_class),     cmocka_unit_test(test_workspace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
