@@ -23,6 +23,9 @@ override CFLAGS  += -std=c11 -Wall -Wextra -Wpedantic -Werror -I$(CUDA_HOME)/inc
 override LDFLAGS += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB)
 LIBS      := -lnvrtc -lcublas -ljansson -ldl -lm -lpthread
 
+# The library's version (include/engine.h): its SONAME carries the major (libengine.so.MAJOR).
+SO_MAJOR := $(shell sed -n 's/^\#define ENGINE_VERSION_MAJOR \([0-9]*\)/\1/p' include/engine.h)
+SO_MINOR := $(shell sed -n 's/^\#define ENGINE_VERSION_MINOR \([0-9]*\)/\1/p' include/engine.h)
 # B is the build directory: `make sanitize` builds the same tree into build-san with ASan and UBSan.
 B         ?= build
 # The code in three floors, each seeing only the headers of its own and those below it:
@@ -56,7 +59,7 @@ FUZZ_OBJ  := $(filter-out build-fuzz/obj/cli/main.o,$(SRC:engine/%.c=build-fuzz/
 FUZZERS   := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all test test-gpu test-slurm bench walk probes install clean deps sanitize fuzz examples
-all: $(B)/engine $(B)/libengine.a $(B)/libengine.so examples $(B)/gpu_lib $(B)/lib_gpu.sh
+all: $(B)/engine $(B)/libengine.a $(B)/libengine.so $(B)/libengine.so.$(SO_MAJOR) examples $(B)/gpu_lib $(B)/lib_gpu.sh
 
 # One probe line per dependency; installs what is missing when run as root (tools/deps.sh).
 $(B)/.deps:
@@ -83,8 +86,13 @@ $(B)/libengine.a: $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # --no-undefined: a core module that calls into the command's modules fails here, not in a user's link.
-$(B)/libengine.so: $(CORE_OBJ)
-	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libengine.so $(LDFLAGS) $^ -o $@ $(CORE_LIBS)
+# The SONAME carries the major version (engine.h's ENGINE_VERSION_MAJOR): a program linked against
+# this library asks for libengine.so.MAJOR, which a library of another major does not answer.
+# libengine.so.MAJOR is a copy, not a link: build/ is carried to the GPU machine, where links may not go.
+$(B)/libengine.so: $(CORE_OBJ) include/engine.h
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libengine.so.$(SO_MAJOR) $(LDFLAGS) $(CORE_OBJ) -o $@ $(CORE_LIBS)
+$(B)/libengine.so.$(SO_MAJOR): $(B)/libengine.so
+	cp $< $@
 
 # The example and the GPU test driver are built as a user would build them: engine.h and the library,
 # cuBLAS and the runtime as the reference (no GPU needed to build them).
@@ -92,13 +100,13 @@ USER_CFLAGS := -O2 -g -std=c11 -Wall -Wextra -Werror -Iinclude -I$(CUDA_HOME)/in
 # The library is found beside the program, or one folder up (build/examples), wherever build/ is copied.
 USER_LIBS   := -L$(B) -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,$(abspath $(B)) -lengine -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcublas -lcudart -lpthread -lm
 examples: $(B)/examples/sgemm
-$(B)/examples/%: examples/%.c include/engine.h $(B)/libengine.so
+$(B)/examples/%: examples/%.c include/engine.h $(B)/libengine.so $(B)/libengine.so.$(SO_MAJOR)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LIBS)
 # The library's GPU script, where the lead's device calls find it (build/ travels to the GPU machine).
 $(B)/lib_gpu.sh: tests/lib_gpu.sh
 	@mkdir -p $(B) && cp $< $@
-$(B)/gpu_lib: tests/gpu_lib.c include/engine.h $(B)/libengine.so
+$(B)/gpu_lib: tests/gpu_lib.c include/engine.h $(B)/libengine.so $(B)/libengine.so.$(SO_MAJOR)
 	$(CC) $(USER_CFLAGS) $< -o $@ $(USER_LIBS)
 
 $(B)/tests/%: tests/unit/%.c $(LIB_OBJ) | $(B)/.deps-test
@@ -149,7 +157,7 @@ build/probes/%: bench/probes/%.cu
 	@mkdir -p $(dir $@)
 	$(CUDA_HOME)/bin/nvcc -O3 -std=c++17 -arch=$(PROBE_ARCH) -o $@ $<
 
-install: $(B)/engine $(B)/libengine.a $(B)/libengine.so
+install: $(B)/engine $(B)/libengine.a $(B)/libengine.so $(B)/libengine.so.$(SO_MAJOR)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/engine/kernels_src $(DESTDIR)$(PREFIX)/share/engine/configs \
 		$(DESTDIR)$(PREFIX)/share/engine/tune $(DESTDIR)$(PREFIX)/share/engine/wisdom
 	install -m 755 $(B)/engine $(DESTDIR)$(PREFIX)/bin/engine
@@ -160,7 +168,9 @@ install: $(B)/engine $(B)/libengine.a $(B)/libengine.so
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 include/engine.h $(DESTDIR)$(PREFIX)/include/engine.h
 	install -m 644 $(B)/libengine.a $(DESTDIR)$(PREFIX)/lib/libengine.a
-	install -m 755 $(B)/libengine.so $(DESTDIR)$(PREFIX)/lib/libengine.so
+	install -m 755 $(B)/libengine.so $(DESTDIR)$(PREFIX)/lib/libengine.so.$(SO_MAJOR).$(SO_MINOR)
+	ln -sf libengine.so.$(SO_MAJOR).$(SO_MINOR) $(DESTDIR)$(PREFIX)/lib/libengine.so.$(SO_MAJOR)
+	ln -sf libengine.so.$(SO_MAJOR) $(DESTDIR)$(PREFIX)/lib/libengine.so
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@CUDA_LIB@|$(CUDA_LIB)|g' tools/engine.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/engine.pc
 
 clean:

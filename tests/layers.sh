@@ -62,4 +62,15 @@ if command -v nm >/dev/null && [ -d "$B/obj/core" ] && [ -d "$B/obj/lab" ]; then
 else
   skip "the floors' symbols" "no nm or no build/obj"
 fi
+# The library's SONAME carries engine.h's major version, and what links against it asks for that.
+major=$(sed -n 's/^#define ENGINE_VERSION_MAJOR \([0-9]*\)/\1/p' include/engine.h)
+if command -v readelf >/dev/null && [ -f "$B/libengine.so" ]; then
+  so=$(readelf -d "$B/libengine.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+  [ "$so" = "libengine.so.$major" ] && pass "libengine.so's SONAME is libengine.so.$major (engine.h's major)" || fail "libengine.so's SONAME is libengine.so.$major (engine.h's major)" "SONAME: $so"
+  [ -f "$B/libengine.so.$major" ] && cmp -s "$B/libengine.so" "$B/libengine.so.$major" && pass "$B/libengine.so.$major is the library" || fail "$B/libengine.so.$major is the library"
+  need=$(readelf -d "$B/gpu_lib" 2>/dev/null | grep -o 'libengine[^]]*')
+  [ "$need" = "libengine.so.$major" ] && pass "a program linked against it needs libengine.so.$major" || fail "a program linked against it needs libengine.so.$major" "NEEDED: $need"
+else
+  skip "libengine's SONAME" "no readelf or no $B/libengine.so"
+fi
 summary
