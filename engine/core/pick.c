@@ -45,8 +45,7 @@ static size_t entry_of(pick_t *p, const char *path, const wisdom_entry *e)
     }
     p->entries = xrealloc(p->entries, (p->nentries + 1) * sizeof *p->entries);
     entry_t *x = &p->entries[p->nentries];
-    x->path = xstrdup(path);
-    x->nsets = e->nsets;
+    *x = (entry_t){.path = xstrdup(path), .nsets = e->nsets}; /* from wisdom: no list, no line */
     x->sets = xcalloc(e->nsets ? e->nsets : 1, sizeof *x->sets);
     for (size_t k = 0; k < e->nsets; k++)
         x->sets[k] = xasprintf("%s=%lld", e->sets[k].key, (long long)e->sets[k].value);
