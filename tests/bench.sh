@@ -16,24 +16,46 @@ bash bench/random_shapes.sh 7 300 >"$tmp/r1" && bash bench/random_shapes.sh 7 30
 check_rc "random_shapes.sh 7 300" 0 $?
 cmp -s "$tmp/r1" "$tmp/r2" && pass "the same seed gives the same shapes" || fail "the same seed gives the same shapes"
 bash bench/random_shapes.sh 8 300 | cmp -s - "$tmp/r1" && fail "another seed gives other shapes" || pass "another seed gives other shapes"
-python3 - "$tmp/r1" <<'PY' && pass "300 shapes MxNxK, sides in [1, 16384], M*N*K in [2^18, 2^36], each side class at least a fifth of the sides" || fail "random shapes follow the documented distribution"
+# The classes overlap (129 is odd and near 128; 128 is a power of two), so each is counted by what only
+# it makes: a multiple of 128 (the near class makes one only at offset 0), an odd side more than 3 from
+# any power of two or multiple of 64 (only the odd class), an even side that is no multiple of 128
+# (only the near class: offsets -2, 0, +2). Seed 7 gives about 39%, 21% and 12% of its sides so; the
+# floors are about half that, and a generator that never draws a class gives none or a few percent.
+cat >"$tmp/classes.py" <<'PY'
 import sys
 lines = open(sys.argv[1]).read().split()
 assert len(lines) == 300, len(lines)
-near = lambda v: any(abs(v - 2 ** e) <= 3 for e in range(15)) or abs(v - 64 * round(v / 64)) <= 3
-counts = [0, 0, 0]
+pow2 = lambda v: any(abs(v - 2 ** e) <= 3 for e in range(15))
+near = lambda v: pow2(v) or abs(v - 64 * round(v / 64)) <= 3
+sides = []
 for l in lines:
     m, n, k = map(int, l.split("x"))
     assert 2 ** 18 <= m * n * k <= 2 ** 36, l
     for v in (m, n, k):
         assert 1 <= v <= 16384, l
         assert v % 128 == 0 or v % 2 == 1 or near(v), (l, v)
-        counts[0] += v % 128 == 0
-        counts[1] += v % 2 == 1
-        counts[2] += near(v)
-for c in counts:
-    assert c >= 0.2 * 900, counts  # classes overlap (129 is odd and near 128): a floor each
+        sides.append(v)
+only = {"multiple of 128": (sum(v % 128 == 0 for v in sides), 0.2),
+        "odd, not near": (sum(v % 2 == 1 and not near(v) for v in sides), 0.1),
+        "near, even, no multiple of 128": (sum(v % 2 == 0 and v % 128 != 0 for v in sides), 0.05)}
+for cls, (c, floor) in only.items():
+    assert c >= floor * len(sides), f"{cls}: {c} of {len(sides)} sides, below {floor:.0%}"
 PY
+python3 "$tmp/classes.py" "$tmp/r1" 2>/dev/null &&
+  pass "300 shapes MxNxK, sides in [1, 16384], M*N*K in [2^18, 2^36], each of the three classes drawn (counted by what only it makes)" ||
+  fail "random shapes follow the documented distribution" "$(python3 "$tmp/classes.py" "$tmp/r1" 2>&1 | tail -1)"
+# The check itself: a generator that never draws one of the classes fails it.
+for c in 0 1 2; do
+  others=$(printf '%s\n' 0 1 2 | grep -vx $c | paste -sd, -)
+  sed "s/cls = rng.randrange(3)/cls = rng.choice([$others])/" bench/random_shapes.sh >"$tmp/no$c.sh"
+  if cmp -s bench/random_shapes.sh "$tmp/no$c.sh"; then
+    fail "a generator without class $c: no line 'cls = rng.randrange(3)' in bench/random_shapes.sh to change"
+  elif bash "$tmp/no$c.sh" 7 300 >"$tmp/no$c" && ! python3 "$tmp/classes.py" "$tmp/no$c" 2>/dev/null; then
+    pass "the class check fails a generator that never draws class $c"
+  else
+    fail "the class check fails a generator that never draws class $c"
+  fi
+done
 bash bench/random_shapes.sh x 3 >/dev/null 2>&1
 check_rc "random_shapes.sh with a seed that is not a number: exit 2" 2 $?
 

@@ -172,6 +172,29 @@ $E compile @"$tmp/lists/local.list" --arch sm_90 >"$tmp/out" 2>&1
 check_rc "compile @LIST of names with a file of that name beside the list" 0 $? "$(cat "$tmp/out")"
 [ "$(grep -c '^naive' "$tmp/out")" = 2 ] && pass "...the file beside the list wins over the shipped config" ||
   fail "...the file beside the list wins over the shipped config" "$(cat "$tmp/out")"
+# An @LIST line's error names the list's file and line (where to fix it), not --set: a malformed
+# override, a parameter the template lacks, a value that breaks a rule, a config that is not there.
+list_error() { # NAME LINES EXPECTED_START EXPECTED_PART...: one error line, exit 2
+  printf "$2" >"$tmp/lists/bad.list"
+  $E compile @"$tmp/lists/bad.list" --arch sm_90 >/dev/null 2>"$tmp/err"
+  local rc=$? got name=$1 start=$3 ok=1 part
+  got=$(grep -v '^compile: ' "$tmp/err")
+  shift 3
+  [ "$rc" = 2 ] && [ "$(printf '%s\n' "$got" | wc -l)" = 1 ] && [[ "$got" == "$start"* ]] || ok=0
+  for part in "$@"; do [[ "$got" == *"$part"* ]] || ok=0; done
+  [ $ok = 1 ] && pass "$name" || fail "$name" "exit $rc; want one line '$start...', with: $*; got: $got"
+}
+list_error "an @LIST line's malformed override names FILE:LINE" 'tiled\ntiled FOO\n' \
+  "$tmp/lists/bad.list:2: " '"FOO" must look like KEY=VALUE'
+list_error "an @LIST line's unknown parameter names FILE:LINE" 'tiled\n# a comment\ntiled BK=16 NOPE=3\n' \
+  "$tmp/lists/bad.list:3: " 'tiled.json (NOPE=3): template ' 'has no parameter "NOPE"'
+list_error "an @LIST line's value that breaks a rule names FILE:LINE" 'tiled TM=3\n' \
+  "$tmp/lists/bad.list:1: " 'tiled.json (TM=3): ' 'params.TM = 3 does not divide'
+list_error "an @LIST line's missing config names FILE:LINE" 'tiled\nno_such_config\n' \
+  "$tmp/lists/bad.list:2: " 'no_such_config: cannot read config'
+$E compile tiled --set FOO --arch sm_90 >/dev/null 2>"$tmp/err"
+[ "$(cat "$tmp/err")" = '--set: "FOO" must look like KEY=VALUE, e.g. BM=128' ] &&
+  pass "...the command line's --set is still named --set" || fail "the command line's --set is named --set" "$(cat "$tmp/err")"
 
 make -s install B="${BUILD:-build}" PREFIX="$tmp/prefix" >/dev/null 2>&1
 check_rc "make install PREFIX=..." 0 $?

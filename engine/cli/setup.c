@@ -1,12 +1,15 @@
 /* setup.c — see setup.h. */
+#define _POSIX_C_SOURCE 200809L
 #include "setup.h"
 
 #include "arch.h"
 #include "jit.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int setup_cache(setup_t *su, const opts_t *o, bool workers, err_t *err)
 {
@@ -109,11 +112,21 @@ int setup_load_entry(const opts_t *o, const entry_t *e, int arch, const char *co
     param_set ps[2 * CLI_MAX_SETS];
     size_t n = 0;
     int rc = 0;
-    for (size_t i = 0; i < nsets && n < 2 * CLI_MAX_SETS && !rc; i++)
-        if (param_set_parse(sets[i], &ps[n], err) == 0)
+    for (size_t i = 0; i < nsets && n < 2 * CLI_MAX_SETS && !rc; i++) {
+        /* An override the entry's @LIST line gave (setup_entry_sets passes them as they are) is
+         * reported at that line; the others are the command line's --set. */
+        bool listed = false;
+        for (size_t j = 0; j < e->nsets && !listed; j++)
+            listed = strcmp(sets[i], e->sets[j]) == 0;
+        const char *file = listed ? e->list : NULL;
+        if (param_set_parse_at(sets[i], file, file ? e->line : 0, &ps[n], err) == 0)
             n++;
         else
             rc = -1;
+    }
+    /* A list line naming a config that is not there: the line is where to fix it. */
+    if (!rc && e->list && access(e->path, F_OK) != 0)
+        rc = err_set(err, ERR_INPUT, e->list, e->line, 0, "%s: cannot read config: %s", e->path, strerror(errno));
     if (!rc)
         rc = config_load_guess(e->path, ps, n, o->dtype, arch, !o->arch, c, err);
     for (size_t i = 0; i < n; i++)

@@ -16,23 +16,44 @@
 
 static const char *const k_keys[] = {"name", "template", "dtype", "params", "description", "accuracy", NULL};
 
-int param_set_parse(const char *text, param_set *out, err_t *err)
+int param_set_parse_at(const char *text, const char *file, int line, param_set *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
+    /* Where the override was written: the @LIST line, else the command line's option. */
+    const char *src = file ? file : "--set";
+    line = file ? line : 0;
     const char *eq = strchr(text, '=');
     if (!eq || eq == text)
-        return err_set(err, ERR_INPUT, "--set", 0, 0, "\"%s\" must look like KEY=VALUE, e.g. BM=128", text);
+        return err_set(err, ERR_INPUT, src, line, 0, "\"%s\" must look like KEY=VALUE, e.g. BM=128", text);
     for (const char *p = text; p < eq; p++)
         if (!(isalnum((unsigned char)*p) || *p == '_'))
-            return err_set(err, ERR_INPUT, "--set", 0, 0,
-                           "\"%s\": KEY must be a parameter name (letters, digits, _)", text);
+            return err_set(err, ERR_INPUT, src, line, 0, "\"%s\": KEY must be a parameter name (letters, digits, _)",
+                           text);
     int64_t v;
     if (parse_i64(eq + 1, &v))
-        return err_set(err, ERR_INPUT, "--set", 0, 0, "\"%s\": VALUE must be a whole number", text);
+        return err_set(err, ERR_INPUT, src, line, 0, "\"%s\": VALUE must be a whole number", text);
     out->text = xstrdup(text);
     out->key = xstrndup(text, (size_t)(eq - text));
     out->value = v;
+    out->file = file;
+    out->line = line;
     return 0;
+}
+
+int param_set_parse(const char *text, param_set *out, err_t *err)
+{
+    return param_set_parse_at(text, NULL, 0, out, err);
+}
+
+/* An error caused by override s of the config at path: "PATH (--set KEY=VALUE): text" for the
+ * command line's, "FILE:LINE: PATH (KEY=VALUE): text" for an @LIST line's (s NULL: not known). */
+static int fail_set(err_t *err, const char *path, const param_set *s, const char *text)
+{
+    if (s && s->file)
+        return err_set(err, ERR_INPUT, s->file, s->line, 0, "%s (%s): %s", path, s->text, text);
+    char src[ERR_SOURCE_LEN];
+    snprintf(src, sizeof src, "%s (--set %s)", path, s ? s->text : "?");
+    return err_set(err, ERR_INPUT, src, 0, 0, "%s", text);
 }
 
 void param_set_free(param_set *s)
@@ -103,9 +124,7 @@ static int fail_param(ctx_t *c, int idx, const char *fmt, ...)
         for (size_t i = 0; i < c->nsets; i++)
             if (strcmp(c->sets[i].key, cfg->tpl.params[idx].name) == 0)
                 s = &c->sets[i];
-        char src[ERR_SOURCE_LEN];
-        snprintf(src, sizeof src, "%s (--set %s)", cfg->path, s ? s->text : "?");
-        return err_set(c->err, ERR_INPUT, src, 0, 0, "%s", text), -1;
+        return fail_set(c->err, cfg->path, s, text), -1;
     }
     if (idx >= 0 && cfg->origin[idx] == FROM_FILE) {
         const char *path[] = {"params", cfg->tpl.params[idx].name};
@@ -409,10 +428,10 @@ static int parse(const char *path, const char *text, size_t len, const param_set
             strbuf sb;
             sb_init(&sb);
             list_params(t, &sb);
-            char src[ERR_SOURCE_LEN];
-            snprintf(src, sizeof src, "%s (--set %s)", cfg->path, sets[i].text);
-            err_set(err, ERR_INPUT, src, 0, 0, "template %s has no parameter \"%s\" (it takes %s)", t->name,
-                    sets[i].key, sb.buf);
+            char text[ERR_TEXT_LEN];
+            snprintf(text, sizeof text, "template %s has no parameter \"%s\" (it takes %s)", t->name, sets[i].key,
+                     sb.buf);
+            fail_set(err, cfg->path, &sets[i], text);
             sb_free(&sb);
             sb_free(&ov);
             goto out;

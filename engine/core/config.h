@@ -17,15 +17,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* One `--set KEY=VALUE` override. */
+/* One override: `--set KEY=VALUE`, or KEY=VALUE on an @LIST line (entries.h). */
 typedef struct {
     char *text; /* as given: "BM=128" */
     char *key;
     int64_t value;
+    const char *file; /* the @LIST file that gave it, borrowed (it outlives the load); NULL: --set */
+    int line;         /* its line there: the override's errors name FILE:LINE, where it is fixed */
 } param_set;
 
-/* Parse "KEY=VALUE" (VALUE a whole integer). Sets err (EXIT_INPUT) on a malformed override. */
+/* Parse "KEY=VALUE" (VALUE a whole integer). Sets err (EXIT_INPUT) on a malformed override.
+ * param_set_parse_at: the same for an override of FILE's LINE (file NULL: the command line's --set),
+ * which its errors, here and when a config is loaded with it, name. */
 int param_set_parse(const char *text, param_set *out, err_t *err);
+int param_set_parse_at(const char *text, const char *file, int line, param_set *out, err_t *err);
 void param_set_free(param_set *s);
 
 typedef enum { FROM_DEFAULT = 0, FROM_FILE, FROM_SET } param_origin;

@@ -29,6 +29,7 @@ void entries_free(entry_t *e, size_t n)
         for (size_t j = 0; j < e[i].nsets; j++)
             free(e[i].sets[j]);
         free(e[i].sets);
+        free(e[i].list);
     }
     free(e);
 }
@@ -52,7 +53,7 @@ char *entries_resolve(const char *dir, const char *name)
 static void push_entry(entry_t **v, size_t *n, char *path)
 {
     *v = xrealloc(*v, (*n + 1) * sizeof **v);
-    (*v)[(*n)++] = (entry_t){path, NULL, 0};
+    (*v)[(*n)++] = (entry_t){path, NULL, 0, NULL, 0};
 }
 
 static int expand(const char *arg, entry_t **v, size_t *n, int depth, err_t *err);
@@ -62,9 +63,15 @@ static int expand_list(const char *path, entry_t **v, size_t *n, int depth, err_
     char *text = read_file(path, NULL);
     if (!text)
         return usage(err, "@%s: cannot read config list", path);
-    char *dir = path_dirname(path), *save = NULL;
-    int rc = 0;
-    for (char *line = strtok_r(text, "\n", &save); line && !rc; line = strtok_r(NULL, "\n", &save)) {
+    char *dir = path_dirname(path);
+    int rc = 0, lineno = 0;
+    /* Line by line, empty ones counted too (strtok would skip them): errors name LIST:LINE. */
+    for (char *line = text, *next; line && !rc; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        lineno++;
+        size_t first_entry = *n;
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
@@ -77,14 +84,20 @@ static int expand_list(const char *path, entry_t **v, size_t *n, int depth, err_
         if (!tok) {
             rc = expand(p, v, n, depth + 1, err);
             free(p);
-            continue;
+        } else {
+            push_entry(v, n, p);
+            entry_t *e = &(*v)[*n - 1];
+            for (; tok; tok = strtok_r(NULL, " \t\r", &tok_save)) {
+                e->sets = xrealloc(e->sets, (e->nsets + 1) * sizeof *e->sets);
+                e->sets[e->nsets++] = xstrdup(tok);
+            }
         }
-        push_entry(v, n, p);
-        entry_t *e = &(*v)[*n - 1];
-        for (; tok; tok = strtok_r(NULL, " \t\r", &tok_save)) {
-            e->sets = xrealloc(e->sets, (e->nsets + 1) * sizeof *e->sets);
-            e->sets[e->nsets++] = xstrdup(tok);
-        }
+        /* The configs of this line (a directory's are many) come from it, unless an inner list named them. */
+        for (size_t i = first_entry; i < *n; i++)
+            if (!(*v)[i].list) {
+                (*v)[i].list = xstrdup(path);
+                (*v)[i].line = lineno;
+            }
     }
     free(dir);
     free(text);

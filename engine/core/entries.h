@@ -14,6 +14,8 @@ typedef struct {
     char *path;
     char **sets; /* "KEY=VALUE", owned */
     size_t nsets;
+    char *list; /* the @LIST file whose line named it, owned; NULL: the command line */
+    int line;   /* that line, 1-based: its errors name LIST:LINE, where the fix is made */
 } entry_t;
 
 /* Expand one CONFIG argument into entries, appended to *entries (*n of them). 0, or EXIT_INPUT

@@ -49,8 +49,7 @@ static size_t entry_of_sets(pick_t *p, const char *path, const param_set *sets, 
     }
     p->entries = xrealloc(p->entries, (p->nentries + 1) * sizeof *p->entries);
     entry_t *x = &p->entries[p->nentries];
-    x->path = xstrdup(path);
-    x->nsets = n;
+    *x = (entry_t){.path = xstrdup(path), .nsets = n}; /* from wisdom: no list, no line */
     x->sets = kv;
     return p->nentries++;
 }

@@ -3,6 +3,7 @@
 import ctypes
 import ctypes.util
 import os
+import sys
 
 _STATUS = ["ENGINE_SUCCESS", "ENGINE_ERROR_INVALID_ARGUMENT", "ENGINE_ERROR_MISALIGNED",
            "ENGINE_ERROR_DTYPE_MISMATCH", "ENGINE_ERROR_NO_GPU", "ENGINE_ERROR_CONFIG",
@@ -37,14 +38,34 @@ class _PlanDesc(ctypes.Structure):  # engine_plan_desc
                 ("alignment", ctypes.c_int)]
 
 
-def _candidates():
-    env = os.environ.get("ENGINE_LIB")
+def _candidates(environ=None, here=None):
+    """Where libengine.so is looked for, in order: (path or name for dlopen, where it comes from).
+    ENGINE_LIB alone when it is set; else the library shipped beside the package (a wheel built from
+    a tree with build/libengine.so carries it: setup.py), the repository's build/ when the package is
+    run from a checkout, then the system's: an installed PREFIX/lib (make install) under this
+    Python's prefix or /usr/local, and what the dynamic linker finds (ldconfig, LD_LIBRARY_PATH)."""
+    environ = os.environ if environ is None else environ
+    env = environ.get("ENGINE_LIB")
     if env:
-        return [env]  # named: that one or an error, never a surprise from elsewhere
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = [os.path.join(here, "libengine.so"), os.path.join(here, "..", "..", "build", "libengine.so")]
-    found = ctypes.util.find_library("engine")
-    return out + [found or "libengine.so"]
+        return [(env, "ENGINE_LIB")]  # named: that one or an error, never a surprise from elsewhere
+    here = here or os.path.dirname(os.path.abspath(__file__))
+    out = [(os.path.join(here, "libengine.so"), "beside the package")]
+    root = os.path.dirname(os.path.dirname(here))
+    if os.path.exists(os.path.join(root, "include", "engine.h")):  # python/engine in an engine checkout
+        out.append((os.path.join(root, "build", "libengine.so"), "the checkout's build/"))
+    for prefix in dict.fromkeys([sys.prefix, "/usr/local"]):
+        out.append((os.path.join(prefix, "lib", "libengine.so"), "an installed PREFIX/lib"))
+    out.append((ctypes.util.find_library("engine") or "libengine.so", "the dynamic linker's search"))
+    return out
+
+
+def _not_found(tried, environ=None):
+    """The one line that says the library is missing, each place looked at and what to do."""
+    environ = os.environ if environ is None else environ
+    where = ([] if environ.get("ENGINE_LIB") else ["ENGINE_LIB (unset)"]) + tried
+    return ("libengine.so not found; looked at: " + "; ".join(where) +
+            ". Build it (make), then set ENGINE_LIB to its path, or pip install ./python from a tree that has "
+            "build/libengine.so, or make install")
 
 
 def _b(s):
@@ -55,18 +76,18 @@ class Library:
     def __init__(self, path=None):
         tried = []
         self.path = None
-        for p in [path] if path else _candidates():
+        for p, origin in [(path, "given")] if path else _candidates():
             if os.path.sep in p and not os.path.exists(p):
-                tried.append(p + " (no such file)")
+                tried.append(f"{p} ({origin}: no such file)")
                 continue
             try:
                 self.dll = ctypes.CDLL(p)
                 self.path = p
                 break
             except OSError as e:
-                tried.append(f"{p} ({e})")
+                tried.append(f"{p} ({origin}: {e})")
         if self.path is None:
-            raise OSError("libengine.so not found; set ENGINE_LIB to its path (tried: " + "; ".join(tried) + ")")
+            raise OSError(_not_found(tried))
         d = self.dll
         if not hasattr(d, "engine_version"):
             raise OSError(f"{self.path} is libengine before 0.2 (no engine_version); this package needs "

@@ -390,5 +390,108 @@ class ThroughTheLibrary(unittest.TestCase):
         self.assertIn("ENGINE_LIB", str(e.exception))
 
 
+class LocatingTheLibrary(unittest.TestCase):
+    """Where the package looks for libengine.so (engine/_lib.py, _candidates) and what it says when
+    the library is nowhere; an installed package carries the library of the tree it was built from."""
+
+    def origins(self, cands):
+        return [o for _, o in cands]
+
+    def test_engine_lib_alone(self):
+        here = os.path.join(ROOT, "python", "engine")
+        self.assertEqual(engine._lib._candidates({"ENGINE_LIB": "/x/libengine.so"}, here),
+                         [("/x/libengine.so", "ENGINE_LIB")])
+
+    def test_order_in_a_checkout_and_outside(self):
+        import tempfile
+        inside = engine._lib._candidates({}, os.path.join(ROOT, "python", "engine"))
+        self.assertEqual(inside[0], (os.path.join(ROOT, "python", "engine", "libengine.so"), "beside the package"))
+        self.assertEqual(inside[1], (os.path.join(ROOT, "build", "libengine.so"), "the checkout's build/"))
+        with tempfile.TemporaryDirectory() as d:  # site-packages/engine: no checkout above it
+            here = os.path.join(d, "site-packages", "engine")
+            outside = engine._lib._candidates({}, here)
+        self.assertEqual(outside[0], (os.path.join(here, "libengine.so"), "beside the package"))
+        self.assertNotIn("the checkout's build/", self.origins(outside))
+        for cands in (inside, outside):  # then the system's: PREFIX/lib (make install), then the linker
+            rest = self.origins(cands)[self.origins(cands).index("an installed PREFIX/lib"):]
+            self.assertEqual(set(rest[:-1]), {"an installed PREFIX/lib"})
+            self.assertEqual(rest[-1], "the dynamic linker's search")
+            self.assertIn((os.path.join(sys.prefix, "lib", "libengine.so"), "an installed PREFIX/lib"), cands)
+            self.assertIn(("/usr/local/lib/libengine.so", "an installed PREFIX/lib"), cands)
+
+    def test_not_found_names_every_place(self):
+        import tempfile
+        saved_env, saved = os.environ.pop("ENGINE_LIB", None), engine._lib._candidates
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                cands = [(os.path.join(d, "engine", "libengine.so"), "beside the package"),
+                         (os.path.join(d, "lib", "libengine.so"), "an installed PREFIX/lib"),
+                         ("libengine-not-anywhere.so", "the dynamic linker's search")]
+                engine._lib._candidates = lambda: cands
+                with self.assertRaises(OSError) as e:
+                    engine._lib.Library()
+        finally:
+            engine._lib._candidates = saved
+            if saved_env is not None:
+                os.environ["ENGINE_LIB"] = saved_env
+        msg = str(e.exception)
+        self.assertNotIn("\n", msg)
+        self.assertTrue(msg.startswith("libengine.so not found; looked at: ENGINE_LIB (unset); "), msg)
+        for path, origin in cands:
+            self.assertIn(f"{path} ({origin}: ", msg)
+
+    def build_from_tree(self, d, command):
+        """Copy python/ and the built library into a tree d/tree as a checkout has them after make, and
+        run setuptools there as pip's build does (setup.py when the package has one, else setup())."""
+        import shutil
+        import subprocess
+        tree = os.path.join(d, "tree")
+        shutil.copytree(os.path.join(ROOT, "python"), os.path.join(tree, "python"),
+                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "*.so"))
+        os.makedirs(os.path.join(tree, "build"))
+        shutil.copyfile(LIB, os.path.join(tree, "build", "libengine.so"))
+        env = {k: v for k, v in os.environ.items() if k != "ENGINE_LIB"}
+        return subprocess.run(command, cwd=os.path.join(tree, "python"), env=env, capture_output=True, text=True)
+
+    def load_from(self, path, cwd):
+        import subprocess
+        env = {k: v for k, v in os.environ.items() if k not in ("ENGINE_LIB", "PYTHONPATH")}
+        env["PYTHONPATH"] = path
+        return subprocess.run([sys.executable, "-c", "import engine._lib as l; print(l.Library().path)"],
+                              cwd=cwd, env=env, capture_output=True, text=True)
+
+    @unittest.skipUnless(os.path.exists(LIB), "no libengine.so (run make)")
+    def test_built_package_carries_the_library(self):
+        import importlib.util
+        import tempfile
+        if importlib.util.find_spec("setuptools") is None:
+            self.skipTest("no setuptools")
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out")
+            build = ("import os, sys\nsys.argv = ['setup.py', '-q', 'build_py', '-d', sys.argv[1]]\n"
+                     "if os.path.exists('setup.py'):\n    import runpy; runpy.run_path('setup.py', run_name='__main__')\n"
+                     "else:\n    import setuptools; setuptools.setup()\n")
+            r = self.build_from_tree(d, [sys.executable, "-c", build, out])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = self.load_from(out, d)  # as installed: no ENGINE_LIB, no checkout around it
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), os.path.join(out, "engine", "libengine.so"))
+
+    @unittest.skipUnless(os.path.exists(LIB), "no libengine.so (run make)")
+    def test_pip_install_carries_the_library(self):
+        import importlib.util
+        import tempfile
+        if any(importlib.util.find_spec(m) is None for m in ("pip", "setuptools", "wheel")):
+            self.skipTest("pip cannot build the package offline here (needs pip, setuptools and wheel)")
+        with tempfile.TemporaryDirectory() as d:
+            site = os.path.join(d, "site")
+            r = self.build_from_tree(d, [sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation",
+                                         "--no-index", "--no-deps", "--target", site, "."])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = self.load_from(site, d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), os.path.join(site, "engine", "libengine.so"))
+
+
 if __name__ == "__main__":
     unittest.main()

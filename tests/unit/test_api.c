@@ -120,6 +120,36 @@ static void test_batches(void **state)
     assert_int_equal(p.sa, 0);
 }
 
+/* One C spans (rows - 1) * ldc + the row length, not rows x cols: with ldc past the row, a stride
+ * of one packed C makes the products write over each other, in either order. */
+static void test_batches_overlap_with_ldc(void **state)
+{
+    (void)state;
+    apiarg_problem p;
+    char line[1600];
+    /* Row-major C 4 x 6 with ldc 10: rows of 6 elements, 10 apart; one C spans 3 * 10 + 6 = 36. */
+    apiarg_desc d = row_nn(4, 6, 5);
+    d.ldc = 10, d.batch = 2, d.stride_a = 20, d.stride_b = 30;
+    d.stride_c = 4 * 6; /* packed: the second C's row 0 lands on the first's row 2 */
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(line, "stride_c = 24 is less than 36"));
+    d.stride_c = 35;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    d.stride_c = 36;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_SUCCESS);
+    /* Column-major C 4 x 6 with ldc 10: 6 columns of 4, 10 apart; one C spans 5 * 10 + 4 = 54 (the
+     * row-major reading, 3 * 10 + 6 = 36, would let the last two columns overlap the next C). */
+    d.order = ENGINE_COL_MAJOR, d.lda = 4, d.ldb = 5;
+    d.stride_c = 36;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(line, "stride_c = 36 is less than 54"));
+    d.stride_c = 53;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_ERROR_INVALID_ARGUMENT);
+    d.stride_c = 54;
+    assert_int_equal(check(&d, &p, line, sizeof line), ENGINE_SUCCESS);
+    assert_int_equal(p.sc, 54);
+}
+
 static void test_column_major_swaps(void **state)
 {
     (void)state;
@@ -554,6 +584,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes_and_enums),   cmocka_unit_test(test_leading_dimensions),
         cmocka_unit_test(test_batches),           cmocka_unit_test(test_column_major_swaps),
+        cmocka_unit_test(test_batches_overlap_with_ldc),
         cmocka_unit_test(test_pointers),          cmocka_unit_test(test_status_strings),
         cmocka_unit_test(test_create_without_gpu), cmocka_unit_test(test_calls_without_device),
         cmocka_unit_test(test_plans_without_device), cmocka_unit_test(test_two_threads_plan),

@@ -99,6 +99,11 @@ static void test_check_rules(void **state)
     assert_non_null(strstr(check(&b, 4, 6, 8), "stride-c: 23 is below the span of one C ((M-1)*ldc + N = 24)"));
     b.sc = 24;
     assert_string_equal(check(&b, 4, 6, 8), "");
+    /* With ldc past the row, one C spans (M-1)*ldc + N, not M*N: a packed stride overlaps. */
+    b.ldc = 10;
+    assert_non_null(strstr(check(&b, 4, 6, 8), "stride-c: 24 is below the span of one C ((M-1)*ldc + N = 36)"));
+    b.sc = 36;
+    assert_string_equal(check(&b, 4, 6, 8), "");
     b.batch = 1; /* one product: its strides are never used */
     b.sc = 0;
     assert_string_equal(check(&b, 4, 6, 8), "");

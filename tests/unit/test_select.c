@@ -162,6 +162,11 @@ static void test_estimates_follow_the_work(void **state)
     double t1 = select_estimate_batch(&p.sel, big, &one, 1), t132 = select_estimate_batch(&p.sel, big, &one, 132);
     assert_true(t132 < 2 * t1);
     assert_true(select_estimate(&p.sel, big, &one) == t1);
+    /* Writing C is a batch's too: 8 products of 128 x 128 x 4096 are 8 blocks, one wave as one block
+     * is, so the batch adds nothing but 7 more C's bytes at the DRAM rate (select.h's last term). */
+    double t8 = select_estimate_batch(&p.sel, big, &one, 8);
+    double c_bytes = (double)one.m * (double)one.n * (double)dtype_size(c->cfg.dtype);
+    assert_true(fabs((t8 - t1) / (7 * c_bytes / p.sel.gpu.dram_bps) - 1) < 1e-6);
     /* 384 products of 128^3 (wisdom holds 512, not 384): a one-warp tile spreads one product
      * over the SMs, but the batch's blocks fill them with a 128 x 128 tile too, which is then
      * estimated faster; for one product it is the other way round. (Which entries are weighed depends on the wisdom's points; the

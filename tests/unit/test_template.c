@@ -166,7 +166,7 @@ static void test_plan_splitk_launches(void **state)
     done(&p);
     /* SPLITK_MODE 2 in the three templates: one launch while the tiles fit the module's counters
      * (SPLIT_SERIAL), scale_c first as in mode 0 beyond them. */
-    param_set one[] = {{"SPLITK_MODE=2", "SPLITK_MODE", 2}};
+    param_set one[] = {{"SPLITK_MODE=2", "SPLITK_MODE", 2, NULL, 0}};
     const char *one_launch[] = {"configs/warptile_splitk.json", "configs/dgemm_dmma_splitk.json", "configs/splitk2.json"};
     const int64_t splits[] = {8, 8, 2};
     for (int i = 0; i < 3; i++) {
@@ -225,7 +225,7 @@ static void test_plan_splitk_launches(void **state)
     assert_int_equal(p.launches[0].grid[1], 1);
     done(&p);
     /* Stream-K and split-K together are refused by the template's constraint. */
-    param_set both[] = {{"SPLITK=4", "SPLITK", 4}};
+    param_set both[] = {{"SPLITK=4", "SPLITK", 4, NULL, 0}};
     config_t c;
     assert_int_not_equal(config_load("configs/warptile_streamk.json", both, 1, NULL, 90, &c, &err), 0);
     assert_non_null(strstr(err.text, "STREAMK == 0 || SPLITK == 1"));

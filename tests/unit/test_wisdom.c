@@ -548,7 +548,7 @@ static void test_record_create(void **state)
     /* The directory does not exist yet either. */
     char *dir = in_dir("wisdom");
     char *p = wisdom_device_path(dir, H100);
-    param_set sets[2] = {{"BM=128", "BM", 128}, {"BN=64", "BN", 64}};
+    param_set sets[2] = {{"BM=128", "BM", 128, NULL, 0}, {"BN=64", "BN", 64, NULL, 0}};
     wisdom_entry e = entry(DTYPE_F32, 4096, 4096, 4096, "configs/warptile_db.json", 51.2);
     e.vs_cublas = 0.91;
     e.sets = sets;
@@ -665,7 +665,9 @@ static void test_record_sorted_round_trip(void **state)
     (void)state;
     char *p = in_dir("h100.json");
     /* Recorded out of order, with strings that need escaping; read back sorted by dtype, M, N, K. */
-    param_set sets[] = {{"TM=8", "TM", 8}, {"BK=-1", "BK", -1}, {"BIG=9223372036854775807", "BIG", INT64_MAX}};
+    param_set sets[] = {{"TM=8", "TM", 8, NULL, 0},
+                        {"BK=-1", "BK", -1, NULL, 0},
+                        {"BIG=9223372036854775807", "BIG", INT64_MAX, NULL, 0}};
     wisdom_entry in[] = {
         entry(DTYPE_F64, 4096, 4096, 4096, "configs/dgemm_dmma.json", 48.89),
         entry(DTYPE_F32, 4096, 1024, 4096, "b.json", 1e-300),
@@ -778,7 +780,7 @@ static void test_record_refusals(void **state)
     err_clear(&err);
     assert_int_equal(wisdom_record(q, H100, 90, &bad, &what, &err), -1);
     assert_string_equal(err.text, "cannot record: the entry names no config");
-    param_set twice[2] = {{"BM=1", "BM", 1}, {"BM=2", "BM", 2}};
+    param_set twice[2] = {{"BM=1", "BM", 1, NULL, 0}, {"BM=2", "BM", 2, NULL, 0}};
     bad = entry(DTYPE_F32, 64, 64, 64, "x.json", 1);
     bad.sets = twice;
     bad.nsets = 2;
