@@ -3,6 +3,7 @@
 #include "warm.h"
 
 #include "kernel.h"
+#include "sha256.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -15,6 +16,8 @@ typedef struct {
     layout_t lay;
     layout_align al;
     char *key; /* label, shape, op, batch, class: duplicates across picks share it */
+    char *src; /* the kernel's: arch and pasted source, hashed (entries of one config at shapes that
+                * plan alike are one kernel); the key where it does not plan (the build says why) */
 } warm_task;
 
 typedef struct {
@@ -32,6 +35,40 @@ typedef struct {
 static int by_key(const void *a, const void *b)
 {
     return strcmp(((const warm_task *)a)->key, ((const warm_task *)b)->key);
+}
+
+static int by_src(const void *a, const void *b)
+{
+    int c = strcmp(((const warm_task *)a)->src, ((const warm_task *)b)->src);
+    return c ? c : by_key(a, b);
+}
+
+static char *source_key(const warm_task *t, int64_t smem_limit)
+{
+    plan_t plan;
+    memset(&plan, 0, sizeof plan);
+    err_t err;
+    err_clear(&err);
+    const config_t *c = t->cfg;
+    if (template_plan_layout(&c->tpl, c->path, c->name, c->values, c->dtype, c->arch, t->M, t->N, t->K, &t->lay, &t->al,
+                             smem_limit, &plan, &err) ||
+        !plan.source) {
+        plan_free(&plan);
+        return xstrdup(t->key);
+    }
+    sha256_ctx h;
+    sha256_init(&h);
+    char arch[32];
+    snprintf(arch, sizeof arch, "%d", c->arch);
+    sha256_update(&h, arch, strlen(arch) + 1);
+    sha256_update(&h, plan.source, strlen(plan.source));
+    plan_free(&plan);
+    uint8_t d[32];
+    sha256_final(&h, d);
+    char *hex = xmalloc(65);
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    return hex;
 }
 
 static void *worker(void *arg)
@@ -100,6 +137,21 @@ int warm_run(pick_t *const *picks, size_t npicks, int64_t smem_limit, int jobs, 
         w.tasks[n++] = w.tasks[i];
     }
     w.ntasks = n;
+    /* Entries that plan to the same source are one kernel: compiled once, not twice at once. */
+    for (size_t i = 0; i < w.ntasks; i++)
+        w.tasks[i].src = source_key(&w.tasks[i], smem_limit);
+    if (w.ntasks)
+        qsort(w.tasks, w.ntasks, sizeof *w.tasks, by_src);
+    n = 0;
+    for (size_t i = 0; i < w.ntasks; i++) {
+        if (n && strcmp(w.tasks[n - 1].src, w.tasks[i].src) == 0) {
+            free(w.tasks[i].key);
+            free(w.tasks[i].src);
+            continue;
+        }
+        w.tasks[n++] = w.tasks[i];
+    }
+    w.ntasks = n;
     st->total = n;
     pthread_mutex_init(&w.lock, NULL);
     size_t nth = jobs < 1 ? 1 : (size_t)jobs;
@@ -116,8 +168,10 @@ int warm_run(pick_t *const *picks, size_t npicks, int64_t smem_limit, int jobs, 
         pthread_join(th[i], NULL);
     free(th);
     pthread_mutex_destroy(&w.lock);
-    for (size_t i = 0; i < w.ntasks; i++)
+    for (size_t i = 0; i < w.ntasks; i++) {
         free(w.tasks[i].key);
+        free(w.tasks[i].src);
+    }
     free(w.tasks);
     st->ms = now_ms() - w.t0;
     return st->failed ? -1 : 0;

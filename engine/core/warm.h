@@ -1,8 +1,9 @@
 /* warm.h — `engine warm` and engine_warm: the kernel of every wisdom entry, planned at the entry's
  * own shape, op, batch and alignment class, compiled into the on-disk cache on several threads, so
  * that a program's first calls of those problems find their CUBINs on disk instead of waiting for
- * NVRTC. Nothing stays in memory (kernel_prepare). A shape whose plan differs from every entry's
- * (other edge switches, another split) still compiles on its first call. */
+ * NVRTC. Nothing stays in memory (kernel_prepare). Entries that plan to the same source (one config
+ * at shapes with the same switches) are one kernel, compiled once. A shape whose plan differs from
+ * every entry's (other edge switches, another split) still compiles on its first call. */
 #ifndef ENGINE_WARM_H
 #define ENGINE_WARM_H
 
