@@ -99,8 +99,9 @@ ENGINE_API void engine_options_init(engine_options *opt);
 
 /* Open a context (opt NULL: defaults). On failure *ctx is NULL and engine_last_error(NULL) says why. */
 ENGINE_API engine_status engine_create(engine_ctx **ctx, const engine_options *opt);
-/* Unload the context's modules and free its workspaces. Plans of it must be destroyed first; work
- * still queued that uses its workspaces must have finished. */
+/* Wait for the work queued in the device's primary context (kernels of this context's modules may
+ * still be running), then unload the modules and free the workspaces. Plans of it must be
+ * destroyed first. */
 ENGINE_API void engine_destroy(engine_ctx *ctx);
 
 /* Force one config for every later plan and call of ctx: the path of a config file or its JSON text
@@ -215,8 +216,11 @@ ENGINE_API engine_status engine_gemm_describe(engine_ctx *ctx, const engine_plan
 
 /* The message of this thread's last failed call (ctx may be NULL), "" when there was none. */
 ENGINE_API const char *engine_last_error(const engine_ctx *ctx);
-/* "ENGINE_ERROR_MISALIGNED" and so on. */
+/* "ENGINE_ERROR_MISALIGNED" and so on; "ENGINE_ERROR_UNKNOWN" past the last. */
 ENGINE_API const char *engine_status_string(engine_status status);
+/* sizeof the public struct named ("engine_options", "engine_plan_desc") as this library was built,
+ * 0 for another name: a binding that lays the structs out itself (Python's ctypes) checks it. */
+ENGINE_API size_t engine_struct_size(const char *name);
 
 #ifdef __cplusplus
 }

@@ -38,6 +38,17 @@ void engine_options_init(engine_options *o) { memset(o, 0, sizeof *o); }
 
 int engine_version(void) { return ENGINE_VERSION_MAJOR * 1000 + ENGINE_VERSION_MINOR; }
 
+size_t engine_struct_size(const char *name)
+{
+    if (!name)
+        return 0;
+    if (strcmp(name, "engine_options") == 0)
+        return sizeof(engine_options);
+    if (strcmp(name, "engine_plan_desc") == 0)
+        return sizeof(engine_plan_desc);
+    return 0;
+}
+
 /* Templates, shipped configs and wisdom are found next to the library, as the command finds them
  * next to itself: build/libengine.so -> kernels_src/, PREFIX/lib -> PREFIX/share/engine/. */
 static pthread_once_t g_paths_once = PTHREAD_ONCE_INIT;

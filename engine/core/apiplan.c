@@ -585,6 +585,8 @@ void apiplan_ctx_free(engine_ctx *c)
         err_t ignored;
         err_clear(&ignored);
         gpu_set_current(&c->gpu, &ignored);
+        /* Kernels still queued may use the modules and workspaces freed below (engine.h). */
+        gpu_synchronize(&c->gpu, &ignored);
         for (size_t i = 0; i < c->nmods; i++)
             gpu_module_unload(&c->gpu, &c->mods[i].mod);
         for (size_t i = 0; i < c->nws; i++)

@@ -27,6 +27,7 @@
     X(cuDevicePrimaryCtxRelease)                                                                   \
     X(cuCtxSetCurrent)                                                                             \
     X(cuCtxGetCurrent)                                                                             \
+    X(cuCtxSynchronize)                                                                            \
     X(cuStreamCreate)                                                                              \
     X(cuStreamDestroy)                                                                             \
     X(cuStreamSynchronize)                                                                         \
@@ -368,6 +369,12 @@ bool gpu_current(CUcontext *ctx)
 }
 
 void gpu_make_current(CUcontext ctx) { cu.cuCtxSetCurrent(ctx); }
+
+int gpu_synchronize(gpu_t *g, err_t *err)
+{
+    (void)g;
+    return CU_CHECK(cu.cuCtxSynchronize(), err);
+}
 
 bool gpu_enter(gpu_t *g, CUcontext *prev)
 {

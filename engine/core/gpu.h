@@ -55,6 +55,8 @@ int gpu_set_current(gpu_t *g, err_t *err);
 /* The calling thread's current context in *ctx (NULL: none); false when the driver cannot tell
  * (not installed). gpu_make_current makes one current again, NULL included. */
 bool gpu_current(CUcontext *ctx);
+/* Wait for all work queued in the current context (g's, made current by the caller). */
+int gpu_synchronize(gpu_t *g, err_t *err);
 void gpu_make_current(CUcontext ctx);
 /* For a library call: make g's context current on this thread, the caller's in *prev; true when it
  * switched (then gpu_leave gives the caller's back, none included). Only on an open g. */

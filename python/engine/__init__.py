@@ -21,7 +21,7 @@ from . import _layout
 from ._lib import EngineError, library
 
 __all__ = ["matmul", "explain", "warm", "wait_compiles", "Context", "EngineError"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
 def _stream_of(x, stream):

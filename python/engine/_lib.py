@@ -5,16 +5,13 @@ import ctypes.util
 import os
 import sys
 
-_STATUS = ["ENGINE_SUCCESS", "ENGINE_ERROR_INVALID_ARGUMENT", "ENGINE_ERROR_MISALIGNED",
-           "ENGINE_ERROR_DTYPE_MISMATCH", "ENGINE_ERROR_NO_GPU", "ENGINE_ERROR_CONFIG",
-           "ENGINE_ERROR_NOT_SUPPORTED", "ENGINE_ERROR_COMPILE", "ENGINE_ERROR_CUDA"]
-
-
 class EngineError(RuntimeError):
-    """A libengine call failed: status is the engine_status name, the message engine's one line."""
+    """A libengine call failed: status is the engine_status name (the library's own,
+    engine_status_string), the message engine's one line."""
 
-    def __init__(self, status, message):
-        self.status = _STATUS[status] if 0 <= status < len(_STATUS) else f"status {status}"
+    def __init__(self, status, message, name=None):
+        self.code = status
+        self.status = name or f"status {status}"
         super().__init__(f"{self.status}: {message}")
 
 
@@ -27,7 +24,7 @@ _JIT = {None: 0, "async": 1, "sync": 2}  # engine_jit
 _WARM_PROGRESS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_char_p)
 # The library this package speaks to: engine_version() of libengine, major * 1000 + minor. A
 # library of another major, or an older minor, lays out its structs differently.
-_VERSION = (0, 2)
+_VERSION = (0, 3)
 
 
 class _PlanDesc(ctypes.Structure):  # engine_plan_desc
@@ -97,6 +94,16 @@ class Library:
         if v // 1000 != _VERSION[0] or v % 1000 < _VERSION[1]:
             raise OSError(f"{self.path} is libengine {v // 1000}.{v % 1000}; this package needs "
                           f"{_VERSION[0]}.{_VERSION[1]} or a later minor: rebuild it (make) or set ENGINE_LIB")
+        # The structs this package lays out must be the library's: same size, else it says which.
+        d.engine_struct_size.argtypes = [ctypes.c_char_p]
+        d.engine_struct_size.restype = ctypes.c_size_t
+        for name, ours in (("engine_options", _Options), ("engine_plan_desc", _PlanDesc)):
+            theirs = d.engine_struct_size(name.encode())
+            if theirs != ctypes.sizeof(ours):
+                raise OSError(f"{self.path}: {name} is {theirs} bytes in the library, {ctypes.sizeof(ours)} in "
+                              f"this package: they were built from different engine.h; rebuild (make) or set ENGINE_LIB")
+        d.engine_status_string.argtypes = [ctypes.c_int]
+        d.engine_status_string.restype = ctypes.c_char_p
         vp, i64, st = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
         d.engine_create.argtypes = [ctypes.POINTER(vp), ctypes.POINTER(_Options)]
         d.engine_destroy.argtypes = [vp]
@@ -120,7 +127,8 @@ class Library:
 
     def _check(self, status, ctx):
         if status:
-            raise EngineError(status, (self.dll.engine_last_error(ctx) or b"").decode(errors="replace"))
+            raise EngineError(status, (self.dll.engine_last_error(ctx) or b"").decode(errors="replace"),
+                              (self.dll.engine_status_string(status) or b"").decode())
 
     def create(self, device, cache_dir, wisdom_dir, user_wisdom_dir, no_device, arch, sms, device_name, jit=None):
         if jit not in _JIT:

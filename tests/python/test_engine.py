@@ -384,6 +384,30 @@ class ThroughTheLibrary(unittest.TestCase):
         finally:
             self.ctx.set_config(None)
 
+    def test_structs_checked_against_the_library(self):
+        # a package whose engine_options is laid out otherwise than the library's is refused by name
+        orig = engine._lib._Options
+
+        class Longer(ctypes.Structure):
+            _fields_ = orig._fields_ + [("extra", ctypes.c_int64)]
+
+        engine._lib._Options = Longer
+        try:
+            with self.assertRaises(OSError) as e:
+                engine._lib.Library(LIB)
+            self.assertIn("engine_options is", str(e.exception))
+        finally:
+            engine._lib._Options = orig
+        lib = engine._lib.Library(LIB)  # as built: the same sizes
+        self.assertEqual(lib.dll.engine_struct_size(b"engine_plan_desc"), ctypes.sizeof(engine._lib._PlanDesc))
+
+    def test_status_names_are_the_librarys(self):
+        lib = engine._lib.Library(LIB)
+        with self.assertRaises(engine.EngineError) as e:
+            lib._check(9, None)
+        self.assertEqual(e.exception.status, "ENGINE_ERROR_OUT_OF_MEMORY")
+        self.assertEqual(e.exception.code, 9)
+
     def test_missing_library_is_named(self):
         with self.assertRaises(OSError) as e:
             engine._lib.Library("/nonexistent/libengine.so")

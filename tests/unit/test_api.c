@@ -212,7 +212,12 @@ static void test_status_strings(void **state)
     (void)state;
     assert_string_equal(engine_status_string(ENGINE_SUCCESS), "ENGINE_SUCCESS");
     assert_string_equal(engine_status_string(ENGINE_ERROR_NO_GPU), "ENGINE_ERROR_NO_GPU");
+    assert_string_equal(engine_status_string(ENGINE_ERROR_OUT_OF_MEMORY), "ENGINE_ERROR_OUT_OF_MEMORY");
     assert_string_equal(engine_status_string((engine_status)99), "ENGINE_ERROR_UNKNOWN");
+    assert_int_equal(engine_struct_size("engine_options"), sizeof(engine_options));
+    assert_int_equal(engine_struct_size("engine_plan_desc"), sizeof(engine_plan_desc));
+    assert_int_equal(engine_struct_size("engine_ctx"), 0);
+    assert_int_equal(engine_struct_size(NULL), 0);
 }
 
 /* No driver on this machine: engine_create fails cleanly, saying so. */
