@@ -62,6 +62,14 @@ if command -v nm >/dev/null && [ -d "$B/obj/core" ] && [ -d "$B/obj/lab" ]; then
 else
   skip "the floors' symbols" "no nm or no build/obj"
 fi
+# Core neither prints nor exits: no object of it names exit, stdout, stderr or the printing calls
+# (a message goes into an err_t, a report to a callback or a FILE the caller gives).
+if command -v nm >/dev/null && [ -d "$B/obj/core" ]; then
+  bad=$(for o in "$B"/obj/core/*.o; do nm -u "$o" | awk -v f="${o##*/}" '$2 ~ /^(exit|_exit|printf|puts|putchar|perror|vprintf|stdout|stderr)$/ {print f": "$2}'; done)
+  [ -z "$bad" ] && pass "core's objects name no exit, stdout, stderr or printf" || fail "core's objects name no exit, stdout, stderr or printf" "$bad"
+else
+  skip "core prints nothing" "no nm or no $B/obj/core"
+fi
 # The library's SONAME carries engine.h's major version, and what links against it asks for that.
 major=$(sed -n 's/^#define ENGINE_VERSION_MAJOR \([0-9]*\)/\1/p' include/engine.h)
 if command -v readelf >/dev/null && [ -f "$B/libengine.so" ]; then

@@ -4,15 +4,18 @@
 #include "compile.h"
 #include "err.h"
 #include "info.h"
+#include "jitlog.h"
 #include "merge.h"
 #include "paths.h"
 #include "pickcmd.h"
 #include "run.h"
 #include "serve.h"
+#include "util.h"
 #include "tune.h"
 #include "warmcmd.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -58,9 +61,17 @@ static void usage_main(FILE *f)
                "reported and skipped, and the exit code is the worst outcome.\n");
 }
 
+static void out_of_memory(size_t n)
+{
+    fprintf(stderr, "engine: out of host memory allocating %zu bytes\n", n);
+    exit(EXIT_SYSTEM);
+}
+
 int main(int argc, char **argv)
 {
+    util_set_oom(out_of_memory);
     paths_init(argv[0]);
+    jitlog_init(false);
     int rc;
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage_main(argc < 2 ? stderr : stdout);

@@ -14,6 +14,7 @@
 
 #include "arch.h"
 #include "jit.h"
+#include "jitlog.h"
 #include "model.h"
 #include "progress.h"
 #include "rank.h"
@@ -834,7 +835,7 @@ int tune_main(const opts_t *o)
     if (!o->dry_run) {
         if (setup_cache(&t.su, o, true, &err) || setup_pool(&t.su, o, &err))
             goto fail;
-        jit_set_quiet(true);
+        jitlog_init(true);
         worker_conf wc = {worker_default_exe(), t.su.cache.dir, false, 600};
         dispatch_conf sc = {.alpha = o->alpha, .beta = o->beta, .seed = o->seed, .arch = t.su.arch,
                          .smem_limit = t.su.smem_limit, .dtype = dtype_name(t.sp.base.dtype), .path = t.sp.base.path,

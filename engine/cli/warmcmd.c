@@ -6,6 +6,7 @@
 #include "cache.h"
 #include "gpu.h"
 #include "jit.h"
+#include "jitlog.h"
 #include "progress.h"
 #include "util.h"
 #include "warm.h"
@@ -30,7 +31,7 @@ int warm_main(const opts_t *o)
         return EXIT_SYSTEM;
     }
     jit_set_cache(&cache);
-    jit_set_quiet(true); /* a failed compile is one line of the summary, not a log */
+    jitlog_init(true); /* a failed compile is one line of the summary, not a log */
     /* Every dtype, op and kind of product: each pick holds the entries wisdom weighs for it. */
     pick_t *picks[2 * 4 * 2];
     size_t n = 0;

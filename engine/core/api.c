@@ -60,7 +60,7 @@ static void paths_once(void)
         paths_init_beside(info.dli_fname);
     else
         paths_init(NULL);
-    jit_set_silent(); /* a library never prints: a failed compile is its status and first error line */
+    /* No jit reporter: a library never prints; a failed compile is its status and first error line. */
 }
 
 static pthread_mutex_t g_cache_lock = PTHREAD_MUTEX_INITIALIZER;

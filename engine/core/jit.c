@@ -44,8 +44,7 @@ static const cache_t *g_disk;
  * another context's thread compiles). */
 static int g_disk_users;
 static pthread_cond_t g_disk_idle = PTHREAD_COND_INITIALIZER;
-static bool g_quiet;  /* compile errors: only err, no log and source on stderr */
-static bool g_silent; /* nothing on stderr at all, cache warnings neither (the library) */
+static jit_reporter g_report; /* jit_set_reporter's; zero: nothing reported */
 
 size_t jit_parse_ptxas(const char *log, jit_func_info *funcs, size_t max)
 {
@@ -184,17 +183,8 @@ static int do_compile(const char *prog_name, const char *source, const char **op
     res->log[0] = '\0';
     if (NVRTC_CHECK(nvrtcGetProgramLog(prog, res->log), err))
         goto out_destroy_program;
-    if (crc != NVRTC_SUCCESS && !g_quiet && !g_silent) {
-        /* One banner at a time: compiles run on several threads. */
-        flockfile(stderr);
-        char name[16];
-        fprintf(stderr, "==== compile of config %s (program %s, %s) failed: %s ====\n", label, prog_name,
-                arch_name(arch, name, sizeof name), nvrtcGetErrorString(crc));
-        fprintf(stderr, "%s\n---- pasted source ----\n", res->log);
-        jit_print_numbered(stderr, source);
-        fprintf(stderr, "==== end of %s ====\n", prog_name);
-        funlockfile(stderr);
-    }
+    if (crc != NVRTC_SUCCESS && g_report.compile_failed)
+        g_report.compile_failed(g_report.user, label, prog_name, arch, nvrtcGetErrorString(crc), res->log, source);
     if (crc != NVRTC_SUCCESS) {
         /* First line of the log that says "error" is the most useful one-liner. */
         const char *e = strstr(res->log, "error");
@@ -335,8 +325,8 @@ static int from_disk(const cache_t *disk, const char *key, jit_result *res)
     err_clear(&warn);
     int rc = cache_get(disk, key, &e, &warn);
     if (rc == CACHE_CORRUPT || rc == CACHE_ERROR) {
-        if (!g_silent) /* a library prints nothing: the entry is rebuilt either way, and counted */
-            err_print(stderr, &warn);
+        if (g_report.cache_warning) /* the entry is rebuilt either way, and counted */
+            g_report.cache_warning(g_report.user, &warn);
         pthread_mutex_lock(&g_lock);
         g_stats.corrupt++;
         pthread_mutex_unlock(&g_lock);
@@ -365,8 +355,8 @@ static void to_disk(const cache_t *disk, const char *key, const jit_result *res)
     err_clear(&err);
     /* A cache that cannot be written costs time, not correctness: say so once and go on. */
     static int warned;
-    if (cache_put(disk, key, &e, &err) && !g_silent && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-        err_print(stderr, &err);
+    if (cache_put(disk, key, &e, &err) && g_report.cache_warning && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        g_report.cache_warning(g_report.user, &err);
 }
 
 int jit_compile(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc,
@@ -515,9 +505,14 @@ void jit_set_cache(const cache_t *c)
     pthread_mutex_unlock(&g_lock);
 }
 
-void jit_set_quiet(bool quiet) { g_quiet = quiet; }
+void jit_set_reporter(const jit_reporter *r)
+{
+    if (r)
+        g_report = *r;
+    else
+        memset(&g_report, 0, sizeof g_report);
+}
 
-void jit_set_silent(void) { g_quiet = g_silent = true; }
 
 void jit_get_stats(jit_stats *s)
 {

@@ -75,13 +75,19 @@ void jit_forget(const jit_result *r);
 void jit_set_cache(const cache_t *c);
 void jit_get_stats(jit_stats *s);
 
-/* quiet: a failed compile sets err (its first error line) without printing the log and the
- * numbered source (a tune logs hundreds of points; `engine compile --verbose` shows one in full). */
-void jit_set_quiet(bool quiet);
-
-/* Quiet, and no warning of a damaged or unwritable cache either: a library prints nothing (the
- * entry is rebuilt all the same, and jit_stats counts it). For the life of the process. */
-void jit_set_silent(void);
+/* What jit has to say beyond a call's err: a failed compile's whole log with its pasted source, and a
+ * cache entry that is damaged or cannot be written. Core prints nothing: these go to the reporter
+ * the caller sets (the command's prints them on stderr: cli/jitlog.c). With none (the library's
+ * case, and the default) they go nowhere: the first error line is the call's err, and a rebuilt
+ * entry is counted in jit_stats. Either callback may be NULL. */
+typedef struct {
+    void (*compile_failed)(void *user, const char *label, const char *prog, int arch, const char *error,
+                           const char *log, const char *source);
+    void (*cache_warning)(void *user, const err_t *warning);
+    void *user;
+} jit_reporter;
+/* Use r (copied; NULL: none) from now on. Set it before compiles start: it is read unlocked. */
+void jit_set_reporter(const jit_reporter *r);
 
 /* Resource usage of one kernel of a result, or NULL when ptxas did not mention it. */
 const jit_func_info *jit_func(const jit_result *r, const char *name);

@@ -11,6 +11,10 @@
 #include <sys/types.h>
 
 void *xmalloc(size_t n);
+/* What happens when xmalloc and its kin find no host memory: fn(bytes) is called (the command's
+ * prints one line and exits 3); if it returns, or with none set (the library), the process aborts.
+ * Allocation failure is not a status: nothing below the API can continue without the memory. */
+void util_set_oom(void (*fn)(size_t));
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
