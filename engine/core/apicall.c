@@ -189,8 +189,7 @@ static engine_status run_fallback(engine_ctx *c, const apiarg_problem *p, const 
 {
     err_t err;
     err_clear(&err);
-    if (gpu_set_current(&c->gpu, &err) ||
-        fallback_gemm(&c->blas, p, alpha, (CUdeviceptr)(uintptr_t)kA, (CUdeviceptr)(uintptr_t)kB, beta,
+    if (fallback_gemm(&c->blas, p, alpha, (CUdeviceptr)(uintptr_t)kA, (CUdeviceptr)(uintptr_t)kB, beta,
                       (CUdeviceptr)(uintptr_t)C, (CUstream)stream, &err)) {
         snprintf(err.source, sizeof err.source, "%s", fn);
         return api_fail(api_status_of(&err), &err);
@@ -257,7 +256,7 @@ engine_status apicall_gemm(engine_ctx *c, const apiarg_problem *p, const char *f
         err_t err;
         err_clear(&err);
         pthread_mutex_unlock(&c->lock);
-        int rc = gpu_set_current(&c->gpu, &err) || gpu_capturing(&c->gpu, (CUstream)stream, &capturing, &err);
+        int rc = gpu_capturing(&c->gpu, (CUstream)stream, &capturing, &err);
         pthread_mutex_lock(&c->lock);
         if (rc) {
             pthread_mutex_unlock(&c->lock);

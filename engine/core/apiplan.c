@@ -521,8 +521,7 @@ engine_status apiplan_execute_ws(const engine_plan *pl, const char *fn, double a
     }
     if (!pl->run && !pl->scale)
         return ENGINE_SUCCESS;
-    if (gpu_set_current(&c->gpu, &err))
-        return fail(api_status_of(&err), &err);
+    /* The context is current: every entry point that reaches here made it so (api.c scope_in). */
     if (pl->scale) {
         long long ldc = pl->p.ldc, sc = pl->p.sc;
         int M = (int)pl->p.M, N = (int)pl->p.N, batch = (int)pl->p.batch;
