@@ -161,7 +161,7 @@ install: $(B)/engine $(B)/libengine.a $(B)/libengine.so $(B)/libengine.so.$(SO_M
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/engine/kernels_src $(DESTDIR)$(PREFIX)/share/engine/configs \
 		$(DESTDIR)$(PREFIX)/share/engine/tune $(DESTDIR)$(PREFIX)/share/engine/wisdom
 	install -m 755 $(B)/engine $(DESTDIR)$(PREFIX)/bin/engine
-	install -m 644 kernels_src/*.cu kernels_src/*.cuh $(DESTDIR)$(PREFIX)/share/engine/kernels_src/
+	install -m 644 kernels_src/*.cu kernels_src/*.cuh kernels_src/*.json $(DESTDIR)$(PREFIX)/share/engine/kernels_src/
 	install -m 644 configs/*.json configs/*.list $(DESTDIR)$(PREFIX)/share/engine/configs/
 	install -m 644 tune/*.json $(DESTDIR)$(PREFIX)/share/engine/tune/
 	install -m 644 wisdom/*.json $(DESTDIR)$(PREFIX)/share/engine/wisdom/

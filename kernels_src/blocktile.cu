@@ -70,10 +70,8 @@
     {"rule": "SPLITK == 1 || TPB == 1", "why": "split-K blocks each compute a single tile"}
   ],
   "requires": [
-    {"rule": "TA == 0 || BM % VEC_A == 0", "why": "A stored K x M is loaded VEC_A elements along M at a time"},
-    {"rule": "TB == 0 || BK % VEC_B == 0", "why": "B stored N x K is loaded VEC_B elements along K at a time"},
-    {"rule": "LDC == N || SPLITK == 1", "why": "split-K's scale_c, reduce and workspace index C as packed M x N"},
-    {"rule": "BATCH == 1 || SPLITK == 1", "why": "a batch takes grid z, which split-K's splits take otherwise; stream-K's blocks walk the tiles of one product"}
+    "transposed_loads",
+    "split_k_packed_c"
   ],
   "switches": {
     "FULL_M": "M % BM == 0",

@@ -81,13 +81,11 @@
     {"rule": "ASYNC == 1 || STAGES <= 2", "why": "without cp.async there is one buffer, or two with register staging"},
     {"rule": "STAGES_NARROW == 0 || ASYNC == 1", "why": "STAGES_NARROW deepens the cp.async pipeline; the register-staged one has two buffers"},
     {"rule": "ASYNC == 0 || ((BK + PAD_A) % VEC_A == 0 && (BN + PAD_B) % VEC_B == 0)", "why": "each cp.async into a stored row must stay aligned"},
-    {"rule": "STREAMK == 0 || SPLITK == 1", "why": "stream-K and split-K are two ways of sharing K among blocks; take one"}
+    "split_or_stream_k"
   ],
   "requires": [
-    {"rule": "TA == 0 || BM % VEC_A == 0", "why": "A stored K x M is loaded VEC_A elements along M at a time"},
-    {"rule": "TB == 0 || BK % VEC_B == 0", "why": "B stored N x K is loaded VEC_B elements along K at a time"},
-    {"rule": "LDC == N || (SPLITK == 1 && STREAMK == 0)", "why": "split-K's and stream-K's scale_c, reduce and workspace index C as packed M x N"},
-    {"rule": "BATCH == 1 || (SPLITK == 1 && STREAMK == 0)", "why": "a batch takes grid z, which split-K's splits take otherwise; stream-K's blocks walk the tiles of one product"}
+    "transposed_loads",
+    "split_stream_k_packed_c"
   ],
   "switches": {
     "FULL_M": "M % BM == 0",

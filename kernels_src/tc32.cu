@@ -91,8 +91,7 @@
   "requires": [
     {"rule": "TA == 0 || (SWAP == 1 && (PASSES == 3 || ROUND == 1))", "why": "wgmma takes TF32 operands K-major only: A stored K x M is transposed by SWAP's split of A (split_a_t), which 1xTF32 with ROUND 0 skips; the other modes read A's rows as stored"},
     {"rule": "TB == 0 || SWAP == 1", "why": "B stored N x K is read as it is only under SWAP (its fragments by ldmatrix from rows of K); the other modes stage B transposed from K x N"},
-    {"rule": "LDC == N || SPLITK == 1", "why": "split-K's scale_c, reduce and workspace index C as packed M x N"},
-    {"rule": "BATCH == 1 || SPLITK == 1", "why": "a batch takes grid z, which split-K's splits take otherwise"}
+    "split_k_packed_c"
   ],
   "switches": {
     "PACKLD_A": "PACK_LD && BATCH == 1 && SPLITK == 1 && (TA ? M : K) % 4 == 0 && ALIGN_A < 4 && M * K > 0 && M * K < 2147483648",

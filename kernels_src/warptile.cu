@@ -93,16 +93,14 @@
     {"rule": "PAD_BT == 0 || ((BN + PAD_BT) % min(TN, 16 / ELEM) == 0 && (BN + PAD_BT) % VEC_B == 0)", "why": "PAD_BT pads B's stored rows as PAD_B does, and they must stay as aligned"},
     {"rule": "DB != 1 || THREADS % 64 == 0", "why": "the staggered scheme splits the block into two halves of whole warps"},
     {"rule": "LANES == 0 || ((WN / WNITER) / TN >= 2 && (WN / WNITER) / TN <= 16)", "why": "the paired lane layout needs 2 to 16 lanes across a warp step"},
-    {"rule": "STREAMK == 0 || SPLITK == 1", "why": "stream-K and split-K are two ways of sharing K among blocks; take one"},
+    "split_or_stream_k",
     {"rule": "B_ASYNC == 0 || (DB == 3 && ARCH >= 80)", "why": "B by cp.async inside the register-staged double buffer (DB 3) needs sm_80 or newer"},
     {"rule": "B_ASYNC == 0 || (BN + PAD_B) % VEC_B == 0", "why": "each cp.async into a stored row of B must stay aligned"},
     {"rule": "PACK_B == 0 || SPLITK == 1 || SPLITK_MODE != 1", "why": "the packed B and the two-pass split-K partial tiles would both take the workspace"}
   ],
   "requires": [
-    {"rule": "TA == 0 || BM % VEC_A == 0", "why": "A stored K x M is loaded VEC_A elements along M at a time"},
-    {"rule": "TB == 0 || BK % VEC_B == 0", "why": "B stored N x K is loaded VEC_B elements along K at a time"},
-    {"rule": "LDC == N || (SPLITK == 1 && STREAMK == 0)", "why": "split-K's and stream-K's scale_c, reduce and workspace index C as packed M x N"},
-    {"rule": "BATCH == 1 || (SPLITK == 1 && STREAMK == 0)", "why": "a batch takes grid z, which split-K's splits take otherwise; stream-K's blocks walk the tiles of one product"}
+    "transposed_loads",
+    "split_stream_k_packed_c"
   ],
   "switches": {
     "FULL_M": "M % BM == 0",

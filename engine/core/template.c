@@ -304,21 +304,70 @@ static int get_expr(loader *ld, json_t *v, const char *const *path, size_t depth
     return load_fail(ld, path, depth, "%s must be an expression (string or integer)", path[depth - 1]);
 }
 
+/* Rules several templates share are written once, in rules.json beside them: an element of
+ * "constraints" or "requires" that is a string names a set there, whose rules take its place. The
+ * file is strict like a template's block: an object of NAME: [{"rule", "why"}, ...]. */
+#define RULES_FILE "rules.json"
+
+static int add_rule(tpl_rule **out, size_t *n, size_t *cap, json_t *r)
+{
+    json_t *rule = json_object_get(r, "rule"), *why = json_object_get(r, "why");
+    if (!json_is_object(r) || !json_is_string(rule) || !json_is_string(why) || json_object_size(r) != 2)
+        return -1;
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 8;
+        *out = xrealloc(*out, *cap * sizeof **out);
+    }
+    (*out)[*n].rule = xstrdup(json_string_value(rule));
+    (*out)[*n].why = xstrdup(json_string_value(why));
+    (*n)++;
+    return 0;
+}
+
+/* The rules of shared set `name` appended to out; 0, or -1 with err set (naming rules.json). */
+static int add_shared(loader *ld, const char *key, size_t i, const char *name, tpl_rule **out, size_t *n, size_t *cap)
+{
+    char *file = path_join(ld->t->dir, RULES_FILE);
+    const char *path[] = {key};
+    json_error_t jerr;
+    json_t *root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+    int rc = 0;
+    if (!root) {
+        rc = load_fail(ld, path, 1, "\"%s\"[%zu] names the shared rule set \"%s\", but %s does not load: %s (line %d)",
+                       key, i, name, file, jerr.text, jerr.line);
+    } else {
+        json_t *set = json_object_get(root, name);
+        if (!json_is_object(root) || !json_is_array(set)) {
+            rc = load_fail(ld, path, 1, "\"%s\"[%zu]: %s has no rule set \"%s\" (an array of {\"rule\", \"why\"})", key, i,
+                           file, name);
+        } else {
+            for (size_t k = 0; k < json_array_size(set) && !rc; k++)
+                if (add_rule(out, n, cap, json_array_get(set, k)))
+                    rc = load_fail(ld, path, 1, "%s: \"%s\"[%zu] must be {\"rule\": \"...\", \"why\": \"...\"}", file, name, k);
+        }
+        json_decref(root);
+    }
+    free(file);
+    return rc;
+}
+
 static int load_rules(loader *ld, json_t *arr, const char *key, tpl_rule **out, size_t *n)
 {
     const char *path[] = {key};
     if (!arr)
         return 0;
     if (!json_is_array(arr))
-        return load_fail(ld, path, 1, "\"%s\" must be an array of {\"rule\", \"why\"}", key);
-    *n = json_array_size(arr);
-    *out = xcalloc(*n, sizeof **out);
-    for (size_t i = 0; i < *n; i++) {
-        json_t *r = json_array_get(arr, i), *rule = json_object_get(r, "rule"), *why = json_object_get(r, "why");
-        if (!json_is_object(r) || !json_is_string(rule) || !json_is_string(why) || json_object_size(r) != 2)
-            return load_fail(ld, path, 1, "\"%s\"[%zu] must be {\"rule\": \"...\", \"why\": \"...\"}", key, i);
-        (*out)[i].rule = xstrdup(json_string_value(rule));
-        (*out)[i].why = xstrdup(json_string_value(why));
+        return load_fail(ld, path, 1, "\"%s\" must be an array of {\"rule\", \"why\"} (or names of shared sets)", key);
+    size_t cap = 0;
+    *n = 0;
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *r = json_array_get(arr, i);
+        if (json_is_string(r)) {
+            if (add_shared(ld, key, i, json_string_value(r), out, n, &cap))
+                return -1;
+        } else if (add_rule(out, n, &cap, r)) {
+            return load_fail(ld, path, 1, "\"%s\"[%zu] must be {\"rule\": \"...\", \"why\": \"...\"} or a shared set's name", key, i);
+        }
     }
     return 0;
 }

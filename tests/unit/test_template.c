@@ -324,6 +324,56 @@ static void test_compile_cost(void **state)
     }
 }
 
+/* Rules several templates share are written once (rules.json beside the template) and named from
+ * "requires" or "constraints"; a name rules.json lacks, or a missing file, is refused naming both. */
+static void test_shared_rules(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/engine-rules-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128], rules[128];
+    snprintf(path, sizeof path, "%s/t.cu", dir);
+    snprintf(rules, sizeof rules, "%s/rules.json", dir);
+    const char *text = "/* engine:template\n{\"summary\": \"t\", \"dtypes\": [\"f32\"], \"params\": {\"B\": "
+                       "{\"default\": 4}}, \"constraints\": [\"small\", {\"rule\": \"B > 1\", \"why\": \"own\"}], "
+                       "\"requires\": [\"%s\"], \"launches\": [{\"kernel\": \"gemm\", \"grid\": [1, 1, 1], "
+                       "\"block\": [\"B\", 1, 1]}]}\n*/\n";
+    char buf[1024];
+    snprintf(buf, sizeof buf, text, "square");
+    template_t t;
+    err_t err;
+    err_clear(&err);
+    assert_int_not_equal(template_parse("t", path, buf, &t, &err), 0); /* no rules.json yet */
+    assert_non_null(strstr(err.text, "rules.json does not load"));
+    FILE *f = fopen(rules, "w");
+    assert_non_null(f);
+    fputs("{\"small\": [{\"rule\": \"B <= 64\", \"why\": \"a small block\"}],\n"
+          " \"square\": [{\"rule\": \"M == N\", \"why\": \"square only\"}, {\"rule\": \"K > 0\", \"why\": \"some K\"}]}\n", f);
+    fclose(f);
+    err_clear(&err);
+    if (template_parse("t", path, buf, &t, &err))
+        fail_msg("%s", err.text);
+    assert_int_equal(t.nconstraints, 2);
+    assert_string_equal(t.constraints[0].rule, "B <= 64");
+    assert_string_equal(t.constraints[1].why, "own");
+    assert_int_equal(t.nrequires, 2);
+    assert_string_equal(t.requires[1].rule, "K > 0");
+    int64_t values[1] = {4};
+    plan_t p;
+    err_clear(&err);
+    assert_int_not_equal(template_plan(&t, path, "t", values, DTYPE_F32, 90, 8, 16, 8, 232448, &p, &err), 0);
+    assert_non_null(strstr(err.text, "requires M == N (square only)"));
+    assert_int_equal(err.cause, ERR_UNSUPPORTED);
+    plan_free(&p);
+    template_free(&t);
+    snprintf(buf, sizeof buf, text, "round");
+    err_clear(&err);
+    assert_int_not_equal(template_parse("t", path, buf, &t, &err), 0);
+    assert_non_null(strstr(err.text, "has no rule set \"round\""));
+    unlink(rules);
+    rmdir(dir);
+}
+
 /* "pdl": a boolean; the plan asks for programmatic dependent launch only on sm_90 and newer (the
  * griddepcontrol instructions exist there), and never for a template that did not promise to wait. */
 static void test_pdl(void **state)
@@ -432,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_plan_idx64),
         cmocka_unit_test(test_plan_refusals),
         cmocka_unit_test(test_compile_cost),
+        cmocka_unit_test(test_shared_rules),
         cmocka_unit_test(test_pdl),
         cmocka_unit_test(test_pdl_modes),
     };
