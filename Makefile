@@ -2,6 +2,7 @@
 #   make            build build/engine
 #   make test       everything that needs no GPU (unit tests, invalid configs, compile matrix)
 #   make sanitize   the same with ASan (leaks too) and UBSan, built in build-san
+#   make tsan       the library's threads tests under ThreadSanitizer, built in build-tsan
 #   make fuzz       each libFuzzer harness of tests/fuzz for FUZZ_SECONDS (default 60), built in build-fuzz
 #   make test-gpu   verification, cross-check, error paths, crash isolation, tune and sanitizers on the GPU
 #                   (prebuilt binaries)
@@ -58,7 +59,7 @@ FUZZ_FLAGS := -g -O1 -std=c11 -Wall -Wextra -Werror -I$(CUDA_HOME)/include -fno-
 FUZZ_OBJ  := $(filter-out build-fuzz/obj/cli/main.o,$(SRC:engine/%.c=build-fuzz/obj/%.o))
 FUZZERS   := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all test test-gpu test-slurm bench walk probes install clean deps sanitize fuzz examples
+.PHONY: all test test-gpu test-slurm bench walk probes install clean deps sanitize fuzz examples tsan
 all: $(B)/engine $(B)/libengine.a $(B)/libengine.so $(B)/libengine.so.$(SO_MAJOR) examples $(B)/gpu_lib $(B)/lib_gpu.sh
 
 # One probe line per dependency; installs what is missing when run as root (tools/deps.sh).
@@ -121,6 +122,17 @@ test: all $(TESTS)
 sanitize:
 	@$(MAKE) --no-print-directory B=build-san CFLAGS="-O1 -g $(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" test
 
+# The library's thread contract under ThreadSanitizer (built in build-tsan): many contexts and
+# threads at once (test_threads), two threads on one plan cache (test_api), the disk cache replaced
+# under readers (test_jit), the compile pool (test_pool). The first race reported fails it.
+TSAN_TESTS := test_threads test_api test_jit test_pool
+tsan:
+	@$(MAKE) -s --no-print-directory B=build-tsan CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
+		$(TSAN_TESTS:%=build-tsan/tests/%)
+	@for t in $(TSAN_TESTS); do TSAN_OPTIONS="halt_on_error=1 exitcode=66" build-tsan/tests/$$t >build-tsan/$$t.log 2>&1; \
+		rc=$$?; printf '  %-14s %s\n' $$t "$$(tail -n 1 build-tsan/$$t.log)"; \
+		[ $$rc = 0 ] || { grep -A12 'ThreadSanitizer' build-tsan/$$t.log | head -40; exit 1; }; done; echo "tsan: no race in $(TSAN_TESTS)"
+
 # Each fuzzer for FUZZ_SECONDS (default 60), or FUZZ_RUNS executions over FUZZ_JOBS processes;
 # corpora seeded from the repository (tests/fuzz/run.sh).
 fuzz: $(FUZZERS) $(B)/engine
@@ -174,7 +186,7 @@ install: $(B)/engine $(B)/libengine.a $(B)/libengine.so $(B)/libengine.so.$(SO_M
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@CUDA_LIB@|$(CUDA_LIB)|g' tools/engine.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/engine.pc
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-tsan
 
 -include $(OBJ:.o=.d)
 
