@@ -202,6 +202,32 @@ check_rc "make install PREFIX=..." 0 $?
 check_rc "the installed engine finds its templates and configs from another directory" 0 $?
 (cd "$tmp" && "$tmp/prefix/bin/engine" tune warptile --arch sm_90 --dry-run >"$tmp/out" 2>&1)
 check_rc "...and its shipped tuning spaces (engine tune warptile)" 0 $? "$(cat "$tmp/out")"
+# examples/sgemm.c builds as its top comment says, a user's way: the comment's own line, run in a
+# folder of its own against the installed tree, with CUDA and PKG_CONFIG_PATH set as the comment asks,
+# and CUDA nowhere but where CUDA says: cc runs with a root of the system's /usr/include, /usr/lib and
+# /lib (links) and CUDA's folder, not /usr/local, where some machines (this one) link CUDA's headers
+# and libraries, so a line that forgets CUDA's -I or -L fails here as on a user's machine.
+ex_line=$(sed -n 's/^ \*   \(cc sgemm\.c .*\)$/\1/p' examples/sgemm.c)
+cuda=${CUDA_HOME:-/usr/local/cuda}
+if [ -z "$ex_line" ]; then
+  fail "examples/sgemm.c's top comment has a build line (' *   cc sgemm.c ...')"
+elif ! command -v pkg-config >/dev/null || [ ! -f "$cuda/include/cublas_v2.h" ]; then
+  skip "examples/sgemm.c builds by its comment's line" "no pkg-config or no cuBLAS headers in $cuda"
+else
+  root="$tmp/root"
+  mkdir -p "$root/usr" "$root$(dirname "$cuda")" "$tmp/ex" "$tmp/bin"
+  for d in /lib /lib64 /usr/include /usr/lib /usr/lib64; do [ -e "$d" ] && ln -s "$d" "$root$d"; done
+  ln -s "$cuda" "$root$cuda"
+  printf '#!/bin/sh\nexec %s --sysroot=%s "$@"\n' "$(command -v cc)" "$root" >"$tmp/bin/cc" && chmod +x "$tmp/bin/cc"
+  cp examples/sgemm.c "$tmp/ex/"
+  (cd "$tmp/ex" && env -u LIBRARY_PATH -u CPATH -u C_INCLUDE_PATH PATH="$tmp/bin:$PATH" CUDA="$cuda" \
+    PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" bash -c "$ex_line") >"$tmp/out" 2>&1
+  check_rc "examples/sgemm.c builds by its comment's line against the installed tree: $ex_line" 0 $? "$(cat "$tmp/out")"
+  readelf -d "$tmp/ex/a.out" 2>/dev/null | grep -q 'NEEDED.*\[libengine\.so\]' &&
+    readelf -d "$tmp/ex/a.out" | grep -q "R.*PATH.*$tmp/prefix/lib" &&
+    pass "...linked to the installed libengine.so, found by its run path" ||
+    fail "...linked to the installed libengine.so, found by its run path" "$(readelf -d "$tmp/ex/a.out" 2>&1 | grep -E 'NEEDED|PATH')"
+fi
 # ENGINE_PTXAS_OPTIONS (extra ptxas options, for experiments): the CUBIN cache keys on them, so the
 # same config with and without them compiles twice and then comes from the cache; a bad option is
 # ptxas's error, exit 2.
