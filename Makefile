@@ -161,7 +161,7 @@ install: $(B)/engine $(B)/libengine.a $(B)/libengine.so
 	install -m 644 include/engine.h $(DESTDIR)$(PREFIX)/include/engine.h
 	install -m 644 $(B)/libengine.a $(DESTDIR)$(PREFIX)/lib/libengine.a
 	install -m 755 $(B)/libengine.so $(DESTDIR)$(PREFIX)/lib/libengine.so
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@CUDA_LIB@|$(CUDA_LIB)|g' tools/engine.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/engine.pc
+	for pc in engine engine-shared; do sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@CUDA_LIB@|$(CUDA_LIB)|g' tools/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; done
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -228,6 +228,29 @@ else
     pass "...linked to the installed libengine.so, found by its run path" ||
     fail "...linked to the installed libengine.so, found by its run path" "$(readelf -d "$tmp/ex/a.out" 2>&1 | grep -E 'NEEDED|PATH')"
 fi
+# pkg-config on the installed tree: the plain form links libengine.so, --static libengine.a (with the
+# libraries the archive needs after it, and no libengine.so), each program runs and reads the version.
+if command -v pkg-config >/dev/null; then
+  printf '#include <engine.h>\n#include <stdio.h>\nint main(void) { printf("%%d\\n", engine_version()); return 0; }\n' >"$tmp/ex/ver.c"
+  want=$(sed -n 's/^#define ENGINE_VERSION_MAJOR \([0-9]*\)$/\1/p; s/^#define ENGINE_VERSION_MINOR \([0-9]*\)$/\1/p' include/engine.h |
+    paste -sd' ' | awk '{print $1 * 1000 + $2}')
+  for form in shared static; do
+    flag=; [ $form = static ] && flag=--static
+    (cd "$tmp/ex" && PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" \
+      bash -c "cc ver.c \$(pkg-config $flag --cflags --libs engine) -o ver-$form && ./ver-$form") >"$tmp/out" 2>&1
+    rc=$?
+    needed=$(readelf -d "$tmp/ex/ver-$form" 2>/dev/null | grep -c 'NEEDED.*\[libengine\.so\]')
+    defined=$(nm "$tmp/ex/ver-$form" 2>/dev/null | grep -c ' T engine_version$')
+    if [ $form = shared ]; then ok=$([ "$needed" = 1 ] && [ "$defined" = 0 ] && echo 1); else ok=$([ "$needed" = 0 ] && [ "$defined" = 1 ] && echo 1); fi
+    lib=libengine.$([ $form = static ] && echo a || echo so)
+    [ "$rc" = 0 ] && [ "$(cat "$tmp/out")" = "$want" ] && [ "$ok" = 1 ] &&
+      pass "cc \$(pkg-config ${flag:+$flag }--cflags --libs engine) links $lib, not the other; the program runs (version $want)" ||
+      fail "cc \$(pkg-config ${flag:+$flag }--cflags --libs engine) links $lib, not the other; the program runs" \
+        "exit $rc, printed $(cat "$tmp/out"), NEEDED libengine.so $needed, engine_version defined $defined; flags: $(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config $flag --libs engine)"
+  done
+else
+  skip "pkg-config --static links libengine.a" "no pkg-config"
+fi
 # ENGINE_PTXAS_OPTIONS (extra ptxas options, for experiments): the CUBIN cache keys on them, so the
 # same config with and without them compiles twice and then comes from the cache; a bad option is
 # ptxas's error, exit 2.
