@@ -12,6 +12,7 @@
 #   make probes     build the FP64 issue-rate probes with nvcc (optional; bench/probes/run.sh runs them)
 #   make examples   examples/sgemm (libengine against cuBLAS; needs a GPU to run, not to build)
 #   make install PREFIX=/usr/local   (DESTDIR honoured): the command, its data, engine.h, libengine.a/.so, engine.pc
+#   make help       this list
 CUDA_HOME ?= /usr/local/cuda
 PREFIX    ?= /usr/local
 CC        ?= cc
@@ -55,7 +56,7 @@ FUZZ_FLAGS := -g -O1 -std=c11 -Wall -Wextra -Werror -I$(CUDA_HOME)/include -fno-
 FUZZ_OBJ  := $(filter-out build-fuzz/obj/cli/main.o,$(SRC:engine/%.c=build-fuzz/obj/%.o))
 FUZZERS   := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all test test-gpu test-slurm bench walk probes install clean deps sanitize fuzz examples
+.PHONY: all test test-gpu test-slurm bench walk probes install clean deps sanitize fuzz examples help
 all: $(B)/engine $(B)/libengine.a $(B)/libengine.so examples $(B)/gpu_lib $(B)/lib_gpu.sh
 
 # One probe line per dependency; installs what is missing when run as root (tools/deps.sh).
@@ -167,6 +168,10 @@ clean:
 	rm -rf build build-san build-fuzz
 
 -include $(OBJ:.o=.d)
+
+# make help: the opening comment of this file, which lists the targets (kept there, read here).
+help:
+	@sed -n '/^[^#]/q; s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 # make print-VAR: a variable's value, for the tests that check how the floors are built (tests/layers.sh).
 print-%:

@@ -196,6 +196,17 @@ $E compile tiled --set FOO --arch sm_90 >/dev/null 2>"$tmp/err"
 [ "$(cat "$tmp/err")" = '--set: "FOO" must look like KEY=VALUE, e.g. BM=128' ] &&
   pass "...the command line's --set is still named --set" || fail "the command line's --set is named --set" "$(cat "$tmp/err")"
 
+# make help prints the Makefile's opening comment (the targets, one a line), and each target it
+# names is one the Makefile has. (Its own make: under make test's -j the jobserver warns on stderr.)
+MAKEFLAGS= MAKELEVEL= make -s help >"$tmp/help" 2>"$tmp/help.err"
+check_rc "make help" 0 $? "$(head -3 "$tmp/help.err")"
+sed -n '/^[^#]/q; s/^# \{0,1\}//p' Makefile | cmp -s - "$tmp/help" && grep -q '^  make help ' "$tmp/help" &&
+  pass "...prints the Makefile's opening comment, make help among its lines" ||
+  fail "...prints the Makefile's opening comment" "$(diff <(sed -n '/^[^#]/q; s/^# \{0,1\}//p' Makefile) "$tmp/help" | head -5)"
+missing=
+for t in $(sed -n 's/^  make \([a-z-]*\).*/\1/p' "$tmp/help"); do grep -q "^$t:" Makefile || missing="$missing $t"; done
+[ -n "$(sed -n 's/^  make \([a-z-]*\).*/\1/p' "$tmp/help")" ] && [ -z "$missing" ] &&
+  pass "...and every target it names is a rule of the Makefile" || fail "every target make help names is a rule" "missing:$missing"
 make -s install B="${BUILD:-build}" PREFIX="$tmp/prefix" >/dev/null 2>&1
 check_rc "make install PREFIX=..." 0 $?
 (cd "$tmp" && "$tmp/prefix/bin/engine" compile ldg_wider2 --arch sm_86 >"$tmp/out" 2>&1)
