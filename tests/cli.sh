@@ -71,6 +71,43 @@ bad_layout "tune --wisdom with a batch's own strides" "engine: --wisdom: wisdom 
   tune --batch 4 --stride-a 0 --wisdom /tmp configs/naive.json
 bad_layout "pick: --lda below the row length" "engine: shape 64x64x64: lda: 63 is below the row length of A (M x K, op N) as stored (64): rows would overlap" \
   pick --shapes 64x64x64 --lda 63
+# engine pick answers first: its choice per shape and why, then a line of totals; the candidates and
+# the entries left out (at sm_90 the shipped tc32 entries, which need sm_90a) only with --verbose,
+# else the entries left out are counted by reason, on stderr, after the answer.
+pick_args=(pick --arch sm_90 --shapes 512x512x128,128x128x64)
+$E "${pick_args[@]}" >"$tmp/pick.out" 2>"$tmp/pick.err"
+check_rc "engine pick" 0 $? "$(cat "$tmp/pick.err")"
+$E "${pick_args[@]}" --verbose >"$tmp/pickv.out" 2>"$tmp/pickv.err"
+check_rc "engine pick --verbose" 0 $? "$(cat "$tmp/pickv.err")"
+python3 - "$tmp/pick.out" "$tmp/pick.err" "$tmp/pickv.out" "$tmp/pickv.err" <<'PY' 2>"$tmp/py.err" &&
+import re, sys
+out, err, vout, verr = (open(f).read().splitlines() for f in sys.argv[1:])
+shapes = ["512x512x128", "128x128x64"]
+# The answer first: the header, then each shape's choice, its weighing and the chosen line.
+assert out[0].startswith("pick: ") and out[1] == "", out[:3]
+heads = [i for i, l in enumerate(out) if re.match(r"^\d+x\d+x\d+: ", l)]
+assert [out[i].split(":")[0] for i in heads] == shapes and heads[0] == 2, heads
+assert sum(l.startswith("  chosen: ") for l in out) == len(shapes), out
+assert not any(l.startswith("  entry ") for l in out), "candidates listed without --verbose"
+assert out[-2].startswith("pick: 2 shapes in ") and "--verbose" in out[-1], out[-2:]
+# The entries left out: each on its own line with --verbose, else counted by reason, a few lines.
+each = [l for l in verr if "this wisdom entry is left out: " in l]
+counted = [re.match(r"^engine: (\d+) wisdom entr(?:y|ies) left out: (.+) \(--verbose lists (?:it|them)\)$", l) for l in err]
+assert each and all(counted) and 1 <= len(counted) <= 4, err
+assert sum(int(m.group(1)) for m in counted) == len(each), (len(each), err)
+assert {m.group(2) for m in counted} == {l.split("this wisdom entry is left out: ", 1)[1] for l in each}, err
+# --verbose: the same answer, then every candidate that loaded; with those left out, the header's count.
+vheads = [i for i, l in enumerate(vout) if re.match(r"^\d+x\d+x\d+: ", l)]
+entries = [i for i, l in enumerate(vout) if l.startswith("  entry ")]
+n = int(re.search(r"; (\d+) candidates \(loaded in", vout[0]).group(1))
+assert [vout[i] for i in vheads] == [out[i] for i in heads], (vheads, heads)
+assert entries and min(entries) > max(vheads) and len(entries) + len(each) == n, (len(entries), len(each), n)
+PY
+  pass "pick: the answer first, candidates and each entry left out only with --verbose (else counted by reason)" ||
+  fail "pick: the answer first, candidates and each entry left out only with --verbose" "$(tail -1 "$tmp/py.err")"
+$E "${pick_args[@]}" --format jsonl >"$tmp/pick.out" 2>/dev/null
+[ "$(grep -c '^{"shape":' "$tmp/pick.out")" = 2 ] && [ "$(wc -l <"$tmp/pick.out")" = 2 ] &&
+  pass "pick --format jsonl: one line per shape on stdout, nothing else" || fail "pick --format jsonl: one line per shape" "$(cat "$tmp/pick.out")"
 # engine pick with leading dimensions: the alignment class they leave (ld + 1: A's rows 8 bytes
 # apart in f64) is the problem's; the shipped wisdom holds packed entries only, so none is exact there.
 # (f64: its DMMA entries take every layout; the f32 tensor-core entries take packed rows only,

@@ -257,7 +257,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     for (size_t c = 0; c < n; c++)
         any = any || p->sel.cands[c].loaded;
     if (pp->op && !op_note && n && !any) {
-        warn_left_out(&p->sel, pp->warn);
+        warn_left_out(&p->sel, pp->left_out);
         select_free(&p->sel);
         n = n_all;
         for (size_t i = 0; i < n; i++)
@@ -276,7 +276,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     free(paths_all);
     p->op_note = op_note ? xstrdup(op_note) : NULL;
     p->sel.op = pp->op;
-    warn_left_out(&p->sel, pp->warn);
+    warn_left_out(&p->sel, pp->left_out);
     free(entries);
     free(files);
     free(paths);
