@@ -13,6 +13,7 @@
 #   make probes     build the FP64 issue-rate probes with nvcc (optional; bench/probes/run.sh runs them)
 #   make examples   examples/sgemm (libengine against cuBLAS; needs a GPU to run, not to build)
 #   make install PREFIX=/usr/local   (DESTDIR honoured): the command, its data, engine.h, libengine.a/.so, engine.pc
+#   make help       this list
 CUDA_HOME ?= /usr/local/cuda
 PREFIX    ?= /usr/local
 CC        ?= cc
@@ -59,7 +60,7 @@ FUZZ_FLAGS := -g -O1 -std=c11 -Wall -Wextra -Werror -I$(CUDA_HOME)/include -fno-
 FUZZ_OBJ  := $(filter-out build-fuzz/obj/cli/main.o,$(SRC:engine/%.c=build-fuzz/obj/%.o))
 FUZZERS   := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all test test-gpu test-slurm bench walk probes install clean deps sanitize fuzz examples tsan
+.PHONY: all test test-gpu test-slurm bench walk probes install clean deps sanitize fuzz examples tsan help
 all: $(B)/engine $(B)/libengine.a $(B)/libengine.so $(B)/libengine.so.$(SO_MAJOR) examples $(B)/gpu_lib $(B)/lib_gpu.sh
 
 # One probe line per dependency; installs what is missing when run as root (tools/deps.sh).
@@ -183,12 +184,16 @@ install: $(B)/engine $(B)/libengine.a $(B)/libengine.so $(B)/libengine.so.$(SO_M
 	install -m 755 $(B)/libengine.so $(DESTDIR)$(PREFIX)/lib/libengine.so.$(SO_MAJOR).$(SO_MINOR)
 	ln -sf libengine.so.$(SO_MAJOR).$(SO_MINOR) $(DESTDIR)$(PREFIX)/lib/libengine.so.$(SO_MAJOR)
 	ln -sf libengine.so.$(SO_MAJOR) $(DESTDIR)$(PREFIX)/lib/libengine.so
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@CUDA_LIB@|$(CUDA_LIB)|g' tools/engine.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/engine.pc
+	for pc in engine engine-shared; do sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@CUDA_LIB@|$(CUDA_LIB)|g' tools/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; done
 
 clean:
 	rm -rf build build-san build-fuzz build-tsan
 
 -include $(OBJ:.o=.d)
+
+# make help: the opening comment of this file, which lists the targets (kept there, read here).
+help:
+	@sed -n '/^[^#]/q; s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 # make print-VAR: a variable's value, for the tests that check how the floors are built (tests/layers.sh).
 print-%:

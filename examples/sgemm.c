@@ -1,6 +1,8 @@
 /* sgemm.c — libengine from a user's program: C = A B^T (a linear layer's X W^T) through
- * engine_sgemm, then again through a plan, each checked against cuBLAS. Build: make examples, or
- *   cc sgemm.c $(pkg-config --cflags --libs engine) -lcublas -lcudart -lm
+ * engine_sgemm, then again through a plan, each checked against cuBLAS. Build: make examples, or after
+ * make install, with CUDA=/usr/local/cuda (where CUDA is: the example calls cuBLAS and the runtime) and,
+ * for a PREFIX the system does not search, PKG_CONFIG_PATH=PREFIX/lib/pkgconfig:
+ *   cc sgemm.c $(pkg-config --cflags --libs engine) -I$CUDA/include -L$CUDA/lib64 -Wl,-rpath,$CUDA/lib64 -lcublas -lcudart -lm
  * Prints the largest difference from cuBLAS relative to max|C|, and PASS or FAIL (exit 1). */
 #include <engine.h>
 

@@ -71,6 +71,43 @@ bad_layout "tune --wisdom with a batch's own strides" "engine: --wisdom: wisdom 
   tune --batch 4 --stride-a 0 --wisdom /tmp configs/naive.json
 bad_layout "pick: --lda below the row length" "engine: shape 64x64x64: lda: 63 is below the row length of A (M x K, op N) as stored (64): rows would overlap" \
   pick --shapes 64x64x64 --lda 63
+# engine pick answers first: its choice per shape and why, then a line of totals; the candidates and
+# the entries left out (at sm_90 the shipped tc32 entries, which need sm_90a) only with --verbose,
+# else the entries left out are counted by reason, on stderr, after the answer.
+pick_args=(pick --arch sm_90 --shapes 512x512x128,128x128x64)
+$E "${pick_args[@]}" >"$tmp/pick.out" 2>"$tmp/pick.err"
+check_rc "engine pick" 0 $? "$(cat "$tmp/pick.err")"
+$E "${pick_args[@]}" --verbose >"$tmp/pickv.out" 2>"$tmp/pickv.err"
+check_rc "engine pick --verbose" 0 $? "$(cat "$tmp/pickv.err")"
+python3 - "$tmp/pick.out" "$tmp/pick.err" "$tmp/pickv.out" "$tmp/pickv.err" <<'PY' 2>"$tmp/py.err" &&
+import re, sys
+out, err, vout, verr = (open(f).read().splitlines() for f in sys.argv[1:])
+shapes = ["512x512x128", "128x128x64"]
+# The answer first: the header, then each shape's choice, its weighing and the chosen line.
+assert out[0].startswith("pick: ") and out[1] == "", out[:3]
+heads = [i for i, l in enumerate(out) if re.match(r"^\d+x\d+x\d+: ", l)]
+assert [out[i].split(":")[0] for i in heads] == shapes and heads[0] == 2, heads
+assert sum(l.startswith("  chosen: ") for l in out) == len(shapes), out
+assert not any(l.startswith("  entry ") for l in out), "candidates listed without --verbose"
+assert out[-2].startswith("pick: 2 shapes in ") and "--verbose" in out[-1], out[-2:]
+# The entries left out: each on its own line with --verbose, else counted by reason, a few lines.
+each = [l for l in verr if "this wisdom entry is left out: " in l]
+counted = [re.match(r"^engine: (\d+) wisdom entr(?:y|ies) left out: (.+) \(--verbose lists (?:it|them)\)$", l) for l in err]
+assert each and all(counted) and 1 <= len(counted) <= 4, err
+assert sum(int(m.group(1)) for m in counted) == len(each), (len(each), err)
+assert {m.group(2) for m in counted} == {l.split("this wisdom entry is left out: ", 1)[1] for l in each}, err
+# --verbose: the same answer, then every candidate that loaded; with those left out, the header's count.
+vheads = [i for i, l in enumerate(vout) if re.match(r"^\d+x\d+x\d+: ", l)]
+entries = [i for i, l in enumerate(vout) if l.startswith("  entry ")]
+n = int(re.search(r"; (\d+) candidates \(loaded in", vout[0]).group(1))
+assert [vout[i] for i in vheads] == [out[i] for i in heads], (vheads, heads)
+assert entries and min(entries) > max(vheads) and len(entries) + len(each) == n, (len(entries), len(each), n)
+PY
+  pass "pick: the answer first, candidates and each entry left out only with --verbose (else counted by reason)" ||
+  fail "pick: the answer first, candidates and each entry left out only with --verbose" "$(tail -1 "$tmp/py.err")"
+$E "${pick_args[@]}" --format jsonl >"$tmp/pick.out" 2>/dev/null
+[ "$(grep -c '^{"shape":' "$tmp/pick.out")" = 2 ] && [ "$(wc -l <"$tmp/pick.out")" = 2 ] &&
+  pass "pick --format jsonl: one line per shape on stdout, nothing else" || fail "pick --format jsonl: one line per shape" "$(cat "$tmp/pick.out")"
 # engine pick with leading dimensions: the alignment class they leave (ld + 1: A's rows 8 bytes
 # apart in f64) is the problem's; the shipped wisdom holds packed entries only, so none is exact there.
 # (f64: its DMMA entries take every layout; the f32 tensor-core entries take packed rows only,
@@ -196,12 +233,72 @@ $E compile tiled --set FOO --arch sm_90 >/dev/null 2>"$tmp/err"
 [ "$(cat "$tmp/err")" = '--set: "FOO" must look like KEY=VALUE, e.g. BM=128' ] &&
   pass "...the command line's --set is still named --set" || fail "the command line's --set is named --set" "$(cat "$tmp/err")"
 
+# make help prints the Makefile's opening comment (the targets, one a line), and each target it
+# names is one the Makefile has. (Its own make: under make test's -j the jobserver warns on stderr.)
+MAKEFLAGS= MAKELEVEL= make -s help >"$tmp/help" 2>"$tmp/help.err"
+check_rc "make help" 0 $? "$(head -3 "$tmp/help.err")"
+sed -n '/^[^#]/q; s/^# \{0,1\}//p' Makefile | cmp -s - "$tmp/help" && grep -q '^  make help ' "$tmp/help" &&
+  pass "...prints the Makefile's opening comment, make help among its lines" ||
+  fail "...prints the Makefile's opening comment" "$(diff <(sed -n '/^[^#]/q; s/^# \{0,1\}//p' Makefile) "$tmp/help" | head -5)"
+missing=
+for t in $(sed -n 's/^  make \([a-z-]*\).*/\1/p' "$tmp/help"); do grep -q "^$t:" Makefile || missing="$missing $t"; done
+[ -n "$(sed -n 's/^  make \([a-z-]*\).*/\1/p' "$tmp/help")" ] && [ -z "$missing" ] &&
+  pass "...and every target it names is a rule of the Makefile" || fail "every target make help names is a rule" "missing:$missing"
 make -s install B="${BUILD:-build}" PREFIX="$tmp/prefix" >/dev/null 2>&1
 check_rc "make install PREFIX=..." 0 $?
 (cd "$tmp" && "$tmp/prefix/bin/engine" compile ldg_wider2 --arch sm_86 >"$tmp/out" 2>&1)
 check_rc "the installed engine finds its templates and configs from another directory" 0 $?
 (cd "$tmp" && "$tmp/prefix/bin/engine" tune warptile --arch sm_90 --dry-run >"$tmp/out" 2>&1)
 check_rc "...and its shipped tuning spaces (engine tune warptile)" 0 $? "$(cat "$tmp/out")"
+# examples/sgemm.c builds as its top comment says, a user's way: the comment's own line, run in a
+# folder of its own against the installed tree, with CUDA and PKG_CONFIG_PATH set as the comment asks,
+# and CUDA nowhere but where CUDA says: cc runs with a root of the system's /usr/include, /usr/lib and
+# /lib (links) and CUDA's folder, not /usr/local, where some machines (this one) link CUDA's headers
+# and libraries, so a line that forgets CUDA's -I or -L fails here as on a user's machine.
+ex_line=$(sed -n 's/^ \*   \(cc sgemm\.c .*\)$/\1/p' examples/sgemm.c)
+cuda=${CUDA_HOME:-/usr/local/cuda}
+if [ -z "$ex_line" ]; then
+  fail "examples/sgemm.c's top comment has a build line (' *   cc sgemm.c ...')"
+elif ! command -v pkg-config >/dev/null || [ ! -f "$cuda/include/cublas_v2.h" ]; then
+  skip "examples/sgemm.c builds by its comment's line" "no pkg-config or no cuBLAS headers in $cuda"
+else
+  root="$tmp/root"
+  mkdir -p "$root/usr" "$root$(dirname "$cuda")" "$tmp/ex" "$tmp/bin"
+  for d in /lib /lib64 /usr/include /usr/lib /usr/lib64; do [ -e "$d" ] && ln -s "$d" "$root$d"; done
+  ln -s "$cuda" "$root$cuda"
+  printf '#!/bin/sh\nexec %s --sysroot=%s "$@"\n' "$(command -v cc)" "$root" >"$tmp/bin/cc" && chmod +x "$tmp/bin/cc"
+  cp examples/sgemm.c "$tmp/ex/"
+  (cd "$tmp/ex" && env -u LIBRARY_PATH -u CPATH -u C_INCLUDE_PATH PATH="$tmp/bin:$PATH" CUDA="$cuda" \
+    PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" bash -c "$ex_line") >"$tmp/out" 2>&1
+  check_rc "examples/sgemm.c builds by its comment's line against the installed tree: $ex_line" 0 $? "$(cat "$tmp/out")"
+  readelf -d "$tmp/ex/a.out" 2>/dev/null | grep -q 'NEEDED.*\[libengine\.so\.[0-9][0-9]*\]' &&
+    readelf -d "$tmp/ex/a.out" | grep -q "R.*PATH.*$tmp/prefix/lib" &&
+    pass "...linked to the installed libengine.so, found by its run path" ||
+    fail "...linked to the installed libengine.so, found by its run path" "$(readelf -d "$tmp/ex/a.out" 2>&1 | grep -E 'NEEDED|PATH')"
+fi
+# pkg-config on the installed tree: the plain form links libengine.so, --static libengine.a (with the
+# libraries the archive needs after it, and no libengine.so), each program runs and reads the version.
+if command -v pkg-config >/dev/null; then
+  printf '#include <engine.h>\n#include <stdio.h>\nint main(void) { printf("%%d\\n", engine_version()); return 0; }\n' >"$tmp/ex/ver.c"
+  want=$(sed -n 's/^#define ENGINE_VERSION_MAJOR \([0-9]*\)$/\1/p; s/^#define ENGINE_VERSION_MINOR \([0-9]*\)$/\1/p' include/engine.h |
+    paste -sd' ' | awk '{print $1 * 1000 + $2}')
+  for form in shared static; do
+    flag=; [ $form = static ] && flag=--static
+    (cd "$tmp/ex" && PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" \
+      bash -c "cc ver.c \$(pkg-config $flag --cflags --libs engine) -o ver-$form && ./ver-$form") >"$tmp/out" 2>&1
+    rc=$?
+    needed=$(readelf -d "$tmp/ex/ver-$form" 2>/dev/null | grep -c 'NEEDED.*\[libengine\.so\.[0-9][0-9]*\]')
+    defined=$(nm "$tmp/ex/ver-$form" 2>/dev/null | grep -c ' T engine_version$')
+    if [ $form = shared ]; then ok=$([ "$needed" = 1 ] && [ "$defined" = 0 ] && echo 1); else ok=$([ "$needed" = 0 ] && [ "$defined" = 1 ] && echo 1); fi
+    lib=libengine.$([ $form = static ] && echo a || echo so)
+    [ "$rc" = 0 ] && [ "$(cat "$tmp/out")" = "$want" ] && [ "$ok" = 1 ] &&
+      pass "cc \$(pkg-config ${flag:+$flag }--cflags --libs engine) links $lib, not the other; the program runs (version $want)" ||
+      fail "cc \$(pkg-config ${flag:+$flag }--cflags --libs engine) links $lib, not the other; the program runs" \
+        "exit $rc, printed $(cat "$tmp/out"), NEEDED libengine.so $needed, engine_version defined $defined; flags: $(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config $flag --libs engine)"
+  done
+else
+  skip "pkg-config --static links libengine.a" "no pkg-config"
+fi
 # ENGINE_PTXAS_OPTIONS (extra ptxas options, for experiments): the CUBIN cache keys on them, so the
 # same config with and without them compiles twice and then comes from the cache; a bad option is
 # ptxas's error, exit 2.

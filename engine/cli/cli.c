@@ -449,6 +449,7 @@ static const cli_opt k_opts[] = {
     {"cross-check", NULL, RUNS, p_flag, OFF(cross_check), 0, 0, "first check cuBLAS against an FP64 Kahan CPU GEMM (128^3 and 77x65x129)", NULL},
     {"emit", "DIR", CMD_COMPILE, p_string, OFF(emit), 0, 0, "write each config's pasted .cu, .ptx and .cubin to DIR", NULL},
     {"verbose", NULL, CMD_COMPILE, p_flag, OFF(verbose), 0, 0, "print NVRTC's log (with ptxas -v) for each config", NULL},
+    {"verbose", NULL, CMD_PICK, p_flag, OFF(verbose), 0, 0, "after the answer, list the candidates (wisdom entries), and each entry left out with its reason", NULL},
     {"jobs", "N", BUILDS | CMD_WARM, p_int, OFF(jobs), 1, 1024, "NVRTC compiles in parallel (threads)", "the number of cores"},
     {"cache", "DIR", BUILDS | CMD_CACHE | CMD_WORKER | CMD_WARM, p_string, OFF(cache_dir), 0, 0, "CUBIN cache directory", "$XDG_CACHE_HOME/engine, else ~/.cache/engine"},
     {"no-cache", NULL, BUILDS, p_flag, OFF(no_cache), 0, 0, "neither read nor write the CUBIN cache", NULL},

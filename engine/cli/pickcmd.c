@@ -25,6 +25,7 @@ int pickcmd_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshap
 {
     pick_params pp = {.device = o->device, .probe = true, .arch = o->arch, .sms = o->sms,
                       .device_name = o->device_name, .wisdom_dir = o->wisdom, .warn = stderr,
+                      .left_out = o->verbose ? stderr : NULL,
                       .dtype = o->dtype && strcmp(o->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
                       .op = 2 * o->ta + o->tb, .batch = o->batch};
     layout_align *al = xcalloc(nshapes ? nshapes : 1, sizeof *al);
@@ -37,6 +38,59 @@ int pickcmd_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshap
     free(lays);
     free(al);
     return rc;
+}
+
+/* One line per candidate that loaded: its entry, config, fitted efficiency and where it is. */
+static void list_candidates(const select_t *s)
+{
+    for (size_t c = 0; c < s->ncands; c++) {
+        const select_cand *x = &s->cands[c];
+        char al[32], at[48] = "";
+        if (!x->align_packed)
+            snprintf(at, sizeof at, " align %s", wisdom_align_text(&x->align, al, sizeof al));
+        if (x->loaded)
+            printf("  entry %lldx%lldx%lld%s%.0lld%s %s: eff %.2f, occ %d%s, %.1f us there (%s:%d)\n",
+                   (long long)x->entry->shape.m, (long long)x->entry->shape.n, (long long)x->entry->shape.k,
+                   x->entry->batch > 1 ? " batch " : "", x->entry->batch > 1 ? (long long)x->entry->batch : 0LL, at,
+                   x->label, x->eff, x->occ, x->occ_estimated ? " (estimated)" : "", x->t_entry * 1e6, x->file->path,
+                   x->entry->line);
+    }
+}
+
+/* Reasons shown one a line before the rest are summed into one. */
+#define PICKCMD_REASONS 3
+
+void pickcmd_left_out(const pick_t *p, const opts_t *o, FILE *f)
+{
+    if (o->verbose)
+        return;
+    const select_t *s = &p->sel;
+    size_t *count = xcalloc(s->ncands ? s->ncands : 1, sizeof *count); /* at a reason's first candidate */
+    size_t nreasons = 0, shown = 0, rest = 0;
+    for (size_t c = 0; c < s->ncands; c++) {
+        if (s->cands[c].loaded)
+            continue;
+        size_t first = 0;
+        while (s->cands[first].loaded || strcmp(s->cands[first].err_text, s->cands[c].err_text) != 0)
+            first++;
+        nreasons += first == c;
+        count[first]++;
+    }
+    for (size_t c = 0; c < s->ncands; c++) {
+        if (!count[c])
+            continue;
+        if (shown < PICKCMD_REASONS || nreasons == PICKCMD_REASONS + 1) {
+            fprintf(f, "engine: %zu wisdom %s left out: %s (--verbose lists %s)\n", count[c],
+                    count[c] == 1 ? "entry" : "entries", s->cands[c].err_text, count[c] == 1 ? "it" : "them");
+            shown++;
+        } else {
+            rest += count[c];
+        }
+    }
+    if (rest)
+        fprintf(f, "engine: %zu more wisdom %s left out, for %zu other reasons (--verbose lists them)\n", rest,
+                rest == 1 ? "entry" : "entries", nreasons - shown);
+    free(count);
 }
 
 int pickcmd_main(const opts_t *o)
@@ -67,18 +121,6 @@ int pickcmd_main(const opts_t *o)
         printf("pick: %s, %s, %d SMs, %s; %zu candidates (loaded in %.1f ms)\n",
                *p.device ? p.device : "no device", arch_name(p.arch, arch, sizeof arch), p.sel.gpu.sms,
                dtype_name(p.sel.dtype), p.sel.ncands, t_load);
-    for (size_t c = 0; o->format == FORMAT_TABLE && c < p.sel.ncands; c++) {
-        const select_cand *x = &p.sel.cands[c];
-        char al[32], at[48] = "";
-        if (!x->align_packed)
-            snprintf(at, sizeof at, " align %s", wisdom_align_text(&x->align, al, sizeof al));
-        if (x->loaded)
-            printf("  entry %lldx%lldx%lld%s%.0lld%s %s: eff %.2f, occ %d%s, %.1f us there (%s:%d)\n",
-                   (long long)x->entry->shape.m, (long long)x->entry->shape.n, (long long)x->entry->shape.k,
-                   x->entry->batch > 1 ? " batch " : "", x->entry->batch > 1 ? (long long)x->entry->batch : 0LL, at,
-                   x->label, x->eff, x->occ, x->occ_estimated ? " (estimated)" : "", x->t_entry * 1e6, x->file->path,
-                   x->entry->line);
-    }
     for (size_t s = 0; s < o->nshapes; s++) {
         const shape_t *sh = &o->shapes[s];
         if (res[s].nw == (size_t)-1) {
@@ -129,9 +171,18 @@ int pickcmd_main(const opts_t *o)
             free(ex);
         }
     }
+    /* The answer first; what it was chosen from after it, on request (--verbose). */
+    if (o->format == FORMAT_TABLE && o->verbose) {
+        printf("\ncandidates (the wisdom entries loaded, each config fitted at its entry's shape):\n");
+        list_candidates(&p.sel);
+    }
     if (o->format == FORMAT_TABLE)
         printf("\npick: %zu shapes in %.3f ms, %.1f us a shape\n", o->nshapes, t_pick,
                o->nshapes ? 1e3 * t_pick / (double)o->nshapes : 0);
+    if (o->format == FORMAT_TABLE && !o->verbose)
+        printf("(--verbose lists the %zu candidates and each entry left out)\n", p.sel.ncands);
+    fflush(stdout); /* the answer before the count of entries left out, also where stdout is a pipe */
+    pickcmd_left_out(&p, o, stderr);
     free(res);
     free(lays);
     free(al);

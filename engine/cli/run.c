@@ -427,6 +427,7 @@ static int pick_open(const opts_t **o, opts_t *auto_o, pick_t *pick, const shape
         err_print(stderr, &err);
         return err.code;
     }
+    pickcmd_left_out(pick, *o, stderr);
     if ((*o)->auto_tune_s > 0) {
         /* Variants are planned in the run's layout at each shape (packed where it is refused: the
          * run refuses it too). */

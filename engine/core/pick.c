@@ -296,7 +296,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     for (size_t c = 0; c < n; c++)
         any = any || p->sel.cands[c].loaded;
     if (pp->op && (!op_note || mixed) && n && !any) {
-        warn_left_out(&p->sel, pp->warn);
+        warn_left_out(&p->sel, pp->left_out);
         select_free(&p->sel);
         n = n_all;
         for (size_t i = 0; i < n; i++)
@@ -317,7 +317,7 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     p->sel.op = pp->op;
     if (mixed)
         p->sel.exact_op = pp->op;
-    warn_left_out(&p->sel, pp->warn);
+    warn_left_out(&p->sel, pp->left_out);
     free(entries);
     free(files);
     free(paths);

@@ -88,7 +88,9 @@ typedef struct {
                               * the class `aligns` gives */
     const char *wisdom_dir;  /* NULL: paths_wisdom_dir() */
     const char *user_dir;    /* NULL: paths_user_wisdom_dir(); "": no user wisdom */
-    FILE *warn;              /* where damaged user wisdom and entries left out are reported; NULL: nowhere */
+    FILE *warn;              /* where damaged user wisdom is reported; NULL: nowhere */
+    FILE *left_out;          /* where each entry left out (its config does not load) is listed, one
+                              * line each; NULL: nowhere (the candidates that did not load say why) */
 } pick_params;
 int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size_t nshapes, err_t *err);
 void pick_free(pick_t *p);
