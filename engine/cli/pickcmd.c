@@ -130,6 +130,13 @@ int pickcmd_main(const opts_t *o)
             continue;
         }
         const select_cand *c = &p.sel.cands[res[s].chosen];
+        select_variant v;
+        const bool var = pick_tile_variants() && select_tile_variant(&p.sel, &res[s], sh, &lays[s], PICK_TILE_GAIN, &v);
+        char vtext[96] = "";
+        if (var)
+            snprintf(vtext, sizeof vtext, "%s=%lld", v.key, (long long)v.value);
+        if (var && *v.key2)
+            snprintf(vtext + strlen(vtext), sizeof vtext - strlen(vtext), ", %s=%lld", v.key2, (long long)v.value2);
         if (o->format == FORMAT_JSONL) {
             double t = -1;
             for (size_t j = 0; j < res[s].nw; j++)
@@ -154,6 +161,13 @@ int pickcmd_main(const opts_t *o)
                 sb_addf(&sb, "%.3f", t * 1e6);
             else
                 sb_add(&sb, "null");
+            sb_add(&sb, ",\"variant\":");
+            if (var) {
+                sb_add_json_string(&sb, vtext);
+                sb_addf(&sb, ",\"variant_est_us\":%.3f", v.t_est * 1e6);
+            } else {
+                sb_add(&sb, "null");
+            }
             sb_add(&sb, ",\"candidates\":[");
             for (size_t j = 0; j < res[s].nw; j++) {
                 sb_add(&sb, j ? "," : "");
@@ -166,6 +180,9 @@ int pickcmd_main(const opts_t *o)
         } else {
             char *ex = select_explain(&p.sel, sh, &res[s]);
             printf("\n%lldx%lldx%lld: %s\n%s", (long long)sh->m, (long long)sh->n, (long long)sh->k, c->label, ex);
+            if (var)
+                printf("  runs it with %s: its tile is padded at this shape (the model estimates %.1f us)\n", vtext,
+                       v.t_est * 1e6);
             if (p.op_note)
                 printf("%s\n", p.op_note);
             free(ex);

@@ -172,6 +172,41 @@ static engine_status build(engine_ctx *c, engine_plan *pl, const layout_t *lay, 
     return ENGINE_SUCCESS;
 }
 
+/* base with variant v's values (a tile side halved): the context's copy, made on first use. The copy
+ * shares base's template and text; its values, label and overrides are its own. Lock held. */
+static const config_t *variant_of(engine_ctx *c, const config_t *base, const select_variant *v)
+{
+    for (size_t i = 0; i < c->nvariants; i++) {
+        const struct apiplan_variant *x = &c->variants[i];
+        if (x->base == base && strcmp(x->v.key, v->key) == 0 && x->v.value == v->value &&
+            strcmp(x->v.key2, v->key2) == 0 && x->v.value2 == v->value2)
+            return x->cfg;
+    }
+    config_t *cfg = xmalloc(sizeof *cfg);
+    *cfg = *base;
+    cfg->values = xmalloc((base->tpl.nparams ? base->tpl.nparams : 1) * sizeof *cfg->values);
+    memcpy(cfg->values, base->values, base->tpl.nparams * sizeof *cfg->values);
+    const char *keys[2] = {v->key, v->key2};
+    const int64_t vals[2] = {v->value, v->value2};
+    strbuf set;
+    sb_init(&set);
+    for (int j = 0; j < 2 && *keys[j]; j++) {
+        int at = template_param_index(&base->tpl, keys[j]);
+        if (at >= 0)
+            cfg->values[at] = vals[j];
+        sb_addf(&set, "%s%s=%lld", j ? "," : "", keys[j], (long long)vals[j]);
+    }
+    size_t n = strlen(base->label);
+    cfg->label = base->label[n ? n - 1 : 0] == ']' ? xasprintf("%.*s,%s]", (int)(n - 1), base->label, set.buf)
+                                                 : xasprintf("%s[%s]", base->label, set.buf);
+    cfg->overrides = xasprintf("%s%s--set %s", base->overrides ? base->overrides : "",
+                               base->overrides && *base->overrides ? " " : "", set.buf);
+    sb_free(&set);
+    c->variants = xrealloc(c->variants, (c->nvariants + 1) * sizeof *c->variants);
+    c->variants[c->nvariants++] = (struct apiplan_variant){.base = base, .v = *v, .cfg = cfg};
+    return cfg;
+}
+
 /* The shipped naive config for dtype, loaded on first use (NULL where there is none). Lock held. */
 static const config_t *naive_for(engine_ctx *c, dtype_t dtype)
 {
@@ -372,6 +407,9 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
         } else {
             pk = pick;
             pl->cfg = &pick->sel.cands[r.chosen].cfg;
+            select_variant v;
+            if (pick_tile_variants() && select_tile_variant(&pick->sel, &r, &sh, &lay, PICK_TILE_GAIN, &v))
+                pl->cfg = variant_of(c, pl->cfg, &v);
         }
     }
     pthread_mutex_unlock(&c->lock);
@@ -599,6 +637,13 @@ void apiplan_ctx_free(engine_ctx *c)
     free(c->mods);
     free(c->ws);
     free(c->retired);
+    for (size_t i = 0; i < c->nvariants; i++) { /* before the picks: they own the templates */
+        free(c->variants[i].cfg->values);
+        free(c->variants[i].cfg->label);
+        free(c->variants[i].cfg->overrides);
+        free(c->variants[i].cfg);
+    }
+    free(c->variants);
     for (int d = 0; d < 2; d++)
         for (int op = 0; op < 4; op++)
             for (int b = 0; b < 2; b++)

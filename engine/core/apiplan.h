@@ -63,6 +63,14 @@ struct engine_ctx {
                              * a batch), loaded on first use: a TN call weighs the TN entries of its
                              * kind (pick.h) */
     config_t *naive[2];     /* per dtype: the shipped naive config, the fallback for any layout */
+    /* Wisdom's configs with a tile side halved (pick.h PICK_TILE_GAIN), made on first use: each a
+     * copy of its candidate's config sharing the template (freed here, the template with the pick). */
+    struct apiplan_variant {
+        const config_t *base;
+        select_variant v;
+        config_t *cfg;
+    } *variants;
+    size_t nvariants;
     apiplan_module *mods;
     size_t nmods;
     apiplan_workspace *ws;

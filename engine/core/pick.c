@@ -227,8 +227,17 @@ static char *why_of(const select_t *s, const select_result *r, const char *devic
                      c->file->path, c->entry->line, lv, t * 1e6, r->nw, shape);
 }
 
+static size_t variant_entry(pick_t *p, size_t c, const select_variant *v);
+
+bool pick_tile_variants(void)
+{
+    const char *tv = getenv("ENGINE_TILE_VARIANTS");
+    return !(tv && strcmp(tv, "0") == 0);
+}
+
 int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size_t nshapes, err_t *err)
 {
+    const bool tile_variants = pick_tile_variants();
     memset(p, 0, sizeof *p);
     wisdom_init(&p->user);
     wisdom_init(&p->shipped);
@@ -342,6 +351,18 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
         }
         p->of_shape[s] = pick_entry_of_cand(p, p->result[s].chosen);
         p->why[s] = why_of(&p->sel, &p->result[s], dev);
+        select_variant v;
+        if (tile_variants && select_tile_variant(&p->sel, &p->result[s], &shapes[s],
+                                                 pp->layouts ? &pp->layouts[s] : NULL, PICK_TILE_GAIN, &v)) {
+            p->of_shape[s] = variant_entry(p, p->result[s].chosen, &v);
+            char two[48] = "";
+            if (*v.key2)
+                snprintf(two, sizeof two, ", %s=%lld", v.key2, (long long)v.value2);
+            char *w = xasprintf("%s with %s=%lld%s (its tile padded at this shape: the model estimates %.1f us)",
+                                p->why[s], v.key, (long long)v.value, two, v.t_est * 1e6);
+            free(p->why[s]);
+            p->why[s] = w;
+        }
         p->explain[s] = select_explain(&p->sel, &shapes[s], &p->result[s]);
         if (op_note) {
             char *ex = xasprintf("%s%s\n", p->explain[s], op_note);

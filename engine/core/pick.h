@@ -58,6 +58,13 @@ typedef struct {
  * weighed together with the level's NN entries (pick.c keep_op). */
 #define PICK_OP_ENOUGH 16
 
+/* A shape whose chosen config pads its tile runs that config with the tile side halved where the
+ * model estimates it at least this much faster (select_tile_variant). */
+#define PICK_TILE_GAIN 1.3
+/* Whether tile variants are taken: unless ENGINE_TILE_VARIANTS=0 (wisdom's configs as they are, for
+ * A/B runs). */
+bool pick_tile_variants(void);
+
 /* --auto-tune times per shape at most PICK_TUNE_MODEL of the model's candidates (its choice first)
  * and PICK_TUNE_NEAR variants of its choice (select_neighbours). */
 #define PICK_TUNE_MODEL 4

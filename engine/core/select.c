@@ -581,3 +581,36 @@ size_t select_neighbours(const select_t *s, size_t ci, const shape_t *sh, const 
     return n;
 }
 
+bool select_tile_variant(const select_t *s, const select_result *r, const shape_t *sh, const layout_t *lay, double gain,
+                         select_variant *out)
+{
+    if (r->exact)
+        return false;
+    double t = -1;
+    for (size_t j = 0; j < r->nw; j++)
+        if (r->w[j].cand == r->chosen)
+            t = r->w[j].t_est;
+    if (t <= 0)
+        return false;
+    select_variant v[16];
+    size_t n = select_neighbours(s, r->chosen, sh, lay, v, 16);
+    const select_cand *c = &s->cands[r->chosen];
+    for (size_t i = 0; i < n; i++) { /* fastest estimate first */
+        if (strcmp(v[i].key, "BM") != 0 && strcmp(v[i].key, "BN") != 0)
+            continue;
+        int at = template_param_index(&c->cfg.tpl, v[i].key);
+        if (at < 0 || v[i].value >= c->cfg.values[at] || v[i].t_est * gain > t)
+            continue;
+        /* Only where the shape pads the tile: a quarter of it or more beyond the side (M for BM, N
+         * for BN). Elsewhere the estimate's gain would come from the occupancy it guesses, which
+         * the measured entries do not bear out. */
+        const int64_t side = v[i].key[1] == 'M' ? sh->m : sh->n, tile = c->cfg.values[at];
+        const int64_t padded = (side + tile - 1) / tile * tile;
+        if (4 * (padded - side) < padded)
+            continue;
+        *out = v[i];
+        return true;
+    }
+    return false;
+}
+

@@ -182,6 +182,15 @@ typedef struct {
 size_t select_neighbours(const select_t *s, size_t c, const shape_t *sh, const layout_t *lay, select_variant *out,
                          size_t max);
 
+/* The chosen candidate of r with a tile side halved (its BM or BN at half; a side with THREADS or its
+ * warp tile where alone it breaks a rule), where the model estimates that variant at least `gain`
+ * times faster at sh than the candidate itself: the shape pads the candidate's tile (M or N well
+ * under its BM or BN: 64 tokens through a 128-row tile). Only halving, and only where a quarter
+ * of the tile or more is padding (the side's own rounding up): there the model's padding term is
+ * the first-order effect; the fastest such variant. false: none (or an exact choice). */
+bool select_tile_variant(const select_t *s, const select_result *r, const shape_t *sh, const layout_t *lay, double gain,
+                         select_variant *out);
+
 /* Log distance of entry e from sh at `batch` products: wisdom_distance with ln(batch ratio) as a
  * fourth coordinate, so 512 products of 128^3 are as far from one as 128x128x128 from 65536x128x128
  * would be: the model counts the batch's blocks (waves), the distance only says how far the

@@ -286,6 +286,49 @@ static void test_workspace(void **state)
     engine_destroy(ctx);
 }
 
+/* 64 tokens through wisdom's 128-row tc32 tile: the plan halves the tile side (pick.h
+ * PICK_TILE_GAIN) and says so in its label; ENGINE_TILE_VARIANTS=0 keeps wisdom's config; a shape
+ * that pads no tile keeps it too. */
+static void test_tile_variant(void **state)
+{
+    (void)state;
+    const struct {
+        int64_t m, n, k;
+        const char *env;
+        bool halved;
+    } cases[] = {{64, 4608, 3584, NULL, true}, {64, 4608, 3584, "0", false}, {2048, 2048, 2048, NULL, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].env)
+            setenv("ENGINE_TILE_VARIANTS", cases[i].env, 1);
+        else
+            unsetenv("ENGINE_TILE_VARIANTS");
+        engine_ctx *ctx = no_device_ctx();
+        engine_plan_desc d;
+        engine_plan *plan = NULL;
+        engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_TRANS, cases[i].m, cases[i].n,
+                              cases[i].k);
+        d.alignment = 16;
+        engine_status st = engine_plan_create(ctx, &d, &plan);
+        if (st)
+            fail_msg("%s", engine_last_error(ctx));
+        char text[8192];
+        engine_plan_describe(plan, text, sizeof text);
+        const char *label = strstr(text, "\"label\":");
+        assert_non_null(label);
+        const char *end = strchr(label + 9, '"');
+        end = end ? strchr(end + 1, '"') : NULL;
+        assert_non_null(end);
+        char lab[256];
+        snprintf(lab, sizeof lab, "%.*s", (int)(end - label), label);
+        if ((strstr(lab, ",BM=64]") != NULL) != cases[i].halved)
+            fail_msg("%lldx%lldx%lld (ENGINE_TILE_VARIANTS=%s): %s", (long long)cases[i].m, (long long)cases[i].n,
+                     (long long)cases[i].k, cases[i].env ? cases[i].env : "unset", lab);
+        engine_plan_destroy(plan);
+        engine_destroy(ctx);
+    }
+    unsetenv("ENGINE_TILE_VARIANTS");
+}
+
 /* A context without a GPU: every check runs, then the call is refused for want of one. */
 static void test_calls_without_device(void **state)
 {
@@ -595,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_plans_without_device), cmocka_unit_test(test_two_threads_plan),
         cmocka_unit_test(test_edge_plans),        cmocka_unit_test(test_plans_weigh_op_and_batch),
         cmocka_unit_test(test_pointer_class),     cmocka_unit_test(test_workspace),
+        cmocka_unit_test(test_tile_variant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
