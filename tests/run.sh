@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 total_pass=0
 total_fail=0
 total_skip=0
-failed=()
+failed=() left_out=()
 tally() { # name, log: adds the suite's "N passed, N failed[, N skipped]" line to the totals
   local line p f s
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$2" | tail -n 1)
@@ -66,7 +66,13 @@ done
 echo "  unit tests: $u_pass passed, $u_fail failed, $u_skip skipped ($(took "$t_unit"))"
 total_pass=$((total_pass + u_pass)); total_fail=$((total_fail + u_fail)); total_skip=$((total_skip + u_skip))
 
-for suite in layers invalid compile_matrix tc32 gemv cli tools scripts tune bench docs gpu_stub python workload; do
+# SUITES (make sanitize sets it): the suites to run, of these; the unit tests always run.
+all_suites="layers invalid compile_matrix tc32 gemv cli tools scripts tune bench docs gpu_stub python workload"
+for suite in ${SUITES:-}; do
+  [[ " $all_suites " == *" $suite "* ]] || { echo "SUITES: no suite $suite"; total_fail=$((total_fail + 1)); failed+=("SUITES: no suite $suite"); }
+done
+for suite in $all_suites; do
+  if [ -n "${SUITES:-}" ] && [[ " $SUITES " != *" $suite "* ]]; then left_out+=("$suite"); continue; fi
   echo "== $suite"
   t0=$(clock)
   # Shown as it runs (a suite's sections and progress lines), but for its passed checks and its
@@ -76,6 +82,7 @@ for suite in layers invalid compile_matrix tc32 gemv cli tools scripts tune benc
   echo "  $(tail -n 1 "$log") ($(took "$t0"))"
 done
 
+[ ${#left_out[@]} -gt 0 ] && echo "== not run (SUITES=\"$SUITES\"): ${left_out[*]}"
 echo
 echo "== skipped: GPU tests (this machine is not asked to run them; on a GPU machine run make test-gpu):"
 echo "   every config verified at 1x1x1, 17x33x5, 127x129x131, 1000^3, 2048^3 with beta = 0 (NaN-poisoned C) and"
