@@ -2,7 +2,7 @@
 # The FP32 tensor-core kernels without a GPU: tc32.cu (wgmma, sm_90a) and dmma.cu's f32 path
 # (mma.sync TF32, sm_80+). Refusals of wrong targets and parameters (exit 2, the rule named), CUBINs
 # for sm_90a and sm_80 with their registers and spills, the tensor-core instructions in the PTX (and
-# in the SASS where cuobjdump is on PATH), and the accuracy class each config declares.
+# in the SASS where cuobjdump is found: tools/cuobjdump.sh), and the accuracy class each config declares.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -96,9 +96,10 @@ spawn() {
 reap() { wait "${pid[$1]}"; rc=$?; out=$(cat "$T/$1.out"); }
 
 # built NAME ARCH PTX_PATTERN SASS_PATTERN CONFIG ARGS...: compiles, no spills, the instruction in
-# its PTX (and SASS when cuobjdump is here). The compile starts now; its checks run, in the order the
+# its PTX (and SASS when cuobjdump is found). The compile starts now; its checks run, in the order the
 # builds were asked for, at the next built_checks (before anything reads T/NAME).
 queued=()
+cuobjdump=$(bash tools/cuobjdump.sh 2>/dev/null)
 built() {
   local name=$1 arch=$2 ptx=$3 sass=$4 cfg=$5
   shift 5
@@ -121,18 +122,21 @@ built_checks() {
       fail "$name: no spills" "$out"
     fi
     if grep -q -- "$ptx" "$d"/*.ptx; then pass "$name: PTX has $ptx"; else fail "$name: PTX has $ptx"; fi
-    if command -v cuobjdump >/dev/null; then
-      if cuobjdump -sass "$d"/*.cubin | grep -q -- "$sass"; then pass "$name: SASS has $sass"; else fail "$name: SASS has $sass"; fi
+    if [ -n "$cuobjdump" ]; then
+      if "$cuobjdump" -sass "$d"/*.cubin | grep -q -- "$sass"; then pass "$name: SASS has $sass"; else fail "$name: SASS has $sass"; fi
     else
-      skip "$name: SASS has $sass" "no cuobjdump on PATH"
+      skip "$name: SASS has $sass" "no cuobjdump: tools/deps.sh --with-tests installs it"
     fi
   done
   queued=()
 }
 built tc32_3x sm_90a 'wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32' HGMMA configs/tc32_3x.json --size 4096
 built tc32_1x sm_90a 'wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32' HGMMA configs/tc32_1x.json --m 127 --n 129 --k 131
-built tc32_sync_80 sm_80 'mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32' 'HMMA.1684.F32.TF32' configs/tc32_sync.json --size 4096
-built tc32_sync_86 sm_86 'cvt.rna.tf32.f32' 'HMMA.1684.F32.TF32' configs/tc32_sync.json --m 127 --n 129 --k 131
+# mma.sync's TF32 m16n8k8 is one HMMA.1688.F32.TF32 in SASS (M16 N8 K8 in the name, as cuobjdump
+# prints it for sm_80, sm_86 and sm_90); HMMA.1684 would be the m16n8k4 shape, which dmma.cu's f32
+# path never issues (its rule: F64 || SHAPE == 1688).
+built tc32_sync_80 sm_80 'mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32' 'HMMA.1688.F32.TF32' configs/tc32_sync.json --size 4096
+built tc32_sync_86 sm_86 'cvt.rna.tf32.f32' 'HMMA.1688.F32.TF32' configs/tc32_sync.json --m 127 --n 129 --k 131
 # A strided batch runs on grid z: the BATCHED switch, and the vector widths narrow where a stride
 # breaks the 16-byte alignment (an odd K: A's rows and products start at odd offsets).
 spawn batch3 "$E" compile configs/tc32_3x.json --arch sm_90a --batch 3 --m 128 --n 128 --k 128 --no-cache
@@ -162,7 +166,7 @@ built tc32_3x_bmap1 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --m 127 
 built tc32_3x_s2 sm_90a 'wgmma.mma_async' HGMMA configs/tc32_3x.json --size 4096 --set SWAP=0 --set RAW_STAGES=0 --set AREG=0 --set BMAP=0
 built tc32_1x_promote sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x_async.json --size 4096
 built tc32_1x_nopromote sm_90a 'wgmma.mma_async' HGMMA configs/tc32_1x_async.json --size 4096 --set KPROMOTE=0
-built tc32_sync_p32 sm_90 'mma.sync.aligned.m16n8k8' 'HMMA.1684.F32.TF32' configs/tc32_sync.json --size 4096 --set KPROMOTE=32
+built tc32_sync_p32 sm_90 'mma.sync.aligned.m16n8k8' 'HMMA.1688.F32.TF32' configs/tc32_sync.json --size 4096 --set KPROMOTE=32
 
 # Third round: the loads by cp.async into raw stages (RAW_STAGES), split from shared memory, and A's
 # operand from registers (AREG). Aligned rows copy 16-byte chunks (.cg: LDGSTS in SASS); an odd K or
