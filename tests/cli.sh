@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The command line on a machine without a GPU: help texts, exit codes of commands that need a GPU,
-# lists and per-entry overrides, --emit, and `make install` into a scratch prefix.
+# lists and per-entry overrides, --emit, and `make install` into a scratch prefix (the installed tree checked file
+# by file, and used without the source tree).
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -254,6 +255,57 @@ for t in $(sed -n 's/^  make \([a-z-]*\).*/\1/p' "$tmp/help"); do grep -q "^$t:"
   pass "...and every target it names is a rule of the Makefile" || fail "every target make help names is a rule" "missing:$missing"
 make -s install B="${BUILD:-build}" PREFIX="$tmp/prefix" >/dev/null 2>&1
 check_rc "make install PREFIX=..." 0 $?
+# The installed tree, file by file, as a user relies on it (an install line dropped from the Makefile,
+# or a path that still points into the source tree, fails here rather than at the user's build).
+P=$tmp/prefix
+out=$(env -u ENGINE_TEMPLATES -u ENGINE_WISDOM "$P/bin/engine" --help 2>&1)
+rc=$?
+[ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^usage: engine <command>' && pass "installed: bin/engine runs (--help)" ||
+  fail "installed: bin/engine runs (--help, exit $rc)" "$(printf '%s\n' "$out" | head -3)"
+cmp -s include/engine.h "$P/include/engine.h" && pass "installed: include/engine.h, the repository's header" ||
+  fail "installed: include/engine.h, the repository's header" "$(ls -l "$P/include" 2>&1)"
+# The library's entry points: each ENGINE_API function of the header defined in the .so and the .a.
+api=$(sed -n 's/^ENGINE_API [^(]*[ *]\(engine_[a-z_0-9]*\)(.*/\1/p' include/engine.h | sort -u)
+so=$(nm -D --defined-only "$P/lib/libengine.so" 2>/dev/null | awk '$2 == "T" {print $3}' | sort -u)
+ar=$(nm --defined-only "$P/lib/libengine.a" 2>/dev/null | awk '$2 == "T" {print $3}' | sort -u)
+missing_so=$(comm -23 <(printf '%s\n' "$api") <(printf '%s\n' "$so") | tr '\n' ' ')
+missing_ar=$(comm -23 <(printf '%s\n' "$api") <(printf '%s\n' "$ar") | tr '\n' ' ')
+n_api=$(printf '%s\n' "$api" | grep -c .)
+[ "$n_api" -gt 0 ] && [ -z "$missing_so" ] && pass "installed: lib/libengine.so defines the header's $n_api entry points" ||
+  fail "installed: lib/libengine.so defines the header's $n_api entry points" "missing: $missing_so"
+[ "$n_api" -gt 0 ] && [ -z "$missing_ar" ] && pass "installed: lib/libengine.a defines them too" ||
+  fail "installed: lib/libengine.a defines the header's $n_api entry points" "missing: $missing_ar"
+pc=$P/lib/pkgconfig/engine.pc
+grep -qx "prefix=$P" "$pc" 2>/dev/null && ! grep -q '@[A-Z_]*@' "$pc" && pass "installed: engine.pc with the prefix substituted" ||
+  fail "installed: engine.pc with the prefix substituted" "$(cat "$pc" 2>&1)"
+if command -v pkg-config >/dev/null; then
+  out=$(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs engine 2>&1)
+  [[ " $out " == *" -I$P/include "* && " $out " == *" -L$P/lib "* && " $out " == *" -lengine "* ]] &&
+    pass "installed: pkg-config engine points into the prefix ($out)" || fail "installed: pkg-config engine points into the prefix" "$out"
+else
+  skip "installed: pkg-config engine points into the prefix" "no pkg-config"
+fi
+# share/engine: every file the source tree ships of each kind.
+for d in "kernels_src:*.cu *.cuh" "configs:*.json *.list" "tune:*.json" "wisdom:*.json"; do
+  dir=${d%%:*} want=0 got=0
+  for g in ${d#*:}; do
+    want=$((want + $(find "$dir" -maxdepth 1 -name "$g" | wc -l)))
+    got=$((got + $(find "$P/share/engine/$dir" -maxdepth 1 -name "$g" 2>/dev/null | wc -l)))
+  done
+  [ "$want" -gt 0 ] && [ "$got" = "$want" ] && pass "installed: share/engine/$dir holds its $want files" ||
+    fail "installed: share/engine/$dir holds its $want files ($got there)"
+done
+# Without the source tree: templates are looked for beside the installed binary only (a config naming
+# no template lists where it looked: only the prefix), and a shipped config compiles there for sm_90.
+printf '{"name": "lost", "template": "no_such_template", "dtype": "f32", "params": {}}\n' >"$tmp/lost.json"
+out=$(cd "$tmp" && env -u ENGINE_TEMPLATES -u ENGINE_WISDOM "$P/bin/engine" compile "$tmp/lost.json" --arch sm_90 --no-cache 2>&1)
+searched=$(printf '%s\n' "$out" | sed -n 's/.*not found (searched: \(.*\))$/\1/p')
+[ "$searched" = "$P/share/engine/kernels_src" ] && pass "installed: templates are looked for in the prefix alone ($searched)" ||
+  fail "installed: templates are looked for in the prefix alone" "$out"
+out=$(cd "$tmp" && env -u ENGINE_TEMPLATES -u ENGINE_WISDOM "$P/bin/engine" compile warptile_db --arch sm_90 --no-cache 2>&1)
+rc=$?
+[ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^warptile_db .* sm_90 ' && pass "installed: engine compile warptile_db --arch sm_90 from the prefix" ||
+  fail "installed: engine compile warptile_db --arch sm_90 from the prefix (exit $rc)" "$out"
 (cd "$tmp" && "$tmp/prefix/bin/engine" compile ldg_wider2 --arch sm_86 >"$tmp/out" 2>&1)
 check_rc "the installed engine finds its templates and configs from another directory" 0 $?
 (cd "$tmp" && "$tmp/prefix/bin/engine" tune warptile --arch sm_90 --dry-run >"$tmp/out" 2>&1)

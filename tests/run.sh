@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# make test: everything that needs no GPU. Ends with one line, "N passed, N failed", over all suites
-# (", N skipped" added when a suite skipped checks).
+# make test: everything that needs no GPU. Each suite's summary line ends with its time in seconds,
+# wall and CPU (user + sys of everything it ran: on a loaded machine the wall time says little).
+# Ends with one line, "N passed, N failed", over all suites (", N skipped" added when a check was skipped).
 set -u
 cd "$(dirname "$0")/.."
 total_pass=0
 total_fail=0
 total_skip=0
-failed=()
+failed=() left_out=()
 tally() { # name, log: adds the suite's "N passed, N failed[, N skipped]" line to the totals
   local line p f s
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$2" | tail -n 1)
@@ -18,6 +19,15 @@ tally() { # name, log: adds the suite's "N passed, N failed[, N skipped]" line t
   [ "$f" -gt 0 ] && failed+=("$1: $f failed")
   return 0
 }
+# clock: "WALL_NS CPU_TICKS" now; CPU is this shell's waited-for children, user + sys (/proc/PID/stat
+# fields 16 and 17, in clock ticks). took START: "N s, cpu N s" since START.
+hz=$(getconf CLK_TCK)
+clock() { local st; read -ra st </proc/$$/stat; echo "$(date +%s%N) $((st[15] + st[16]))"; }
+took() {
+  local w0 c0 w1 c1; read -r w0 c0 <<<"$1"; read -r w1 c1 <<<"$(clock)"
+  awk -v w="$((w1 - w0))" -v c="$((c1 - c0))" -v hz="$hz" 'BEGIN { printf "%.1f s, cpu %.1f s", w / 1e9, c / hz }'
+}
+t_all=$(clock)
 log=$(mktemp)
 # Tests keep their CUBINs to themselves: a fresh cache, removed at the end.
 export XDG_CACHE_HOME=$(mktemp -d)
@@ -25,27 +35,54 @@ export XDG_CACHE_HOME=$(mktemp -d)
 export XDG_DATA_HOME=$(mktemp -d)
 trap 'rm -rf "$log" "$XDG_CACHE_HOME" "$XDG_DATA_HOME"' EXIT
 
+# A unit test binary's counts come from cmocka's own summary lines, one set per group: "[  PASSED  ] N
+# test(s).", "[  FAILED  ] N test(s), listed below:", "[  SKIPPED ] N test(s), listed below:" (a failed or
+# skipped test's own line appears twice: once when it runs, once in the list below the summary). They
+# must add up to "[==========] N test(s) run."; a binary that exits non-zero with no failure counted
+# (a crash, a bad group setup) is one failure.
 echo "== unit tests (cmocka)"
+u_pass=0 u_fail=0 u_skip=0 t_unit=$(clock)
 for t in "${BUILD:-build}"/tests/test_*; do
   case $t in *.d) continue ;; esac
+  t0=$(clock)
   "$t" >"$log" 2>&1
   rc=$?
-  ok=$(grep -a -c '^\[       OK \]' "$log")
-  bad=$(grep -a -c '^\[  FAILED  \] [a-z]' "$log")
-  [ "$rc" != 0 ] && [ "$bad" = 0 ] && bad=1
-  printf '  %-28s %d passed, %d failed\n' "${t##*/}" "$ok" "$bad"
+  read -r ok bad skp ran < <(awk '
+    /^\[  PASSED  \] [0-9]+ test\(s\)\.$/ { p += $4 }
+    /^\[  FAILED  \] [0-9]+ test\(s\), listed below:$/ { f += $4 }
+    /^\[  SKIPPED \] [0-9]+ test\(s\), listed below:$/ { s += $4 }
+    /^\[==========\] [0-9]+ test\(s\) run\.$/ { r += $2 }
+    END { print p + 0, f + 0, s + 0, r + 0 }' "$log")
+  why=
+  if [ $((ok + bad + skp)) != "$ran" ]; then why="$ok passed + $bad failed + $skp skipped != $ran run"; bad=$((bad + 1))
+  elif [ "$rc" != 0 ] && [ "$bad" = 0 ]; then why="exit $rc with no failed test"; bad=1; fi
+  extra=; [ "$skp" -gt 0 ] && extra=", $skp skipped"
+  printf '  %-28s %d passed, %d failed%s (%s)\n' "${t##*/}" "$ok" "$bad" "$extra" "$(took "$t0")"
+  [ -n "$why" ] && echo "    $why"
   [ "$bad" -gt 0 ] && { grep -a -E 'ERROR|LINE|FAILED' "$log" | sed 's/^/    /'; failed+=("${t##*/}"); }
-  total_pass=$((total_pass + ok)); total_fail=$((total_fail + bad))
+  [ "$skp" -gt 0 ] && grep -a -E '^\[  SKIPPED \] [a-z]' "$log" | sort -u | sed 's/^/    /'
+  u_pass=$((u_pass + ok)); u_fail=$((u_fail + bad)); u_skip=$((u_skip + skp))
 done
+echo "  unit tests: $u_pass passed, $u_fail failed, $u_skip skipped ($(took "$t_unit"))"
+total_pass=$((total_pass + u_pass)); total_fail=$((total_fail + u_fail)); total_skip=$((total_skip + u_skip))
 
-for suite in layers invalid compile_matrix tc32 gemv cli tools scripts tune bench docs gpu_stub python workload; do
+# SUITES (make sanitize sets it): the suites to run, of these; the unit tests always run.
+all_suites="layers invalid compile_matrix tc32 gemv cli tools scripts tune bench docs gpu_stub python workload"
+for suite in ${SUITES:-}; do
+  [[ " $all_suites " == *" $suite "* ]] || { echo "SUITES: no suite $suite"; total_fail=$((total_fail + 1)); failed+=("SUITES: no suite $suite"); }
+done
+for suite in $all_suites; do
+  if [ -n "${SUITES:-}" ] && [[ " $SUITES " != *" $suite "* ]]; then left_out+=("$suite"); continue; fi
   echo "== $suite"
-  bash "tests/$suite.sh" >"$log" 2>&1
-  if [ "$suite" = compile_matrix ]; then grep -v '^  ok ' "$log"; else grep -v '^  ok ' "$log" | grep -v '^[0-9]* passed' ; fi
+  t0=$(clock)
+  # Shown as it runs (a suite's sections and progress lines), but for its passed checks and its
+  # summary, which comes last with the time.
+  bash "tests/$suite.sh" 2>&1 | tee "$log" | grep -a --line-buffered -v -E '^  ok |^[0-9]+ passed, [0-9]+ failed'
   tally "$suite" "$log"
-  tail -n 1 "$log" | sed 's/^/  /'
+  echo "  $(tail -n 1 "$log") ($(took "$t0"))"
 done
 
+[ ${#left_out[@]} -gt 0 ] && echo "== not run (SUITES=\"$SUITES\"): ${left_out[*]}"
 echo
 echo "== skipped: GPU tests (this machine is not asked to run them; on a GPU machine run make test-gpu):"
 echo "   every config verified at 1x1x1, 17x33x5, 127x129x131, 1000^3, 2048^3 with beta = 0 (NaN-poisoned C) and"
@@ -61,6 +98,7 @@ echo "   memcheck of each of its configurations; --auto at random odd shapes; be
 echo "   libengine (examples/sgemm, build/gpu_lib against cuBLAS on both paths: cuBLAS while a kernel builds and the
    kernel after engine_wait, two threads, graph capture, memcheck) and engine.matmul against torch"
 echo
+echo "make test: $(took "$t_all")"
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
 if [ "$total_skip" -gt 0 ]; then echo "$total_pass passed, $total_fail failed, $total_skip skipped"; else echo "$total_pass passed, $total_fail failed"; fi
 [ "$total_fail" -eq 0 ]

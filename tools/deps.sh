@@ -3,7 +3,8 @@
 # root; otherwise the exact command is printed and the build stops. The CUDA toolkit cannot come from
 # apt here, so for it we only say where we looked.
 #   usage: tools/deps.sh CUDA_HOME [--with-tests | --with-fuzz | --with-slurm]
-#   (tests also need cmocka, gnuplot and GNU parallel; make test-slurm needs Slurm and MUNGE)
+#   (tests also need cmocka, gnuplot and GNU parallel, and use cuobjdump; make test-slurm needs Slurm
+#   and MUNGE)
 set -u
 cuda_home=${1:-/usr/local/cuda}
 want_tests=${2:-}
@@ -25,7 +26,8 @@ for l in libnvrtc.so libcublas.so; do
     exit 1
   fi
 done
-ok cuda "$cuda_home ($("$cuda_home/bin/nvcc" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p' || echo '?'))"
+cuda_ver=$("$cuda_home/bin/nvcc" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+ok cuda "$cuda_home (${cuda_ver:-?})"
 
 probe() { # name header package
   if [ -f "/usr/include/$2" ]; then ok "$1" "/usr/include/$2"; else missing+=("$3"); fi
@@ -46,6 +48,21 @@ if [ "$want_tests" = --with-tests ]; then
   probe cmocka cmocka.h libcmocka-dev
   probe_cmd gnuplot gnuplot gnuplot-nox       # tools/plot.sh
   probe_cmd parallel parallel parallel 'GNU parallel'  # the shard test in tests/scripts.sh
+  # cuobjdump (and nvdisasm, which its -sass runs): tests/tc32.sh reads the tensor-core kernels' SASS
+  # with them. A toolkit assembled from PyPI's wheels (as here and on CI) has neither; the wheels
+  # nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm of the toolkit's major version carry them (a few MB;
+  # tools/cuobjdump.sh finds them there). Not a stop where they cannot be had: those checks are then
+  # counted as skipped, with the reason.
+  major=${cuda_ver%%.*}
+  pipcmd=(python3 -m pip install --quiet "nvidia-cuda-cuobjdump==$major.*" "nvidia-cuda-nvdisasm==$major.*")
+  if p=$(bash "$(dirname "$0")/cuobjdump.sh" "$cuda_home"); then
+    ok cuobjdump "$p"
+  elif [ "$(id -u)" = 0 ] && [ -n "$cuda_ver" ] && "${pipcmd[@]}" >/dev/null 2>&1 &&
+    p=$(bash "$(dirname "$0")/cuobjdump.sh" "$cuda_home"); then
+    ok cuobjdump "$p (installed: ${pipcmd[*]})"
+  else
+    no cuobjdump "not found (tc32's SASS checks will be skipped); run as root: ${pipcmd[*]}, or install the CUDA toolkit's cuobjdump"
+  fi
 fi
 if [ "$want_tests" = --with-fuzz ]; then # make fuzz: clang and its libFuzzer runtime
   probe_cmd clang clang clang
