@@ -23,7 +23,8 @@ CUDA_LIB  := $(firstword $(wildcard $(CUDA_HOME)/lib64) $(CUDA_HOME)/lib)
 # exports only what include/engine.h marks ENGINE_API.
 override CFLAGS  += -std=c11 -Wall -Wextra -Wpedantic -Werror -I$(CUDA_HOME)/include -MMD -MP -fPIC -fvisibility=hidden
 override LDFLAGS += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB)
-LIBS      := -lnvrtc -lcublas -ljansson -ldl -lm -lpthread
+# No -lcublas: the command loads it when it first needs it (engine/lab/blas.c), not at every start.
+LIBS      := -lnvrtc -ljansson -ldl -lm -lpthread
 
 # The library's version (include/engine.h): its SONAME carries the major (libengine.so.MAJOR).
 SO_MAJOR := $(shell sed -n 's/^\#define ENGINE_VERSION_MAJOR \([0-9]*\)/\1/p' include/engine.h)

@@ -14,6 +14,9 @@ typedef struct {
     int version;  /* e.g. 130100 */
 } blas_t;
 
+/* Load libcublas (once; the command does not link it): 0, or EXIT_SYSTEM with err naming what failed
+ * (the library not found, a symbol missing). blas_open calls it; needs no GPU. */
+int blas_load(err_t *err);
 int blas_open(blas_t *b, gpu_t *g, err_t *err);
 void blas_close(blas_t *b);
 
