@@ -19,21 +19,22 @@ tally() { # name, log: adds the suite's "N passed, N failed[, N skipped]" line t
   [ "$f" -gt 0 ] && failed+=("$1: $f failed")
   return 0
 }
-# clock: "WALL_NS CPU_TICKS" now; CPU is this shell's waited-for children, user + sys (/proc/PID/stat
-# fields 16 and 17, in clock ticks). took START: "N s, cpu N s" since START.
-hz=$(getconf CLK_TCK)
-clock() { local st; read -ra st </proc/$$/stat; echo "$(date +%s%N) $((st[15] + st[16]))"; }
+# clock: "WALL_NS CPU_TICKS" now; CPU is the waited-for children of shell $me (this script, or the
+# subshell that runs a suite beside it), user + sys (/proc/PID/stat fields 16 and 17, in clock
+# ticks). took START: "N s, cpu N s" since START.
+hz=$(getconf CLK_TCK) me=$$
+clock() { local st; read -ra st </proc/$me/stat; echo "$(date +%s%N) $((st[15] + st[16]))"; }
 took() {
   local w0 c0 w1 c1; read -r w0 c0 <<<"$1"; read -r w1 c1 <<<"$(clock)"
   awk -v w="$((w1 - w0))" -v c="$((c1 - c0))" -v hz="$hz" 'BEGIN { printf "%.1f s, cpu %.1f s", w / 1e9, c / hz }'
 }
 t_all=$(clock)
-log=$(mktemp)
+log=$(mktemp) cm_log=$(mktemp) cm_pid=
 # Tests keep their CUBINs to themselves: a fresh cache, removed at the end.
 export XDG_CACHE_HOME=$(mktemp -d)
 # ... and no user wisdom ($XDG_DATA_HOME/engine/wisdom, read first by --auto) but what a test writes.
 export XDG_DATA_HOME=$(mktemp -d)
-trap 'rm -rf "$log" "$XDG_CACHE_HOME" "$XDG_DATA_HOME"' EXIT
+trap 'rm -rf "$log" "$log.time" "$cm_log" "$cm_log.time" "$XDG_CACHE_HOME" "$XDG_DATA_HOME"' EXIT
 
 # A unit test binary's counts come from cmocka's own summary lines, one set per group: "[  PASSED  ] N
 # test(s).", "[  FAILED  ] N test(s), listed below:", "[  SKIPPED ] N test(s), listed below:" (a failed or
@@ -73,15 +74,33 @@ for suite in ${SUITES:-}; do
 done
 for suite in $all_suites; do
   if [ -n "${SUITES:-}" ] && [[ " $SUITES " != *" $suite "* ]]; then left_out+=("$suite"); continue; fi
+  # compile_matrix runs beside the suites after it: its NVRTC compiles use every core while most
+  # suites keep one busy. Its lines are shown when it ends (it shares only the CUBIN cache, which
+  # processes share safely: its own wisdom entries run as many at a time).
+  if [ "$suite" = compile_matrix ]; then
+    echo "== compile_matrix: runs beside the suites below; its lines when it ends"
+    ( me=$BASHPID; t0=$(clock); bash tests/compile_matrix.sh >"$cm_log" 2>&1; took "$t0" >"$cm_log.time" ) &
+    cm_pid=$!
+    continue
+  fi
   echo "== $suite"
-  t0=$(clock)
   # Shown as it runs (a suite's sections and progress lines), but for its passed checks and its
-  # summary, which comes last with the time.
-  bash "tests/$suite.sh" 2>&1 | tee "$log" | grep -a --line-buffered -v -E '^  ok |^[0-9]+ passed, [0-9]+ failed'
+  # summary, which comes last with the time. Timed in a subshell of its own: this shell's CPU count
+  # takes in compile_matrix's whenever that ends.
+  ( me=$BASHPID; t0=$(clock)
+    bash "tests/$suite.sh" 2>&1 | tee "$log" | grep -a --line-buffered -v -E '^  ok |^[0-9]+ passed, [0-9]+ failed'
+    took "$t0" >"$log.time" )
   tally "$suite" "$log"
-  echo "  $(tail -n 1 "$log") ($(took "$t0"))"
+  echo "  $(tail -n 1 "$log") ($(cat "$log.time"))"
 done
 
+if [ -n "$cm_pid" ]; then
+  wait "$cm_pid"
+  echo "== compile_matrix"
+  grep -a -v -E '^  ok |^[0-9]+ passed, [0-9]+ failed' "$cm_log"
+  tally compile_matrix "$cm_log"
+  echo "  $(tail -n 1 "$cm_log") ($(cat "$cm_log.time" 2>/dev/null))"
+fi
 [ ${#left_out[@]} -gt 0 ] && echo "== not run (SUITES=\"$SUITES\"): ${left_out[*]}"
 echo
 echo "== skipped: GPU tests (this machine is not asked to run them; on a GPU machine run make test-gpu):"
