@@ -2,71 +2,25 @@
 #define _GNU_SOURCE
 #include "fallback.h"
 
+#include "cublasdl.h"
+
 #include <cublas_v2.h>
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
-/* cublas_v2.h maps names to versioned symbols (cublasCreate -> cublasCreate_v2): expanding before
- * stringifying asks dlsym for exactly the symbol the header would have linked (as gpu.c does). */
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
-#define BLAS_FUNCS(X)                                                                              \
-    X(cublasCreate)                                                                                \
-    X(cublasDestroy)                                                                               \
-    X(cublasSetStream)                                                                             \
-    X(cublasSgemm)                                                                                 \
-    X(cublasDgemm)                                                                                 \
-    X(cublasSgemmStridedBatched)                                                                   \
-    X(cublasDgemmStridedBatched)
-
-static struct {
-#define X(f) __typeof__(&f) f;
-    BLAS_FUNCS(X)
-#undef X
-} bl;
-
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static void *g_lib;
-static char g_why[512];
-
-/* The sonames of the toolkits engine builds with, newest first; then the unversioned name. */
-static void load_once(void)
-{
-    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
-    void *lib = NULL;
-    for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++)
-        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *e = dlerror();
-        snprintf(g_why, sizeof g_why, "libcublas could not be loaded (%s)", e ? e : "not found");
-        return;
-    }
-#define X(f)                                                                                       \
-    {                                                                                              \
-        void *sym = dlsym(lib, STR(f));                                                            \
-        if (!sym) {                                                                                \
-            snprintf(g_why, sizeof g_why, "libcublas has no symbol %s", STR(f));                   \
-            dlclose(lib);                                                                          \
-            return;                                                                                \
-        }                                                                                          \
-        memcpy(&bl.f, &sym, sizeof sym);                                                           \
-    }
-    BLAS_FUNCS(X)
-#undef X
-    g_lib = lib;
-}
+/* libcublas's functions (cublasdl.h), once the first context opens its handle. */
+static const cublasdl_t *bl;
 
 int fallback_open(fallback_t *f, err_t *err)
 {
     memset(f, 0, sizeof *f);
-    pthread_once(&g_once, load_once);
-    if (!g_lib)
-        return err_set(err, ERR_SYSTEM, "engine", 0, 0, "%s", g_why);
+    const cublasdl_t *t = cublasdl_load(err);
+    if (!t)
+        return -1;
+    bl = t;
     cublasHandle_t h;
-    cublasStatus_t st = bl.cublasCreate(&h);
+    cublasStatus_t st = bl->cublasCreate(&h);
     if (st != CUBLAS_STATUS_SUCCESS)
         return err_set(err, ERR_SYSTEM, "engine", 0, 0, "cublasCreate failed: status %d", (int)st);
     f->handle = h;
@@ -79,7 +33,7 @@ void fallback_close(fallback_t *f)
 {
     if (!f->open)
         return;
-    bl.cublasDestroy((cublasHandle_t)f->handle);
+    bl->cublasDestroy((cublasHandle_t)f->handle);
     pthread_mutex_destroy(&f->lock);
     f->open = false;
 }
@@ -107,21 +61,21 @@ int fallback_gemm(fallback_t *f, const apiarg_problem *p, double alpha, CUdevice
     cublasStatus_t st;
     pthread_mutex_lock(&f->lock);
     cublasHandle_t h = (cublasHandle_t)f->handle;
-    st = bl.cublasSetStream(h, (cudaStream_t)stream);
+    st = bl->cublasSetStream(h, (cudaStream_t)stream);
     if (st == CUBLAS_STATUS_SUCCESS) {
         if (p->dtype == DTYPE_F64) {
             const double *a = (const double *)(uintptr_t)B, *b = (const double *)(uintptr_t)A;
             double *c = (double *)(uintptr_t)C;
-            st = p->batch > 1 ? bl.cublasDgemmStridedBatched(h, ob, oa, m, n, k, &alpha, a, lda, p->sb, b, ldb, p->sa,
+            st = p->batch > 1 ? bl->cublasDgemmStridedBatched(h, ob, oa, m, n, k, &alpha, a, lda, p->sb, b, ldb, p->sa,
                                                              &beta, c, ldc, p->sc, (int)p->batch)
-                              : bl.cublasDgemm(h, ob, oa, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+                              : bl->cublasDgemm(h, ob, oa, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
         } else {
             float af = (float)alpha, bf = (float)beta;
             const float *a = (const float *)(uintptr_t)B, *b = (const float *)(uintptr_t)A;
             float *c = (float *)(uintptr_t)C;
-            st = p->batch > 1 ? bl.cublasSgemmStridedBatched(h, ob, oa, m, n, k, &af, a, lda, p->sb, b, ldb, p->sa,
+            st = p->batch > 1 ? bl->cublasSgemmStridedBatched(h, ob, oa, m, n, k, &af, a, lda, p->sb, b, ldb, p->sa,
                                                              &bf, c, ldc, p->sc, (int)p->batch)
-                              : bl.cublasSgemm(h, ob, oa, m, n, k, &af, a, lda, b, ldb, &bf, c, ldc);
+                              : bl->cublasSgemm(h, ob, oa, m, n, k, &af, a, lda, b, ldb, &bf, c, ldc);
         }
     }
     pthread_mutex_unlock(&f->lock);

@@ -1,89 +1,37 @@
-/* blas.c — see blas.h. cuBLAS is loaded by the first blas_open (dlopen, as fallback.c loads it for
- * the library), not linked: starting a process linked to libcublas costs about 0.08 s of CPU (its
- * relocations: 27k page faults), which every run of the command paid, though most (compile, pick,
- * the CLI's errors, a tune's parent) never call it; make test starts 1,700 of them. */
+/* blas.c — see blas.h. cuBLAS is loaded by the first blas_open (core/cublasdl.h, the table the
+ * library's fallback uses too), not linked: starting a process linked to libcublas costs about 0.08 s
+ * of CPU (its relocations: 27k page faults), which every run of the command paid, though most
+ * (compile, pick, the CLI's errors, a tune's parent) never call it; make test starts 1,700 of them. */
 #define _GNU_SOURCE
 #include "blas.h"
 
+#include "cublasdl.h"
+
 #include <cublas_v2.h>
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-/* cublas_v2.h maps names to versioned symbols (cublasCreate -> cublasCreate_v2): expanding before
- * stringifying asks dlsym for exactly the symbol the header would have linked (as fallback.c does). */
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
-#define BLAS_FUNCS(X)                                                                              \
-    X(cublasCreate)                                                                                \
-    X(cublasDestroy)                                                                               \
-    X(cublasSetStream)                                                                             \
-    X(cublasSetMathMode)                                                                           \
-    X(cublasGetVersion)                                                                            \
-    X(cublasGetStatusName)                                                                         \
-    X(cublasGetStatusString)                                                                       \
-    X(cublasSgemm)                                                                                 \
-    X(cublasDgemm)                                                                                 \
-    X(cublasGemmEx)                                                                                \
-    X(cublasGemmStridedBatchedEx)                                                                  \
-    X(cublasSscal)                                                                                 \
-    X(cublasDscal)
-
-static struct {
-#define X(f) __typeof__(&f) f;
-    BLAS_FUNCS(X)
-#undef X
-} cb;
-
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static void *g_lib;
-static char g_why[512];
-
-/* The sonames of the toolkits engine builds with, newest first; then the unversioned name. Found
- * through the command's run path (the Makefile's -rpath to CUDA's libraries), as a linked one was. */
-static void load_once(void)
-{
-    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
-    void *lib = NULL;
-    for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++)
-        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *e = dlerror();
-        snprintf(g_why, sizeof g_why, "libcublas could not be loaded (%s)", e ? e : "not found");
-        return;
-    }
-#define X(f)                                                                                       \
-    {                                                                                              \
-        void *sym = dlsym(lib, STR(f));                                                            \
-        if (!sym) {                                                                                \
-            snprintf(g_why, sizeof g_why, "libcublas has no symbol %s", STR(f));                   \
-            dlclose(lib);                                                                          \
-            return;                                                                                \
-        }                                                                                          \
-        memcpy(&cb.f, &sym, sizeof sym);                                                           \
-    }
-    BLAS_FUNCS(X)
-#undef X
-    g_lib = lib;
-}
+/* libcublas's functions (core/cublasdl.h), once the first handle is opened. */
+static const cublasdl_t *cb;
 
 int blas_load(err_t *err)
 {
-    pthread_once(&g_once, load_once);
-    return g_lib ? 0 : err_set(err, ERR_SYSTEM, "engine", 0, 0, "%s", g_why);
+    const cublasdl_t *t = cublasdl_load(err);
+    if (!t)
+        return -1;
+    cb = t;
+    return 0;
 }
 
-/* call is the call's text, "cb.cublasSgemm(...)": named without the table, as the function it calls. */
+/* call is the call's text, "cb->cublasSgemm(...)": named without the table, as the function it calls. */
 static int cublas_check(cublasStatus_t rc, const char *call, const char *file, int line, err_t *err)
 {
     if (rc == CUBLAS_STATUS_SUCCESS)
         return 0;
-    if (strncmp(call, "cb.", 3) == 0)
-        call += 3;
-    return err_set(err, ERR_CUDA, file, line, 0, "%s failed: %s (%s)", call, cb.cublasGetStatusName(rc),
-                   cb.cublasGetStatusString(rc));
+    if (strncmp(call, "cb->", 4) == 0)
+        call += 4;
+    return err_set(err, ERR_CUDA, file, line, 0, "%s failed: %s (%s)", call, cb->cublasGetStatusName(rc),
+                   cb->cublasGetStatusString(rc));
 }
 #define CUBLAS_CHECK(call, err) cublas_check((call), #call, __FILE__, __LINE__, (err))
 
@@ -93,13 +41,13 @@ int blas_open(blas_t *b, gpu_t *g, err_t *err)
     if (blas_load(err))
         return -1;
     cublasHandle_t h;
-    if (CUBLAS_CHECK(cb.cublasCreate(&h), err))
+    if (CUBLAS_CHECK(cb->cublasCreate(&h), err))
         return -1;
     /* CUstream and cudaStream_t are the same type: both name struct CUstream_st. */
-    if (CUBLAS_CHECK(cb.cublasSetStream(h, (cudaStream_t)g->stream), err) ||
-        CUBLAS_CHECK(cb.cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), err) ||
-        CUBLAS_CHECK(cb.cublasGetVersion(h, &b->version), err)) {
-        cb.cublasDestroy(h);
+    if (CUBLAS_CHECK(cb->cublasSetStream(h, (cudaStream_t)g->stream), err) ||
+        CUBLAS_CHECK(cb->cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), err) ||
+        CUBLAS_CHECK(cb->cublasGetVersion(h, &b->version), err)) {
+        cb->cublasDestroy(h);
         return -1;
     }
     b->handle = h;
@@ -109,7 +57,7 @@ int blas_open(blas_t *b, gpu_t *g, err_t *err)
 void blas_close(blas_t *b)
 {
     if (b->handle)
-        cb.cublasDestroy((cublasHandle_t)b->handle);
+        cb->cublasDestroy((cublasHandle_t)b->handle);
     b->handle = NULL;
 }
 
@@ -122,11 +70,11 @@ int blas_gemm(blas_t *b, dtype_t dtype, int M, int N, int K, const void *alpha, 
      * leading dimension must be at least 1 even when K = 0 (then C = beta*C). */
     int lda = K > 0 ? K : 1;
     if (dtype == DTYPE_F64)
-        return CUBLAS_CHECK(cb.cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, (const double *)alpha,
+        return CUBLAS_CHECK(cb->cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, (const double *)alpha,
                                         (const double *)B, N, (const double *)A, lda, (const double *)beta,
                                         (double *)C, N),
                             err);
-    return CUBLAS_CHECK(cb.cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, (const float *)alpha, (const float *)B,
+    return CUBLAS_CHECK(cb->cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, (const float *)alpha, (const float *)B,
                                     N, (const float *)A, lda, (const float *)beta, (float *)C, N),
                         err);
 }
@@ -135,7 +83,7 @@ int blas_gemm_tf32(blas_t *b, int M, int N, int K, const void *alpha, CUdevicept
                    CUdeviceptr C, err_t *err)
 {
     int lda = K > 0 ? K : 1;
-    return CUBLAS_CHECK(cb.cublasGemmEx(b->handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, alpha, (const void *)B, CUDA_R_32F,
+    return CUBLAS_CHECK(cb->cublasGemmEx(b->handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, alpha, (const void *)B, CUDA_R_32F,
                                      N, (const void *)A, CUDA_R_32F, lda, beta, (void *)C, CUDA_R_32F, N,
                                      CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
                         err);
@@ -154,7 +102,7 @@ int blas_gemm_layout(blas_t *b, dtype_t dtype, bool tf32, int M, int N, int K, c
                              : tf32           ? CUBLAS_COMPUTE_32F_FAST_TF32
                                               : CUBLAS_COMPUTE_32F_PEDANTIC;
     long long one = lay->batch > 1;
-    return CUBLAS_CHECK(cb.cublasGemmStridedBatchedEx(b->handle, lay->tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+    return CUBLAS_CHECK(cb->cublasGemmStridedBatchedEx(b->handle, lay->tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                                                    lay->ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, alpha, (const void *)B,
                                                    t, (int)lay->ldb, one * lay->sb, (const void *)A, t, (int)lay->lda,
                                                    one * lay->sa, beta, (void *)C, t, (int)lay->ldc, one * lay->sc,
@@ -170,8 +118,8 @@ int blas_scal(blas_t *b, dtype_t dtype, size_t n, const void *alpha, CUdeviceptr
     for (size_t at = 0; at < n; at += (size_t)1 << 30) {
         int part = (int)(n - at < ((size_t)1 << 30) ? n - at : (size_t)1 << 30);
         CUdeviceptr p = x + at * es;
-        int rc = dtype == DTYPE_F64 ? CUBLAS_CHECK(cb.cublasDscal(h, part, (const double *)alpha, (double *)p, 1), err)
-                                    : CUBLAS_CHECK(cb.cublasSscal(h, part, (const float *)alpha, (float *)p, 1), err);
+        int rc = dtype == DTYPE_F64 ? CUBLAS_CHECK(cb->cublasDscal(h, part, (const double *)alpha, (double *)p, 1), err)
+                                    : CUBLAS_CHECK(cb->cublasSscal(h, part, (const float *)alpha, (float *)p, 1), err);
         if (rc)
             return rc;
     }
