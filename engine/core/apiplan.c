@@ -323,6 +323,13 @@ static void describe(engine_plan *pl, const pick_t *pk, const select_result *r)
             why_json(&sb, pk, r, 2 * p->ta + p->tb);
         else
             sb_add(&sb, "\"chosen_by\":\"forced\"");
+        if (pk && pl->has_variant) { /* wisdom's choice with a tile side halved */
+            const select_variant *v = &pl->variant;
+            sb_addf(&sb, ",\"tile_variant\":\"%s=%lld", v->key, (long long)v->value);
+            if (*v->key2)
+                sb_addf(&sb, ",%s=%lld", v->key2, (long long)v->value2);
+            sb_addf(&sb, "\",\"tile_variant_est_us\":%.3f", v->t_est * 1e6);
+        }
         if (pl->refused) {
             sb_add(&sb, ",\"fallback\":{\"refused\":");
             sb_add_json_string(&sb, pl->refused);
@@ -407,9 +414,10 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
         } else {
             pk = pick;
             pl->cfg = &pick->sel.cands[r.chosen].cfg;
-            select_variant v;
-            if (pick_tile_variants() && select_tile_variant(&pick->sel, &r, &sh, &lay, PICK_TILE_GAIN, &v))
-                pl->cfg = variant_of(c, pl->cfg, &v);
+            if (pick_tile_variants() && select_tile_variant(&pick->sel, &r, &sh, &lay, PICK_TILE_GAIN, &pl->variant)) {
+                pl->cfg = variant_of(c, pl->cfg, &pl->variant);
+                pl->has_variant = true;
+            }
         }
     }
     pthread_mutex_unlock(&c->lock);

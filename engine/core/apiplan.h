@@ -95,6 +95,8 @@ struct engine_ctx {
 
 struct engine_plan {
     engine_ctx *ctx;
+    select_variant variant; /* has_variant: wisdom's config with this tile side halved (pick.h) */
+    bool has_variant;
     apiarg_problem p;
     layout_align al;      /* elements the kernels' A, B, C (and their lds, strides) are multiples of */
     bool run;             /* a GEMM kernel runs (M, N, K > 0) */

@@ -320,6 +320,8 @@ static void test_tile_variant(void **state)
         assert_non_null(end);
         char lab[256];
         snprintf(lab, sizeof lab, "%.*s", (int)(end - label), label);
+        if ((strstr(text, "\"tile_variant\":\"BM=64\"") != NULL) != cases[i].halved)
+            fail_msg("tile_variant in the description: %s", text);
         if ((strstr(lab, ",BM=64]") != NULL) != cases[i].halved)
             fail_msg("%lldx%lldx%lld (ENGINE_TILE_VARIANTS=%s): %s", (long long)cases[i].m, (long long)cases[i].n,
                      (long long)cases[i].k, cases[i].env ? cases[i].env : "unset", lab);
