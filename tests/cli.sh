@@ -342,10 +342,13 @@ if command -v pkg-config >/dev/null; then
   printf '#include <engine.h>\n#include <stdio.h>\nint main(void) { printf("%%d\\n", engine_version()); return 0; }\n' >"$tmp/ex/ver.c"
   want=$(sed -n 's/^#define ENGINE_VERSION_MAJOR \([0-9]*\)$/\1/p; s/^#define ENGINE_VERSION_MINOR \([0-9]*\)$/\1/p' include/engine.h |
     paste -sd' ' | awk '{print $1 * 1000 + $2}')
+  # A library built under make sanitize carries ASan's and UBSan's calls: the program links their
+  # runtimes too (as the sanitizer build's own programs do), first, or it cannot load or link it.
+  san=; nm -D "${BUILD:-build}/libengine.so" 2>/dev/null | grep -q ' __asan_init' && san="-fsanitize=address,undefined"
   for form in shared static; do
     flag=; [ $form = static ] && flag=--static
     (cd "$tmp/ex" && PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" \
-      bash -c "cc ver.c \$(pkg-config $flag --cflags --libs engine) -o ver-$form && ./ver-$form") >"$tmp/out" 2>&1
+      bash -c "cc $san ver.c \$(pkg-config $flag --cflags --libs engine) -o ver-$form && ./ver-$form") >"$tmp/out" 2>&1
     rc=$?
     needed=$(readelf -d "$tmp/ex/ver-$form" 2>/dev/null | grep -c 'NEEDED.*\[libengine\.so\.[0-9][0-9]*\]')
     defined=$(nm "$tmp/ex/ver-$form" 2>/dev/null | grep -c ' T engine_version$')
