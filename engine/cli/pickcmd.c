@@ -134,9 +134,7 @@ int pickcmd_main(const opts_t *o)
         const bool var = pick_tile_variants() && select_tile_variant(&p.sel, &res[s], sh, &lays[s], PICK_TILE_GAIN, &v);
         char vtext[96] = "";
         if (var)
-            snprintf(vtext, sizeof vtext, "%s=%lld", v.key, (long long)v.value);
-        if (var && *v.key2)
-            snprintf(vtext + strlen(vtext), sizeof vtext - strlen(vtext), ", %s=%lld", v.key2, (long long)v.value2);
+            select_variant_text(&v, vtext, sizeof vtext);
         if (o->format == FORMAT_JSONL) {
             double t = -1;
             for (size_t j = 0; j < res[s].nw; j++)

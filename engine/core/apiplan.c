@@ -188,20 +188,23 @@ static const config_t *variant_of(engine_ctx *c, const config_t *base, const sel
     memcpy(cfg->values, base->values, base->tpl.nparams * sizeof *cfg->values);
     const char *keys[2] = {v->key, v->key2};
     const int64_t vals[2] = {v->value, v->value2};
-    strbuf set;
-    sb_init(&set);
     for (int j = 0; j < 2 && *keys[j]; j++) {
         int at = template_param_index(&base->tpl, keys[j]);
         if (at >= 0)
             cfg->values[at] = vals[j];
-        sb_addf(&set, "%s%s=%lld", j ? "," : "", keys[j], (long long)vals[j]);
     }
+    char set[96];
+    select_variant_text(v, set, sizeof set);
     size_t n = strlen(base->label);
-    cfg->label = base->label[n ? n - 1 : 0] == ']' ? xasprintf("%.*s,%s]", (int)(n - 1), base->label, set.buf)
-                                                 : xasprintf("%s[%s]", base->label, set.buf);
-    cfg->overrides = xasprintf("%s%s--set %s", base->overrides ? base->overrides : "",
-                               base->overrides && *base->overrides ? " " : "", set.buf);
-    sb_free(&set);
+    cfg->label = base->label[n ? n - 1 : 0] == ']' ? xasprintf("%.*s,%s]", (int)(n - 1), base->label, set)
+                                                 : xasprintf("%s[%s]", base->label, set);
+    /* As the command line reruns it: --set KEY=VALUE for each override. */
+    strbuf ov;
+    sb_init(&ov);
+    sb_add(&ov, base->overrides ? base->overrides : "");
+    for (int j = 0; j < 2 && *keys[j]; j++)
+        sb_addf(&ov, "%s--set %s=%lld", ov.len ? " " : "", keys[j], (long long)vals[j]);
+    cfg->overrides = sb_steal(&ov);
     c->variants = xrealloc(c->variants, (c->nvariants + 1) * sizeof *c->variants);
     c->variants[c->nvariants++] = (struct apiplan_variant){.base = base, .v = *v, .cfg = cfg};
     return cfg;
@@ -324,11 +327,9 @@ static void describe(engine_plan *pl, const pick_t *pk, const select_result *r)
         else
             sb_add(&sb, "\"chosen_by\":\"forced\"");
         if (pk && pl->has_variant) { /* wisdom's choice with a tile side halved */
-            const select_variant *v = &pl->variant;
-            sb_addf(&sb, ",\"tile_variant\":\"%s=%lld", v->key, (long long)v->value);
-            if (*v->key2)
-                sb_addf(&sb, ",%s=%lld", v->key2, (long long)v->value2);
-            sb_addf(&sb, "\",\"tile_variant_est_us\":%.3f", v->t_est * 1e6);
+            char set[96];
+            sb_addf(&sb, ",\"tile_variant\":\"%s\",\"tile_variant_est_us\":%.3f",
+                    select_variant_text(&pl->variant, set, sizeof set), pl->variant.t_est * 1e6);
         }
         if (pl->refused) {
             sb_add(&sb, ",\"fallback\":{\"refused\":");

@@ -6,7 +6,6 @@
 #include "paths.h"
 #include "util.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,22 +69,10 @@ size_t pick_entry_of_cand(pick_t *p, size_t c)
  * stays on disk as it is: --auto-tune then refuses to write over it), the others are read. */
 static void load_user(wisdom_t *w, const char *dir, FILE *warn)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    size_t n;
+    char **names = wisdom_list_dir(dir, &n);
+    if (!names)
         return;
-    struct dirent *de;
-    char **names = NULL;
-    size_t n = 0;
-    while ((de = readdir(d)) != NULL) {
-        size_t len = strlen(de->d_name);
-        if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".json") != 0)
-            continue;
-        names = xrealloc(names, (n + 1) * sizeof *names);
-        names[n++] = xstrdup(de->d_name);
-    }
-    closedir(d);
-    if (n > 1) /* qsort takes no null array, even of none */
-        qsort(names, n, sizeof *names, cmp_strp);
     for (size_t i = 0; i < n; i++) {
         char *path = path_join(dir, names[i]);
         err_t err;
@@ -355,11 +342,9 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
         if (tile_variants && select_tile_variant(&p->sel, &p->result[s], &shapes[s],
                                                  pp->layouts ? &pp->layouts[s] : NULL, PICK_TILE_GAIN, &v)) {
             p->of_shape[s] = variant_entry(p, p->result[s].chosen, &v);
-            char two[48] = "";
-            if (*v.key2)
-                snprintf(two, sizeof two, ", %s=%lld", v.key2, (long long)v.value2);
-            char *w = xasprintf("%s with %s=%lld%s (its tile padded at this shape: the model estimates %.1f us)",
-                                p->why[s], v.key, (long long)v.value, two, v.t_est * 1e6);
+            char set[96];
+            char *w = xasprintf("%s with %s (its tile padded at this shape: the model estimates %.1f us)", p->why[s],
+                                select_variant_text(&v, set, sizeof set), v.t_est * 1e6);
             free(p->why[s]);
             p->why[s] = w;
         }

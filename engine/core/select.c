@@ -614,3 +614,11 @@ bool select_tile_variant(const select_t *s, const select_result *r, const shape_
     return false;
 }
 
+char *select_variant_text(const select_variant *v, char *buf, size_t len)
+{
+    int k = snprintf(buf, len, "%s=%lld", v->key, (long long)v->value);
+    if (*v->key2 && k >= 0 && (size_t)k < len)
+        snprintf(buf + k, len - (size_t)k, ",%s=%lld", v->key2, (long long)v->value2);
+    return buf;
+}
+

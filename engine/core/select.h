@@ -182,6 +182,10 @@ typedef struct {
 size_t select_neighbours(const select_t *s, size_t c, const shape_t *sh, const layout_t *lay, select_variant *out,
                          size_t max);
 
+/* v's overrides as text, "BM=64" or "BM=64,THREADS=64" (what a label, --explain and a plan's
+ * description show); returns buf. */
+char *select_variant_text(const select_variant *v, char *buf, size_t len);
+
 /* The chosen candidate of r with a tile side halved (its BM or BN at half; a side with THREADS or its
  * warp tile where alone it breaks a rule), where the model estimates that variant at least `gain`
  * times faster at sh than the candidate itself: the shape pads the candidate's tile (M or N well

@@ -496,28 +496,37 @@ int wisdom_load_file(wisdom_t *w, const char *path, err_t *err)
     return rc;
 }
 
-int wisdom_load_dir(wisdom_t *w, const char *dir, err_t *err)
+char **wisdom_list_dir(const char *dir, size_t *n)
 {
+    *n = 0;
     DIR *d = opendir(dir);
-    if (!d) {
-        if (errno == ENOENT)
-            return 0; /* no wisdom yet: every lookup finds nothing */
-        return err_set(err, ERR_INPUT, dir, 0, 0, "cannot read the wisdom directory: %s", strerror(errno)), -1;
-    }
-    char **names = NULL;
-    size_t n = 0;
+    if (!d)
+        return NULL;
+    char **names = xmalloc(sizeof *names);
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         size_t l = strlen(de->d_name);
         /* Dot files are skipped: wisdom_record's temp files, editors' backups. */
         if (de->d_name[0] == '.' || l < 6 || strcmp(de->d_name + l - 5, ".json") != 0)
             continue;
-        names = xrealloc(names, (n + 1) * sizeof *names);
-        names[n++] = xstrdup(de->d_name);
+        names = xrealloc(names, (*n + 1) * sizeof *names);
+        names[(*n)++] = xstrdup(de->d_name);
     }
     closedir(d);
-    if (n > 1) /* qsort takes no null array, even of none */
-        qsort(names, n, sizeof *names, cmp_strp);
+    if (*n > 1)
+        qsort(names, *n, sizeof *names, cmp_strp);
+    return names;
+}
+
+int wisdom_load_dir(wisdom_t *w, const char *dir, err_t *err)
+{
+    size_t n;
+    char **names = wisdom_list_dir(dir, &n);
+    if (!names) {
+        if (errno == ENOENT)
+            return 0; /* no wisdom yet: every lookup finds nothing */
+        return err_set(err, ERR_INPUT, dir, 0, 0, "cannot read the wisdom directory: %s", strerror(errno)), -1;
+    }
     /* Into a scratch wisdom first, so that a bad file leaves w as it was. */
     wisdom_t tmp;
     wisdom_init(&tmp);

@@ -107,6 +107,9 @@ void wisdom_free(wisdom_t *w);
  * file are (EXIT_INPUT): err names file:line:column and the rule broken. On an error w is left as it
  * was (no file of dir is added). */
 int wisdom_load_dir(wisdom_t *w, const char *dir, err_t *err);
+/* The wisdom files of dir (*.json, no dot files), sorted by name: n of them, each and the array to
+ * free; NULL (errno set) when dir cannot be read. */
+char **wisdom_list_dir(const char *dir, size_t *n);
 /* Load one file (it must exist), on the same terms. */
 int wisdom_load_file(wisdom_t *w, const char *path, err_t *err);
 /* The same from a file's text in memory (path names it in errors and in choices; the fuzzer uses
