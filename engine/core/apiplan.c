@@ -461,6 +461,7 @@ engine_status apiplan_load(engine_plan *pl, const char *fn)
                  plan_functions(c, pl, pl->mod, pl->k.fn, &err);
         pthread_mutex_unlock(&c->lock);
         pl->k.gpu = &c->gpu;
+        rc = rc || kernel_fit(&pl->k, &err);
         pl->k.pdl = false;
         if (!rc && pl->run && pl->k.plan.pdl) { /* as kernel_load decides it with the config's PDL parameter */
             int blocks = 0, threads = 0;

@@ -60,6 +60,8 @@ static struct {
 
 /* Optional: drivers before CUDA 12 lack it, and then nothing is launched with PDL. */
 static __typeof__(&cuLaunchKernelEx) cu_launch_ex;
+/* Optional likewise: without it no template with tensor maps runs (gpu_tensor_map says so). */
+static __typeof__(&cuTensorMapEncodeTiled) cu_tmap_encode;
 
 static void *g_lib;
 static char g_dlerror[512];
@@ -88,6 +90,8 @@ static int load_driver_locked(void)
 #undef X
     void *ex = dlsym(lib, STR(cuLaunchKernelEx));
     memcpy(&cu_launch_ex, &ex, sizeof ex);
+    void *tm = dlsym(lib, STR(cuTensorMapEncodeTiled));
+    memcpy(&cu_tmap_encode, &tm, sizeof tm);
     g_lib = lib;
     return 0;
 }
@@ -309,6 +313,22 @@ int gpu_launch_pdl(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t 
     return CU_CHECK(cu.cuLaunchKernel(f, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
                                       (unsigned)block[0], (unsigned)block[1], (unsigned)block[2],
                                       (unsigned)smem, stream, args, NULL),
+                    err);
+}
+
+int gpu_tensor_map(gpu_t *g, CUtensorMap *map, CUtensorMapDataType type, CUdeviceptr base, const uint64_t dims[3],
+                   const uint64_t strides_bytes[2], const uint32_t box[3], err_t *err)
+{
+    if (!cu_tmap_encode || g->sm < 90)
+        return err_set(err, ERR_UNSUPPORTED, g->name, 0, 0,
+                       "tensor maps need an sm_90+ GPU and a CUDA 12+ driver (this one: sm_%d, driver %d)", g->sm,
+                       g->driver_version);
+    const cuuint32_t elem_strides[3] = {1, 1, 1};
+    const cuuint64_t d[3] = {dims[0], dims[1], dims[2]}, st[2] = {strides_bytes[0], strides_bytes[1]};
+    const cuuint32_t b[3] = {box[0], box[1], box[2]};
+    return CU_CHECK(cu_tmap_encode(map, type, 3, (void *)(uintptr_t)base, d, st, b, elem_strides,
+                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                     err);
 }
 

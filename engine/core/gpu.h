@@ -94,6 +94,11 @@ int gpu_launch(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t bloc
  * anything that kernel may touch (kernels_src/gemm_common.cuh, grid_dep_wait). */
 int gpu_launch_pdl(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t block[3], int smem, void **args,
                    CUstream stream, bool pdl, err_t *err);
+/* Encode a rank-3 tiled tensor map of base (dims innermost first, strides in bytes between steps of
+ * dims 1 and 2, the box one copy moves; 128-byte swizzle, zeros read past the dims) for the bulk
+ * tensor copy engine (sm_90+). */
+int gpu_tensor_map(gpu_t *g, CUtensorMap *map, CUtensorMapDataType type, CUdeviceptr base, const uint64_t dims[3],
+                   const uint64_t strides_bytes[2], const uint32_t box[3], err_t *err);
 /* Resident blocks per SM for f at this block size and dynamic shared memory. */
 int gpu_occupancy(gpu_t *g, CUfunction f, int threads, int smem, int *blocks, err_t *err);
 int gpu_func_attr(gpu_t *g, CUfunction f, CUfunction_attribute a, int *v, err_t *err);

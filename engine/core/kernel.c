@@ -89,6 +89,8 @@ int kernel_load(gpu_t *g, int pdl, kernel_t *k, err_t *err)
         if (gpu_function(g, &k->mod, l->kernel, &k->fn[i], err) || gpu_set_smem(g, k->fn[i], (int)l->smem, err))
             return -1;
     }
+    if (kernel_fit(k, err))
+        return -1;
     k->pdl = false;
     if (k->plan.pdl && pdl != 0) {
         int blocks = 0, threads = 0;
@@ -97,6 +99,25 @@ int kernel_load(gpu_t *g, int pdl, kernel_t *k, err_t *err)
         k->pdl = pdl == 1 || plan_use_pdl(&k->plan, g->sms, blocks);
     }
     k->loaded = true;
+    return 0;
+}
+
+int kernel_fit(kernel_t *k, err_t *err)
+{
+    for (size_t i = 0; i < k->plan.nlaunches; i++) {
+        const plan_launch *l = &k->plan.launches[i];
+        k->resident[i] = 0;
+        if (!l->persistent)
+            continue;
+        int blocks = 0;
+        if (gpu_occupancy(k->gpu, k->fn[i], (int)(l->block[0] * l->block[1] * l->block[2]), (int)l->smem, &blocks, err))
+            return -1;
+        if (blocks < 1)
+            return err_set(err, ERR_UNSUPPORTED, k->cfg ? k->cfg->path : l->kernel, 0, 0,
+                           "kernel %s: not one block of %lld threads with %lld bytes of shared memory fits an SM",
+                           l->kernel, (long long)(l->block[0] * l->block[1] * l->block[2]), (long long)l->smem);
+        k->resident[i] = (int64_t)blocks * k->gpu->sms;
+    }
     return 0;
 }
 
@@ -144,6 +165,30 @@ static int call_fits(const kernel_t *k, const gemm_call *c, CUdeviceptr W, err_t
     return 0;
 }
 
+/* The tensor map m of the plan (template.h) for this call's pointers; zeros where its "if" was 0.
+ * Encoded at every launch: the map holds the address, and a call may bring other buffers. */
+static int encode_tmap(const kernel_t *k, const plan_tmap *m, const gemm_call *c, CUdeviceptr W, CUtensorMap *map,
+                       err_t *err)
+{
+    memset(map, 0, sizeof *map);
+    if (!m->on)
+        return 0;
+    const size_t es = dtype_size(c->dtype);
+    CUdeviceptr base = m->tensor == 'A' ? c->A : m->tensor == 'B' ? c->B : m->tensor == 'C' ? c->C : W;
+    base += (CUdeviceptr)m->offset * es;
+    if (base % 16 != 0)
+        return err_set(err, ERR_INPUT, k->cfg ? k->cfg->path : "kernel", 0, 0,
+                       "kernel_launch: %c + %lld elements is not 16-byte aligned, as the copy engine needs",
+                       m->tensor, (long long)m->offset);
+    const uint64_t dims[3] = {(uint64_t)m->dims[0], (uint64_t)m->dims[1], (uint64_t)m->dims[2]};
+    const uint64_t st[2] = {(uint64_t)m->strides[0] * es, (uint64_t)m->strides[1] * es};
+    const uint32_t box[3] = {(uint32_t)m->box[0], (uint32_t)m->box[1], (uint32_t)m->box[2]};
+    CUtensorMapDataType type = c->dtype == DTYPE_F64 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT64
+                               : m->tf32             ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
+                                                     : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    return gpu_tensor_map(k->gpu, map, type, base, dims, st, box, err);
+}
+
 int kernel_launch(const kernel_t *k, const gemm_call *c, CUdeviceptr W, CUstream stream, err_t *err)
 {
     if (call_fits(k, c, W, err))
@@ -157,11 +202,20 @@ int kernel_launch(const kernel_t *k, const gemm_call *c, CUdeviceptr W, CUstream
     void *b = c->dtype == DTYPE_F64 ? (void *)&bd : (void *)&bf;
     CUdeviceptr A = c->A, B = c->B, C = c->C, Wp = W;
     /* Every template kernel takes the same arguments (kernels_src/gemm_common.cuh, GEMM_ARGS); the
-     * layout's come last, so a kernel that declares fewer reads the ones it has. */
-    void *args[] = {&M, &N, &K, a, &A, &B, b, &C, &Wp, &lda, &ldb, &ldc, &sa, &sb, &sc};
+     * layout's come next, then the tensor maps, so a kernel that declares fewer reads the ones it has. */
+    CUtensorMap maps[TPL_MAX_TMAPS];
+    void *args[15 + TPL_MAX_TMAPS] = {&M, &N, &K, a, &A, &B, b, &C, &Wp, &lda, &ldb, &ldc, &sa, &sb, &sc};
+    for (size_t i = 0; i < k->plan.ntmaps; i++) {
+        args[15 + i] = &maps[i];
+        if (encode_tmap(k, &k->plan.tmaps[i], c, W, &maps[i], err))
+            return -1;
+    }
     for (size_t i = 0; i < k->plan.nlaunches; i++) {
         const plan_launch *l = &k->plan.launches[i];
-        if (gpu_launch_pdl(k->gpu, k->fn[i], l->grid, l->block, (int)l->smem, args, stream, k->pdl, err))
+        int64_t grid[3] = {l->grid[0], l->grid[1], l->grid[2]};
+        if (k->resident[i] > 0 && grid[0] > k->resident[i])
+            grid[0] = k->resident[i];
+        if (gpu_launch_pdl(k->gpu, k->fn[i], grid, l->block, (int)l->smem, args, stream, k->pdl, err))
             return -1;
     }
     return 0;

@@ -24,6 +24,9 @@ typedef struct {
     gpu_module mod;
     CUfunction fn[TPL_MAX_LAUNCHES];
     bool pdl; /* launched with programmatic dependent launch: decided by kernel_load */
+    /* Per launch: the blocks the GPU keeps resident (SMs x blocks per SM) where the launch is
+     * persistent, its grid[0] capped to it (kernel_fit); 0 for the others. */
+    int64_t resident[TPL_MAX_LAUNCHES];
     bool loaded;
 } kernel_t;
 
@@ -49,6 +52,9 @@ int kernel_prepare(const config_t *cfg, int arch, int64_t smem_limit, int64_t M,
 /* Load the CUBIN into g's context and look up its kernels. pdl: -1 the config's PDL parameter
  * decides (plan_use_pdl, from the occupancy on g), 0 never, 1 always where the template allows it. */
 int kernel_load(gpu_t *g, int pdl, kernel_t *k, err_t *err);
+/* Size k's persistent launches to the GPU it is loaded on (k->gpu, k->fn set): kernel_load does it;
+ * a caller that sets k->fn itself (the library's shared modules) calls it after. */
+int kernel_fit(kernel_t *k, err_t *err);
 /* Unload (when loaded) and free the plan. */
 void kernel_free(kernel_t *k);
 

@@ -43,6 +43,59 @@ int template_plan_geometry(const template_t *t, const char *label, const int64_t
     return plan_eval(t, label, "", values, dtype, arch, M, N, K, lay, NULL, smem_limit, false, plan, err);
 }
 
+/* The template's tensor maps at this shape (template.h): what the copy engine accepts is checked
+ * here, without a GPU, so that a template's mistake is a config error naming the map, not a
+ * cuTensorMapEncodeTiled failure at the first launch. */
+static int plan_tmaps(const template_t *t, const char *label, const tpl_scope *s, dtype_t dtype, plan_t *plan,
+                      err_t *err)
+{
+    char msg[512];
+    const int64_t es = (int64_t)dtype_size(dtype);
+    for (size_t i = 0; i < t->ntmaps; i++) {
+        const tpl_tmap *m = &t->tmaps[i];
+        plan_tmap *pm = &plan->tmaps[plan->ntmaps++];
+        int64_t v = 1;
+        if (m->cond && scope_eval(s, m->cond, &v, msg, sizeof msg))
+            return tpl_expr_fail(t, err, "tensor map condition", msg);
+        if (!v)
+            continue;
+        pm->on = true;
+        pm->tensor = m->tensor;
+        pm->tf32 = m->tf32;
+        if (scope_eval(s, m->offset, &pm->offset, msg, sizeof msg) ||
+            scope_eval(s, m->strides[0], &pm->strides[0], msg, sizeof msg) ||
+            scope_eval(s, m->strides[1], &pm->strides[1], msg, sizeof msg))
+            return tpl_expr_fail(t, err, "tensor map", msg);
+        for (int d = 0; d < 3; d++)
+            if (scope_eval(s, m->dims[d], &pm->dims[d], msg, sizeof msg) ||
+                scope_eval(s, m->box[d], &pm->box[d], msg, sizeof msg))
+                return tpl_expr_fail(t, err, "tensor map", msg);
+        const char *why = NULL;
+        for (int d = 0; d < 3 && !why; d++)
+            if (pm->dims[d] < 1 || pm->dims[d] > ((int64_t)1 << 32))
+                why = "each dimension must be 1 to 2^32 elements";
+            else if (pm->box[d] < 1 || pm->box[d] > 256)
+                why = "each box dimension must be 1 to 256 elements";
+        if (!why && pm->box[0] * es > 128)
+            why = "the box's inner dimension must fit the 128-byte swizzle span";
+        if (!why && (pm->box[0] * es) % 16 != 0)
+            why = "the box's inner dimension must be a multiple of 16 bytes";
+        for (int d = 0; d < 2 && !why; d++)
+            if (pm->strides[d] < 1 || (pm->strides[d] * es) % 16 != 0 || pm->strides[d] * es >= ((int64_t)1 << 40))
+                why = "each stride must be a positive multiple of 16 bytes below 2^40";
+        if (!why && (pm->offset < 0 || (pm->offset * es) % 16 != 0))
+            why = "the offset must be a non-negative multiple of 16 bytes";
+        if (why)
+            return err_set(err, ERR_CONFIG, label, 0, 0,
+                           "tensor map %zu of template %s (%c: dims %lldx%lldx%lld, strides %lld %lld, box %lldx%lldx%lld, offset %lld) is refused: %s",
+                           i, t->name, pm->tensor, (long long)pm->dims[0], (long long)pm->dims[1],
+                           (long long)pm->dims[2], (long long)pm->strides[0], (long long)pm->strides[1],
+                           (long long)pm->box[0], (long long)pm->box[1], (long long)pm->box[2],
+                           (long long)pm->offset, why);
+    }
+    return 0;
+}
+
 static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,
                      dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
                      const layout_align *al, int64_t smem_limit, bool paste, plan_t *plan, err_t *err)
@@ -162,10 +215,13 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
             return err_set(err, ERR_UNSUPPORTED, label, 0, 0,
                            "kernel %s needs %lld bytes of shared memory per block; %s allows %lld",
                            l->kernel, (long long)pl->smem, arch_name(arch, (char[16]){0}, 16), (long long)smem_limit);
+        pl->persistent = l->persistent;
         if (strcmp(l->kernel, "gemm") == 0)
             plan->main_launch = (int)plan->nlaunches;
         plan->nlaunches++;
     }
+    if (plan_tmaps(t, label, &s, dtype, plan, err))
+        return -1;
     if (plan->main_launch < 0)
         return err_set(err, ERR_CONFIG, t->path, 0, 0, "no launch of kernel \"gemm\" is enabled for this config");
     if (t->workspace && scope_eval(&s, t->workspace, &plan->workspace, msg, sizeof msg))

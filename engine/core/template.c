@@ -100,6 +100,17 @@ static void compile_progs(template_t *t)
             add_prog(t, &cap, l->block[d]);
         }
     }
+    for (size_t i = 0; i < t->ntmaps; i++) {
+        const tpl_tmap *m = &t->tmaps[i];
+        add_prog(t, &cap, m->cond);
+        add_prog(t, &cap, m->offset);
+        for (int d = 0; d < 3; d++) {
+            add_prog(t, &cap, m->dims[d]);
+            add_prog(t, &cap, m->box[d]);
+        }
+        add_prog(t, &cap, m->strides[0]);
+        add_prog(t, &cap, m->strides[1]);
+    }
     if (t->nprogs)
         qsort(t->progs, t->nprogs, sizeof *t->progs, cmp_prog);
 }
@@ -247,8 +258,10 @@ static int load_fail(loader *ld, const char *const *path, size_t depth, const ch
 static int load_fail(loader *ld, const char *const *path, size_t depth, const char *fmt, ...)
 {
     int line = 1, col = 1;
-    if (depth)
-        jsonloc_find(ld->json, path, depth, true, &line, &col);
+    /* A member inside an array element (a launch's, a tensor map's) has no path of keys: point at
+     * the deepest member that has, the array itself. */
+    while (depth && jsonloc_find(ld->json, path, depth, true, &line, &col) != 0)
+        depth--;
     int fline = ld->first_line + line - 1;
     int fcol = line == 1 ? ld->first_col + col - 1 : col;
     va_list ap;
@@ -445,13 +458,13 @@ static int load_param(loader *ld, const char *name, json_t *spec, tpl_param *p)
 
 static int load_launch(loader *ld, size_t idx, json_t *l, tpl_launch *out)
 {
-    static const char *const allowed[] = {"kernel", "grid", "block", "smem", "if", NULL};
+    static const char *const allowed[] = {"kernel", "grid", "block", "smem", "if", "persistent", NULL};
     char idxs[32];
     snprintf(idxs, sizeof idxs, "launches[%zu]", idx);
     const char *path[] = {"launches", NULL};
     if (!json_is_object(l))
         return load_fail(ld, path, 1, "%s must be an object", idxs);
-    if (check_keys(ld, l, path, 0, allowed, idxs))
+    if (check_keys(ld, l, path, 1, allowed, idxs))
         return -1;
     json_t *k = json_object_get(l, "kernel");
     if (!json_is_string(k))
@@ -479,14 +492,61 @@ static int load_launch(loader *ld, size_t idx, json_t *l, tpl_launch *out)
     }
     if (cond && get_expr(ld, cond, path, 1, &out->cond))
         return -1;
+    json_t *pers = json_object_get(l, "persistent");
+    if (pers && !json_is_boolean(pers))
+        return load_fail(ld, path, 1, "%s.persistent must be true or false", idxs);
+    out->persistent = json_is_true(pers);
     return 0;
+}
+
+/* An array of n expressions at key of m (what names it in errors). */
+static int load_exprs(loader *ld, json_t *m, const char *key, size_t n, const char *what, char **out)
+{
+    const char *path[] = {"tensor_maps", key};
+    json_t *a = json_object_get(m, key);
+    if (!json_is_array(a) || json_array_size(a) != n)
+        return load_fail(ld, path, 1, "%s.%s must be an array of %zu expressions", what, key, n);
+    for (size_t i = 0; i < n; i++)
+        if (get_expr(ld, json_array_get(a, i), path, 2, &out[i]))
+            return -1;
+    return 0;
+}
+
+static int load_tmap(loader *ld, size_t idx, json_t *m, tpl_tmap *out)
+{
+    static const char *const allowed[] = {"tensor", "if", "offset", "dims", "strides", "box", "type", NULL};
+    char what[48];
+    snprintf(what, sizeof what, "tensor_maps[%zu]", idx);
+    const char *path[] = {"tensor_maps", NULL};
+    if (!json_is_object(m))
+        return load_fail(ld, path, 1, "%s must be an object", what);
+    if (check_keys(ld, m, path, 1, allowed, what))
+        return -1;
+    const char *tensor = json_string_value(json_object_get(m, "tensor"));
+    if (!tensor || strlen(tensor) != 1 || !strchr("ABCW", tensor[0]))
+        return load_fail(ld, path, 1, "%s.tensor must be \"A\", \"B\", \"C\" or \"W\"", what);
+    out->tensor = tensor[0];
+    json_t *type = json_object_get(m, "type");
+    const char *ts = type ? json_string_value(type) : "f32";
+    if (!ts || (strcmp(ts, "f32") != 0 && strcmp(ts, "tf32") != 0))
+        return load_fail(ld, path, 1, "%s.type must be \"f32\" (the element type as stored) or \"tf32\"", what);
+    out->tf32 = strcmp(ts, "tf32") == 0;
+    json_t *cond = json_object_get(m, "if"), *off = json_object_get(m, "offset");
+    const char *p_if[] = {"tensor_maps", "if"}, *p_off[] = {"tensor_maps", "offset"};
+    if ((cond && get_expr(ld, cond, p_if, 1, &out->cond)) || (off && get_expr(ld, off, p_off, 1, &out->offset)))
+        return -1;
+    if (!out->offset)
+        out->offset = xstrdup("0");
+    return load_exprs(ld, m, "dims", 3, what, out->dims) || load_exprs(ld, m, "strides", 2, what, out->strides) ||
+           load_exprs(ld, m, "box", 3, what, out->box);
 }
 
 static int parse_block(loader *ld, template_t *t)
 {
     static const char *const allowed[] = {"summary", "dtypes", "peak", "params", "derived", "constraints",
                                           "requires", "switches", "let", "workspace", "traffic",
-                                          "stream_state", "compile_cost", "pdl", "arch_specific", "accuracy", "model", "launches", NULL};
+                                          "stream_state", "compile_cost", "pdl", "arch_specific", "accuracy", "model", "launches",
+                                          "tensor_maps", NULL};
     json_error_t jerr;
     json_t *root = json_loads(ld->json, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
     if (!root) {
@@ -610,6 +670,15 @@ static int parse_block(loader *ld, template_t *t)
         load_fail(ld, p_l, 1, "one launch must run the kernel \"gemm\" (the one whose resources are reported)");
         goto out;
     }
+    json_t *tmaps = json_object_get(root, "tensor_maps");
+    const char *p_t[] = {"tensor_maps"};
+    if (tmaps && (!json_is_array(tmaps) || json_array_size(tmaps) > TPL_MAX_TMAPS)) {
+        load_fail(ld, p_t, 1, "\"tensor_maps\" must be an array of at most %d tensor maps", TPL_MAX_TMAPS);
+        goto out;
+    }
+    for (size_t i = 0; tmaps && i < json_array_size(tmaps); i++)
+        if (load_tmap(ld, i, json_array_get(tmaps, i), &t->tmaps[t->ntmaps++]))
+            goto out;
     rc = 0;
 out:
     json_decref(root);
@@ -747,6 +816,17 @@ void template_free(template_t *t)
             free(l->grid[d]);
             free(l->block[d]);
         }
+    }
+    for (size_t i = 0; i < t->ntmaps; i++) {
+        tpl_tmap *m = &t->tmaps[i];
+        free(m->cond);
+        free(m->offset);
+        for (int d = 0; d < 3; d++) {
+            free(m->dims[d]);
+            free(m->box[d]);
+        }
+        free(m->strides[0]);
+        free(m->strides[1]);
     }
     memset(t, 0, sizeof *t);
 }

@@ -19,13 +19,23 @@
  *     "pdl":         true,                 every kernel calls grid_dep_wait() first (gemm_common.cuh)
  *     "accuracy":    "tf32",               the accuracy class (accuracy.h; default the dtype's own)
  *     "launches":    [{"kernel": "gemm", "grid": ["GX", "cdiv(M,BM)", 1], "block": ["THREADS", 1, 1],
- *                      "smem": "BM*BK*ELEM", "if": "1"}] }
+ *                      "smem": "BM*BK*ELEM", "if": "1", "persistent": false}],
+ *     "tensor_maps": [{"tensor": "B", "dims": ["K", "N", "BATCH"], "strides": ["LDB", "SB"],
+ *                      "box": [32, "BN", 1], "offset": "0", "type": "f32", "if": "1"}] }
  *   +/
  *
  * Expressions (expr.h) see the params, ELEM (bytes per element), F64 (0/1), ARCH (e.g. 90) and
  * the derived names; requires, switches, let, workspace, traffic and launches also see M, N, K,
  * the layout's names (template_plan_layout), and the switches and lets declared before them. Every param, derived name and switch reaches
  * the kernel as a #define, along with T (float or double). The engine has no per-template code: one launcher runs them all.
+ * A "persistent" launch's grid[0] is its work items (tiles): the launcher caps it at the blocks the GPU
+ * keeps resident (SMs x blocks per SM), and the kernel strides over the items by gridDim.x.
+ * "tensor_maps" (sm_90+: the bulk tensor copy engine, TMA) describe up to TPL_MAX_TMAPS views of A, B,
+ * C or W (the workspace) as rank-3 tensors (dims innermost first, strides in elements between steps of
+ * dims 1 and 2, the box one copy moves, 128-byte swizzle, zeros read past the dims); the launcher
+ * encodes them for the call's pointers and passes them, after the layout's arguments, as kernel
+ * parameters (const __grid_constant__ TensorMap tmap0, tmap1, ...: gemm_common.cuh). "type" "tf32"
+ * has the copy engine hand FP32 values over as TF32.
  * A launch whose kernel the compiled module lacks (an #if that left it out) is refused when the kernel is built (kernel.c). */
 #ifndef ENGINE_TEMPLATE_H
 #define ENGINE_TEMPLATE_H
@@ -62,14 +72,26 @@ typedef struct {
     char *expr;
 } tpl_named;
 
-#define TPL_MAX_LAUNCHES 4
+#define TPL_MAX_LAUNCHES 6
 typedef struct {
     char *kernel;   /* extern "C" function name in the template */
     char *cond;     /* launched only when non-zero; NULL = always */
     char *grid[3];  /* blocks */
     char *block[3]; /* threads */
     char *smem;     /* dynamic shared memory, bytes */
+    bool persistent; /* grid[0] work items, capped at the resident blocks (kernel_load) */
 } tpl_launch;
+
+#define TPL_MAX_TMAPS 8
+typedef struct {
+    char *cond;       /* NULL: always */
+    char tensor;      /* 'A', 'B', 'C' or 'W' */
+    bool tf32;        /* "type": "tf32" */
+    char *offset;     /* elements from the tensor's base */
+    char *dims[3];    /* elements, innermost first */
+    char *strides[2]; /* elements between steps of dims 1 and 2 */
+    char *box[3];     /* elements one copy moves along each dim */
+} tpl_tmap;
 
 typedef struct {
     char *name;    /* file stem, what configs refer to */
@@ -122,6 +144,8 @@ typedef struct {
     char *model_slow;
     tpl_launch launches[TPL_MAX_LAUNCHES];
     size_t nlaunches;
+    tpl_tmap tmaps[TPL_MAX_TMAPS];
+    size_t ntmaps;
     /* Every expression above compiled once (expr.h), sorted by the address of its text: scopes made
      * by scope_add_params run these instead of parsing the text at each evaluation. */
     struct tpl_prog *progs;
@@ -183,7 +207,16 @@ typedef struct {
     int64_t grid[3];
     int64_t block[3];
     int64_t smem;
+    bool persistent; /* grid[0] is capped at the resident blocks when launched (kernel.h) */
 } plan_launch;
+
+/* A tensor map made concrete for a shape (template.h's tpl_tmap); on = false: its "if" is 0, the
+ * kernel gets zeros in its place. */
+typedef struct {
+    bool on, tf32;
+    char tensor;
+    int64_t offset, dims[3], strides[2], box[3];
+} plan_tmap;
 
 typedef struct {
     int64_t M, N, K;
@@ -193,6 +226,8 @@ typedef struct {
     dtype_t dtype;
     plan_launch launches[TPL_MAX_LAUNCHES];
     size_t nlaunches;
+    plan_tmap tmaps[TPL_MAX_TMAPS];
+    size_t ntmaps;
     int main_launch;   /* index of the launch of kernel "gemm": its resources are the ones reported */
     /* Programmatic dependent launch (template's "pdl", ARCH >= 90): 0 launch plainly, 1 with
      * programmatic stream serialization, 2 decided when the kernel is loaded, from its grid and

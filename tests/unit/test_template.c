@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "template.h"
+#include "arch.h"
 
 static int setup(void **state)
 {
@@ -473,6 +474,99 @@ static void test_pdl_modes(void **state)
     template_free(&t);
 }
 
+/* tc32ws's tensor maps at a shape with odd rows (B packed into the workspace, PACKB) and the
+ * persistent launch; a map the copy engine would refuse is refused by the plan, naming the map and
+ * the rule; a malformed map or persistent flag by the parser, with file and line. */
+static void test_tensor_maps(void **state)
+{
+    (void)state;
+    err_t err;
+    err_clear(&err);
+    template_t t;
+    if (template_load("tc32ws", &t, &err))
+        fail_msg("%s", err.text);
+    int64_t values[32];
+    for (size_t i = 0; i < t.nparams; i++)
+        values[i] = t.params[i].def;
+    plan_t p;
+    if (template_plan(&t, "t.cu", "t", values, DTYPE_F32, 90 + ARCH_SPECIFIC, 127, 129, 131, 232448, &p, &err))
+        fail_msg("%s", err.text);
+    const int64_t kp = 132, m = 127;
+    assert_int_equal(p.ntmaps, 8);
+    assert_false(p.tmaps[5].on || p.tmaps[6].on || p.tmaps[7].on); /* BREG 1: B from registers */
+    assert_true(p.tmaps[0].on); /* A rounded into W (APRE 1) */
+    assert_int_equal(p.tmaps[0].tensor, 'W');
+    assert_int_equal(p.tmaps[0].dims[0], kp);
+    assert_int_equal(p.tmaps[0].dims[1], m);
+    assert_int_equal(p.tmaps[0].box[1], 128);
+    assert_false(p.tmaps[1].on); /* A as stored: APRE 0 only */
+    assert_true(p.tmaps[2].on);  /* A's remainder after the rounded part */
+    assert_int_equal(p.tmaps[2].offset, m * kp);
+    assert_false(p.tmaps[3].on); /* B's rows of 129 floats are not 16-byte aligned: packed */
+    assert_true(p.tmaps[4].on);
+    assert_int_equal(p.tmaps[4].offset, 2 * m * kp);
+    assert_int_equal(p.tmaps[4].dims[0], 129);
+    assert_int_equal(p.tmaps[4].strides[0], 132);
+    assert_int_equal(p.workspace, 2 * m * kp + 131 * 132);
+    assert_int_equal(p.nlaunches, 3);
+    assert_string_equal(p.launches[1].kernel, "prep_b");
+    assert_true(p.launches[2].persistent);
+    assert_false(p.launches[0].persistent);
+    plan_free(&p);
+    /* Aligned rows: B straight from its own buffer. */
+    if (template_plan(&t, "t.cu", "t", values, DTYPE_F32, 90 + ARCH_SPECIFIC, 128, 256, 64, 232448, &p, &err))
+        fail_msg("%s", err.text);
+    assert_true(p.tmaps[3].on);
+    assert_false(p.tmaps[4].on);
+    assert_int_equal(p.tmaps[3].tensor, 'B');
+    assert_int_equal(p.nlaunches, 2);
+    plan_free(&p);
+    template_free(&t);
+
+    const char *fmt = "/* engine:template\n{\"summary\": \"t\", \"dtypes\": [\"f32\"], \"params\": {\"X\": "
+                      "{\"default\": 32}}, \"launches\": [{\"kernel\": \"gemm\", \"grid\": [1, 1, 1], "
+                      "\"block\": [32, 1, 1]%s}],\n\"tensor_maps\": [%s]}\n*/\n";
+    struct {
+        const char *launch, *map, *want;
+        bool parse_fails;
+    } cases[] = {
+        {"", "{\"tensor\": \"X\", \"dims\": [1, 1, 1], \"strides\": [4, 4], \"box\": [1, 1, 1]}",
+         "tensor must be \"A\", \"B\", \"C\" or \"W\"", true},
+        {"", "{\"tensor\": \"A\", \"dims\": [1, 1], \"strides\": [4, 4], \"box\": [1, 1, 1]}",
+         "dims must be an array of 3 expressions", true},
+        {"", "{\"tensor\": \"A\", \"dims\": [\"K\", \"M\", 1], \"strides\": [\"K\", 4], \"box\": [4, 8, 1], \"swizzle\": 64}",
+         "unknown key \"swizzle\"", true},
+        {", \"persistent\": 1", "", "persistent must be true or false", true},
+        {"", "{\"tensor\": \"A\", \"dims\": [\"K\", \"M\", 1], \"strides\": [\"K\", 4], \"box\": [\"X * 2\", 8, 1]}",
+         "the box's inner dimension must fit the 128-byte swizzle span", false},
+        {"", "{\"tensor\": \"A\", \"dims\": [\"K\", \"M\", 1], \"strides\": [\"K + 1\", 4], \"box\": [32, 8, 1]}",
+         "each stride must be a positive multiple of 16 bytes", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, fmt, cases[i].launch, cases[i].map);
+        err_clear(&err);
+        int rc = template_parse("t", "t.cu", text, &t, &err);
+        if (cases[i].parse_fails) {
+            assert_int_not_equal(rc, 0);
+            assert_int_equal(err.code, EXIT_INPUT);
+            if (err.line < 2)
+                fail_msg("case %zu: line %d: %s", i, err.line, err.text);
+        } else {
+            if (rc)
+                fail_msg("%s", err.text);
+            int64_t x[1] = {32};
+            rc = template_plan(&t, "t.cu", "t", x, DTYPE_F32, 90, 64, 64, 64, 232448, &p, &err);
+            plan_free(&p);
+            template_free(&t);
+            assert_int_not_equal(rc, 0);
+            assert_non_null(strstr(err.text, "tensor map 0 of template t"));
+        }
+        if (!strstr(err.text, cases[i].want))
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.text, cases[i].want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_shared_rules),
         cmocka_unit_test(test_pdl),
         cmocka_unit_test(test_pdl_modes),
+        cmocka_unit_test(test_tensor_maps),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
