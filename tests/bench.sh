@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The scripts of bench/ that judge numbers, on the CPU: the fake worker (tests/fake_worker.py)
 # stands in for the GPU. bench/random_shapes.sh (deterministic, the documented distribution),
-# bench/shapes.sh with SEED/RANDOM, bench/oracle.sh, and the regression guard bench/regress.sh
+# bench/shapes.sh with SEED/RANDOM, bench/oracle.sh, bench/classes.sh (a seed's shapes by class, from a fixture
+# data file and run with the fake worker), and the regression guard bench/regress.sh
 # (a baseline written, a run that holds, a slowed run caught, a corrupt baseline refused).
 set -u
 cd "$(dirname "$0")/.."
@@ -212,4 +213,49 @@ assert of.extra_files(3, "f64") == [] and of.rows_file(3, "f32", "NT") is None
 assert of.seeds() == [3]
 PY
   fail "oracle_files: s11's gemv rows supersede s10's; s9's (other templates) and op files stay apart"
+echo "== bench/classes.sh (issue 42's classes)"
+# The fixture: 13 of seed 7's shapes in f32 (two in f64), cuBLAS 1.0 ms each and engine's rows
+# chosen for these ratios: narrow 1-4 2.0 (the fastest of two ok rows; a faster FAIL row ignored),
+# 0.5; narrow 5-16 1.2 and one shape with no ok row; K < 64 0.8, 1.25; narrow 17-128 1.5 (op TN),
+# 0.6; odd ld 0.7 (lda 1567), 1.4, 0.9 (1024x3072x128: even sides, its row's ldc 3073); the rest
+# 1.1 (op NT), 0.9. f64: 1.0, 0.5. The lines below are worked out by hand from these.
+bash bench/classes.sh 7 tests/fixtures/classes/seed-7.jsonl >"$tmp/classes.out" 2>&1
+check_rc "classes.sh 7 FIXTURE" 0 $? "$(cat "$tmp/classes.out")"
+while IFS= read -r want; do
+  grep -qxF "$want" "$tmp/classes.out" && pass "class line: ${want:0:60}" ||
+    fail "class line: $want" "$(cat "$tmp/classes.out")"
+done <<'EOF2'
+| narrow 1-4 | 2 | 0 | 1.000x | 0.500x | 2x128x1152 | 1 | 0 | 1.000x | 1.000x | 896x3x163 |
+| narrow 5-16 | 2 | 1 | 1.200x | 0.000x | 1655x13x3328 | 0 |  |  |  |  |
+| K < 64 | 2 | 0 | 1.000x | 0.800x | 1187x384x3 | 0 |  |  |  |  |
+| narrow 17-128 | 2 | 0 | 0.949x | 0.600x | 128x128x1792 | 1 | 0 | 0.500x | 0.500x | 128x128x1792 |
+| odd ld >= 2048 | 3 | 0 | 0.959x | 0.700x | 8190x768x1567 | 0 |  |  |  |  |
+| the rest | 2 | 0 | 0.995x | 0.900x | 514x8960x256 | 0 |  |  |  |  |
+| all | 13 | 1 | 0.995x | 0.000x | 1655x13x3328 | 2 | 0 | 0.707x | 0.500x | 128x128x1792 |
+EOF2
+grep -q '^### seed 7: 13 shapes by class, engine over cuBLAS (NVIDIA H100 80GB HBM3, 2026-11-28)$' "$tmp/classes.out" &&
+  pass "the title: seed, shapes, device, date" || fail "the title" "$(head -1 "$tmp/classes.out")"
+classes_refused() { # NAME PATTERN ARGS...: exit 2 and one line on stderr matching PATTERN, nothing on stdout
+  local name=$1 pat=$2
+  shift 2
+  bash bench/classes.sh "$@" >"$tmp/c.out" 2>"$tmp/c.err"
+  local rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l <"$tmp/c.err")" = 1 ] && grep -q -- "$pat" "$tmp/c.err" && [ ! -s "$tmp/c.out" ] && pass "$name" ||
+    fail "$name (exit $rc)" "$(cat "$tmp/c.err" "$tmp/c.out")"
+}
+classes_refused "another seed's data: exit 2" "13 shapes are not seed 8's" 8 tests/fixtures/classes/seed-7.jsonl
+classes_refused "no seed: exit 2 and the usage" "^usage: bench/classes.sh SEED" tests/fixtures/classes/seed-7.jsonl
+classes_refused "a missing file: exit 2" "$tmp/none.jsonl: cannot read" 7 "$tmp/none.jsonl"
+echo '{"M": 896, "N": 3, "K": 163, "dtype": "f32", "status": "ok", "ms": 1}' >"$tmp/noconfig.jsonl"
+classes_refused "a row with no config: exit 2" "noconfig.jsonl:1: not a bench row (no config)" 7 "$tmp/noconfig.jsonl"
+echo '{"M": 896, "N": "3", "K": 163, "dtype": "f32", "config": "cublas", "status": "ok", "ms": 1}' >"$tmp/strn.jsonl"
+classes_refused "N a string: exit 2" 'strn.jsonl: row 1: N: must be a positive integer, got "3"' 7 "$tmp/strn.jsonl"
+echo '{"M": 896, "N": 3, "K": 163, "dtype": "f32", "config": "cublas", "status": "ok", "ms": null}' >"$tmp/noms.jsonl"
+classes_refused "an ok row without a time: exit 2" 'noms.jsonl: row 1: ms: an ok row needs a positive time' 7 "$tmp/noms.jsonl"
+OUT=$tmp/classes DTYPES=f32 RUNS=2 ENGINE_ARGS="--arch sm_90 --wisdom $tmp/wisdom" ENGINE_BIN=$B/engine \
+  bash bench/classes.sh 3 4 >"$tmp/crun.out" 2>&1
+check_rc "classes.sh 3 4: shapes.sh runs seed 3's 4 shapes (fake worker), then the table" 0 $? "$(tail -5 "$tmp/crun.out")"
+grep -q '^| all | 4 | 0 | [0-9.]*x | [0-9.]*x | ' "$tmp/crun.out" && [ -s "$tmp/classes/shapes-f32.jsonl" ] &&
+  pass "... a class table over the 4 shapes, from the rows it wrote" || fail "classes.sh run: the table" "$(cat "$tmp/crun.out")"
+
 summary
