@@ -9,14 +9,8 @@
 #                                        --format jsonl, as shapes.sh or oracle.sh wrote them; either
 #                                        dtype, one file or several): no GPU. Every shape in them must be
 #                                        one of the seed's first shapes (bench/random_shapes.sh SEED).
-# The classes, each shape in the first that takes it (M x N x K, lda/ldb/ldc from the row, else
-# packed for its op):
-#   narrow 1-4      min(M, N) <= 4          a matrix times a few vectors (gemv)
-#   narrow 5-16     min(M, N) <= 16
-#   K < 64          K < 64                  (M and N both > 16)
-#   narrow 17-128   min(M, N) <= 128
-#   odd ld >= 2048  an odd lda, ldb or ldc and max(M, N, K) >= 2048   (rows unaligned, large)
-#   the rest        everything else
+# The classes (issue 42; bench/shape_class.py defines them): narrowest side min(M, N) of 1-4, 5-16;
+# K < 64; narrowest side 17-128; an odd leading dimension at max(M, N, K) >= 2048; the rest.
 # Per shape, engine's ratio is cuBLAS ms / the fastest ok row's ms (shapes.sh's); a shape with no ok
 # row counts 0 in the minimum and is left out of the mean (the "failed" column). Exit 0 (whatever the
 # ratios), 2 bad input (one line), else shapes.sh's exit status.
@@ -47,7 +41,6 @@ python3 - "$seed" "$@" <<'PY' || exit $?
 import json, math, subprocess, sys
 
 seed, files = sys.argv[1], sys.argv[2:]
-CLASSES = ("narrow 1-4", "narrow 5-16", "K < 64", "narrow 17-128", "odd ld >= 2048", "the rest")
 
 
 def bad(msg):
@@ -55,31 +48,9 @@ def bad(msg):
     sys.exit(2)
 
 
-def lds(r):
-    """(lda, ldb, ldc): the row's, else packed for its op (A stored K x M at T, B stored N x K)."""
-    m, n, k, op = r["M"], r["N"], r["K"], r.get("op", "NN")
-    packed = (m if op[0] == "T" else k, k if op[1] == "T" else n, n)
-    return tuple(r.get(key) or p for key, p in zip(("lda", "ldb", "ldc"), packed))
-
-
-def klass(r):
-    m, n, k = r["M"], r["N"], r["K"]
-    narrow = min(m, n)
-    if narrow <= 4:
-        return "narrow 1-4"
-    if narrow <= 16:
-        return "narrow 5-16"
-    if k < 64:
-        return "K < 64"
-    if narrow <= 128:
-        return "narrow 17-128"
-    if any(ld % 2 for ld in lds(r)) and max(m, n, k) >= 2048:
-        return "odd ld >= 2048"
-    return "the rest"
-
-
 sys.path.insert(0, "bench")
 import workload  # its reader of JSON Lines data files
+from shape_class import CLASSES, klass
 
 rows = []
 for path in files:
@@ -114,7 +85,8 @@ for (dt, m, n, k), rs in by.items():
     cub = [r for r in rs if r["config"] == "cublas" and r["status"] == "ok"]
     mine = [r for r in rs if r["config"] != "cublas" and r["status"] == "ok"]
     ratio = cub[0]["ms"] / min(r["ms"] for r in mine) if cub and mine else 0.0
-    for c in (klass(rs[0]), "all"):
+    r0 = rs[0]
+    for c in (klass(m, n, k, r0.get("op", "NN"), (r0.get("lda"), r0.get("ldb"), r0.get("ldc"))), "all"):
         s = stats.setdefault((dt, c), {"ratios": [], "failed": 0, "worst": None})
         s["ratios"].append(ratio)
         s["failed"] += ratio == 0.0
