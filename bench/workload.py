@@ -290,9 +290,9 @@ def table(rows):
 ROW_KEYS = ("workload", "call", "dtype", "op", "m", "n", "k", "batch")
 
 
-def read_rows(path):
+def read_rows(path, need=lambda r: ROW_KEYS, what="workload"):
     """A data file's rows; a line that does not parse (an interrupted run's last) is said on stderr
-    and skipped."""
+    and skipped. need(row): the keys a row must have (bench/peers.py reads its rows here too)."""
     try:
         f = open(path)
     except OSError as e:
@@ -307,9 +307,9 @@ def read_rows(path):
             except json.JSONDecodeError:
                 print(f"{path}:{i}: does not parse, skipped", file=sys.stderr)
                 continue
-            missing = [k for k in ROW_KEYS if k not in r] if isinstance(r, dict) else ["an object"]
+            missing = [k for k in need(r) if k not in r] if isinstance(r, dict) else ["an object"]
             if missing:
-                raise Invalid(f"{path}:{i}: not a workload row (no {', '.join(missing)})")
+                raise Invalid(f"{path}:{i}: not a {what} row (no {', '.join(missing)})")
             rows.append(r)
     if not rows:
         raise Invalid(f"{path}: no rows")
@@ -327,8 +327,8 @@ def device_tag(name):
     return words[0] if words else "gpu"
 
 
-def default_out(device, date):
-    base = os.path.join(ROOT, "bench", "data", f"{device_tag(device)}-workload-{date}")
+def default_out(device, date, kind="workload"):
+    base = os.path.join(ROOT, "bench", "data", f"{device_tag(device)}-{kind}-{date}")
     path, n = base + ".jsonl", 2
     while os.path.exists(path):  # a second run of the day keeps the first's rows
         path, n = f"{base}-{n}.jsonl", n + 1

@@ -14,7 +14,9 @@
  * fragments of every tile from shared memory and issues one mma per accumulator tile. Fragment
  * layout (PTX ISA, .f64 shapes), with g = lane/4 and t = lane%4: A register r holds
  * A[g + 8(r % (IM/8))][t + 4(r / (IM/8))], B register r holds B[t + 4r][g], and C register r holds
- * C[g + 8(r/2)][2t + r%2]. Tiles reach shared memory through tile_pipeline.cuh (A as As[m][k]); a
+ * C[g + 8(r/2)][2t + r%2]. In f64 SLICEK > 1 gives each warp tile SLICEK warps, one per k-slice
+ * (every SLICEK-th k-step of a k-tile), whose sums meet in shared memory before the epilogue: a narrow
+ * tile with the warps of a wide one (configs/dgemm_narrow_k.json). Tiles reach shared memory through tile_pipeline.cuh (A as As[m][k]); a
  * padding of 4 doubles per row keeps the fragment reads conflict-free (in f32: PAD_A 4 with BK 32,
  * PAD_B 8 with BN a multiple of 32). Any shape.
  * Example: configs/dgemm_pipelined.json.
@@ -32,7 +34,7 @@
     "MMA": {"default": 0, "values": [0, 884, 1684, 1688, 16816], "doc": "instruction shape: m8n8k4, or Hopper's m16n8k4, m16n8k8, m16n8k16; 0: the best the target has"},
     "WM": {"doc": "rows of C per warp tile", "min": 8},
     "WN": {"doc": "columns of C per warp tile", "min": 8},
-    "THREADS": {"doc": "threads per block: 32 per warp tile", "min": 32, "max": 1024},
+    "THREADS": {"doc": "threads per block: 32 per warp tile and k-slice", "min": 32, "max": 1024},
     "PAD_A": {"default": 4, "min": 0, "max": 32, "doc": "elements added to each stored row of A"},
     "PAD_B": {"default": 4, "min": 0, "max": 32, "doc": "elements added to each stored row of B"},
     "BT_NMAJOR": {"default": 1, "values": [0, 1], "doc": "f64 with B transposed (TB): 1 keeps B's tile n-major, Bs[n][k] (chunks along K land in one stored row: 16-byte copies), 0 k-major as in NN, Bs[k][n] (one-element copies down its columns)"},
@@ -42,6 +44,7 @@
     "KPROMOTE": {"default": 0, "values": [0, 32, 64, 128, 256], "doc": "f32 only: elements of K the tensor cores accumulate before the fragments are added into FP32 registers by ordinary adds (0: never)"},
     "FOLD": {"default": 0, "values": [0, 1], "doc": "f32 3xTF32 with promotion: 1 sums the correction products into big*big's fragments between promotions (one register set fewer), 0 keeps them apart"},
     "STAGES": {"default": 2, "min": 1, "max": 4, "doc": "shared-memory buffers"},
+    "SLICEK": {"default": 1, "values": [1, 2, 4, 8], "doc": "f64: warps along K (k-slices): SLICEK groups of (BM/WM) x (BN/WN) warps share each staged k-tile, group s taking its k-steps s, s + SLICEK, ..., and their sums meet in shared memory before the epilogue: more warps, and more k-steps in flight, for a narrow tile (issue 42)"},
     "ODD_LD": {"default": 0, "values": [0, 1], "doc": "f64 with rows narrowed to one element (an odd leading dimension or K, N: rows alternately 16-byte aligned): 1 copies each 2-element chunk whose source is aligned as one 16-byte cp.async (A's and B^T's rows dealt so that a warp's rows share a parity), only the others as two 8-byte ones; 0: every chunk as two"},
     "MINB_ODD": {"default": 0, "min": 0, "max": 32, "doc": "__launch_bounds__ min blocks per SM where ODD_LD's copies apply, in place of MINB (0: MINB): choosing a copy per chunk costs registers (174 at 64x64 tiles: two blocks per SM; 3 holds it to 168)"},
     "STAGES_NARROW": {"default": 0, "values": [0, 2, 3, 4], "doc": "cp.async buffers where A's or B's rows are narrowed (EVEC_A < VEC_A or EVEC_B < VEC_B: an odd leading dimension or K, N in f64, so every 16-byte copy becomes two 8-byte ones); 0: STAGES"},
@@ -70,7 +73,8 @@
     {"rule": "VEC_A * ELEM <= 16 && VEC_B * ELEM <= 16", "why": "a global load or cp.async moves 16 bytes at most"},
     {"rule": "BM % WM == 0", "why": "warp tiles cover the block tile's rows"},
     {"rule": "BN % WN == 0", "why": "warp tiles cover the block tile's columns"},
-    {"rule": "THREADS == 32 * (BM / WM) * (BN / WN)", "why": "one warp per warp tile"},
+    {"rule": "THREADS == 32 * (BM / WM) * (BN / WN) * SLICEK", "why": "one warp per warp tile and k-slice"},
+    {"rule": "SLICEK == 1 || (F64 && STREAMK == 0 && BK % (IK * SLICEK) == 0)", "why": "k-slices are built for FP64's data-parallel and split-K tiles, and each takes whole instruction k-steps (IK) of every k-tile"},
     {"rule": "SHAPE == 884 || ARCH >= 90 || !F64", "why": "the m16n8kX shapes with f64 operands need sm_90 or newer"},
     {"rule": "WM % IM == 0", "why": "a warp tile is made of whole instruction tiles (IM = 8 rows for m8n8k4, 16 otherwise)"},
     {"rule": "WN % 8 == 0", "why": "a warp tile is made of whole instruction tiles (8 columns)"},
@@ -121,7 +125,7 @@
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "BATCH > 1 ? BATCH : SPLITS"],
      "block": ["THREADS", 1, 1],
-     "smem": "PSTAGES * (rup(TA ? BK * (BM + PAD_A) : BM * (BK + PAD_A), 2) + rup(TB && F64 && BT_NMAJOR ? BN * (BK + PAD_B) : BK * (BN + PAD_B), 2)) * ELEM"},
+     "smem": "max(PSTAGES * (rup(TA ? BK * (BM + PAD_A) : BM * (BK + PAD_A), 2) + rup(TB && F64 && BT_NMAJOR ? BN * (BK + PAD_B) : BK * (BN + PAD_B), 2)), (SLICEK - 1) * BM * BN) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]
 }
@@ -209,12 +213,21 @@ struct Frag {
     T total[PROM ? MTILES : 1][PROM ? NTILES : 1][CR]; /* promotion: the sum of the chains so far */
     int chain;  /* promotion: k-tiles in acc since the last promotion */
     int m0, n0; /* warp tile origin inside the block tile */
+#if SLICEK > 1
+    int ks; /* this warp's k-slice: its k-steps of IK are ks, ks + SLICEK, ... of each k-tile */
+#endif
     int g, t;   /* lane / 4 and lane % 4: the fragment coordinates */
 
     __device__ __forceinline__ void compute(const T *As, const T *Bs)
     {
+#if SLICEK > 1
+#pragma unroll
+        for (int step = 0; step < BK / (IK * SLICEK); ++step) {
+            const int kk = (step * SLICEK + ks) * IK;
+#else
 #pragma unroll KUNROLL
         for (int kk = 0; kk < BK; kk += IK) {
+#endif
             T a[MTILES][AR], b[NTILES][BR];
 #pragma unroll
             for (int i = 0; i < MTILES; ++i)
@@ -304,6 +317,29 @@ struct Frag {
     }
 };
 
+#if SLICEK > 1
+/* The k-slices' sums meet in shared memory, over the staged tiles (free once every warp is past the
+ * K loop; the next tile's K loop starts with a barrier): slices 1 ... SLICEK - 1 write their
+ * fragments (lane-minor: a warp's stores and loads are consecutive), slice 0 adds them into its own
+ * and alone runs the epilogue. */
+__device__ __forceinline__ void slice_sum(Frag &f, T *red, int warp, int lane)
+{
+    constexpr int WMN = (BM / WM) * (BN / WN); /* warps per slice */
+    constexpr int NREG = MTILES * NTILES * CR;  /* accumulators per lane */
+    __syncthreads();
+    if (f.ks > 0) {
+        T *dst = red + ((f.ks - 1) * WMN + warp) * NREG * 32 + lane;
+        Frag::each([&](int i, int j, int r) { dst[((i * NTILES + j) * CR + r) * 32] = f.acc[i][j][r]; });
+    }
+    __syncthreads();
+    if (f.ks == 0)
+        for (int s = 1; s < SLICEK; ++s) {
+            const T *src = red + ((s - 1) * WMN + warp) * NREG * 32 + lane;
+            Frag::each([&](int i, int j, int r) { f.acc[i][j][r] += src[((i * NTILES + j) * CR + r) * 32]; });
+        }
+}
+#endif
+
 /* Output tile (bx, by): the K loop, then the epilogue. FM, FN: no guards along M, N (the tile lies
  * inside C that way; tile_pipeline.cuh, EDGE). Under stream-K the block's run gives the k-tiles
  * [skt0, skt1), and `part` says they are not the whole tile: the piece is added into C with atomics
@@ -314,6 +350,10 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid
 {
     const int row0 = by * BM, col0 = bx * BN;
     Frag f;
+#if SLICEK > 1
+    f.ks = warp / ((BM / WM) * (BN / WN));
+    warp %= (BM / WM) * (BN / WN); /* the warp tile, the same in every slice */
+#endif
     f.m0 = (warp / (BN / WN)) * WM;
     f.n0 = (warp % (BN / WN)) * WN;
     f.g = lane / 4;
@@ -335,13 +375,20 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid
     const T beta_c = tile_beta(beta);
     tile::mainloop<THREADS, FM, FN>(f, As, Bs, A, B, M, N, K, ld.a, ld.b, row0, col0, kt0, kt1, tid);
     f.finish();
+#if SLICEK > 1
+    slice_sum(f, As, warp, lane);
+#endif
     const bool plain = split_begin(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 #pragma unroll
     for (int i = 0; i < MTILES; ++i) {
 #pragma unroll
         for (int h = 0; h < CR / 2; ++h) { /* the 8-row halves of an instruction tile */
             const int gr = row0 + f.m0 + i * IM + 8 * h + f.g;
+#if SLICEK > 1
+            if ((!FM && gr >= M) || f.ks != 0) /* slice 0 holds the sums */
+#else
             if (!FM && gr >= M)
+#endif
                 continue;
 #pragma unroll
             for (int j = 0; j < NTILES; ++j) {

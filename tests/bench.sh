@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The scripts of bench/ that judge numbers, on the CPU: the fake worker (tests/fake_worker.py)
 # stands in for the GPU. bench/random_shapes.sh (deterministic, the documented distribution),
-# bench/shapes.sh with SEED/RANDOM, bench/oracle.sh, and the regression guard bench/regress.sh
+# bench/shapes.sh with SEED/RANDOM, bench/oracle.sh, bench/classes.sh (a seed's shapes by class, from a fixture
+# data file and run with the fake worker), bench/narrow_f64.sh (its shapes, its candidates compiled, a
+# run with the fake worker), and the regression guard bench/regress.sh
 # (a baseline written, a run that holds, a slowed run caught, a corrupt baseline refused).
 set -u
 cd "$(dirname "$0")/.."
@@ -212,4 +214,112 @@ assert of.extra_files(3, "f64") == [] and of.rows_file(3, "f32", "NT") is None
 assert of.seeds() == [3]
 PY
   fail "oracle_files: s11's gemv rows supersede s10's; s9's (other templates) and op files stay apart"
+echo "== bench/classes.sh (issue 42's classes)"
+# The fixture: 13 of seed 7's shapes in f32 (two in f64), cuBLAS 1.0 ms each and engine's rows
+# chosen for these ratios: narrow 1-4 2.0 (the fastest of two ok rows; a faster FAIL row ignored),
+# 0.5; narrow 5-16 1.2 and one shape with no ok row; K < 64 0.8, 1.25; narrow 17-128 1.5 (op TN),
+# 0.6; odd ld 0.7 (lda 1567), 1.4, 0.9 (1024x3072x128: even sides, its row's ldc 3073); the rest
+# 1.1 (op NT), 0.9. f64: 1.0, 0.5. The lines below are worked out by hand from these.
+bash bench/classes.sh 7 tests/fixtures/classes/seed-7.jsonl >"$tmp/classes.out" 2>&1
+check_rc "classes.sh 7 FIXTURE" 0 $? "$(cat "$tmp/classes.out")"
+while IFS= read -r want; do
+  grep -qxF "$want" "$tmp/classes.out" && pass "class line: ${want:0:60}" ||
+    fail "class line: $want" "$(cat "$tmp/classes.out")"
+done <<'EOF2'
+| narrow 1-4 | 2 | 0 | 1.000x | 0.500x | 2x128x1152 | 1 | 0 | 1.000x | 1.000x | 896x3x163 |
+| narrow 5-16 | 2 | 1 | 1.200x | 0.000x | 1655x13x3328 | 0 |  |  |  |  |
+| K < 64 | 2 | 0 | 1.000x | 0.800x | 1187x384x3 | 0 |  |  |  |  |
+| narrow 17-128 | 2 | 0 | 0.949x | 0.600x | 128x128x1792 | 1 | 0 | 0.500x | 0.500x | 128x128x1792 |
+| odd ld >= 2048 | 3 | 0 | 0.959x | 0.700x | 8190x768x1567 | 0 |  |  |  |  |
+| the rest | 2 | 0 | 0.995x | 0.900x | 514x8960x256 | 0 |  |  |  |  |
+| all | 13 | 1 | 0.995x | 0.000x | 1655x13x3328 | 2 | 0 | 0.707x | 0.500x | 128x128x1792 |
+EOF2
+grep -q '^### seed 7: 13 shapes by class, engine over cuBLAS (NVIDIA H100 80GB HBM3, 2026-11-28)$' "$tmp/classes.out" &&
+  pass "the title: seed, shapes, device, date" || fail "the title" "$(head -1 "$tmp/classes.out")"
+classes_refused() { # NAME PATTERN ARGS...: exit 2 and one line on stderr matching PATTERN, nothing on stdout
+  local name=$1 pat=$2
+  shift 2
+  bash bench/classes.sh "$@" >"$tmp/c.out" 2>"$tmp/c.err"
+  local rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l <"$tmp/c.err")" = 1 ] && grep -q -- "$pat" "$tmp/c.err" && [ ! -s "$tmp/c.out" ] && pass "$name" ||
+    fail "$name (exit $rc)" "$(cat "$tmp/c.err" "$tmp/c.out")"
+}
+classes_refused "another seed's data: exit 2" "13 shapes are not seed 8's" 8 tests/fixtures/classes/seed-7.jsonl
+classes_refused "no seed: exit 2 and the usage" "^usage: bench/classes.sh SEED" tests/fixtures/classes/seed-7.jsonl
+classes_refused "a missing file: exit 2" "$tmp/none.jsonl: cannot read" 7 "$tmp/none.jsonl"
+echo '{"M": 896, "N": 3, "K": 163, "dtype": "f32", "status": "ok", "ms": 1}' >"$tmp/noconfig.jsonl"
+classes_refused "a row with no config: exit 2" "noconfig.jsonl:1: not a bench row (no config)" 7 "$tmp/noconfig.jsonl"
+echo '{"M": 896, "N": "3", "K": 163, "dtype": "f32", "config": "cublas", "status": "ok", "ms": 1}' >"$tmp/strn.jsonl"
+classes_refused "N a string: exit 2" 'strn.jsonl: row 1: N: must be a positive integer, got "3"' 7 "$tmp/strn.jsonl"
+echo '{"M": 896, "N": 3, "K": 163, "dtype": "f32", "config": "cublas", "status": "ok", "ms": null}' >"$tmp/noms.jsonl"
+classes_refused "an ok row without a time: exit 2" 'noms.jsonl: row 1: ms: an ok row needs a positive time' 7 "$tmp/noms.jsonl"
+OUT=$tmp/classes DTYPES=f32 RUNS=2 ENGINE_ARGS="--arch sm_90 --wisdom $tmp/wisdom" ENGINE_BIN=$B/engine \
+  bash bench/classes.sh 3 4 >"$tmp/crun.out" 2>&1
+check_rc "classes.sh 3 4: shapes.sh runs seed 3's 4 shapes (fake worker), then the table" 0 $? "$(tail -5 "$tmp/crun.out")"
+grep -q '^| all | 4 | 0 | [0-9.]*x | [0-9.]*x | ' "$tmp/crun.out" && [ -s "$tmp/classes/shapes-f32.jsonl" ] &&
+  pass "... a class table over the 4 shapes, from the rows it wrote" || fail "classes.sh run: the table" "$(cat "$tmp/crun.out")"
+
+echo "== bench/narrow_f64.sh and its candidates (issue 42)"
+bash bench/narrow_f64.sh --shapes >"$tmp/nshapes" 2>"$tmp/nshapes.err"
+check_rc "narrow_f64.sh --shapes" 0 $? "$(cat "$tmp/nshapes.err")"
+# The two shapes of the issue first, then 12 a seed of two seeds, each of the class by its definition
+# (min(M, N) 17-128, K >= 64), none twice within a seed's draw; the same list every time.
+head -2 "$tmp/nshapes" | paste -sd' ' | grep -qx '129x11747x258 97x11289x128' && [ "$(wc -l <"$tmp/nshapes")" = 26 ] &&
+  pass "the issue's two shapes, then 12 of each of 2 seeds (26)" || fail "narrow_f64.sh --shapes: 26 lines" "$(cat "$tmp/nshapes")"
+odd=$(tail -n +3 "$tmp/nshapes" | awk -Fx '{ n = ($1 < $2 ? $1 : $2); if (n < 17 || n > 128 || $3 < 64) print }')
+[ -z "$odd" ] && pass "every drawn shape has a narrowest side of 17-128 and K >= 64" || fail "drawn shapes of the class" "$odd"
+bash bench/narrow_f64.sh --shapes | cmp -s - "$tmp/nshapes" && pass "the same shapes every time" || fail "narrow_f64 shapes are deterministic"
+SEEDS=5 COUNT=3 bash bench/narrow_f64.sh --shapes >"$tmp/n5"
+want=$(bash bench/random_shapes.sh 5 400 | awk -Fx '{ n = ($1 < $2 ? $1 : $2); if (n >= 17 && n <= 128 && $3 >= 64) print }' | head -3)
+[ "$(tail -n +3 "$tmp/n5")" = "$want" ] && pass "SEEDS=5 COUNT=3: the first 3 of seed 5's shapes of the class" ||
+  fail "SEEDS=5 COUNT=3" "$(cat "$tmp/n5") / want $want"
+SHAPES=1x2 bash bench/narrow_f64.sh --shapes >"$tmp/c.out" 2>"$tmp/c.err"
+[ $? = 2 ] && [ "$(wc -l <"$tmp/c.err")" = 1 ] && grep -q 'SHAPES must be MxNxK' "$tmp/c.err" && pass "a bad SHAPES: exit 2, one line" ||
+  fail "a bad SHAPES: exit 2" "$(cat "$tmp/c.err")"
+bash bench/narrow_f64.sh --table "$tmp/nonesuch" >"$tmp/c.out" 2>"$tmp/c.err"
+[ $? = 2 ] && grep -q "nonesuch/narrow.jsonl: cannot read" "$tmp/c.err" && pass "--table of a missing run: exit 2" ||
+  fail "--table of a missing run: exit 2" "$(cat "$tmp/c.err")"
+bash bench/narrow_f64.sh --bogus >/dev/null 2>"$tmp/c.err"
+[ $? = 2 ] && grep -q '^usage: bench/narrow_f64.sh' "$tmp/c.err" && pass "an unknown option: exit 2 and the usage" ||
+  fail "an unknown option: exit 2" "$(cat "$tmp/c.err")"
+# Every candidate compiles for sm_80, sm_86 and sm_90 at a shape of the class, with no spills.
+for arch in sm_80 sm_86 sm_90; do
+  $B/engine compile @configs/narrow_f64.list --arch $arch --m 97 --n 11289 --k 128 >"$tmp/nc.out" 2>&1
+  rc=$?
+  spills=$(awk '$1 ~ /^dgemm_narrow/ && ($7 != 0 || $8 != 0) { print $1 ": " $7 " " $8 }' "$tmp/nc.out")
+  n=$(grep -c '^dgemm_narrow' "$tmp/nc.out")
+  [ "$rc" = 0 ] && [ "$n" = "$(grep -c '^dgemm_narrow' configs/narrow_f64.list)" ] && [ -z "$spills" ] &&
+    pass "$arch: the $n candidates of configs/narrow_f64.list compile, no spills" ||
+    fail "$arch: the candidates compile with no spills (exit $rc, $n rows)" "$spills$(tail -3 "$tmp/nc.out")"
+done
+# A run with the fake worker: two candidates at three shapes, the table, and --table from its rows.
+printf 'dgemm_narrow_m128.json\ndgemm_narrow_k.json SPLITK=2\n' >"$tmp/two.list"
+sed -i "s|^|$PWD/configs/|" "$tmp/two.list"
+DEVICE="Fake GPU 0" OUT=$tmp/narrow LIST=$tmp/two.list SHAPES=97x11289x128,64x3000x500,2000x33x700 RUNS=2 \
+  ENGINE_ARGS="--arch sm_90" ENGINE_BIN=$B/engine bash bench/narrow_f64.sh >"$tmp/nrun.out" 2>&1
+check_rc "narrow_f64.sh with the fake worker" 0 $? "$(tail -5 "$tmp/nrun.out")"
+for s in 97x11289x128 64x3000x500 2000x33x700; do
+  grep -qE "^\| $s \| [0-9.]+ \| [0-9.]+x \| [^|]+ \| [0-9.]+x \| dgemm_narrow_(m128|k\[SPLITK=2\]) \| [0-9.]+x \|$" "$tmp/nrun.out" &&
+    pass "a table row at $s: cuBLAS, --auto, the best candidate, the better of the two" || fail "table row $s" "$(cat "$tmp/nrun.out")"
+done
+python3 - "$tmp/nrun.out" "$tmp/narrow" <<'PY' && pass "the better of the two is the larger ratio; the candidates' means are of their rows" ||
+import json, math, os, re, sys
+text = open(sys.argv[1]).read()
+rows = [l.split("|")[1:-1] for l in text.splitlines() if re.match(r"^\| [0-9]+x", l)]
+assert len(rows) == 3, rows
+for r in rows:
+    a, b, both = (float(r[i].strip().rstrip("x")) for i in (2, 4, 6))
+    assert abs(both - max(a, b)) < 0.0015, r
+# dgemm_narrow_m128's geometric mean, recomputed from the rows the run wrote.
+cand = [json.loads(l) for l in open(os.path.join(sys.argv[2], "narrow.jsonl"))]
+cub = {(r["M"], r["N"], r["K"]): r["ms"] for r in cand if r["config"] == "cublas"}
+xs = [cub[(r["M"], r["N"], r["K"])] / r["ms"] for r in cand if r["config"] == "dgemm_narrow_m128" and r["status"] == "ok"]
+g = math.exp(sum(map(math.log, xs)) / len(xs))
+assert re.search(rf"^\| dgemm_narrow_m128 \| {g:.3f}x \| {min(xs):.3f}x \| 0 \| ", text, re.M), (g, text)
+PY
+  fail "the table's figures" "$(cat "$tmp/nrun.out")"
+bash bench/narrow_f64.sh --table "$tmp/narrow" >"$tmp/ntable.out" 2>&1
+sed -n '/^### FP64/,$p' "$tmp/nrun.out" | cmp -s - "$tmp/ntable.out" && pass "--table DIR prints the run's table" ||
+  fail "--table DIR prints the run's table" "$(diff <(sed -n '/^### FP64/,$p' "$tmp/nrun.out") "$tmp/ntable.out")"
+
 summary

@@ -155,7 +155,7 @@ done
 fi
 
 if want slicek; then
-echo "== sliced K in warptile (groups of warps sharing a tile's k-steps, summed through shared memory): odd shapes, both schedules, with split-K and stream-K, sanitizers"
+echo "== sliced K in warptile and DMMA (groups of warps sharing a tile's k-steps, summed through shared memory): odd shapes, both schedules, with split-K and stream-K, sanitizers"
 # 64x64 tiles of four 32x32 warps, in 2 or 4 groups; 32x64 tiles of four 16x32 warps in 4 groups of 4-step slices.
 SL2="--set BM=64 --set BN=64 --set BK=32 --set WM=32 --set WN=32 --set WNITER=1 --set TM=4 --set TN=4 --set SLICEK=2 --set THREADS=256 --set MINB=2"
 SL4="--set BM=64 --set BN=64 --set BK=32 --set WM=32 --set WN=32 --set WNITER=1 --set TM=4 --set TN=4 --set SLICEK=4 --set THREADS=512 --set MINB=1"
@@ -182,6 +182,23 @@ run_verify "sliced K in f64 at odd shapes" slicek-f64 configs/warptile_splitk.js
 # shellcheck disable=SC2086
 sanitize_verify "sliced K" slicek "memcheck racecheck synccheck initcheck" configs/warptile_splitk.json $SL4 --set SPLITK=2 \
   --shapes 67x45x133
+# DMMA's k-slices (f64, dmma.cu SLICEK, issue 42): 2 and 4 slices, with split-K in its three modes,
+# every op, odd shapes, a 128x16 tile of two slices; the slices' sums meet in shared memory.
+DSH=1x1x1,17x33x5,97x1129x128,127x129x131,33x65x4097
+i=0
+for extra in "" "--set SLICEK=4 --set THREADS=512" "--set SPLITK=4" "--set SPLITK=3 --set SPLITK_MODE=1" \
+  "--set SPLITK=4 --set SPLITK_MODE=2"; do
+  i=$((i + 1))
+  # shellcheck disable=SC2086
+  run_verify "DMMA k-slices ($extra) at odd shapes" dmma-slicek-$i configs/dgemm_narrow_k.json $extra --shapes $DSH
+done
+for op in NT TN TT; do
+  run_verify "DMMA k-slices op $op" dmma-slicek-$op configs/dgemm_narrow_k.json --op $op --shapes 97x1129x128,127x129x131
+done
+run_verify "DMMA k-slices, a 128x16 tile of two" dmma-slicek-m128 configs/dgemm_narrow_m128.json --set BN=16 --set WN=16 \
+  --set BK=32 --set STAGES=2 --set SLICEK=2 --set THREADS=256 --shapes $DSH
+sanitize_verify "DMMA k-slices" dmma-slicek "memcheck racecheck synccheck initcheck" configs/dgemm_narrow_k.json \
+  --set SPLITK=2 --shapes 67x45x133
 fi
 
 if want gemv; then
