@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # GPU checks of tc32ws (issue 40: the TMA-fed, warp-specialised, persistent 3xTF32/1xTF32 kernels)
 # on one Hopper GPU, with the prebuilt build/engine only. Logs under $OUT/tc32ws (or /tmp/tc32ws-gpu);
-# the last lines are a short table. About 3-4 minutes. In order:
+# the last lines are a short table. About 3-5 minutes. In order:
 #   1. verify at odd shapes in every op, with padded rows, a strided batch, beta 0 (C NaN-poisoned)
-#      and -0.5: tc32ws_3x, tc32ws_1x, and 1xTF32 with A copied raw by the TF32 copy (APRE 0)
+#      and -0.5: the four tc32ws configs, A copied raw or rounded first (APRE 0 / 1), split-K,
+#      64-row tiles, one consumer warpgroup
 #   2. accuracy: tc32ws_3x in class f32 at K = 1 ... 65536
 #   3. compute-sanitizer memcheck and racecheck at 127x129x131 (NN and NT)
 #   4. Nsight Compute counters of tc32ws_3x, tc32_3x and tc32ws_1x at 4096^3 (TCWS_NCU=0: skipped)
 #   5. bench beside cuBLAS (strict and TF32) at the squares and the transformer shapes: tc32ws_3x
-#      against tc32_3x, tc32ws_1x against tc32_1x, and a few of tc32ws's params moved
-# TCWS_BENCH_SHAPES=LIST replaces section 4's shapes; TCWS_VARIANTS=0 skips the moved params.
+#      (and _rs) against tc32_3x, tc32ws_1x (and _nt) against tc32_1x, split-K at skinny shapes, and
+#      a few of tc32ws's params moved
+# TCWS_BENCH_SHAPES=LIST replaces section 5's shapes; TCWS_VARIANTS=0 skips the moved params,
+# TCWS_NCU=0 the counters, TCWS_NT=0 the NT and skinny benches.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 E=build/engine
@@ -28,12 +31,12 @@ v() {
   local rc=$? last; last=$(grep -a '^verify:' "$L/v-$name.txt" | tail -1)
   [ $rc = 0 ] && note "ok    verify $name: $last" || note "FAIL  verify $name (exit $rc): ${last:-$(tail -1 "$L/v-$name.txt")}"
 }
-W3=configs/tc32ws_3x.json W1=configs/tc32ws_1x.json
+W3=configs/tc32ws_3x.json W1=configs/tc32ws_1x.json R3=configs/tc32ws_3x_rs.json N1=configs/tc32ws_1x_nt.json
 ODD=1x1x1,17x33x5,127x129x131,1000x1001x999,4096x4096x7,1x4096x1100,300x8x700
 echo "== 1. verify"
-for op in NN NT TN TT; do v "$op" $W3 $W1 --op $op --shapes $ODD; done
-v pad-NT $W3 $W1 --op NT --lda +8 --ldb +4 --ldc +3 --shapes 127x129x131,64x64x64
-v batch $W3 $W1 --batch 3 --shapes 127x129x131,64x200x64
+for op in NN NT TN TT; do v "$op" $W3 $W1 $R3 $N1 --op $op --shapes $ODD; done
+v pad-NT $W3 $W1 $R3 $N1 --op NT --lda +8 --ldb +4 --ldc +3 --shapes 127x129x131,64x64x64
+v batch $W3 $W1 $R3 $N1 --batch 3 --shapes 127x129x131,64x200x64
 v batch-NT $W3 --batch 5 --op NT --shapes 65x130x96
 v raw-A $W1 --set APRE=0 --shapes 127x129x132,1000x1001x1000
 v pre-A $W1 --set APRE=1 --shapes 127x129x132,1000x1001x1000
@@ -78,14 +81,14 @@ b() {
   timeout 400 $E bench "$@" --runs 5 --format jsonl >"$L/b-$name.jsonl" 2>"$L/b-$name.err"
   echo "bench $name exit $?" >>"$L/b-$name.err"
 }
-b sq $W3 configs/tc32_3x.json $W1 configs/tc32_1x.json --shapes $SH
-b nt $W3 configs/tc32_3x.json $W1 configs/tc32_1x.json --op NT --shapes 2048x11008x4096,8192x4096x4096
-for set in "SPLITK=4" "SPLITK=8" "BM=64 --set SPLITK=4"; do
+b sq $W3 $R3 configs/tc32_3x.json $W1 $N1 configs/tc32_1x.json --shapes $SH
+[ "${TCWS_NT:-1}" = 1 ] && b nt $W3 configs/tc32_3x.json $W1 configs/tc32_1x.json --op NT --shapes 2048x11008x4096,8192x4096x4096
+[ "${TCWS_NT:-1}" = 1 ] && for set in "SPLITK=4" "SPLITK=8" "BM=64 --set SPLITK=4"; do
   b "skinny-${set// /_}" $W3 $W1 --set $set --op NT --shapes 128x4096x11008,32x4096x4096,512x11008x4096
 done
 if [ "${TCWS_VARIANTS:-1}" = 1 ]; then
-  for set in KPROMOTE=0 "BM=256 --set KPROMOTE=0 --set STAGES=2" "WGS=1" "STAGES=3"; do b "v3-${set// /_}" $W3 --set $set --shapes 4096x4096x4096; done
-  for set in APRE=1 STAGES=3 "WGS=1"; do b "v1-${set// /_}" $W1 --set $set --shapes 4096x4096x4096; done
+  for set in "BREG=1 --set STAGES=4" "STAGES=2" "GROUP=16"; do b "v3-${set// /_}" $W3 --set $set --shapes 4096x4096x4096; done
+  for set in APRE=1 STAGES=3; do b "v1-${set// /_}" $W1 --set $set --shapes 4096x4096x4096; done
 fi
 python3 - "$L" <<'PY' | tee "$L/table.txt"
 import json, glob, os, sys
@@ -102,4 +105,8 @@ for f in sorted(glob.glob(os.path.join(L, "b-*.jsonl"))):
               f"{r.get('tflops') or 0:>8.1f} {r.get('pct_cublas') or 0:>8.1f} {r.get('err_max_u') or 0:>8.1f} {str(r.get('status')):<8}")
 PY
 echo "== tc32ws_gpu: $(( $(date +%s) - T0 )) s"
-printf '%s\n' "${RESULTS[@]}"
+printf '%s\n' "${RESULTS[@]}" | tee "$L/results.txt"
+# The device tool brings back a few files only: with TCWS_TAR=1 the logs go home as one archive.
+if [ "${TCWS_TAR:-0}" = 1 ]; then
+  tar czf "$L.tgz" -C "$(dirname "$L")" "$(basename "$L")" && rm -rf "$L"
+fi

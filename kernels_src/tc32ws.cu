@@ -11,8 +11,9 @@
  *   TF32. B's operand (BREG): 0 from shared memory too, B^T rounded and split into K-major rows in
  *   the workspace by a first launch (prep_bt), so the consumers only issue wgmmas; 1 from registers,
  *   each consumer thread reading its fragments from B's stage as stored and splitting them (big =
- *   rna(x), small = rna(x - big)), so B is never copied (a skinny product's large weights); 2 (1xTF32,
- *   op NT) from shared memory, copied as stored with the copy engine's TF32 type, which rounds.
+ *   rna(x), small = rna(x - big)), so B is never copied (a skinny product's large weights); 2 (1xTF32)
+ *   as 0, but in op NT with 16-byte rows copied as stored with the copy engine's TF32 type, which
+ *   rounds (switch B_RAW).
  *   Measured (H200, 4096^3 3xTF32): 0 runs 2.18x strict SGEMM, 1 1.87x; the register operand's
  *   wgmmas of N = 128 issue less densely (docs/NOTES.md).
  * - A reaches the copy engine in the tensor cores' form: prep_a writes A rounded to TF32, and for
@@ -59,7 +60,7 @@
     "STAGES": {"default": 4, "min": 2, "max": 8, "doc": "k-tiles in the shared-memory ring: STAGES - 1 copies in flight ahead of the consumers"},
     "KPROMOTE": {"default": 128, "values": [0, 32, 64, 128, 256], "doc": "elements of K the tensor cores sum before FP32 adds fold the partial sum into total (0: the tensor cores sum all of K)"},
     "GROUP": {"default": 8, "min": 1, "max": 64, "doc": "rows of tiles a persistent block's schedule walks together (L2 reuse of B's columns)"},
-    "BREG": {"default": 1, "values": [0, 1, 2], "doc": "B's operand: 1 from registers (each consumer thread reads its fragments from B's stage as stored and splits them); 0 from shared memory like A's (B^T rounded and split into K-major rows in the workspace by a first launch, prep_bt): no fragment loads; 2 (1xTF32, B stored N x K with 16-byte rows) from shared memory, copied as stored with the copy engine's TF32 type"},
+    "BREG": {"default": 1, "values": [0, 1, 2], "doc": "B's operand: 1 from registers (each consumer thread reads its fragments from B's stage as stored and splits them); 0 from shared memory like A's (B^T rounded and split into K-major rows in the workspace by a first launch, prep_bt): no fragment loads; 2 (1xTF32, B stored N x K with 16-byte rows) from shared memory, copied as stored with the copy engine's TF32 type where B is stored N x K with 16-byte rows (op NT), else as 0"},
     "SPLITK": {"default": 1, "min": 1, "max": 32, "doc": "K cut into SPLITK slices, each a work item of its own (for shapes whose tiles leave SMs idle): C = beta C first (scale_c), then every slice adds alpha times its part with atomics (splitk.cuh's mode 0)"},
     "APRE": {"default": 2, "values": [0, 1, 2], "doc": "how A reaches the copy engine: 1 rounded (and split) into K-major rows in the workspace by a first launch; 0 as stored, with the copy engine's TF32 type rounding it (1xTF32, A stored M x K with 16-byte rows); 2 (default) 0 where it can, else 1"},
     "PDL": {"default": 1, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 decided from the grid (plan_use_pdl)"}
@@ -80,7 +81,6 @@
   ],
   "requires": [
     {"rule": "APRE != 0 || (PASSES == 1 && TA == 0 && LDA % 4 == 0 && ALIGN_A >= 4 && (BATCH == 1 || (SA > 0 && SA % 4 == 0)))", "why": "APRE 0 copies A as stored (1xTF32): rows of K, 16-byte aligned"},
-    {"rule": "BREG != 2 || (TB == 1 && LDB % 4 == 0 && ALIGN_B >= 4 && (BATCH == 1 || (SB > 0 && SB % 4 == 0)))", "why": "BREG 2 copies B as stored: rows of K (op NT), 16-byte aligned"},
     "split_k_packed_c"
   ],
   "switches": {
@@ -90,6 +90,8 @@
     "OP_TB": "TB",
     "LDP": "LD_PACKED",
     "BATCHED": "BATCH > 1",
+    "B_RAW": "BREG == 2 && TB == 1 && LDB % 4 == 0 && ALIGN_B >= 4 && (BATCH == 1 || (SB > 0 && SB % 4 == 0))",
+    "B_PRE": "BREG == 0 || (BREG == 2 && !B_RAW)",
     "PACKB": "BREG == 1 && (LDB % 4 != 0 || ALIGN_B < 4 || (BATCH > 1 && (SB <= 0 || SB % 4 != 0)))"
   },
   "let": {
@@ -99,16 +101,16 @@
     "BLP": "rup(BL, 4)",
     "B_AT": "PRE_A ? PARTS * BATCH * M * KP : 0",
     "TILES": "cdiv(N, BN) * cdiv(M, BM)",
-    "SPLITS": "cdiv(cdiv(K, 32), cdiv(cdiv(K, 32), SPLITK))"
+    "SPLITS": "K > 0 ? cdiv(cdiv(K, 32), cdiv(cdiv(K, 32), SPLITK)) : 1"
   },
-  "traffic": "BATCH * (PARTS * M * KP * cdiv(N, BN) + (BREG ? 1 : PARTS) * K * N * cdiv(M, BM) + M * N) + (PRE_A ? BATCH * (1 + PARTS) * M * K : 0) + (PACKB ? 2 * BATCH * K * N : 0) + (BREG == 0 ? BATCH * (1 + PARTS) * N * K : 0)",
-  "workspace": "B_AT + (PACKB ? BATCH * BR * BLP : 0) + (BREG == 0 ? PARTS * BATCH * N * KP : 0)",
+  "traffic": "BATCH * (PARTS * M * KP * cdiv(N, BN) + (BREG ? 1 : PARTS) * K * N * cdiv(M, BM) + M * N) + (PRE_A ? BATCH * (1 + PARTS) * M * K : 0) + (PACKB ? 2 * BATCH * K * N : 0) + (B_PRE ? BATCH * (1 + PARTS) * N * K : 0)",
+  "workspace": "B_AT + (PACKB ? BATCH * BR * BLP : 0) + (B_PRE ? PARTS * BATCH * N * KP : 0)",
   "compile_cost": "300",
   "model": {"tile": ["BM", "BN", 32], "atomics": "SPLITS > 1 ? M * N * SPLITS : 0"},
   "launches": [
-    {"kernel": "prep_a", "if": "PRE_A", "grid": ["cdiv(KP, 32)", "cdiv(M, 32)", "BATCH"], "block": [32, 8, 1], "smem": "0"},
-    {"kernel": "prep_bt", "if": "BREG == 0", "grid": ["cdiv(KP, 32)", "cdiv(N, 32)", "BATCH"], "block": [32, 8, 1], "smem": "0"},
-    {"kernel": "prep_b", "if": "PACKB", "grid": ["cdiv(BLP, 128)", "min(BR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0"},
+    {"kernel": "prep_a", "if": "PRE_A && K > 0", "grid": ["cdiv(KP, 32)", "cdiv(M, 32)", "BATCH"], "block": [32, 8, 1], "smem": "0"},
+    {"kernel": "prep_bt", "if": "B_PRE && K > 0", "grid": ["cdiv(KP, 32)", "cdiv(N, 32)", "BATCH"], "block": [32, 8, 1], "smem": "0"},
+    {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(BR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0"},
     {"kernel": "scale_c", "if": "SPLITS > 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["TILES * SPLITS", 1, "BATCH"], "block": ["THREADS", 1, 1], "persistent": true,
      "smem": "STAGES * STAGE_BYTES + 1024"}
@@ -119,9 +121,9 @@
     {"tensor": "W", "if": "PASSES == 3", "offset": "BATCH * M * KP", "dims": ["KP", "M", "BATCH"], "strides": ["KP", "M * KP"], "box": [32, "BM", 1]},
     {"tensor": "B", "if": "BREG == 1 && !PACKB", "dims": ["BL", "BR", "BATCH"], "strides": ["LDB", "BATCH > 1 ? SB : LDB * BR"], "box": [32, "TB ? BN : 32", 1]},
     {"tensor": "W", "if": "PACKB", "offset": "B_AT", "dims": ["BL", "BR", "BATCH"], "strides": ["BLP", "BR * BLP"], "box": [32, "TB ? BN : 32", 1]},
-    {"tensor": "W", "if": "BREG == 0", "offset": "B_AT", "dims": ["KP", "N", "BATCH"], "strides": ["KP", "N * KP"], "box": [32, "BN", 1]},
-    {"tensor": "W", "if": "BREG == 0 && PASSES == 3", "offset": "B_AT + BATCH * N * KP", "dims": ["KP", "N", "BATCH"], "strides": ["KP", "N * KP"], "box": [32, "BN", 1]},
-    {"tensor": "B", "if": "BREG == 2", "type": "tf32", "dims": ["K", "N", "BATCH"], "strides": ["LDB", "BATCH > 1 ? SB : LDB * N"], "box": [32, "BN", 1]}
+    {"tensor": "W", "if": "B_PRE", "offset": "B_AT", "dims": ["KP", "N", "BATCH"], "strides": ["KP", "N * KP"], "box": [32, "BN", 1]},
+    {"tensor": "W", "if": "B_PRE && PASSES == 3", "offset": "B_AT + BATCH * N * KP", "dims": ["KP", "N", "BATCH"], "strides": ["KP", "N * KP"], "box": [32, "BN", 1]},
+    {"tensor": "B", "if": "B_RAW", "type": "tf32", "dims": ["K", "N", "BATCH"], "strides": ["LDB", "BATCH > 1 ? SB : LDB * N"], "box": [32, "BN", 1]}
   ]
 }
 */
@@ -331,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 if constexpr (PASSES == 3)
                     tma_load(st + A_BYTES, tmap_as, kt * BK, bm * BM, b, full0 + 8 * s);
                 if constexpr (BREG != 1) {
-                    tma_load(st + B_OFF, BREG == 2 ? tmap_btr : tmap_btb, kt * BK, bn * BN, b, full0 + 8 * s);
+                    tma_load(st + B_OFF, B_RAW ? tmap_btr : tmap_btb, kt * BK, bn * BN, b, full0 + 8 * s);
                     if constexpr (PASSES == 3)
                         tma_load(st + B_OFF + BN * 128, tmap_bts, kt * BK, bn * BN, b, full0 + 8 * s);
                 } else if constexpr (OP_TB) {

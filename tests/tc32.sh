@@ -380,12 +380,12 @@ if printf '%s\n' "$out" | grep -q '"config":' && ! printf '%s\n' "$out" | grep -
   pass "at op NT with no entry at its shape, the SWAP 0 batch entries are passed over"
 else fail "at op NT with no entry at its shape, the SWAP 0 batch entries are passed over" "$out"; fi
 # An exact entry plans in the problem's layout: lda + 8 keeps rows 16-byte aligned (the class of the
-# packed entry at 4096^3, a tc32_3x one), which tc32 takes (leading dimensions as arguments), and
-# under SWAP op TN too: the entry is chosen for both.
+# packed entry at 4096^3, a tc32ws_3x one since 2026-11-28, tc32_3x's before), which both tc32
+# templates take (leading dimensions as arguments), and op TN goes to a tc32 entry too.
 out8=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 4096x4096x4096 --dtype f32 --lda +8 --format jsonl 2>&1)
 outtn=$(XDG_DATA_HOME="$T/xdg" $E pick --device-name "$H100" --shapes 4096x4096x4096 --dtype f32 --op TN --format jsonl 2>&1)
-if printf '%s\n' "$out8" | grep -q '"config":"configs/tc32_3x.json".*"exact":true' &&
-  printf '%s\n' "$outtn" | grep -q '"config":"configs/tc32_3x.json"'; then
+if printf '%s\n' "$out8" | grep -Eq '"config":"configs/tc32(ws)?_3x.json".*"exact":true' &&
+  printf '%s\n' "$outtn" | grep -Eq '"config":"configs/tc32(ws)?_3x.json"'; then
   pass "4096^3: the tc32 entry at lda + 8 (same class, rows padded, exact) and at op TN"
 else fail "4096^3: the tc32 entry at lda + 8 and at op TN" "$out8 $outtn"; fi
 

@@ -220,7 +220,8 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
             plan->main_launch = (int)plan->nlaunches;
         plan->nlaunches++;
     }
-    if (plan_tmaps(t, label, &s, dtype, plan, err))
+    /* An empty product launches nothing (K = 0 is the caller's C = beta C): no maps to check. */
+    if (M > 0 && N > 0 && K > 0 && plan_tmaps(t, label, &s, dtype, plan, err))
         return -1;
     if (plan->main_launch < 0)
         return err_set(err, ERR_CONFIG, t->path, 0, 0, "no launch of kernel \"gemm\" is enabled for this config");
