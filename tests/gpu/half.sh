@@ -1,7 +1,8 @@
 # tests/gpu/half.sh — the half dtypes (bf16, f16) on the GPU: the walk of configs/half.list
 # verified in both dtypes, ops NN and NT, at odd shapes, padded rows and batches, with the cuBLAS
 # cross-check; within accuracy classes bf16 and f16 at K = 1 to 65536; the fixture that accumulates
-# in the half type rejected by them; op TN refused; memcheck and racecheck; then each config timed
+# in the half type rejected by them; op TN refused; memcheck and racecheck; engine.matmul on torch
+# bfloat16/float16 tensors (tests/gpu_torch_half.py); then each config timed
 # beside cuBLAS GemmEx at 4096^3 and 8192^3, op NN and NT (x W^T), in a table (the last thing printed).
 #
 # Sourced by tests/gpu.sh as section "half" (make test-gpu), or run by itself on a machine with the
@@ -67,6 +68,15 @@ sanitize_verify "half walk bf16 NN at odd shapes" half-san "memcheck racecheck" 
 sanitize_verify "half walk f16 NT, rows padded by 1, batch of 2" half-san-nt "memcheck" $HALF_WALK \
   --dtype f16 --op NT --lda +1 --ldb +1 --ldc +1 --batch 2 --shapes 65x129x77
 unset SAN_SKIP
+
+echo "== half dtypes: the library, engine.matmul on torch bfloat16 and float16 against torch.matmul"
+if have_py; then
+  PYTHONPATH=python ENGINE_LIB="$(dirname "$E")/libengine.so" "$PY" tests/gpu_torch_half.py >"$LOG/half-torch.txt" 2>&1
+  check_says "engine.matmul on torch bf16/f16, NN, NT, TN x 6 shapes, cuBLAS first then its kernel, against the float64 product" \
+    $? 0 "$LOG/half-torch.txt" '^[1-9][0-9]* passed, 0 failed$'
+else
+  skip "engine.matmul on torch bf16/f16" "no python3"
+fi
 
 echo "== half dtypes: timed beside cuBLAS GemmEx, 4096^3 and 8192^3, NN and NT"
 for dt in bf16 f16; do
