@@ -5,10 +5,12 @@
 # bfloat16/float16 tensors (tests/gpu_torch_half.py); then each config timed
 # beside cuBLAS GemmEx at 4096^3 and 8192^3, op NN and NT (x W^T), in a table (the last thing printed).
 #
-# Sourced by tests/gpu.sh as section "half" (make test-gpu), or run by itself on a machine with the
-# prebuilt binaries (nothing is built):
+# Sourced by tests/gpu.sh as sections "half" (verification, the library) and "half-bench" (the
+# timings and their table) of make test-gpu, or run by itself on a machine with the prebuilt binaries
+# (nothing is built):
 #   BUILD=build bash tests/gpu/half.sh        logs under $OUT/half-logs if OUT is set, else build/gpu-logs
-# which runs tests/gpu.sh with GPU_ONLY=half and prints the timing table after its summary.
+# which runs tests/gpu.sh with GPU_ONLY="half half-bench" and prints the timing table after its
+# summary; HALF_SECTIONS=half or HALF_SECTIONS=half-bench runs one of the two (each well inside 10 minutes).
 # shellcheck shell=bash
 
 if [ -z "${GPU_SECTIONS_SOURCED:-}" ]; then
@@ -16,16 +18,17 @@ if [ -z "${GPU_SECTIONS_SOURCED:-}" ]; then
   cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
   log=${OUT:+$OUT/half-logs}
   log=${log:-${GPU_LOG_DIR:-${BUILD:-build}/gpu-logs}}
-  GPU_ONLY=half ENGINE_BIN=${ENGINE_BIN:-${BUILD:-build}/engine} GPU_LOG_DIR=$log bash tests/gpu.sh
+  GPU_ONLY=${HALF_SECTIONS:-half half-bench} ENGINE_BIN=${ENGINE_BIN:-${BUILD:-build}/engine} GPU_LOG_DIR=$log bash tests/gpu.sh
   rc=$?
-  [ -f "$log/half-table.md" ] && { echo; cat "$log/half-table.md"; }
+  [[ " ${HALF_SECTIONS:-half-bench} " == *" half-bench "* ]] && [ -f "$log/half-table.md" ] && { echo; cat "$log/half-table.md"; }
   exit $rc
 fi
 
-if want half; then
-echo "== half dtypes: the walk (configs/half.list) in bf16 and f16"
 # The walk's files, as arguments (run_verify counts the rows asked for by the .json arguments).
 HALF_WALK=$(grep -v '^#' configs/half.list | sed 's#^#configs/#')
+
+if want half; then
+echo "== half dtypes: the walk (configs/half.list) in bf16 and f16"
 HALF_SHAPES=1x1x1,17x33x5,127x255x33,128x128x128,1000x1001x999,4096x4096x4096
 for dt in bf16 f16; do
   run_verify "half walk $dt, op NN, with the cuBLAS cross-check" half-$dt --cross-check $HALF_WALK \
@@ -78,6 +81,9 @@ else
   skip "engine.matmul on torch bf16/f16" "no python3"
 fi
 
+fi
+
+if want half-bench; then
 echo "== half dtypes: timed beside cuBLAS GemmEx, 4096^3 and 8192^3, NN and NT"
 for dt in bf16 f16; do
   for op in NN NT; do
