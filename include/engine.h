@@ -72,7 +72,7 @@ typedef enum { ENGINE_ROW_MAJOR = 101, ENGINE_COL_MAJOR = 102 } engine_order;
 typedef enum { ENGINE_NO_TRANS = 111, ENGINE_TRANS = 112 } engine_transpose;
 /* BF16 and F16 (bfloat16, IEEE binary16): A, B and C in the type, FP32 accumulation, alpha and beta
  * converted to float (cublasGemmEx with CUBLAS_COMPUTE_32F); where wisdom holds no entry of the type
- * the shipped configs/h04_tuned.json runs (ops NN and NT; cuBLAS runs the others). */
+ * the shipped configs/h04_tuned.json runs. */
 typedef enum { ENGINE_F32 = 0, ENGINE_F64 = 1, ENGINE_BF16 = 2, ENGINE_F16 = 3 } engine_dtype;
 /* Where a call's first kernel build happens (see the top of this file). DEFAULT: async, unless the
  * environment says ENGINE_JIT=sync. */

@@ -10,13 +10,14 @@
  * A[g][2t..2t+1], A[g+8][2t..], A[g][2t+8..], A[g+8][2t+8..]; B registers b0, b1 the pairs
  * B[2t..2t+1][g], B[2t+8..][g]; C registers c0..c3 C[g][2t], C[g][2t+1], C[g+8][2t], C[g+8][2t+1].
  * LDMATRIX = 1 reads them with ldmatrix.x4 (four 8x8 matrices of 16-bit elements per instruction,
- * each lane giving one row's address): A and B^T (op NT: B stored N x K, rows of K like A's) as
- * they are stored, B at op NN (rows of N) with .trans, which hands each lane the column pair the
- * instruction wants. LDMATRIX = 0 reads each 32-bit register with its own shared-memory load (and
- * B at NN as two 16-bit loads): the first step of the walk (configs/h01_mma.json).
+ * each lane giving one row's address): A stored M x K and B^T (op NT: B stored N x K) as they are
+ * stored, A stored K x M (TN, TT) and B stored K x N (NN, TN) with .trans, which hands each lane
+ * the pair along K the instruction wants. LDMATRIX = 0 reads each 32-bit register with its own
+ * shared-memory load (a pair along K across two stored rows as two 16-bit loads): the first step of
+ * the walk (configs/h01_mma.json).
  *
- * Tiles reach shared memory as As[m][k] (BK + PAD_A per row), Bs[k][n] at NN (BN + PAD_B) or Bs[n][k]
- * at NT (BK + PAD_B): a padding of 8 elements makes a row an odd number of 16-byte units at the
+ * Tiles reach shared memory as stored: As[m][k] (BK + PAD_A per row) or at TN, TT As[k][m] (BM +
+ * PAD_A), Bs[k][n] (BN + PAD_B) or at NT, TT Bs[n][k] (BK + PAD_B): a padding of 8 elements makes a row an odd number of 16-byte units at the
  * shipped tile sizes, so the 8 rows one ldmatrix matrix reads fall in distinct banks. ASYNC = 1
  * copies them with cp.async, STAGES k-tiles in flight (STAGES = 1: copy, wait, compute); ASYNC = 0
  * loads through registers into one stage. Copies move EV_A / EV_B elements (16, 8, 4 bytes;
@@ -26,9 +27,9 @@
  * every KPROMOTE / BK k-tiles the accumulators are added into a second set (total) by FP32 adds
  * and restart from zero, because the tensor cores' accumulation rounds toward zero (Fasi et al.
  * 2021) and its error grows with the chain's length, as in tc32.cu; it costs a second set of
- * accumulator registers (64 a thread at 64x32 warp tiles). Layouts: ops NN and NT (x W^T,
- * a transformer's linear layer), any leading dimensions, strided batches on grid z; A stored K x M
- * (TN, TT) is refused. Example: configs/h04_tuned.json; the walk: configs/half.list.
+ * accumulator registers (64 a thread at 64x32 warp tiles). Layouts: every op (NT is x W^T, a
+ * transformer's linear layer), any leading dimensions, strided batches on grid z. Example:
+ * configs/h04_tuned.json; the walk: configs/half.list.
  *
  * engine:template
 {
@@ -64,9 +65,6 @@
     {"rule": "ASYNC == 1 || STAGES == 1", "why": "without cp.async the tiles are loaded through registers into one stage"},
     {"rule": "KPROMOTE % BK == 0", "why": "partial sums are promoted between k-tiles"}
   ],
-  "requires": [
-    {"rule": "TA == 0", "why": "A stored K x M (op TN, TT) is not written yet in hmma: its fragments would need ldmatrix.trans on A; ops NN and NT are"}
-  ],
   "switches": {
     "EV_A": "ALIGN_A >= 8 ? 8 : ALIGN_A >= 4 ? 4 : ALIGN_A >= 2 ? 2 : 1",
     "EV_B": "ALIGN_B >= 8 ? 8 : ALIGN_B >= 4 ? 4 : ALIGN_B >= 2 ? 2 : 1",
@@ -87,7 +85,7 @@
   "launches": [
     {"kernel": "gemm", "grid": ["SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "SW > 1 ? 1 : GY", "BATCH"],
      "block": ["THREADS", 1, 1],
-     "smem": "STAGES * (BM * (BK + PAD_A) + (TB ? BN * (BK + PAD_B) : BK * (BN + PAD_B))) * ELEM"}
+     "smem": "STAGES * ((TA ? BK * (BM + PAD_A) : BM * (BK + PAD_A)) + (TB ? BN * (BK + PAD_B) : BK * (BN + PAD_B))) * ELEM"}
   ]
 }
 */
@@ -95,9 +93,9 @@
 
 constexpr int MT = WM / 16; /* instruction tiles per warp tile, down */
 constexpr int NT = WN / 8;  /* ... and across */
-constexpr int LDS_A = BK + PAD_A;                         /* elements between stored rows of As */
+constexpr int LDS_A = OP_TA ? BM + PAD_A : BK + PAD_A;    /* elements between stored rows of As */
 constexpr int LDS_B = OP_TB ? BK + PAD_B : BN + PAD_B;    /* ... of Bs */
-constexpr int A_STAGE = BM * LDS_A;                       /* elements of one stage */
+constexpr int A_STAGE = OP_TA ? BK * LDS_A : BM * LDS_A;  /* elements of one stage */
 constexpr int B_STAGE = OP_TB ? BN * LDS_B : BK * LDS_B;
 static_assert(BK % 16 == 0, "a k-tile is whole k-steps of the instruction");
 static_assert(LDS_A % 8 == 0 && LDS_B % 8 == 0, "stored rows start 16-byte aligned: cp.async's 16-byte copies and ldmatrix's row addresses need it");
@@ -183,6 +181,13 @@ __device__ __forceinline__ void load_tile(T *dst, const T *src, int ld, int r0, 
 /* The 32 bits at p (two elements, p 4-byte aligned). */
 __device__ __forceinline__ unsigned lds32(const T *p) { return *reinterpret_cast<const unsigned *>(p); }
 
+/* Elements (k, c) and (k + 1, c) of a tile stored k-major (rows ld apart), as one register: k's in
+ * the low half. */
+__device__ __forceinline__ unsigned pair(const T *s, int k, int c, int ld)
+{
+    return s[k * ld + c] | static_cast<unsigned>(s[(k + 1) * ld + c]) << 16;
+}
+
 extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 {
     grid_dep_sync();
@@ -220,7 +225,11 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
     /* k-tile kt into stage s. */
     auto load_stage = [&](int s, int kt) {
         const int k0 = kt * BK;
+#if OP_TA
+        load_tile<BK, BM, EV_A, LDS_A>(As + s * A_STAGE, A, LD_A, k0, m_blk, K, M);
+#else
         load_tile<BM, BK, EV_A, LDS_A>(As + s * A_STAGE, A, LD_A, m_blk, k0, M, K);
+#endif
 #if OP_TB
         load_tile<BN, BK, EV_B, LDS_B>(Bs + s * B_STAGE, B, LD_B, n_blk, k0, N, K);
 #else
@@ -237,8 +246,15 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
                 const int row = wm0 + i * 16;
-#if LDMATRIX
+#if LDMATRIX && OP_TA /* As[k][m], transposed: matrices (k 0-7, m 0-7), (k 0-7, m 8-15), (k 8-15, m 0-7), (k 8-15, m 8-15) */
+                ldmatrix_x4<true>(a[i], as + (kk + (lane / 16) * 8 + lane % 8) * LDS_A + row + ((lane / 8) % 2) * 8);
+#elif LDMATRIX /* As[m][k]: matrices (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15) */
                 ldmatrix_x4<false>(a[i], as + (row + lane % 16) * LDS_A + kk + (lane / 16) * 8);
+#elif OP_TA
+                a[i][0] = pair(as, kk + 2 * t, row + g, LDS_A);
+                a[i][1] = pair(as, kk + 2 * t, row + g + 8, LDS_A);
+                a[i][2] = pair(as, kk + 2 * t + 8, row + g, LDS_A);
+                a[i][3] = pair(as, kk + 2 * t + 8, row + g + 8, LDS_A);
 #else
                 a[i][0] = lds32(as + (row + g) * LDS_A + kk + 2 * t);
                 a[i][1] = lds32(as + (row + g + 8) * LDS_A + kk + 2 * t);
@@ -269,8 +285,8 @@ extern "C" __global__ void LAUNCH_BOUNDS(THREADS) gemm(GEMM_ARGS)
                 b[j][0] = lds32(bs + n * LDS_B + kk + 2 * t);
                 b[j][1] = lds32(bs + n * LDS_B + kk + 2 * t + 8);
 #else
-                b[j][0] = bs[(kk + 2 * t) * LDS_B + n] | (unsigned)bs[(kk + 2 * t + 1) * LDS_B + n] << 16;
-                b[j][1] = bs[(kk + 2 * t + 8) * LDS_B + n] | (unsigned)bs[(kk + 2 * t + 9) * LDS_B + n] << 16;
+                b[j][0] = pair(bs, kk + 2 * t, n, LDS_B);
+                b[j][1] = pair(bs, kk + 2 * t + 8, n, LDS_B);
 #endif
             }
 #endif

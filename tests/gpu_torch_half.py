@@ -1,10 +1,10 @@
 """engine.matmul on torch bfloat16 and float16 tensors against torch.matmul (tests/gpu/half.sh). Run
 from the repository root with PYTHONPATH=python and ENGINE_LIB=build/libengine.so.
 
-Each dtype x ops NN, NT (x @ w.T, w stored n x k), TN x shapes 1x1x1, 17x33x5, 127x255x33, 512x512x512,
-1x11008x4096 and 4096x4096x4096, out allocated by engine; first call (cuBLAS GemmEx while the kernel
-compiles), then after engine.wait_compiles() the engine's own kernel (NN and NT: explain's path must
-be "engine", config h04_tuned; TN: its kernel refuses the op, so cuBLAS stays). The reference is
+Each dtype x ops NN, NT (x @ w.T, w stored n x k), TN, TT x shapes 1x1x1, 17x33x5, 127x255x33,
+512x512x512, 1x11008x4096 and 4096x4096x4096, out allocated by engine; first call (cuBLAS GemmEx while
+the kernel compiles), then after engine.wait_compiles() the engine's own kernel (explain's path must be
+"engine", config h04_tuned: wisdom holds no half entries). The reference is
 torch.matmul in float64 of the same tensors; the bound per element u_h |ref| (the result's one
 rounding to the type, u_h = 2^-8 or 2^-11) + 2 (k + 2) 2^-24 sum |a||b| (FP32 sums) + 2^-24; NaN
 never passes. Prints "ok"/"FAIL" lines and "N passed, N failed"."""
@@ -44,13 +44,14 @@ def main():
     shapes = [(1, 1, 1), (17, 33, 5), (127, 255, 33), (512, 512, 512), (1, 11008, 4096), (4096, 4096, 4096)]
     for dtype in (torch.bfloat16, torch.float16):
         dn = str(dtype)[6:]
-        for op in ("NN", "NT", "TN"):
+        for op in ("NN", "NT", "TN", "TT"):
             for m, n, k in shapes:
                 name = f"{dn} {m}x{n}x{k} {op}"
-                a = (torch.rand((k, m) if op == "TN" else (m, k), device=dev, generator=gen) * 2 - 1).to(dtype)
-                b = (torch.rand((n, k) if op == "NT" else (k, n), device=dev, generator=gen) * 2 - 1).to(dtype)
-                a = a.T if op == "TN" else a
-                b = b.T if op == "NT" else b
+                ta, tb = op[0] == "T", op[1] == "T"
+                a = (torch.rand((k, m) if ta else (m, k), device=dev, generator=gen) * 2 - 1).to(dtype)
+                b = (torch.rand((n, k) if tb else (k, n), device=dev, generator=gen) * 2 - 1).to(dtype)
+                a = a.T if ta else a
+                b = b.T if tb else b
                 try:
                     c = engine.matmul(a, b)
                     torch.cuda.synchronize()
@@ -63,7 +64,7 @@ def main():
                 check(name + " (first call)", a, b, c)
                 engine.wait_compiles()
                 info = engine.explain(a, b, c, wait=False)
-                want = "cublas" if op == "TN" else "engine"
+                want = "engine"
                 if info.get("path") != want:
                     report(False, name + " after wait_compiles", f"path {info.get('path')!r}, expected {want!r}: {info.get('why')}")
                     continue

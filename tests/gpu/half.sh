@@ -1,7 +1,7 @@
 # tests/gpu/half.sh — the half dtypes (bf16, f16) on the GPU: the walk of configs/half.list
-# verified in both dtypes, ops NN and NT, at odd shapes, padded rows and batches, with the cuBLAS
+# verified in both dtypes, every op, at odd shapes, padded rows and batches, with the cuBLAS
 # cross-check; within accuracy classes bf16 and f16 at K = 1 to 65536; the fixture that accumulates
-# in the half type rejected by them; op TN refused; memcheck and racecheck; engine.matmul on torch
+# in the half type rejected by them; memcheck and racecheck; engine.matmul on torch
 # bfloat16/float16 tensors (tests/gpu_torch_half.py); then each config timed
 # beside cuBLAS GemmEx at 4096^3 and 8192^3, op NN and NT (x W^T), in a table (the last thing printed).
 #
@@ -47,6 +47,11 @@ for dt in bf16 f16; do
     --op NT --lda +8 --ldb +8 --ldc +8 --batch 3 --shapes 17x33x5,127x255x33,256x256x256
   run_verify "half walk $dt, NN rows padded by 4 (8-byte copies), batch of 2" half-$dt-ld4 $HALF_WALK \
     --dtype $dt --lda +4 --ldb +4 --batch 2 --shapes 127x255x36,64x64x64
+  # A stored K x M: its fragments by ldmatrix.trans.
+  run_verify "half walk $dt, op TN" half-$dt-tn $HALF_WALK --dtype $dt --op TN \
+    --shapes 1x1x1,17x33x5,127x255x33,1000x1001x999,4096x4096x4096
+  run_verify "half walk $dt, op TT, rows padded by 1, batch of 2" half-$dt-tt $HALF_WALK --dtype $dt --op TT \
+    --lda +1 --ldb +1 --ldc +1 --batch 2 --shapes 17x33x5,127x255x33,256x256x256
 done
 
 echo "== half dtypes: accuracy classes bf16 and f16"
@@ -62,20 +67,20 @@ for dt in bf16 f16; do
   check_class_fail "half_acc (accumulates in $dt) at K = 64, 4096, 65536" $? "$LOG/half-acc-fixture-$dt" 6 $dt
 done
 
-echo "== half dtypes: refusals and sanitizers"
-$E verify configs/h04_tuned.json --op TN --shapes 64x64x64 >"$LOG/half-tn.txt" 2>&1
-check_says "op TN refused by hmma's rule, exit 2" $? 2 "$LOG/half-tn.txt" 'requires TA == 0 \(A stored K x M'
+echo "== half dtypes: sanitizers"
 if [ "${GPU_SANITIZE:-1}" = 0 ]; then SAN_SKIP="GPU_SANITIZE=0"; fi
 sanitize_verify "half walk bf16 NN at odd shapes" half-san "memcheck racecheck" $HALF_WALK --dtype bf16 \
   --shapes 17x33x5,127x255x33
 sanitize_verify "half walk f16 NT, rows padded by 1, batch of 2" half-san-nt "memcheck" $HALF_WALK \
   --dtype f16 --op NT --lda +1 --ldb +1 --ldc +1 --batch 2 --shapes 65x129x77
+sanitize_verify "half walk bf16 TN" half-san-tn "memcheck" $HALF_WALK --dtype bf16 --op TN --shapes 65x129x77
+sanitize_verify "half walk bf16 TT" half-san-tt "memcheck" $HALF_WALK --dtype bf16 --op TT --shapes 65x129x77
 unset SAN_SKIP
 
 echo "== half dtypes: the library, engine.matmul on torch bfloat16 and float16 against torch.matmul"
 if have_py; then
   PYTHONPATH=python ENGINE_LIB="$(dirname "$E")/libengine.so" "$PY" tests/gpu_torch_half.py >"$LOG/half-torch.txt" 2>&1
-  check_says "engine.matmul on torch bf16/f16, NN, NT, TN x 6 shapes, cuBLAS first then its kernel, against the float64 product" \
+  check_says "engine.matmul on torch bf16/f16, NN, NT, TN, TT x 6 shapes, cuBLAS first then its kernel, against the float64 product" \
     $? 0 "$LOG/half-torch.txt" '^[1-9][0-9]* passed, 0 failed$'
 else
   skip "engine.matmul on torch bf16/f16" "no python3"
