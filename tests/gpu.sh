@@ -9,7 +9,8 @@
 #   each template; K = 0; 65536x65536x16 (64-bit offsets) and the refusal of what does not fit;
 #   half (tests/gpu/half.sh, also runnable by itself): the bf16/f16 walk (configs/half.list) verified in
 #   NN and NT at odd shapes, padded rows and batches, classes bf16 and f16 at K up to 65536, the
-#   fixture that accumulates in the half type rejected, memcheck, engine.matmul on torch bf16/f16;
+#   fixture that accumulates in the half type rejected, engine.matmul on torch bf16/f16; half-san: memcheck
+#   and racecheck of the walk;
 #   half-bench: the walk timed beside cuBLAS GemmEx at 4096^3 and 8192^3 (a table in $GPU_LOG_DIR/half-table.md);
 #   a template that requires sm_90a; split-K in warptile, DMMA and blocktile at shapes one past a tile, three modes
 #   (all of it launched with programmatic dependent launch on sm_90; split-K also without, ENGINE_PDL=0);
@@ -67,7 +68,7 @@ E=${ENGINE_BIN:-build/engine}
 LOG=${GPU_LOG_DIR:-build/gpu-logs}
 # GPU_ONLY="edges sanitize" runs only those sections, so that a device call can stay inside its time
 # limit; default all. A name not in SECTIONS is an error (exit 2).
-SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts layouts-tb splitk streamk interior vec2 skinny slicek gemv sm90a half half-bench wisdom wisdom-f32 wisdom-f64 wisdom-memcheck auto isolation tune-faults tune formats sanitize regress library"
+SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts layouts-tb splitk streamk interior vec2 skinny slicek gemv sm90a half half-san half-bench wisdom wisdom-f32 wisdom-f64 wisdom-memcheck auto isolation tune-faults tune formats sanitize regress library"
 for s in ${GPU_ONLY:-}; do
   [[ " $SECTIONS " == *" $s "* ]] || { echo "GPU_ONLY: no section \"$s\"; the sections are: $SECTIONS"; exit 2; }
 done

@@ -5,12 +5,13 @@
 # bfloat16/float16 tensors (tests/gpu_torch_half.py); then each config timed
 # beside cuBLAS GemmEx at 4096^3 and 8192^3, op NN and NT (x W^T), in a table (the last thing printed).
 #
-# Sourced by tests/gpu.sh as sections "half" (verification, the library) and "half-bench" (the
-# timings and their table) of make test-gpu, or run by itself on a machine with the prebuilt binaries
-# (nothing is built):
+# Sourced by tests/gpu.sh as sections "half" (verification, the library), "half-san" (memcheck and
+# racecheck) and "half-bench" (the timings and their table) of make test-gpu, or run by itself on a
+# machine with the prebuilt binaries (nothing is built):
 #   BUILD=build bash tests/gpu/half.sh        logs under $OUT/half-logs if OUT is set, else build/gpu-logs
-# which runs tests/gpu.sh with GPU_ONLY="half half-bench" and prints the timing table after its
-# summary; HALF_SECTIONS=half or HALF_SECTIONS=half-bench runs one of the two (each well inside 10 minutes).
+# which runs tests/gpu.sh with GPU_ONLY="half half-san half-bench" and prints the timing table after
+# its summary; HALF_SECTIONS="half" (or half-san, half-bench) runs some of them, for device calls of
+# 10 minutes.
 # shellcheck shell=bash
 
 if [ -z "${GPU_SECTIONS_SOURCED:-}" ]; then
@@ -18,7 +19,7 @@ if [ -z "${GPU_SECTIONS_SOURCED:-}" ]; then
   cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
   log=${OUT:+$OUT/half-logs}
   log=${log:-${GPU_LOG_DIR:-${BUILD:-build}/gpu-logs}}
-  GPU_ONLY=${HALF_SECTIONS:-half half-bench} ENGINE_BIN=${ENGINE_BIN:-${BUILD:-build}/engine} GPU_LOG_DIR=$log bash tests/gpu.sh
+  GPU_ONLY=${HALF_SECTIONS:-half half-san half-bench} ENGINE_BIN=${ENGINE_BIN:-${BUILD:-build}/engine} GPU_LOG_DIR=$log bash tests/gpu.sh
   rc=$?
   [[ " ${HALF_SECTIONS:-half-bench} " == *" half-bench "* ]] && [ -f "$log/half-table.md" ] && { echo; cat "$log/half-table.md"; }
   exit $rc
@@ -67,6 +68,18 @@ for dt in bf16 f16; do
   check_class_fail "half_acc (accumulates in $dt) at K = 64, 4096, 65536" $? "$LOG/half-acc-fixture-$dt" 6 $dt
 done
 
+echo "== half dtypes: the library, engine.matmul on torch bfloat16 and float16 against torch.matmul"
+if have_py; then
+  PYTHONPATH=python ENGINE_LIB="$(dirname "$E")/libengine.so" "$PY" tests/gpu_torch_half.py >"$LOG/half-torch.txt" 2>&1
+  check_says "engine.matmul on torch bf16/f16, NN, NT, TN, TT x 6 shapes, cuBLAS first then its kernel, against the float64 product" \
+    $? 0 "$LOG/half-torch.txt" '^[1-9][0-9]* passed, 0 failed$'
+else
+  skip "engine.matmul on torch bf16/f16" "no python3"
+fi
+
+fi
+
+if want half-san; then
 echo "== half dtypes: sanitizers"
 if [ "${GPU_SANITIZE:-1}" = 0 ]; then SAN_SKIP="GPU_SANITIZE=0"; fi
 sanitize_verify "half walk bf16 NN at odd shapes" half-san "memcheck racecheck" $HALF_WALK --dtype bf16 \
@@ -76,15 +89,6 @@ sanitize_verify "half walk f16 NT, rows padded by 1, batch of 2" half-san-nt "me
 sanitize_verify "half walk bf16 TN" half-san-tn "memcheck" $HALF_WALK --dtype bf16 --op TN --shapes 65x129x77
 sanitize_verify "half walk bf16 TT" half-san-tt "memcheck" $HALF_WALK --dtype bf16 --op TT --shapes 65x129x77
 unset SAN_SKIP
-
-echo "== half dtypes: the library, engine.matmul on torch bfloat16 and float16 against torch.matmul"
-if have_py; then
-  PYTHONPATH=python ENGINE_LIB="$(dirname "$E")/libengine.so" "$PY" tests/gpu_torch_half.py >"$LOG/half-torch.txt" 2>&1
-  check_says "engine.matmul on torch bf16/f16, NN, NT, TN, TT x 6 shapes, cuBLAS first then its kernel, against the float64 product" \
-    $? 0 "$LOG/half-torch.txt" '^[1-9][0-9]* passed, 0 failed$'
-else
-  skip "engine.matmul on torch bf16/f16" "no python3"
-fi
 
 fi
 
