@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define ENGINE_VERSION_MAJOR 0
-#define ENGINE_VERSION_MINOR 3
+#define ENGINE_VERSION_MINOR 4
 
 #if defined(__GNUC__)
 #define ENGINE_API __attribute__((visibility("default")))
@@ -70,7 +70,10 @@ typedef enum {
 /* CBLAS's values, so CblasRowMajor and CblasNoTrans may be passed as they are. */
 typedef enum { ENGINE_ROW_MAJOR = 101, ENGINE_COL_MAJOR = 102 } engine_order;
 typedef enum { ENGINE_NO_TRANS = 111, ENGINE_TRANS = 112 } engine_transpose;
-typedef enum { ENGINE_F32 = 0, ENGINE_F64 = 1 } engine_dtype;
+/* BF16 and F16 (bfloat16, IEEE binary16): A, B and C in the type, FP32 accumulation, alpha and beta
+ * converted to float (cublasGemmEx with CUBLAS_COMPUTE_32F); where wisdom holds no entry of the type
+ * the shipped configs/h04_tuned.json runs. */
+typedef enum { ENGINE_F32 = 0, ENGINE_F64 = 1, ENGINE_BF16 = 2, ENGINE_F16 = 3 } engine_dtype;
 /* Where a call's first kernel build happens (see the top of this file). DEFAULT: async, unless the
  * environment says ENGINE_JIT=sync. */
 typedef enum { ENGINE_JIT_DEFAULT = 0, ENGINE_JIT_ASYNC = 1, ENGINE_JIT_SYNC = 2 } engine_jit;
@@ -120,6 +123,14 @@ ENGINE_API engine_status engine_dgemm(engine_ctx *ctx, engine_order order, engin
                                       engine_transpose transb, int64_t m, int64_t n, int64_t k, double alpha,
                                       const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                                       double *C, int64_t ldc, engine_stream stream);
+
+/* The same with the element type named: A, B and C of dtype (ENGINE_BF16 and ENGINE_F16 for the
+ * half types, which accumulate in FP32; alpha and beta converted to float, but for ENGINE_F64). As
+ * cublasGemmEx with one type for all three and CUBLAS_COMPUTE_32F (64F for ENGINE_F64). */
+ENGINE_API engine_status engine_gemm_ex(engine_ctx *ctx, engine_dtype dtype, engine_order order,
+                                        engine_transpose transa, engine_transpose transb, int64_t m, int64_t n,
+                                        int64_t k, double alpha, const void *A, int64_t lda, const void *B,
+                                        int64_t ldb, double beta, void *C, int64_t ldc, engine_stream stream);
 
 /* batch_count products; matrix i of A starts at A + i * stride_a elements (and so for B, C).
  * stride_a or stride_b may be 0 (one matrix for every product); C's matrices may not overlap. */

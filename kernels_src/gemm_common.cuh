@@ -1,7 +1,12 @@
 /* gemm_common.cuh — what every template shares.
  *
  * The engine pastes, before the template, one #define per template parameter and per shape switch,
- * plus T (float or double), ELEM (sizeof(T)), F64 (0/1) and ARCH (e.g. 90). Every kernel of every
+ * plus T (the element type of A, B, C and W), ELEM (sizeof(T)), F64 (0/1) and ARCH (e.g. 90). For
+ * the half dtypes (a template that lists "bf16" or "f16" in "dtypes") T is half_bits (below), the
+ * raw 16 bits of a bfloat16 or binary16 (NVRTC has no CUDA headers here: half_to_float and
+ * float2_to_half2 below convert; T(0) is +0 in both), and it adds TC float (the compute type: alpha, beta and the
+ * accumulation, as cublasGemmEx's CUBLAS_COMPUTE_32F), IS_HALF 1 and BF16 (1: bfloat16, 0: binary16).
+ * For f32 and f64 TC is T and IS_HALF, BF16 are 0 (the defaults below). Every kernel of every
  * template takes the same arguments, GEMM_ARGS, so one launcher runs them all (engine/core/kernel.c):
  *   C = alpha * op(A) * op(B) + beta * C for each of a batch of products, row-major: op(A) is
  *   M x K, op(B) is K x N, C is M x N; W is scratch the template asked for ("workspace"), or null.
@@ -13,9 +18,21 @@
  * beta == 0 means C is not read: a NaN already in C must not reach the result. */
 #pragma once
 
+/* The half dtypes' T: their bits, one word so that T(0) parses. */
+typedef unsigned short half_bits;
+#ifndef TC
+#define TC T
+#endif
+#ifndef IS_HALF
+#define IS_HALF 0
+#endif
+#ifndef BF16
+#define BF16 0
+#endif
+
 /* The problem's part of the arguments, which helpers inside a template may take as they are. */
 #define GEMM_OPERANDS                                                                              \
-    int M, int N, int K, T alpha, const T *__restrict__ A, const T *__restrict__ B, T beta,       \
+    int M, int N, int K, TC alpha, const T *__restrict__ A, const T *__restrict__ B, TC beta,     \
         T *__restrict__ C, T *__restrict__ W
 #define GEMM_ARGS GEMM_OPERANDS, int lda, int ldb, int ldc, long long sa, long long sb, long long sc
 
@@ -222,3 +239,36 @@ template <int N> __device__ __forceinline__ void store_c(T *c, const T *acc, T a
     }
     vcopy<N>(c, v);
 }
+
+#if IS_HALF
+/* The half types' conversions, on T's raw bits (sm_80+: cvt to bf16x2 is sm_80's). A bfloat16 is
+ * the top half of a float, so widening is a shift; binary16 takes cvt. Narrowing rounds to nearest
+ * even, as cuBLAS's epilogue does. */
+__device__ __forceinline__ float half_to_float(unsigned short h)
+{
+#if BF16
+    return __uint_as_float(static_cast<unsigned>(h) << 16);
+#else
+    float f;
+    asm("cvt.f32.f16 %0, %1;\n" : "=f"(f) : "h"(h));
+    return f;
+#endif
+}
+
+/* (lo, hi) rounded to T and packed: lo in bits 0-15 (the lower address), hi in bits 16-31. */
+__device__ __forceinline__ unsigned float2_to_half2(float lo, float hi)
+{
+    unsigned r;
+#if BF16
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+    return r;
+}
+
+__device__ __forceinline__ unsigned short float_to_half(float x)
+{
+    return static_cast<unsigned short>(float2_to_half2(x, 0.0f) & 0xFFFFu);
+}
+#endif

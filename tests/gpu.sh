@@ -7,6 +7,11 @@
 #   deliberately wrong fixtures that verification must catch (one only on a second launch); exit codes of the error paths
 #   --format jsonl and --set; compute-sanitizer memcheck, racecheck, initcheck and synccheck on
 #   each template; K = 0; 65536x65536x16 (64-bit offsets) and the refusal of what does not fit;
+#   half (tests/gpu/half.sh, also runnable by itself): the bf16/f16 walk (configs/half.list) verified in
+#   NN and NT at odd shapes, padded rows and batches, classes bf16 and f16 at K up to 65536, the
+#   fixture that accumulates in the half type rejected, engine.matmul on torch bf16/f16; half-san: memcheck
+#   and racecheck of the walk;
+#   half-bench: the walk timed beside cuBLAS GemmEx at 4096^3 and 8192^3 (a table in $GPU_LOG_DIR/half-table.md);
 #   a template that requires sm_90a; split-K in warptile, DMMA and blocktile at shapes one past a tile, three modes
 #   (all of it launched with programmatic dependent launch on sm_90; split-K also without, ENGINE_PDL=0);
 #   stream-K in warptile and DMMA, runs that start and end inside tiles; interior tiles unguarded and
@@ -63,7 +68,7 @@ E=${ENGINE_BIN:-build/engine}
 LOG=${GPU_LOG_DIR:-build/gpu-logs}
 # GPU_ONLY="edges sanitize" runs only those sections, so that a device call can stay inside its time
 # limit; default all. A name not in SECTIONS is an error (exit 2).
-SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts layouts-tb splitk streamk interior vec2 skinny slicek gemv sm90a wisdom wisdom-f32 wisdom-f64 wisdom-memcheck auto isolation tune-faults tune formats sanitize regress library"
+SECTIONS="device verify f64 lanes wrong accuracy errors edges layouts layouts-tb splitk streamk interior vec2 skinny slicek gemv sm90a half half-san half-bench wisdom wisdom-f32 wisdom-f64 wisdom-memcheck auto isolation tune-faults tune formats sanitize regress library"
 for s in ${GPU_ONLY:-}; do
   [[ " $SECTIONS " == *" $s "* ]] || { echo "GPU_ONLY: no section \"$s\"; the sections are: $SECTIONS"; exit 2; }
 done
@@ -233,7 +238,9 @@ cap_shapes() {
 SHIPPED_ONLY=$LOG/xdg-data
 
 # The sections, by concern (each file sourced here, in this order; SECTIONS above lists their names).
-for part in kernels layouts tiles wisdom tools; do
+# GPU_SECTIONS_SOURCED tells a section file that can also run by itself (half.sh) that it is sourced.
+GPU_SECTIONS_SOURCED=1
+for part in kernels layouts tiles half wisdom tools; do
   # shellcheck source=/dev/null
   . "tests/gpu/$part.sh"
 done

@@ -68,7 +68,7 @@ echo "  unit tests: $u_pass passed, $u_fail failed, $u_skip skipped ($(took "$t_
 total_pass=$((total_pass + u_pass)); total_fail=$((total_fail + u_fail)); total_skip=$((total_skip + u_skip))
 
 # SUITES (make sanitize sets it): the suites to run, of these; the unit tests always run.
-all_suites="layers invalid compile_matrix tc32 gemv cli tools scripts tune bench docs gpu_stub python workload peers"
+all_suites="layers invalid compile_matrix tc32 gemv half cli tools scripts tune bench docs gpu_stub python workload peers"
 for suite in ${SUITES:-}; do
   [[ " $all_suites " == *" $suite "* ]] || { echo "SUITES: no suite $suite"; total_fail=$((total_fail + 1)); failed+=("SUITES: no suite $suite"); }
 done

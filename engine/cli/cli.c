@@ -288,8 +288,9 @@ static int p_format(const cli_opt *d, const char *arg, opts_t *o)
 static int p_dtype(const cli_opt *d, const char *arg, opts_t *o)
 {
     (void)d;
-    if (strcmp(arg, "f32") != 0 && strcmp(arg, "f64") != 0)
-        return usage_error("--dtype %s: expected f32 or f64", arg);
+    dtype_t dt;
+    if (dtype_parse(arg, &dt))
+        return usage_error("--dtype %s: expected " DTYPE_LIST, arg);
     o->dtype = arg;
     return 0;
 }
@@ -431,8 +432,8 @@ static const cli_opt k_opts[] = {
     {"seed", "S", RUNS | CMD_TUNE, p_seed, 0, 0, 0, "input generator seed (and the tune's sampling seed)", "1"},
     {"set", "KEY=VALUE", BUILDS & ~CMD_TUNE, p_set, 0, 0, 0, "override a template param without editing the file (repeatable)", NULL},
     {"set", "KEY=RANGE", CMD_TUNE, p_set, 0, 0, 0, "a dimension: a:b:step, a:b:*2, v1,v2,..., a value, or an expression of the other params (repeatable)", NULL},
-    {"dtype", "f32|f64", BUILDS, p_dtype, 0, 0, 0, "override the configs' dtype", NULL},
-    {"dtype", "f32|f64", CMD_PICK, p_dtype, 0, 0, 0, "the dtype to choose for", "f32"},
+    {"dtype", "f32|f64|bf16|f16", BUILDS, p_dtype, 0, 0, 0, "override the configs' dtype", NULL},
+    {"dtype", "f32|f64|bf16|f16", CMD_PICK, p_dtype, 0, 0, 0, "the dtype to choose for", "f32"},
     {"arch", "sm_XX", BUILDS | CMD_PICK | CMD_WARM, p_arch, 0, 0, 0, "target architecture", "the GPU's; sm_90 without one"},
     {"device", "N", RUNS | CMD_INFO | CMD_WORKER | CMD_PICK | CMD_WARM, p_int, OFF(device), 0, 1023, "GPU ordinal", "0"},
     {"devices", "LIST", CMD_TUNE, p_devices, 0, 0, 0, "time on these GPUs, one worker each: 0,1,... or all", "0"},

@@ -26,8 +26,10 @@ int pickcmd_init(pick_t *p, const opts_t *o, const shape_t *shapes, size_t nshap
     pick_params pp = {.device = o->device, .probe = true, .arch = o->arch, .sms = o->sms,
                       .device_name = o->device_name, .wisdom_dir = o->wisdom, .warn = stderr,
                       .left_out = o->verbose ? stderr : NULL,
-                      .dtype = o->dtype && strcmp(o->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
+                      .dtype = DTYPE_F32,
                       .op = 2 * o->ta + o->tb, .batch = o->batch};
+    if (o->dtype)
+        dtype_parse(o->dtype, &pp.dtype); /* checked when the options were read */
     layout_align *al = xcalloc(nshapes ? nshapes : 1, sizeof *al);
     layout_t *lays = xcalloc(nshapes ? nshapes : 1, sizeof *lays);
     for (size_t s = 0; s < nshapes; s++)

@@ -29,6 +29,7 @@
 /* The yardsticks of a row: peak rates at the maximum SM clock and measured bandwidths. */
 typedef struct {
     double fp32, fp64, fp64_tc, tf32_tc; /* FLOP/s; tf32_tc 0 where the arch has no TF32 tensor cores */
+    double half_tc;                      /* BF16/FP16 on the tensor cores, FP32 accumulation (arch_half_tc_lanes) */
     double dram_bps, l2_bps;
 } machine_t;
 
@@ -255,12 +256,12 @@ static int report_failure(json_t *reply)
 
 static void cross_check(runner_t *r)
 {
-    bool used[2] = {false, false};
+    bool used[DTYPE_COUNT] = {false};
     for (size_t i = 0; i < r->o->nentries; i++)
         if (r->cfgs[i])
             used[r->cfgs[i]->dtype] = true;
     json_t *dts = json_array();
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < DTYPE_COUNT; d++)
         if (used[d])
             json_array_append_new(dts, json_string(dtype_name((dtype_t)d)));
     json_t *req = json_pack("{s:s, s:o, s:I}", "op", "cross_check", "dtypes", dts, "seed", (json_int_t)r->o->seed);
@@ -288,6 +289,8 @@ static void cross_check(runner_t *r)
 
 static double peak_for(const machine_t *mc, dtype_t d, bool tensor)
 {
+    if (dtype_half(d)) /* the tensor cores' rate, whatever runs it (cuBLAS GemmEx does) */
+        return mc->half_tc;
     if (d == DTYPE_F32) /* an f32 tensor-core kernel (3xTF32, 1xTF32) is held to the TF32 rate */
         return tensor && mc->tf32_tc > 0 ? mc->tf32_tc : mc->fp32;
     return tensor ? mc->fp64_tc : mc->fp64;
@@ -335,8 +338,8 @@ static machine_t machine_of(json_t *hello)
     double hz = jnum(hello, "clock_khz", 0) * 1e3;
     return (machine_t){arch_peak_flops(ai->fp32_lanes, sms, hz), arch_peak_flops(ai->fp64_lanes, sms, hz),
                        arch_peak_flops(ai->fp64_tc_lanes > 0 ? ai->fp64_tc_lanes : ai->fp64_lanes, sms, hz),
-                       arch_peak_flops(ai->tf32_tc_lanes, sms, hz), jnum(hello, "dram_bps", 0),
-                       jnum(hello, "l2_bps", 0)};
+                       arch_peak_flops(ai->tf32_tc_lanes, sms, hz), arch_peak_flops(arch_half_tc_lanes(ai), sms, hz),
+                       jnum(hello, "dram_bps", 0), jnum(hello, "l2_bps", 0)};
 }
 
 /* The row of a cuBLAS timing a reply carries under prefix ("cublas_", "cublas_tf32_"); % cuBLAS
@@ -379,8 +382,8 @@ static void bench_notes(runner_t *r, report_t *rep, const machine_t *mc)
                 (int)jnum(h, "clock_khz", 0) / 1000, (int)jnum(h, "l2_bytes", 0) >> 20, drv / 1000, (drv % 1000) / 10,
                 nvrtc / 1000, (nvrtc % 1000) / 10, (int)jnum(h, "cublas", 0), arch_name(r->su.arch, name, sizeof name),
                 also);
-    report_note(rep, "peaks: FP32 %.1f TFLOP/s, FP64 %.1f (CUDA cores), FP64 %.1f (tensor cores), TF32 %.1f (tensor cores); measured bandwidth: DRAM %.0f GB/s (copy), L2 %.0f GB/s (reads)",
-                mc->fp32 / 1e12, mc->fp64 / 1e12, mc->fp64_tc / 1e12, mc->tf32_tc / 1e12, mc->dram_bps / 1e9,
+    report_note(rep, "peaks: FP32 %.1f TFLOP/s, FP64 %.1f (CUDA cores), FP64 %.1f (tensor cores), TF32 %.1f (tensor cores), BF16/FP16 %.1f (tensor cores); measured bandwidth: DRAM %.0f GB/s (copy), L2 %.0f GB/s (reads)",
+                mc->fp32 / 1e12, mc->fp64 / 1e12, mc->fp64_tc / 1e12, mc->tf32_tc / 1e12, mc->half_tc / 1e12, mc->dram_bps / 1e9,
                 mc->l2_bps / 1e9);
 }
 
@@ -597,7 +600,7 @@ int run_bench(const opts_t *o)
         if (cli_layout(o, sh, &lay, &lerr)) /* refused at parse time already; here for the shape list */
             layout_packed(&lay, o->ta, o->tb, sh->m, sh->n, sh->k, 1);
         char ltext[192];
-        report_note(&rep, "problem: C = alpha*op(A)*op(B) + beta*C, %lldx%lldx%lld%s, alpha=%g beta=%g, seed %llu; timing: %d warm-up, median of %d runs x %d launches, L2 flushed before each run; cuBLAS in strict FP32/FP64 (pedantic math), in the same layout, timed by the same worker",
+        report_note(&rep, "problem: C = alpha*op(A)*op(B) + beta*C, %lldx%lldx%lld%s, alpha=%g beta=%g, seed %llu; timing: %d warm-up, median of %d runs x %d launches, L2 flushed before each run; cuBLAS in strict FP32/FP64 (pedantic math; bf16/f16: GemmEx, FP32 compute), in the same layout, timed by the same worker",
                     (long long)sh->m, (long long)sh->n, (long long)sh->k,
                     layout_text(&lay, sh->m, sh->n, sh->k, ltext, sizeof ltext), alpha, beta,
                     (unsigned long long)o->seed, o->warmup, o->runs, o->iters);
@@ -606,7 +609,7 @@ int run_bench(const opts_t *o)
             explain(o, &pick, s, o->format == FORMAT_TABLE);
         }
         /* One pass per dtype, so each has its cuBLAS row right after its configs. */
-        for (int d = 0; d < 2; d++) {
+        for (int d = 0; d < DTYPE_COUNT; d++) {
             json_t *last = NULL;      /* a reply that carries this problem's cuBLAS timing */
             json_t *last_tf32 = NULL; /* ... and cuBLAS FAST_TF32's (a tf32-class config's reply) */
             for (size_t i = 0; i < o->nentries; i++) {
@@ -654,7 +657,10 @@ int run_bench(const opts_t *o)
                 double peak = d == DTYPE_F64 && arch_lookup((int)jnum(r.w.hello, "sm", 90))->fp64_tc_lanes > 0
                                   ? mc.fp64_tc
                                   : peak_for(&mc, (dtype_t)d, false);
-                const char *args = !plain           ? (d == DTYPE_F64 ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F_PEDANTIC"
+                const char *args = dtype_half((dtype_t)d)
+                                       ? (plain ? "cublasGemmEx, CUBLAS_COMPUTE_32F, no reduced-precision reductions"
+                                                : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F, no reduced-precision reductions")
+                                   : !plain         ? (d == DTYPE_F64 ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F_PEDANTIC"
                                                                       : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_PEDANTIC")
                                    : d == DTYPE_F64 ? "cublasDgemm"
                                                     : "cublasSgemm, CUBLAS_PEDANTIC_MATH";
@@ -731,7 +737,7 @@ int run_verify(const opts_t *o)
     if (o->cross_check)
         cross_check(&r);
     double alpha = o->alpha, betas[2] = {0.0, o->beta};
-    for (int d = 0; d < 2; d++) {
+    for (int d = 0; d < DTYPE_COUNT; d++) {
         for (size_t si = 0; si < nshapes; si++) {
             for (int bi = 0; bi < 2; bi++) {
                 for (size_t i = 0; i < o->nentries; i++) {

@@ -397,10 +397,8 @@ static void handle_cross_check(server_t *sv, json_t *req, json_t *r)
     uint64_t seed = (uint64_t)num(req, "seed", 1);
     int worst = EXIT_OK;
     for (size_t d = 0; d < json_array_size(dts); d++) {
-        dtype_t dt = strcmp(json_string_value(json_array_get(dts, d)) ? json_string_value(json_array_get(dts, d)) : "",
-                            "f64") == 0
-                         ? DTYPE_F64
-                         : DTYPE_F32;
+        dtype_t dt = DTYPE_F32;
+        dtype_parse(json_string_value(json_array_get(dts, d)), &dt); /* the command's own names */
         for (size_t si = 0; si < 2; si++) {
             for (int bi = 0; bi < 2; bi++) {
                 double beta = bi ? -0.5 : 0.0, alpha = 1.25;
@@ -416,16 +414,12 @@ static void handle_cross_check(server_t *sv, json_t *req, json_t *r)
                 size_t nC = (size_t)(sh[0] * sh[1]), es = dtype_size(dt);
                 double *ref = xmalloc(nC * sizeof *ref), *bound = xmalloc(nC * sizeof *bound);
                 ref_gemm_kahan(dt, sh[0], sh[1], sh[2], alpha, p->hA, p->hB, beta, p->hC0, ref, bound);
-                /* Compare in the problem's dtype: narrow the CPU reference and bound. */
-                void *ref_t = xmalloc(nC * es), *bound_t = xmalloc(nC * es);
+                /* Compare in the problem's dtype: narrow the CPU reference, and the bound to the
+                 * compute type (verify.h). */
+                void *ref_t = xmalloc(nC * es), *bound_t = xmalloc(nC * dtype_size(dtype_compute(dt)));
                 for (size_t j = 0; j < nC; j++) {
-                    if (dt == DTYPE_F64) {
-                        ((double *)ref_t)[j] = ref[j];
-                        ((double *)bound_t)[j] = bound[j];
-                    } else {
-                        ((float *)ref_t)[j] = (float)ref[j];
-                        ((float *)bound_t)[j] = (float)bound[j];
-                    }
+                    elem_set(ref_t, dt, j, ref[j]);
+                    elem_set(bound_t, dtype_compute(dt), j, bound[j]);
                 }
                 /* The FP64 reference of the accuracy classes (reference.h) against the CPU's
                  * double-double: within a few units of 2^-53 S (f32: K of them, DGEMM's sums). */
@@ -449,7 +443,8 @@ static void handle_cross_check(server_t *sv, json_t *req, json_t *r)
                         worst = exit_worst(worst, EXIT_VERIFY);
                 }
                 verify_report rep;
-                int bad = verify_compare(p->hRef, ref_t, bound_t, dt, sh[0], sh[1], sh[2], &rep);
+                int bad = verify_compare_u(p->hRef, ref_t, bound_t, dt, acc_unit_roundoff(acc_class_of(ACC_NATIVE, dt)),
+                                           sh[0], sh[1], sh[2], &rep);
                 char *line = xasprintf(
                     "cross-check %s cuBLAS vs FP64 Kahan CPU at %lldx%lldx%lld beta=%g: %s (max err %.3g, max err/tol %.3f)",
                     dtype_name(dt), (long long)sh[0], (long long)sh[1], (long long)sh[2], beta, bad ? "FAIL" : "ok",

@@ -33,15 +33,15 @@ int warm_main(const opts_t *o)
     jit_set_cache(&cache);
     jitlog_init(true); /* a failed compile is one line of the summary, not a log */
     /* Every dtype, op and kind of product: each pick holds the entries wisdom weighs for it. */
-    pick_t *picks[2 * 4 * 2];
+    pick_t *picks[DTYPE_COUNT * 4 * 2];
     size_t n = 0;
     int rc = EXIT_OK;
-    for (int d = 0; d < 2 && !rc; d++)
+    for (int d = 0; d < DTYPE_COUNT && !rc; d++)
         for (int op = 0; op < 4 && !rc; op++)
             for (int b = 0; b < 2 && !rc; b++) {
                 pick_params pp = {.device = o->device, .probe = true, .arch = o->arch, .sms = o->sms,
                                   .device_name = o->device_name, .wisdom_dir = o->wisdom, .warn = NULL,
-                                  .dtype = d ? DTYPE_F64 : DTYPE_F32, .op = op, .batch = b ? 2 : 1};
+                                  .dtype = (dtype_t)d, .op = op, .batch = b ? 2 : 1};
                 pick_t *pk = xcalloc(1, sizeof *pk);
                 if (pick_init_with(pk, &pp, NULL, 0, &err)) {
                     free(pk);

@@ -16,16 +16,26 @@ acc_class acc_class_of(acc_kind kind, dtype_t dtype)
 {
     if (kind == ACC_TF32)
         return ACC_CLASS_TF32;
-    return dtype == DTYPE_F64 ? ACC_F64 : ACC_F32;
+    return dtype == DTYPE_F64 ? ACC_F64 : dtype == DTYPE_BF16 ? ACC_BF16 : dtype == DTYPE_F16 ? ACC_F16 : ACC_F32;
 }
 
 double acc_unit_roundoff(acc_class c) { return ldexp(1.0, c == ACC_F64 ? -53 : c == ACC_CLASS_TF32 ? -11 : -24); }
 
-const char *acc_class_name(acc_class c) { return c == ACC_F64 ? "f64" : c == ACC_CLASS_TF32 ? "tf32" : "f32"; }
+const char *acc_class_name(acc_class c)
+{
+    switch (c) {
+    case ACC_F64: return "f64";
+    case ACC_CLASS_TF32: return "tf32";
+    case ACC_BF16: return "bf16";
+    case ACC_F16: return "f16";
+    default: return "f32";
+    }
+}
 
 int acc_kind_parse(const char *text, acc_kind *kind)
 {
-    if (strcmp(text, "f32") == 0 || strcmp(text, "f64") == 0) {
+    dtype_t d;
+    if (dtype_parse(text, &d) == 0) {
         *kind = ACC_NATIVE;
         return 0;
     }
@@ -38,11 +48,19 @@ int acc_kind_parse(const char *text, acc_kind *kind)
 
 void acc_measure(const void *got, dtype_t dtype, const double *ref, const void *bound, size_t n, acc_err *out)
 {
-    const double u = verify_unit_roundoff(dtype);
+    /* The half types: FP32's u, and the output's own rounding taken off (accuracy.h). */
+    const double u = verify_unit_roundoff(dtype_compute(dtype));
+    const double u_last = dtype_half(dtype) ? verify_unit_roundoff(dtype) : 0.0;
+    const double eta = dtype == DTYPE_F16 ? ldexp(1.0, -25) : 0.0;
+    const dtype_t bt = dtype_compute(dtype);
     double max = 0.0, sum = 0.0;
     for (size_t i = 0; i < n; i++) {
-        double g = elem_get(got, dtype, i), s = fabs(elem_get(bound, dtype, i));
+        double g = elem_get(got, dtype, i), s = fabs(elem_get(bound, bt, i));
         double d = fabs(g - ref[i]), e;
+        if (u_last > 0.0) {
+            double last = u_last * fabs(ref[i]) + eta;
+            d = d <= last ? 0.0 : d - last; /* a NaN d stays NaN */
+        }
         if (!isfinite(g))
             e = INFINITY;
         else if (s > 0.0)
@@ -94,7 +112,7 @@ bool acc_check(acc_class c, const acc_err *kernel, const acc_err *yardstick, cha
 {
     double max_lim = 2.0 * yardstick->max_u + ACC_MAX_SLACK_U;
     double mean_lim = 2.0 * yardstick->mean_u + ACC_MEAN_SLACK_U;
-    const char *who = c == ACC_F64 ? "DGEMM" : c == ACC_CLASS_TF32 ? "TF32" : "SGEMM";
+    const char *who = c == ACC_F64 ? "DGEMM" : c == ACC_CLASS_TF32 ? "TF32" : c == ACC_F32 ? "SGEMM" : "GemmEx";
     if (!(kernel->max_u <= max_lim)) {
         snprintf(why, whylen, "accuracy class %s: max error %.4g u > %.4g u (2 x %s's %.3g u + %g u)", acc_class_name(c),
                  kernel->max_u, max_lim, who, yardstick->max_u, ACC_MAX_SLACK_U);

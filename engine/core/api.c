@@ -429,6 +429,16 @@ engine_status engine_dgemm(engine_ctx *c, engine_order order, engine_transpose t
     return gemm(c, &d, alpha, A, B, beta, C, stream);
 }
 
+engine_status engine_gemm_ex(engine_ctx *c, engine_dtype dtype, engine_order order, engine_transpose transa,
+                             engine_transpose transb, int64_t m, int64_t n, int64_t k, double alpha, const void *A,
+                             int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc,
+                             engine_stream stream)
+{
+    apiarg_desc d = {.fn = "engine_gemm_ex", .dtype = dtype, .order = order, .transa = transa, .transb = transb,
+                     .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc, .batch = 1};
+    return gemm(c, &d, alpha, A, B, beta, C, stream);
+}
+
 engine_status engine_sgemm_strided_batched(engine_ctx *c, engine_order order, engine_transpose transa,
                                            engine_transpose transb, int64_t m, int64_t n, int64_t k, float alpha,
                                            const float *A, int64_t lda, int64_t stride_a, const float *B, int64_t ldb,

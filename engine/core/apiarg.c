@@ -32,11 +32,16 @@ static int check_ld(const apiarg_desc *d, char name, int trans, int64_t ld, int6
                trans ? " (transposed)" : "", name - 'A' + 'a', (long long)need);
 }
 
+_Static_assert((int)ENGINE_F32 == (int)DTYPE_F32 && (int)ENGINE_F64 == (int)DTYPE_F64 &&
+                   (int)ENGINE_BF16 == (int)DTYPE_BF16 && (int)ENGINE_F16 == (int)DTYPE_F16,
+               "engine_dtype and dtype_t name the types by the same values");
+
 engine_status apiarg_check(const apiarg_desc *d, apiarg_problem *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
-    if (d->dtype != ENGINE_F32 && d->dtype != ENGINE_F64)
-        return bad(err, d->fn, ENGINE_ERROR_INVALID_ARGUMENT, "dtype = %d is neither ENGINE_F32 nor ENGINE_F64", d->dtype);
+    if (d->dtype != ENGINE_F32 && d->dtype != ENGINE_F64 && d->dtype != ENGINE_BF16 && d->dtype != ENGINE_F16)
+        return bad(err, d->fn, ENGINE_ERROR_INVALID_ARGUMENT,
+                   "dtype = %d is not ENGINE_F32, ENGINE_F64, ENGINE_BF16 or ENGINE_F16", d->dtype);
     if (d->order != ENGINE_ROW_MAJOR && d->order != ENGINE_COL_MAJOR)
         return bad(err, d->fn, ENGINE_ERROR_INVALID_ARGUMENT,
                    "order = %d is neither ENGINE_ROW_MAJOR (101) nor ENGINE_COL_MAJOR (102)", d->order);
@@ -78,7 +83,7 @@ engine_status apiarg_check(const apiarg_desc *d, apiarg_problem *out, err_t *err
                        "stride_c = %lld is less than %lld, the elements of one C (%lld x %lld, ldc %lld): the batch's outputs would overlap",
                        (long long)d->stride_c, (long long)span, (long long)d->m, (long long)d->n, (long long)d->ldc);
     }
-    out->dtype = d->dtype == ENGINE_F64 ? DTYPE_F64 : DTYPE_F32;
+    out->dtype = (dtype_t)d->dtype; /* the same values (engine.h, template.h) */
     out->K = d->k;
     out->ldc = d->ldc;
     out->batch = d->batch;

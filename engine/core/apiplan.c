@@ -122,19 +122,43 @@ static int plan_functions(engine_ctx *c, const engine_plan *pl, size_t i, CUfunc
 /* The one kernel the engine needs beside the templates: BLAS's C = beta C when there is no inner
  * dimension, with ldc and batch strides (beta = 0 writes zeros, so NaN in C does not survive). */
 static const char scale_src[] =
-    "extern \"C\" __global__ void engine_scale_c(T *C, long long ldc, long long sc, int M, int N, int batch, T beta)\n"
+    "extern \"C\" __global__ void engine_scale_c(T *C, long long ldc, long long sc, int M, int N, int batch, TC beta)\n"
     "{\n"
     "    for (int b = blockIdx.z; b < batch; b += gridDim.z)\n"
     "        for (int i = blockIdx.y; i < M; i += gridDim.y)\n"
     "            for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < N; j += gridDim.x * blockDim.x) {\n"
     "                T *p = C + b * sc + i * ldc + j;\n"
-    "                *p = beta == T(0) ? T(0) : beta * *p;\n"
+    "                *p = beta == TC(0) ? TO_T(TC(0)) : TO_T(beta * FROM_T(*p));\n"
     "            }\n"
+    "}\n";
+/* What scale_src needs of each dtype: T the element, TC alpha's and beta's type, FROM_T and TO_T the
+ * conversions (the half types' bits through float: kernels_src/gemm_common.cuh's way, no headers). */
+static const char scale_plain[] = "#define TC T\n#define FROM_T(x) (x)\n#define TO_T(x) (x)\n";
+static const char scale_half[] =
+    "#define TC float\n"
+    "__device__ float FROM_T(unsigned short h) {\n"
+    "#if BF16\n"
+    "  return __uint_as_float((unsigned)h << 16);\n"
+    "#else\n"
+    "  float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f;\n"
+    "#endif\n"
+    "}\n"
+    "__device__ unsigned short TO_T(float x) {\n"
+    "  unsigned r;\n"
+    "#if BF16\n"
+    "  asm(\"cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(0.0f), \"f\"(x));\n"
+    "#else\n"
+    "  asm(\"cvt.rn.f16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(0.0f), \"f\"(x));\n"
+    "#endif\n"
+    "  return (unsigned short)(r & 0xFFFFu);\n"
     "}\n";
 
 static int build_scale(engine_ctx *c, engine_plan *pl, err_t *err)
 {
-    char *src = xasprintf("#define T %s\n%s", pl->p.dtype == DTYPE_F64 ? "double" : "float", scale_src);
+    dtype_t d = pl->p.dtype;
+    char *src = xasprintf("#define T %s\n#define BF16 %d\n%s%s",
+                          d == DTYPE_F64 ? "double" : dtype_half(d) ? "unsigned short" : "float", d == DTYPE_BF16,
+                          dtype_half(d) ? scale_half : scale_plain, scale_src);
     double t0 = now_ms();
     int rc = jit_compile("engine_scale_c.cu", src, NULL, 0, c->arch, "engine_scale_c", &pl->k.jit, &pl->origin, err);
     free(src);
@@ -210,30 +234,46 @@ static const config_t *variant_of(engine_ctx *c, const config_t *base, const sel
     return cfg;
 }
 
-/* The shipped naive config for dtype, loaded on first use (NULL where there is none). Lock held. */
-static const config_t *naive_for(engine_ctx *c, dtype_t dtype)
+/* The shipped config NAME in dtype, loaded into *slot on first use (NULL where it does not load, as
+ * naive in bf16). Lock held. */
+static const config_t *shipped(engine_ctx *c, config_t **slot, const char *name, dtype_t dtype)
 {
-    if (!c->naive[dtype]) {
+    if (!*slot) {
         config_t *cfg = xcalloc(1, sizeof *cfg);
         err_t err;
         err_clear(&err);
         /* The shipped configs beside the library, else beside the wisdom (wisdom/../configs), as a
          * wisdom entry's config is found. */
-        char *path = entries_resolve(NULL, "naive");
+        char *path = entries_resolve(NULL, name);
         if (access(path, R_OK) != 0) {
             char *root = path_join(c->wisdom_dir ? c->wisdom_dir : paths_wisdom_dir(), "..");
+            char *file = xasprintf("configs/%s.json", name);
             free(path);
-            path = path_join(root, "configs/naive.json");
+            path = path_join(root, file);
             free(root);
+            free(file);
         }
         if (config_load_guess(path, NULL, 0, dtype_name(dtype), c->arch, c->arch_guessed, cfg, &err)) {
             free(cfg);
             cfg = NULL;
         }
         free(path);
-        c->naive[dtype] = cfg;
+        *slot = cfg;
     }
-    return c->naive[dtype];
+    return *slot;
+}
+
+/* The shipped naive config for dtype, the fallback for any layout (NULL in bf16 and f16). Lock held. */
+static const config_t *naive_for(engine_ctx *c, dtype_t dtype)
+{
+    return shipped(c, &c->naive[dtype], "naive", dtype);
+}
+
+/* The config a half dtype runs where wisdom holds no entry of it: the half walk's last step. Lock held. */
+#define HALF_DEFAULT "h04_tuned"
+static const config_t *half_default_for(engine_ctx *c, dtype_t dtype)
+{
+    return dtype_half(dtype) ? shipped(c, &c->half_default[dtype], HALF_DEFAULT, dtype) : NULL;
 }
 
 /* Wisdom's choice refused the layout (a template that cannot do it says so by a declared rule): the
@@ -324,6 +364,9 @@ static void describe(engine_plan *pl, const pick_t *pk, const select_result *r)
         free(params);
         if (pk)
             why_json(&sb, pk, r, 2 * p->ta + p->tb);
+        else if (pl->by_default)
+            sb_addf(&sb, "\"chosen_by\":\"default: no wisdom for %s at this problem (%s)\"", dtype_name(p->dtype),
+                    HALF_DEFAULT);
         else
             sb_add(&sb, "\"chosen_by\":\"forced\"");
         if (pk && pl->has_variant) { /* wisdom's choice with a tile side halved */
@@ -404,7 +447,18 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
         shape_t sh = {p->M, p->N, p->K};
         if (!pick) {
             st = ENGINE_ERROR_CONFIG;
-        } else if (select_pick_in(&pick->sel, &sh, p->batch, al, &lay, &r)) {
+        } else if (!select_pick_in(&pick->sel, &sh, p->batch, al, &lay, &r)) {
+            pk = pick;
+            pl->cfg = &pick->sel.cands[r.chosen].cfg;
+            if (pick_tile_variants() && select_tile_variant(&pick->sel, &r, &sh, &lay, PICK_TILE_GAIN, &pl->variant)) {
+                pl->cfg = variant_of(c, pl->cfg, &pl->variant);
+                pl->has_variant = true;
+            }
+        } else if ((pl->cfg = half_default_for(c, p->dtype))) {
+            /* bf16, f16 where wisdom has nothing for the call: the half walk's last step */
+            memset(&r, 0, sizeof r);
+            pl->by_default = true;
+        } else {
             /* As pick_init says it: the first entry left out says why, else nothing covers the shape. */
             const char *why = pick->sel.ncands ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
             for (size_t i = 0; i < pick->sel.ncands && !pick->sel.cands[i].loaded; i++)
@@ -412,13 +466,6 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
             err_set(&err, ERR_INPUT, fn, 0, 0, "no wisdom for %s at %lldx%lldx%lld (%s)", dtype_name(p->dtype),
                     (long long)p->M, (long long)p->N, (long long)p->K, why);
             st = ENGINE_ERROR_CONFIG;
-        } else {
-            pk = pick;
-            pl->cfg = &pick->sel.cands[r.chosen].cfg;
-            if (pick_tile_variants() && select_tile_variant(&pick->sel, &r, &sh, &lay, PICK_TILE_GAIN, &pl->variant)) {
-                pl->cfg = variant_of(c, pl->cfg, &pl->variant);
-                pl->has_variant = true;
-            }
         }
     }
     pthread_mutex_unlock(&c->lock);
@@ -654,18 +701,21 @@ void apiplan_ctx_free(engine_ctx *c)
         free(c->variants[i].cfg);
     }
     free(c->variants);
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < DTYPE_COUNT; d++)
         for (int op = 0; op < 4; op++)
             for (int b = 0; b < 2; b++)
                 if (c->picks[d][op][b]) {
                     pick_free(c->picks[d][op][b]);
                     free(c->picks[d][op][b]);
                 }
-    for (int d = 0; d < 2; d++)
-        if (c->naive[d]) {
-            config_free(c->naive[d]);
-            free(c->naive[d]);
-        }
+    for (int d = 0; d < DTYPE_COUNT; d++) {
+        config_t *shipped_cfgs[2] = {c->naive[d], c->half_default[d]};
+        for (int i = 0; i < 2; i++)
+            if (shipped_cfgs[i]) {
+                config_free(shipped_cfgs[i]);
+                free(shipped_cfgs[i]);
+            }
+    }
     for (size_t i = 0; i < c->nforced_all; i++) {
         config_free(c->forced_all[i]);
         free(c->forced_all[i]);

@@ -59,10 +59,12 @@ struct engine_ctx {
     unsigned forced_gen;    /* changes with every engine_set_config: cached plans of another are not reused */
     config_t **forced_all;
     size_t nforced_all;
-    pick_t *picks[2][4][2]; /* per dtype, op (2 ta + tb of the kernels' problem) and kind (one product,
+    pick_t *picks[DTYPE_COUNT][4][2]; /* per dtype, op (2 ta + tb of the kernels' problem) and kind (one product,
                              * a batch), loaded on first use: a TN call weighs the TN entries of its
                              * kind (pick.h) */
-    config_t *naive[2];     /* per dtype: the shipped naive config, the fallback for any layout */
+    config_t *naive[DTYPE_COUNT]; /* per dtype: the shipped naive config, the fallback for any layout
+                                   * (NULL for bf16 and f16, which naive does not take) */
+    config_t *half_default[DTYPE_COUNT]; /* bf16, f16: configs/h04_tuned.json, where wisdom has none */
     /* Wisdom's configs with a tile side halved (pick.h PICK_TILE_GAIN), made on first use: each a
      * copy of its candidate's config sharing the template (freed here, the template with the pick). */
     struct apiplan_variant {
@@ -97,6 +99,7 @@ struct engine_plan {
     engine_ctx *ctx;
     select_variant variant; /* has_variant: wisdom's config with this tile side halved (pick.h) */
     bool has_variant;
+    bool by_default;      /* bf16, f16 without wisdom for the call: the shipped HALF_DEFAULT config */
     apiarg_problem p;
     layout_align al;      /* elements the kernels' A, B, C (and their lds, strides) are multiples of */
     bool run;             /* a GEMM kernel runs (M, N, K > 0) */

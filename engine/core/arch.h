@@ -59,6 +59,14 @@ void arch_nvrtc_list(char *buf, size_t len);
  * tuner filters on before a GPU is involved (the driver's own figure is in every bench row). */
 int arch_occupancy(const arch_info *ai, int threads, int regs, int smem);
 
+/* BF16 and FP16 FMA results per clock per SM on the tensor cores, dense, FP32 accumulation: twice
+ * the TF32 rate on every architecture the table holds (A100 312 vs 156 TFLOP/s, H100 SXM 989 vs
+ * 494, GA10x 2x as well); where TF32's is unknown, FP32's. */
+static inline int arch_half_tc_lanes(const arch_info *ai)
+{
+    return ai->tf32_tc_lanes > 0 ? 2 * ai->tf32_tc_lanes : ai->fp32_lanes;
+}
+
 /* Peak rate in FLOP/s: lanes x SMs x 2 (an FMA is two flops) x clock. */
 double arch_peak_flops(int lanes, int sms, double clock_hz);
 

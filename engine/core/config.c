@@ -340,14 +340,12 @@ static int parse(const char *path, const char *text, size_t len, const param_set
     if (!cfg->description)
         cfg->description = xstrdup("");
     const char *dsel = dtype_override ? dtype_override : dtype ? dtype : "f32";
-    if (strcmp(dsel, "f32") == 0 || strcmp(dsel, "f64") == 0) {
-        cfg->dtype = strcmp(dsel, "f64") == 0 ? DTYPE_F64 : DTYPE_F32;
-    } else {
+    if (dtype_parse(dsel, &cfg->dtype)) {
         const char *p[] = {"dtype"};
         if (dtype_override)
-            err_set(err, ERR_INPUT, "--dtype", 0, 0, "\"%s\" must be f32 or f64", dsel);
+            err_set(err, ERR_INPUT, "--dtype", 0, 0, "\"%s\" must be " DTYPE_LIST, dsel);
         else
-            fail_at(cfg, err, p, 1, false, "\"dtype\" must be \"f32\" or \"f64\", got \"%s\"", dsel);
+            fail_at(cfg, err, p, 1, false, "\"dtype\" must be \"f32\", \"f64\", \"bf16\" or \"f16\", got \"%s\"", dsel);
         free(tname);
         free(dtype);
         goto out;

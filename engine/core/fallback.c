@@ -23,6 +23,13 @@ int fallback_open(fallback_t *f, err_t *err)
     cublasStatus_t st = bl->cublasCreate(&h);
     if (st != CUBLAS_STATUS_SUCCESS)
         return err_set(err, ERR_SYSTEM, "engine", 0, 0, "cublasCreate failed: status %d", (int)st);
+    /* bf16 and f16 calls sum in FP32 all the way, as the engine's kernels do: no split-K partial sums
+     * rounded to the output type (the default allows it). f32 and f64 are not affected. */
+    st = bl->cublasSetMathMode(h, CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        bl->cublasDestroy(h);
+        return err_set(err, ERR_SYSTEM, "engine", 0, 0, "cublasSetMathMode failed: status %d", (int)st);
+    }
     f->handle = h;
     pthread_mutex_init(&f->lock, NULL);
     f->open = true;
@@ -63,7 +70,18 @@ int fallback_gemm(fallback_t *f, const apiarg_problem *p, double alpha, CUdevice
     cublasHandle_t h = (cublasHandle_t)f->handle;
     st = bl->cublasSetStream(h, (cudaStream_t)stream);
     if (st == CUBLAS_STATUS_SUCCESS) {
-        if (p->dtype == DTYPE_F64) {
+        if (dtype_half(p->dtype)) {
+            /* cublasGemmEx with FP32 compute, as the engine's half kernels compute (engine.h). */
+            float af = (float)alpha, bf = (float)beta;
+            cudaDataType_t t = p->dtype == DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+            const void *a = (const void *)(uintptr_t)B, *b = (const void *)(uintptr_t)A;
+            void *c = (void *)(uintptr_t)C;
+            st = p->batch > 1 ? bl->cublasGemmStridedBatchedEx(h, ob, oa, m, n, k, &af, a, t, lda, p->sb, b, t, ldb, p->sa,
+                                                               &bf, c, t, ldc, p->sc, (int)p->batch, CUBLAS_COMPUTE_32F,
+                                                               CUBLAS_GEMM_DEFAULT)
+                              : bl->cublasGemmEx(h, ob, oa, m, n, k, &af, a, t, lda, b, t, ldb, &bf, c, t, ldc,
+                                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        } else if (p->dtype == DTYPE_F64) {
             const double *a = (const double *)(uintptr_t)B, *b = (const double *)(uintptr_t)A;
             double *c = (double *)(uintptr_t)C;
             st = p->batch > 1 ? bl->cublasDgemmStridedBatched(h, ob, oa, m, n, k, &alpha, a, lda, p->sb, b, ldb, p->sa,

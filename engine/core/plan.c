@@ -254,8 +254,12 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
     sb_addf(&src, "/* pasted by engine: config %s, template %s, %s, %s */\n", config_name, t->name,
             dtype_name(dtype), arch_name(arch, (char[16]){0}, 16));
     sb_addf(&src, "#define T %s\n#define ELEM %zu\n#define F64 %d\n#define ARCH %d\n#define ARCH_SPECIFIC %d\n#define IDX64 %d\n",
-            dtype == DTYPE_F64 ? "double" : "float", dtype_size(dtype), dtype == DTYPE_F64, arch_sm(arch),
-            arch_specific(arch), idx64);
+            dtype == DTYPE_F64 ? "double" : dtype_half(dtype) ? "half_bits" : "float", dtype_size(dtype),
+            dtype == DTYPE_F64, arch_sm(arch), arch_specific(arch), idx64);
+    /* Only the half types name their compute type: f32's and f64's pasted source (and CUBIN cache
+     * keys) stay what they were; gemm_common.cuh defaults TC to T, IS_HALF and BF16 to 0. */
+    if (dtype_half(dtype))
+        sb_addf(&src, "#define TC float\n#define IS_HALF 1\n#define BF16 %d\n", dtype == DTYPE_BF16);
     for (size_t i = 0; i < t->nparams; i++)
         sb_addf(&src, "#define %s %lld\n", t->params[i].name, (long long)values[i]);
     for (size_t i = 0; i < t->nderived; i++) {

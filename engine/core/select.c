@@ -29,7 +29,8 @@ void select_gpu_init(select_gpu *g, int arch, int sms, double clock_hz)
 static double peak_sm(const select_t *s, const config_t *c)
 {
     const arch_info *ai = arch_lookup(arch_sm(s->gpu.arch));
-    int lanes = c->dtype == DTYPE_F32 ? (c->tpl.tensor && ai->tf32_tc_lanes > 0 ? ai->tf32_tc_lanes : ai->fp32_lanes)
+    int lanes = dtype_half(c->dtype) ? arch_half_tc_lanes(ai)
+                : c->dtype == DTYPE_F32 ? (c->tpl.tensor && ai->tf32_tc_lanes > 0 ? ai->tf32_tc_lanes : ai->fp32_lanes)
                 : c->tpl.tensor && ai->fp64_tc_lanes > 0 ? ai->fp64_tc_lanes
                                                         : ai->fp64_lanes;
     return 2.0 * lanes * s->gpu.clock_hz;

@@ -15,8 +15,21 @@
 
 #define MARKER "engine:template"
 
-const char *dtype_name(dtype_t d) { return d == DTYPE_F64 ? "f64" : "f32"; }
-size_t dtype_size(dtype_t d) { return d == DTYPE_F64 ? 8 : 4; }
+static const char *const k_dtype_names[DTYPE_COUNT] = {"f32", "f64", "bf16", "f16"};
+static const size_t k_dtype_sizes[DTYPE_COUNT] = {4, 8, 2, 2};
+
+const char *dtype_name(dtype_t d) { return d >= 0 && d < DTYPE_COUNT ? k_dtype_names[d] : "?"; }
+size_t dtype_size(dtype_t d) { return d >= 0 && d < DTYPE_COUNT ? k_dtype_sizes[d] : 0; }
+
+int dtype_parse(const char *text, dtype_t *d)
+{
+    for (int i = 0; text && i < DTYPE_COUNT; i++)
+        if (strcmp(text, k_dtype_names[i]) == 0) {
+            *d = (dtype_t)i;
+            return 0;
+        }
+    return -1;
+}
 
 /* ---- scope ---------------------------------------------------------------------------------- */
 
@@ -147,6 +160,8 @@ void scope_add_params(tpl_scope *s, const template_t *t, const int64_t *values, 
         scope_set(s, t->params[i].name, values[i]);
     scope_set(s, "ELEM", (int64_t)dtype_size(dtype));
     scope_set(s, "F64", dtype == DTYPE_F64);
+    scope_set(s, "IS_HALF", dtype_half(dtype));
+    scope_set(s, "BF16", dtype == DTYPE_BF16);
     scope_set(s, "ARCH", arch_sm(arch));
     scope_set(s, "ARCH_SPECIFIC", arch_specific(arch));
 }
@@ -568,19 +583,16 @@ static int parse_block(loader *ld, template_t *t)
     json_t *dtypes = json_object_get(root, "dtypes");
     const char *p_dtypes[] = {"dtypes"};
     if (!json_is_array(dtypes) || json_array_size(dtypes) == 0) {
-        load_fail(ld, p_dtypes, dtypes ? 1 : 0, "\"dtypes\" must list \"f32\" and/or \"f64\"");
+        load_fail(ld, p_dtypes, dtypes ? 1 : 0, "\"dtypes\" must list some of \"f32\", \"f64\", \"bf16\", \"f16\"");
         goto out;
     }
     for (size_t i = 0; i < json_array_size(dtypes); i++) {
-        const char *d = json_string_value(json_array_get(dtypes, i));
-        if (d && strcmp(d, "f32") == 0)
-            t->dtypes[DTYPE_F32] = true;
-        else if (d && strcmp(d, "f64") == 0)
-            t->dtypes[DTYPE_F64] = true;
-        else {
-            load_fail(ld, p_dtypes, 1, "\"dtypes\" must list \"f32\" and/or \"f64\"");
+        dtype_t d;
+        if (dtype_parse(json_string_value(json_array_get(dtypes, i)), &d)) {
+            load_fail(ld, p_dtypes, 1, "\"dtypes\" must list some of \"f32\", \"f64\", \"bf16\", \"f16\"");
             goto out;
         }
+        t->dtypes[d] = true;
     }
     json_t *peak = json_object_get(root, "peak");
     const char *p_peak[] = {"peak"};

@@ -24,10 +24,10 @@
  *                      "box": [32, "BN", 1], "offset": "0", "type": "f32", "if": "1"}] }
  *   +/
  *
- * Expressions (expr.h) see the params, ELEM (bytes per element), F64 (0/1), ARCH (e.g. 90) and
+ * Expressions (expr.h) see the params, ELEM (bytes per element), F64, IS_HALF, BF16 (0/1), ARCH (e.g. 90) and
  * the derived names; requires, switches, let, workspace, traffic and launches also see M, N, K,
  * the layout's names (template_plan_layout), and the switches and lets declared before them. Every param, derived name and switch reaches
- * the kernel as a #define, along with T (float or double). The engine has no per-template code: one launcher runs them all.
+ * the kernel as a #define, along with T (the element type) and TC (the compute type: gemm_common.cuh). The engine has no per-template code: one launcher runs them all.
  * A "persistent" launch's grid[0] is its work items (tiles): the launcher caps it at the blocks the GPU
  * keeps resident (SMs x blocks per SM), and the kernel strides over the items by gridDim.x.
  * "tensor_maps" (sm_90+: the bulk tensor copy engine, TMA) describe up to TPL_MAX_TMAPS views of A, B,
@@ -47,9 +47,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { DTYPE_F32 = 0, DTYPE_F64 = 1 } dtype_t;
+/* The element type of A, B and C. bf16 and f16 (bfloat16, IEEE binary16) accumulate in FP32 and
+ * take alpha and beta as float, as cublasGemmEx with CUBLAS_COMPUTE_32F does; f32 and f64 compute
+ * in their own type. */
+typedef enum { DTYPE_F32 = 0, DTYPE_F64 = 1, DTYPE_BF16 = 2, DTYPE_F16 = 3, DTYPE_COUNT } dtype_t;
 const char *dtype_name(dtype_t d);
-size_t dtype_size(dtype_t d);
+size_t dtype_size(dtype_t d); /* bytes per element */
+/* "f32", "f64", "bf16" or "f16": 0, or -1 when text names none of them. */
+int dtype_parse(const char *text, dtype_t *d);
+/* bf16 or f16: 16-bit elements, FP32 accumulation and scalars. */
+static inline bool dtype_half(dtype_t d) { return d == DTYPE_BF16 || d == DTYPE_F16; }
+/* The type of alpha, beta and the accumulation: f32 for the half types, else the dtype itself. */
+static inline dtype_t dtype_compute(dtype_t d) { return dtype_half(d) ? DTYPE_F32 : d; }
+/* The names, for messages: "f32, f64, bf16 or f16". */
+#define DTYPE_LIST "f32, f64, bf16 or f16"
 
 typedef struct {
     char *name;
@@ -99,7 +110,7 @@ typedef struct {
     char *dir;     /* its directory: the include path for NVRTC */
     char *text;    /* whole file */
     char *summary; /* one line */
-    bool dtypes[2];
+    bool dtypes[DTYPE_COUNT]; /* the dtypes its kernels take ("dtypes") */
     bool tensor; /* "peak": "tensor": % of peak is taken against the tensor-core rate */
     /* "pdl": true promises that every kernel of the template waits (grid_dep_wait) before it
      * touches global memory, so on sm_90+ it may be launched with programmatic stream

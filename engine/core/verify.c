@@ -19,15 +19,26 @@ void rng_fill(void *buf, dtype_t dtype, size_t n, uint64_t seed, uint64_t stream
     for (size_t i = 0; i < n; i++) {
         uint64_t r = splitmix64(base + i);
         double u = (double)(r >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) with 53 bits */
-        double v = 2.0 * u - 1.0;
-        if (dtype == DTYPE_F64)
-            ((double *)buf)[i] = v;
-        else
-            ((float *)buf)[i] = (float)v;
+        elem_set(buf, dtype, i, 2.0 * u - 1.0);
     }
 }
 
-double verify_unit_roundoff(dtype_t dtype) { return dtype == DTYPE_F64 ? ldexp(1.0, -53) : ldexp(1.0, -24); }
+void elem_set(void *p, dtype_t d, size_t i, double v)
+{
+    switch (d) {
+    case DTYPE_F64: ((double *)p)[i] = v; break;
+    /* Through float: a double rounded to float and then to 16 bits can round twice, which only a
+     * tie of the second rounding makes differ; the values stored are the type's either way. */
+    case DTYPE_BF16: ((uint16_t *)p)[i] = float_to_bf16((float)v); break;
+    case DTYPE_F16: ((uint16_t *)p)[i] = float_to_f16((float)v); break;
+    default: ((float *)p)[i] = (float)v; break;
+    }
+}
+
+double verify_unit_roundoff(dtype_t dtype)
+{
+    return ldexp(1.0, dtype == DTYPE_F64 ? -53 : dtype == DTYPE_BF16 ? -8 : dtype == DTYPE_F16 ? -11 : -24);
+}
 
 double verify_tol_factor(dtype_t dtype, int64_t K)
 {
@@ -45,12 +56,16 @@ int verify_compare_u(const void *got, const void *want, const void *bound, dtype
 {
     memset(rep, 0, sizeof *rep);
     const double f = u * (16.0 + 8.0 * sqrt((double)K));
-    const double tiny = dtype == DTYPE_F64 ? DBL_MIN : FLT_MIN;
+    /* The half types: each side's last rounding to the type (verify.h); f16's results below 2^-14
+     * are its subnormals, 2^-24 apart. */
+    const double last = dtype_half(dtype) ? verify_unit_roundoff(dtype) : 0.0;
+    const double tiny = dtype == DTYPE_F64 ? DBL_MIN : dtype == DTYPE_F16 ? ldexp(1.0, -24) : FLT_MIN;
+    const dtype_t bt = dtype_compute(dtype);
     for (int64_t i = 0; i < M; i++) {
         for (int64_t j = 0; j < N; j++) {
             size_t idx = (size_t)(i * N + j);
             double g = elem_get(got, dtype, idx), w = elem_get(want, dtype, idx);
-            double tol = f * fabs(elem_get(bound, dtype, idx)) + tiny;
+            double tol = f * fabs(elem_get(bound, bt, idx)) + 2.0 * last * fabs(w) + tiny;
             double e = fabs(g - w);
             bool finite = isfinite(g) && isfinite(w);
             bool ok = finite && e <= tol;

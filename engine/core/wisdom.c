@@ -123,16 +123,6 @@ const char *wisdom_align_text(const layout_align *al, char *buf, size_t len)
     return buf;
 }
 
-static int parse_dtype(const char *s, dtype_t *d)
-{
-    for (int i = DTYPE_F32; i <= DTYPE_F64; i++)
-        if (strcmp(s, dtype_name((dtype_t)i)) == 0) {
-            *d = (dtype_t)i;
-            return 0;
-        }
-    return -1;
-}
-
 /* "MxNxK" with whole decimal numbers: no sign, no space, no leading zero (one spelling per shape,
  * so a file never holds the same shape twice under two names). 0, or -1 with the reason in why. */
 static int parse_shape(const char *text, shape_t *s, char *why, size_t len)
@@ -267,10 +257,10 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
 
     const char *s;
     const char *pd[] = {"dtype"}, *ps[] = {"shape"};
-    if (get_entry_string(c, base, idx, obj, "dtype", "f32 or f64", &s))
+    if (get_entry_string(c, base, idx, obj, "dtype", DTYPE_LIST, &s))
         return -1;
-    if (parse_dtype(s, &e->dtype))
-        return fail_at(c, base, pd, 1, false, "entries[%zu].dtype must be \"f32\" or \"f64\", got \"%.64s\"", idx, s);
+    if (dtype_parse(s, &e->dtype))
+        return fail_at(c, base, pd, 1, false, "entries[%zu].dtype must be \"f32\", \"f64\", \"bf16\" or \"f16\", got \"%.64s\"", idx, s);
     /* The op the entry was measured in (layout.h); entries without one are NN, as every file
      * before layouts. */
     json_t *op = json_object_get(obj, "op");

@@ -89,15 +89,52 @@ int blas_gemm_tf32(blas_t *b, int M, int N, int K, const void *alpha, CUdevicept
                         err);
 }
 
+static cudaDataType_t cuda_type(dtype_t d)
+{
+    return d == DTYPE_F64 ? CUDA_R_64F : d == DTYPE_BF16 ? CUDA_R_16BF : d == DTYPE_F16 ? CUDA_R_16F : CUDA_R_32F;
+}
+
+int blas_gemm_half(blas_t *b, dtype_t dtype, dtype_t c_dtype, int M, int N, int K, const layout_t *lay,
+                   const float *alpha, CUdeviceptr A, CUdeviceptr B, const float *beta, CUdeviceptr C, err_t *err)
+{
+    cublasHandle_t h = b->handle;
+    cudaDataType_t t = cuda_type(dtype), tc = cuda_type(c_dtype);
+    if (CUBLAS_CHECK(cb->cublasSetMathMode(h, CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION),
+                     err))
+        return -1;
+    int rc;
+    /* Column-major, as blas_gemm_layout's: A and B swapped, their transposes carried over. */
+    if (!lay->ta && !lay->tb && lay->batch == 1 && layout_is_packed(lay, M, N, K))
+        rc = CUBLAS_CHECK(cb->cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, alpha, (const void *)B, t, N,
+                                           (const void *)A, t, K > 0 ? K : 1, beta, (void *)C, tc, N,
+                                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                          err);
+    else {
+        long long one = lay->batch > 1;
+        rc = CUBLAS_CHECK(cb->cublasGemmStridedBatchedEx(h, lay->tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                                         lay->ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, alpha,
+                                                         (const void *)B, t, (int)lay->ldb, one * lay->sb,
+                                                         (const void *)A, t, (int)lay->lda, one * lay->sa, beta,
+                                                         (void *)C, tc, (int)lay->ldc, one * lay->sc, (int)lay->batch,
+                                                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                          err);
+    }
+    if (CUBLAS_CHECK(cb->cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), err))
+        return -1;
+    return rc;
+}
+
 int blas_gemm_layout(blas_t *b, dtype_t dtype, bool tf32, int M, int N, int K, const layout_t *lay, const void *alpha,
                      CUdeviceptr A, CUdeviceptr B, const void *beta, CUdeviceptr C, err_t *err)
 {
+    if (dtype_half(dtype))
+        return blas_gemm_half(b, dtype, dtype, M, N, K, lay, alpha, A, B, beta, C, err);
     if (!lay->ta && !lay->tb && lay->batch == 1 && layout_is_packed(lay, M, N, K))
         return tf32 ? blas_gemm_tf32(b, M, N, K, alpha, A, B, beta, C, err)
                     : blas_gemm(b, dtype, M, N, K, alpha, A, B, beta, C, err);
     /* Column-major, B's stored rows are its columns: B stored K x N (op N) is op(B)^T as it
      * stands, B stored N x K (op T) is op(B), which cuBLAS transposes; the same for A. */
-    cudaDataType_t t = dtype == DTYPE_F64 ? CUDA_R_64F : CUDA_R_32F;
+    cudaDataType_t t = cuda_type(dtype);
     cublasComputeType_t ct = dtype == DTYPE_F64 ? CUBLAS_COMPUTE_64F_PEDANTIC
                              : tf32           ? CUBLAS_COMPUTE_32F_FAST_TF32
                                               : CUBLAS_COMPUTE_32F_PEDANTIC;

@@ -38,7 +38,16 @@ int blas_gemm_tf32(blas_t *b, int M, int N, int K, const void *alpha, CUdevicept
 int blas_gemm_layout(blas_t *b, dtype_t dtype, bool tf32, int M, int N, int K, const layout_t *lay, const void *alpha,
                      CUdeviceptr A, CUdeviceptr B, const void *beta, CUdeviceptr C, err_t *err);
 
-/* x = alpha * x for n contiguous elements (K = 0: C = beta*C). */
+/* The half dtypes (bf16, f16): A and B of dtype, C of c_dtype (dtype, or f32 for the error bound
+ * S, verify.h), alpha and beta floats, CUBLAS_COMPUTE_32F with reduced-precision reductions
+ * disallowed (CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION: split-K sums stay FP32, as the
+ * engine's kernels keep theirs) and the tensor cores allowed (default math for the call, pedantic
+ * again after it). cublasGemmEx at packed NN with one product, cublasGemmStridedBatchedEx otherwise.
+ * blas_gemm_layout takes this path for the half dtypes. */
+int blas_gemm_half(blas_t *b, dtype_t dtype, dtype_t c_dtype, int M, int N, int K, const layout_t *lay,
+                   const float *alpha, CUdeviceptr A, CUdeviceptr B, const float *beta, CUdeviceptr C, err_t *err);
+
+/* x = alpha * x for n contiguous elements (K = 0: C = beta*C). f32 and f64. */
 int blas_scal(blas_t *b, dtype_t dtype, size_t n, const void *alpha, CUdeviceptr x, err_t *err);
 
 #endif

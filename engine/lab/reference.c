@@ -52,6 +52,14 @@ static const char k_ref_src[] =
     "extern \"C\" __global__ void widen(const float *src, double *dst, long long n) {\n"
     "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)\n"
     "    dst[i] = (double)src[i];\n"
+    "}\n"
+    "extern \"C\" __global__ void widen16(const unsigned short *src, double *dst, long long n, int bf16) {\n"
+    "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {\n"
+    "    float f;\n"
+    "    if (bf16) f = __uint_as_float((unsigned)src[i] << 16);\n"
+    "    else asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(src[i]));\n"
+    "    dst[i] = (double)f;\n"
+    "  }\n"
     "}\n";
 
 int reference_init(gpu_t *g, reference_t *r, err_t *err)
@@ -60,7 +68,8 @@ int reference_init(gpu_t *g, reference_t *r, err_t *err)
     const jit_result *jr;
     if (jit_compile("reference.cu", k_ref_src, NULL, 0, g->sm, "FP64 reference", &jr, NULL, err) ||
         gpu_module_load(g, jr->cubin, "FP64 reference", &r->mod, err) ||
-        gpu_function(g, &r->mod, "ref_dd", &r->dd, err) || gpu_function(g, &r->mod, "widen", &r->widen, err))
+        gpu_function(g, &r->mod, "ref_dd", &r->dd, err) || gpu_function(g, &r->mod, "widen", &r->widen, err) ||
+        gpu_function(g, &r->mod, "widen16", &r->widen16, err))
         return -1;
     r->ready = true;
     return 0;
@@ -78,13 +87,15 @@ size_t reference_scratch_bytes(dtype_t dtype, int64_t span_a, int64_t span_b)
     return dtype == DTYPE_F64 ? 0 : (size_t)(span_a + span_b) * sizeof(double);
 }
 
-static int widen(reference_t *r, gpu_t *g, CUdeviceptr src, CUdeviceptr dst, int64_t n, err_t *err)
+/* n elements of dtype (f32, bf16, f16) at src as doubles at dst. */
+static int widen(reference_t *r, gpu_t *g, dtype_t dtype, CUdeviceptr src, CUdeviceptr dst, int64_t n, err_t *err)
 {
     long long count = n;
-    void *args[] = {&src, &dst, &count};
+    int bf16 = dtype == DTYPE_BF16;
+    void *args[] = {&src, &dst, &count, &bf16};
     int64_t blocks = (n + 255) / 256;
     const int64_t grid[3] = {blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536, 1, 1}, block[3] = {256, 1, 1};
-    return gpu_launch(g, r->widen, grid, block, 0, args, err);
+    return gpu_launch(g, dtype_half(dtype) ? r->widen16 : r->widen, grid, block, 0, args, err);
 }
 
 int reference_gemm(reference_t *r, gpu_t *g, blas_t *b, dtype_t dtype, int64_t M, int64_t N, int64_t K,
@@ -102,8 +113,8 @@ int reference_gemm(reference_t *r, gpu_t *g, blas_t *b, dtype_t dtype, int64_t M
     /* The whole stored buffers are widened, padding (NaN, never read) included, so the layout stays. */
     CUdeviceptr A64 = 0, B64 = 0;
     int rc = gpu_alloc(g, (size_t)span_a * sizeof(double), &A64, err) ||
-             gpu_alloc(g, (size_t)span_b * sizeof(double), &B64, err) || widen(r, g, A, A64, span_a, err) ||
-             widen(r, g, B, B64, span_b, err) || widen(r, g, C0, out64, span_c, err) ||
+             gpu_alloc(g, (size_t)span_b * sizeof(double), &B64, err) || widen(r, g, dtype, A, A64, span_a, err) ||
+             widen(r, g, dtype, B, B64, span_b, err) || widen(r, g, dtype, C0, out64, span_c, err) ||
              blas_gemm_layout(b, DTYPE_F64, false, (int)M, (int)N, (int)K, lay, &alpha, A64, B64, &beta, out64, err) ||
              gpu_sync(g, err);
     gpu_free(g, A64);

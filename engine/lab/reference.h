@@ -3,6 +3,8 @@
  * f32 problems: A, B and C0 widened to double on the device and multiplied by cuBLAS DGEMM. A
  * product of two floats is exact in double and the sums add at most K 2^-53 of S, 2^-13 of an f32
  * unit roundoff at K = 65536: the reference is exact as far as an f32 kernel can tell.
+ * bf16 and f16 problems: the same, from their 16-bit inputs (exact in double, and so are their
+ * products: the reference is exact as far as their kernels can tell, FP32 accumulation included).
  * f64 problems: a double-double GEMM kernel of ours. Each product is split exactly into a double
  * and its rounding error (fma), and the sum is kept as an unevaluated pair of doubles, so the result
  * is within about one ulp of the exact one for any K. The intrinsics (__dmul_rn, __dadd_rn,
@@ -21,7 +23,7 @@
 
 typedef struct {
     gpu_module mod;
-    CUfunction dd, widen;
+    CUfunction dd, widen, widen16;
     bool ready;
 } reference_t;
 

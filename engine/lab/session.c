@@ -56,9 +56,10 @@ void session_close(session_t *s)
     s->gpu_open = false;
 }
 
+/* alpha or beta as the dtype's kernels and cuBLAS take it: a double for f64, else a float. */
 static void scalar(dtype_t d, double v, void *out)
 {
-    if (d == DTYPE_F64)
+    if (dtype_compute(d) == DTYPE_F64)
         *(double *)out = v;
     else
         *(float *)out = (float)v;
@@ -92,11 +93,20 @@ static size_t host_mem_available(void)
 static void abs_array(void *dst, const void *src, dtype_t d, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (d == DTYPE_F64)
+        if (dtype_half(d)) /* the sign bit cleared; the padding's NaN stays NaN */
+            ((uint16_t *)dst)[i] = ((const uint16_t *)src)[i] & 0x7FFFu;
+        else if (d == DTYPE_F64)
             ((double *)dst)[i] = fabs(((const double *)src)[i]);
         else
             ((float *)dst)[i] = fabsf(((const float *)src)[i]);
     }
+}
+
+/* Bytes of a device buffer of n elements of es bytes: whole 4-byte words, so that gpu_fill32 covers
+ * every element of a half-type buffer of odd length (the word's last two bytes are no element). */
+static size_t buf_bytes(size_t n, size_t es)
+{
+    return (n * es + 3) / 4 * 4;
 }
 
 /* Element offset of (row, col) of product b of a matrix stored rows ld apart, products stride apart. */
@@ -252,6 +262,27 @@ static void *draw(dtype_t dtype, uint64_t seed, uint64_t stream, int64_t span, i
     return stored;
 }
 
+/* The half types' bound S = |alpha| |A||B| + |beta| |C0| (A and B on the device hold their absolute
+ * values, problem_setup's) in float: GemmEx with a float C, from |C0| widened on the host. f16 would
+ * overflow at 65504 and both would round S to 8 or 11 bits. */
+static int half_bound(session_t *s, err_t *err)
+{
+    problem_t *p = &s->prob;
+    size_t sC = (size_t)p->sC;
+    float *absC = xmalloc(sC * sizeof(float));
+    for (size_t i = 0; i < sC; i++)
+        absC[i] = (float)fabs(elem_get(p->hC0, p->dtype, i));
+    float a = (float)fabs(p->alpha), b = (float)fabs(p->beta);
+    CUdeviceptr S = 0;
+    int rc = gpu_alloc(&s->gpu, sC * sizeof(float), &S, err) || gpu_upload(&s->gpu, S, absC, sC * sizeof(float), err) ||
+             blas_gemm_half(&s->blas, p->dtype, DTYPE_F32, (int)p->M, (int)p->N, (int)p->K, &p->lay, &a, p->A, p->B,
+                            &b, S, err) ||
+             download_gather(s, p->hBound, S, sizeof(float), err);
+    gpu_free(&s->gpu, S);
+    free(absC);
+    return rc ? -1 : 0;
+}
+
 int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, const layout_t *lay, double alpha,
                   double beta, uint64_t seed, err_t *err)
 {
@@ -302,11 +333,11 @@ int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, 
     p->hB = draw(dtype, seed, 2, sB, bt, layout_b_rows(lay, N, K), layout_b_cols(lay, N, K), lay->ldb, lay->sb);
     p->hC0 = draw(dtype, seed, 3, sC, bt, M, N, lay->ldc, lay->sc);
     p->hRef = xmalloc(nC * es);
-    p->hBound = xmalloc(nC * es);
+    p->hBound = xmalloc(nC * dtype_size(dtype_compute(dtype))); /* S: float for the half types (verify.h) */
     p->hGot = xmalloc(nC * es);
-    if (gpu_alloc(g, (size_t)sA * es, &p->A, err) || gpu_alloc(g, (size_t)sB * es, &p->B, err) ||
-        gpu_alloc(g, (size_t)sC * es, &p->C, err) || gpu_alloc(g, (size_t)sC * es, &p->C0, err) ||
-        gpu_alloc(g, (size_t)sC * es, &p->Ref, err))
+    if (gpu_alloc(g, buf_bytes((size_t)sA, es), &p->A, err) || gpu_alloc(g, buf_bytes((size_t)sB, es), &p->B, err) ||
+        gpu_alloc(g, buf_bytes((size_t)sC, es), &p->C, err) || gpu_alloc(g, buf_bytes((size_t)sC, es), &p->C0, err) ||
+        gpu_alloc(g, buf_bytes((size_t)sC, es), &p->Ref, err))
         goto fail;
     /* The bound S needs |A| |B| + |C0|: run cuBLAS on absolute values, in the buffers that will
      * hold the real inputs a moment later. */
@@ -323,7 +354,10 @@ int problem_setup(session_t *s, dtype_t dtype, int64_t M, int64_t N, int64_t K, 
         if (rc)
             goto fail;
     }
-    {
+    if (dtype_half(dtype)) {
+        if (half_bound(s, err))
+            goto fail;
+    } else {
         double a[1], b[1];
         scalar(dtype, fabs(alpha), a);
         scalar(dtype, fabs(beta), b);
@@ -355,7 +389,9 @@ int problem_enqueue(session_t *s, const kernel_t *k, err_t *err)
         if (p->lay.batch > 1 || !layout_is_packed(&p->lay, p->M, p->N, p->K))
             return problem_cublas(s, p->C, err);
         if (p->beta == 0.0)
-            return gpu_fill32(&s->gpu, p->C, 0, n * dtype_size(p->dtype) / 4, err);
+            return gpu_fill32(&s->gpu, p->C, 0, buf_bytes(n, dtype_size(p->dtype)) / 4, err);
+        if (dtype_half(p->dtype)) /* no scal for them in the table: GemmEx with K = 0 is C = beta*C */
+            return p->beta == 1.0 ? 0 : problem_cublas(s, p->C, err);
         return p->beta == 1.0 ? 0 : blas_scal(&s->blas, p->dtype, n, b, p->C, err);
     }
     gemm_call c = {p->dtype, p->M, p->N, p->K, p->lay, p->alpha, p->beta, p->A, p->B, p->C};
@@ -379,9 +415,9 @@ int problem_verify(session_t *s, const kernel_t *k, verify_report *rep, acc_verd
      * between launches (split-K's tile counters, kernels_src/splitk.cuh) must leave it as the
      * next launch needs it, which the timed runs rely on and a single launch would not show. */
     for (int launch = 0; launch < 2; launch++) {
-        /* All-ones bits are a NaN in both float and double; C0's padding is all ones too. */
+        /* All-ones bits are a NaN in every dtype; C0's padding is all ones too. */
         if (p->beta == 0.0) {
-            if (gpu_fill32(&s->gpu, p->C, 0xFFFFFFFFu, sC * es / 4, err))
+            if (gpu_fill32(&s->gpu, p->C, 0xFFFFFFFFu, buf_bytes(sC, es) / 4, err))
                 return -1;
         } else if (gpu_copy(&s->gpu, p->C, p->C0, sC * es, err)) {
             return -1;

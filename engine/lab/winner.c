@@ -166,7 +166,12 @@ int winner_record(const result_row *w, const config_t *base, const char *wisdom_
 {
     /* The class the worker verified the winner in, which must be the dtype's own: a check of the row
      * itself, beside winner_check_class's of the config. */
-    const char *own = acc_class_name(acc_class_of(ACC_NATIVE, strcmp(w->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32));
+    dtype_t dt = DTYPE_F32;
+    if (dtype_parse(w->dtype, &dt))
+        return err_set(err, ERR_INPUT, wisdom_dir, 0, 0, "not recorded: the winner's dtype \"%s\" is not one of " DTYPE_LIST,
+                       w->dtype ? w->dtype : ""),
+               -1;
+    const char *own = acc_class_name(acc_class_of(ACC_NATIVE, dt));
     if (!w->acc_class || strcmp(w->acc_class, own) != 0)
         return err_set(err, ERR_VERIFY, wisdom_dir, 0, 0,
                        "not recorded: the winner at %lldx%lldx%lld was verified in accuracy class %s, not %s",
@@ -176,7 +181,7 @@ int winner_record(const result_row *w, const config_t *base, const char *wisdom_
     int arch = 0;
     if (arch_parse(w->arch, &arch, err))
         return -1;
-    wisdom_entry e = {.dtype = strcmp(w->dtype, "f64") == 0 ? DTYPE_F64 : DTYPE_F32,
+    wisdom_entry e = {.dtype = dt,
                       .op = 2 * lay->ta + lay->tb,
                       .batch = lay->batch > 1 ? lay->batch : 1,
                       .shape = {w->M, w->N, w->K},

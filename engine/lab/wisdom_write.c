@@ -131,8 +131,8 @@ static int check_entry(const wisdom_entry *e, char *why, size_t len)
 {
     char shape[64], sw[256];
     wisdom_format_shape(&e->shape, shape, sizeof shape);
-    if (e->dtype != DTYPE_F32 && e->dtype != DTYPE_F64)
-        return snprintf(why, len, "dtype %d is neither f32 nor f64", (int)e->dtype), -1;
+    if (e->dtype < 0 || e->dtype >= DTYPE_COUNT)
+        return snprintf(why, len, "dtype %d is not one of " DTYPE_LIST, (int)e->dtype), -1;
     if (e->op < 0 || e->op > 3)
         return snprintf(why, len, "op %d is not 0 to 3 (NN, NT, TN, TT)", e->op), -1;
     if (e->batch < 0 || e->batch > WISDOM_MAX_BATCH)

@@ -1,7 +1,7 @@
 """engine's tuned GEMM kernels on CUDA arrays, through libengine (ctypes; no compiled extension).
 
     import torch, engine
-    c = engine.matmul(a, b)            # a, b: CUDA float32/float64 arrays (torch, cupy, DLPack)
+    c = engine.matmul(a, b)            # a, b: CUDA float32/float64/bfloat16/float16 arrays (torch, cupy, DLPack)
     engine.explain(a, b)               # the path (engine or cuBLAS) and the config, as a dict
 
 The transpose flags and leading dimensions come from the arrays' strides (a transposed view or a

@@ -6,11 +6,12 @@ the CPU tests run it on plain dicts."""
 import ctypes
 from collections import namedtuple
 
-F32, F64 = 0, 1            # engine_dtype
+F32, F64, BF16, F16 = 0, 1, 2, 3  # engine_dtype
+DTYPE_NAMES = {F32: "float32", F64: "float64", BF16: "bfloat16", F16: "float16"}
 ROW_MAJOR, COL_MAJOR = 101, 102
 NO_TRANS, TRANS = 111, 112
 
-# ptr: device address; dtype: F32/F64; shape and strides (in elements) of every dimension;
+# ptr: device address; dtype: F32/F64/BF16/F16; shape and strides (in elements) of every dimension;
 # device: CUDA ordinal or None when the array does not say.
 Operand = namedtuple("Operand", "ptr dtype shape strides device")
 
@@ -18,14 +19,15 @@ Operand = namedtuple("Operand", "ptr dtype shape strides device")
 # ld: elements between rows ("R") or columns ("C"); stride: elements between the matrices of a batch.
 Matrix = namedtuple("Matrix", "rows cols kind ld stride")
 
-_TYPESTR = {"<f4": F32, "=f4": F32, "f4": F32, "<f8": F64, "=f8": F64, "f8": F64}
-_ITEMSIZE = {F32: 4, F64: 8}
+# (bfloat16 has no typestr: torch refuses __cuda_array_interface__ for it, and DLPack carries it.)
+_TYPESTR = {"<f4": F32, "=f4": F32, "f4": F32, "<f8": F64, "=f8": F64, "f8": F64, "<f2": F16, "=f2": F16, "f2": F16}
+_ITEMSIZE = {F32: 4, F64: 8, BF16: 2, F16: 2}
 
 
 def _from_cai(cai, name):
     typestr = cai.get("typestr")
     if typestr not in _TYPESTR:
-        raise TypeError(f"{name}: dtype {typestr!r} is not supported (float32 '<f4' or float64 '<f8')")
+        raise TypeError(f"{name}: dtype {typestr!r} is not supported (float32 '<f4', float64 '<f8' or float16 '<f2')")
     dtype = _TYPESTR[typestr]
     shape = tuple(int(s) for s in cai["shape"])
     data = cai.get("data")
@@ -65,7 +67,8 @@ class _DLTensor(ctypes.Structure):
                 ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
 
 
-_DL_CUDA, _DL_CUDA_MANAGED, _DL_FLOAT = 2, 13, 2
+_DL_CUDA, _DL_CUDA_MANAGED, _DL_FLOAT, _DL_BFLOAT = 2, 13, 2, 4
+_DL_DTYPES = {(_DL_FLOAT, 32): F32, (_DL_FLOAT, 64): F64, (_DL_FLOAT, 16): F16, (_DL_BFLOAT, 16): BF16}
 
 
 def _from_dlpack(x, name):
@@ -78,9 +81,10 @@ def _from_dlpack(x, name):
     t = _DLTensor.from_address(get(cap, b"dltensor"))
     if t.device.device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
         raise ValueError(f"{name}: DLPack device type {t.device.device_type} is not CUDA memory")
-    if t.dtype.code != _DL_FLOAT or t.dtype.bits not in (32, 64) or t.dtype.lanes != 1:
-        raise TypeError(f"{name}: DLPack dtype (code {t.dtype.code}, {t.dtype.bits} bits) is not float32 or float64")
-    dtype = F32 if t.dtype.bits == 32 else F64
+    dtype = _DL_DTYPES.get((t.dtype.code, t.dtype.bits))
+    if dtype is None or t.dtype.lanes != 1:
+        raise TypeError(f"{name}: DLPack dtype (code {t.dtype.code}, {t.dtype.bits} bits) is not float32, float64, "
+                        f"bfloat16 or float16")
     shape = tuple(t.shape[i] for i in range(t.ndim))
     if t.strides:
         strides = tuple(t.strides[i] for i in range(t.ndim))
@@ -104,7 +108,10 @@ def _framework_device(x):
 
 def operand(x, name):
     """The Operand of a CUDA array x; name (a, b, out) is used in messages."""
-    cai = getattr(x, "__cuda_array_interface__", None) if not isinstance(x, dict) else x
+    try:  # torch raises TypeError for a dtype the interface has no name for (bfloat16): DLPack has
+        cai = getattr(x, "__cuda_array_interface__", None) if not isinstance(x, dict) else x
+    except TypeError:
+        cai = None
     if cai is not None:
         op = _from_cai(cai, name)
         return op._replace(device=_framework_device(x))
@@ -154,8 +161,7 @@ def plan_call(a, b, out, names=("a", "b", "out")):
     dt = a.dtype
     for op, nm in ((b, names[1]), (out, names[2])):
         if op.dtype != dt:
-            raise TypeError(f"{nm}: dtype {'float64' if op.dtype == F64 else 'float32'} differs from "
-                            f"{names[0]}'s {'float64' if dt == F64 else 'float32'}")
+            raise TypeError(f"{nm}: dtype {DTYPE_NAMES[op.dtype]} differs from {names[0]}'s {DTYPE_NAMES[dt]}")
     ma, mb, mc = matrix(a, names[0]), matrix(b, names[1]), matrix(out, names[2])
     if ma.cols != mb.rows:
         raise ValueError(f"{names[1]}: {mb.rows} rows do not match the {ma.cols} columns of {names[0]}")

@@ -23,8 +23,8 @@ class _Options(ctypes.Structure):  # engine_options
 _JIT = {None: 0, "async": 1, "sync": 2}  # engine_jit
 _WARM_PROGRESS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_char_p)
 # The library this package speaks to: engine_version() of libengine, major * 1000 + minor. A
-# library of another major, or an older minor, lays out its structs differently.
-_VERSION = (0, 3)
+# library of another major, or an older minor, lays out its structs differently (0.4: bfloat16, float16).
+_VERSION = (0, 4)
 
 
 class _PlanDesc(ctypes.Structure):  # engine_plan_desc

@@ -94,7 +94,7 @@ rm -f "$LOG/accuracy-by-k.md"
 check_py "the errors by K of every shipped config, beside cuBLAS's, in $LOG/accuracy-by-k.md" "$LOG/acc-configs.txt" <<'PY'
 import collections, glob, os, re, sys
 log = sys.argv[1]
-line = re.compile(r"^(?:ok|FAIL)\s+(\S+)\s+(f32|f64)\s+(\d+)x(\d+)x(\d+)\s+beta=\S+.*\s(f32|f64|tf32) err "
+line = re.compile(r"^(?:ok|FAIL)\s+(\S+)\s+(f32|f64|bf16|f16)\s+(\d+)x(\d+)x(\d+)\s+beta=\S+.*\s(f32|f64|tf32|bf16|f16) err "
                   r"(\S+)/(\S+) u \(cuBLAS (\S+)/(\S+)\)")
 ks = [1, 7, 64, 4096, 65536]
 cells = collections.defaultdict(dict)  # (config, class) -> K -> [max, mean, cuBLAS max, cuBLAS mean], worst of both betas

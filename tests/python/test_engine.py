@@ -118,8 +118,12 @@ class Strides(unittest.TestCase):
             call(Fake((5, 3)), Fake((3, 7), typestr="<f8"), Fake((5, 7)))
         self.assertIn("b: dtype float64 differs from a's float32", str(e.exception))
         with self.assertRaises(TypeError) as e:
-            L.operand(Fake((5, 3), typestr="<f2"), "a")
-        self.assertIn("a: dtype '<f2' is not supported", str(e.exception))
+            L.operand(Fake((5, 3), typestr="<i4"), "a")
+        self.assertIn("a: dtype '<i4' is not supported", str(e.exception))
+        self.assertEqual(L.operand(Fake((5, 3), typestr="<f2"), "a").dtype, L.F16)
+        with self.assertRaises(TypeError) as e:
+            call(Fake((5, 3), typestr="<f2"), Fake((3, 7)), Fake((5, 7), typestr="<f2"))
+        self.assertIn("b: dtype float32 differs from a's float16", str(e.exception))
         with self.assertRaises(ValueError) as e:
             L.matrix(L.operand(Fake((2, 2, 2, 2)), "a"), "a")
         self.assertIn("4-D", str(e.exception))
@@ -285,15 +289,30 @@ class DLPack(unittest.TestCase):
         self.assertEqual((c.batch, c.stride_a, c.stride_b, c.stride_c), (4, 15, 21, 45))
         op = L.operand(FakeDL((2, 2), bits=64, ptr=0x20000, offset=64), "a")
         self.assertEqual((op.ptr, op.dtype, op.strides), (0x20040, L.F64, (2, 1)))
+        # The half types: kDLBfloat (code 4) and kDLFloat with 16 bits.
+        self.assertEqual(L.operand(FakeDL((2, 2), bits=16, code=4), "a").dtype, L.BF16)
+        self.assertEqual(L.operand(FakeDL((2, 2), bits=16), "a").dtype, L.F16)
         self.assertFalse(hasattr(FakeDL((1, 1)), "__cuda_array_interface__"))
+
+    def test_interface_refused_dlpack_taken(self):
+        # torch's bfloat16: __cuda_array_interface__ raises TypeError (no typestr for it), DLPack has it.
+        class Refusing(FakeDL):
+            @property
+            def __cuda_array_interface__(self):
+                raise TypeError("Can't get __cuda_array_interface__ on Tensor of type torch.bfloat16")
+        c = call(Refusing((5, 3), bits=16, code=4), Refusing((3, 7), bits=16, code=4), Refusing((5, 7), bits=16, code=4))
+        self.assertEqual((c.dtype, c.m, c.n, c.k), (L.BF16, 5, 7, 3))
 
     def test_refusals_name_the_argument(self):
         with self.assertRaises(ValueError) as e:
             L.operand(FakeDL((2, 2), device_type=1), "a")
         self.assertIn("a: DLPack device type 1 is not CUDA memory", str(e.exception))
         with self.assertRaises(TypeError) as e:
-            L.operand(FakeDL((2, 2), bits=16), "b")
-        self.assertIn("b: DLPack dtype (code 2, 16 bits) is not float32 or float64", str(e.exception))
+            L.operand(FakeDL((2, 2), bits=8), "b")
+        self.assertIn("b: DLPack dtype (code 2, 8 bits) is not float32, float64, bfloat16 or float16", str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            L.operand(FakeDL((2, 2), bits=32, code=4), "b")  # kDLBfloat has 16 bits only
+        self.assertIn("b: DLPack dtype (code 4, 32 bits)", str(e.exception))
         with self.assertRaises(ValueError) as e:  # two non-unit strides, as from __cuda_array_interface__
             call(FakeDL((4, 4), strides=(8, 2)), FakeDL((4, 4)), FakeDL((4, 4)))
         self.assertIn("a: strides (8, 2)", str(e.exception))

@@ -60,7 +60,16 @@ static void test_classes(void **state)
     assert_int_equal(k, ACC_TF32);
     assert_int_equal(acc_kind_parse("f64", &k), 0);
     assert_int_equal(k, ACC_NATIVE);
-    assert_int_equal(acc_kind_parse("bf16", &k), -1);
+    assert_int_equal(acc_kind_parse("bf16", &k), 0); /* a dtype's name is its own class */
+    assert_int_equal(k, ACC_NATIVE);
+    assert_int_equal(acc_kind_parse("f8", &k), -1);
+    assert_int_equal(acc_class_of(ACC_NATIVE, DTYPE_BF16), ACC_BF16);
+    assert_int_equal(acc_class_of(ACC_NATIVE, DTYPE_F16), ACC_F16);
+    assert_string_equal(acc_class_name(ACC_BF16), "bf16");
+    assert_string_equal(acc_class_name(ACC_F16), "f16");
+    /* The half classes accumulate in FP32: FP32's u. */
+    assert_true(acc_unit_roundoff(ACC_BF16) == ldexp(1.0, -24));
+    assert_true(acc_unit_roundoff(ACC_F16) == ldexp(1.0, -24));
     /* The screen's unit roundoff follows the class: TF32 keeps 10 bits of each input. */
     assert_true(acc_unit_roundoff(ACC_F32) == ldexp(1.0, -24));
     assert_true(acc_unit_roundoff(ACC_F64) == ldexp(1.0, -53));
@@ -142,20 +151,6 @@ static void test_tf32_inputs(void **state)
     assert_true(screen); /* and at K = 65536 the screen passes it */
 }
 
-static float from_bits(uint32_t b)
-{
-    float x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
-
-static uint32_t bits_of(float x)
-{
-    uint32_t b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
 /* cvt.rna.tf32.f32's rounding: to nearest with 10 mantissa bits, ties away from zero (not to even). */
 static void test_tf32_round(void **state)
 {
@@ -165,7 +160,7 @@ static void test_tf32_round(void **state)
     const uint32_t out[] = {0x3F800000u, 0x3F800000u, 0x3F802000u, 0xBF802000u, 0x3F802000u, 0x3F804000u,
                             0x00002000u, 0x7F800000u, 0x7F800000u, 0xFF800000u};
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
-        assert_int_equal(bits_of(acc_tf32_round(from_bits(in[i]))), out[i]);
+        assert_int_equal(f32_bits(acc_tf32_round(f32_from_bits(in[i]))), out[i]);
     assert_true(isnan(acc_tf32_round(NAN)));
     float v[3] = {1.0f + 0x1p-11f, NAN, -3.0f};
     acc_tf32_round_all(v, 3);
@@ -215,6 +210,128 @@ static void test_tf32_yardstick_k1(void **state)
     assert_false(acc_check(ACC_F32, &kernel, &fast, why, sizeof why)); /* f32 stays strict */
 }
 
+/* The half classes on an 8 x 8 x K problem (alpha 1, beta 0) of inputs drawn in the type (rng_fill
+ * rounds them): the exact product in double; the yardstick as cuBLAS GemmEx computes, eight
+ * interleaved FP32 accumulators rounded once to the type; a kernel under test that is one of
+ *   HK_SEQ   one FP32 accumulator, rounded once (another order: must pass)
+ *   HK_HALF  every partial sum rounded to the type (accumulating in half precision: must fail)
+ *   HK_DROP  the yardstick's sums with k-step K/2 left out (must fail)
+ * Returns the class verdict; *screen_ok says whether the element screen passed it. */
+enum { HK_SEQ, HK_HALF, HK_DROP };
+
+static double round_to(dtype_t d, double v)
+{
+    double h[1]; /* room for any dtype's element */
+    elem_set(h, d, 0, v);
+    return elem_get(h, d, 0);
+}
+
+static bool simulate_half(dtype_t dt, int64_t K, int kind, bool *screen_ok, acc_err *ek)
+{
+    enum { M = 8, N = 8 };
+    uint16_t *A = xmalloc(sizeof(uint16_t) * M * K), *B = xmalloc(sizeof(uint16_t) * K * N);
+    rng_fill(A, dt, (size_t)(M * K), 3, 1);
+    rng_fill(B, dt, (size_t)(K * N), 3, 2);
+    double exact[M * N];
+    uint16_t yard[M * N], got[M * N];
+    float bound[M * N];
+    for (int i = 0; i < M; i++) {
+        for (int j = 0; j < N; j++) {
+            double sum = 0, abs_sum = 0, half_acc = 0;
+            float acc[8] = {0}, seq = 0;
+            for (int64_t k = 0; k < K; k++) {
+                float a = (float)elem_get(A, dt, (size_t)(i * K + k)), b = (float)elem_get(B, dt, (size_t)(k * N + j));
+                sum += (double)a * b;
+                abs_sum += fabs((double)a * b);
+                if (!(kind == HK_DROP && k == K / 2))
+                    acc[k % 8] = fmaf(a, b, acc[k % 8]);
+                seq = fmaf(a, b, seq);
+                half_acc = round_to(dt, fmaf(a, b, (float)half_acc));
+            }
+            float y = 0;
+            for (int t = 0; t < 8; t++)
+                y += acc[t];
+            exact[i * N + j] = sum;
+            bound[i * N + j] = (float)abs_sum;
+            elem_set(got, dt, (size_t)(i * N + j), kind == HK_SEQ ? seq : kind == HK_HALF ? half_acc : y);
+            if (kind == HK_DROP) { /* the yardstick keeps every step */
+                y = 0;
+                for (int64_t k = 0; k < K; k++)
+                    y = fmaf((float)elem_get(A, dt, (size_t)(i * K + k)), (float)elem_get(B, dt, (size_t)(k * N + j)), y);
+            }
+            elem_set(yard, dt, (size_t)(i * N + j), y);
+        }
+    }
+    acc_err ey;
+    acc_measure(yard, dt, exact, bound, M * N, &ey);
+    acc_measure(got, dt, exact, bound, M * N, ek);
+    verify_report rep;
+    *screen_ok = verify_compare_u(got, yard, bound, dt, acc_unit_roundoff(acc_class_of(ACC_NATIVE, dt)), M, N, K, &rep) == 0;
+    char why[256];
+    bool ok = acc_check(acc_class_of(ACC_NATIVE, dt), ek, &ey, why, sizeof why);
+    if (!ok)
+        assert_non_null(strstr(why, dt == DTYPE_BF16 ? "accuracy class bf16: " : "accuracy class f16: "));
+    free(A);
+    free(B);
+    return ok;
+}
+
+static void test_half_classes(void **state)
+{
+    (void)state;
+    const dtype_t dts[2] = {DTYPE_BF16, DTYPE_F16};
+    const int64_t ks[] = {64, 4096};
+    for (int d = 0; d < 2; d++) {
+        for (int i = 0; i < 2; i++) {
+            bool screen;
+            acc_err e;
+            /* Another FP32 order, rounded once: within the class and the screen. */
+            assert_true(simulate_half(dts[d], ks[i], HK_SEQ, &screen, &e));
+            assert_true(screen);
+            /* Accumulating in the half type: far outside the class. */
+            assert_false(simulate_half(dts[d], ks[i], HK_HALF, &screen, &e));
+            assert_true(e.mean_u > 100.0);
+            /* A k-step left out. */
+            assert_false(simulate_half(dts[d], ks[i], HK_DROP, &screen, &e));
+        }
+    }
+}
+
+/* The half classes' measure: the output's own rounding is not an error, anything past it is, in
+ * FP32's u; NaN never passes. */
+static void test_half_measure(void **state)
+{
+    (void)state;
+    const double u = ldexp(1.0, -24);
+    uint16_t got[3];
+    double ref[3] = {1.0 + ldexp(1.0, -9), 3.0, 0.0}; /* bf16's nearest to ref[0] is 1.0: 2^-9 away */
+    float bound[3] = {2.0f, 4.0f, 0.0f};
+    elem_set(got, DTYPE_BF16, 0, 1.0);
+    elem_set(got, DTYPE_BF16, 1, 3.0 + 0.0625); /* 3.0625: 1/16 off, 2^-8 * 3 of it the rounding's */
+    elem_set(got, DTYPE_BF16, 2, 0.0);
+    acc_err e;
+    acc_measure(got, DTYPE_BF16, ref, bound, 3, &e);
+    double want1 = (0.0625 - 3.0 * ldexp(1.0, -8)) / (u * 4.0);
+    assert_true(fabs(e.max_u - want1) < 1e-6 * want1);
+    assert_true(fabs(e.mean_u - want1 / 3.0) < 1e-6 * want1);
+    elem_set(got, DTYPE_BF16, 2, NAN);
+    acc_measure(got, DTYPE_BF16, ref, bound, 3, &e);
+    assert_true(isinf(e.max_u));
+    acc_err yard = {1.0, 0.1, true};
+    char why[256];
+    assert_false(acc_check(ACC_BF16, &e, &yard, why, sizeof why));
+    assert_non_null(strstr(why, "accuracy class bf16: max error inf u"));
+    assert_non_null(strstr(why, "GemmEx"));
+    /* The screen: a NaN fails it whatever the tolerance. */
+    uint16_t want[3];
+    elem_set(want, DTYPE_BF16, 0, 1.0);
+    elem_set(want, DTYPE_BF16, 1, 3.0);
+    elem_set(want, DTYPE_BF16, 2, 0.0);
+    verify_report rep;
+    assert_int_equal(verify_compare_u(got, want, bound, DTYPE_BF16, u, 1, 3, 1, &rep), -1);
+    assert_int_equal(rep.nonfinite, 1);
+}
+
 /* The CPU double-double reference agrees with plain double where double is exact (small integers),
  * and beats it where it is not. */
 static void test_dd_reference(void **state)
@@ -232,7 +349,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_measure),     cmocka_unit_test(test_classes),  cmocka_unit_test(test_dropped_k_step),
         cmocka_unit_test(test_tf32_inputs), cmocka_unit_test(test_dd_reference), cmocka_unit_test(test_tf32_round),
-        cmocka_unit_test(test_err_larger),  cmocka_unit_test(test_tf32_yardstick_k1),
+        cmocka_unit_test(test_err_larger),  cmocka_unit_test(test_tf32_yardstick_k1), cmocka_unit_test(test_half_classes),
+        cmocka_unit_test(test_half_measure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

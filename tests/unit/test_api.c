@@ -415,6 +415,68 @@ static void test_plans_without_device(void **state)
     engine_destroy(ctx);
 }
 
+/* The half types: the typed entry's checks; where wisdom has no entry of the type the shipped
+ * h04_tuned plans (NT and, column-major, TN: compiled here), K = 0's scale kernel compiles for them;
+ * a forced f32 config is the other dtype. */
+static void test_half_plans(void **state)
+{
+    (void)state;
+    engine_ctx *ctx = no_device_ctx();
+    engine_plan_desc d;
+    engine_plan *plan = NULL;
+    char text[4096];
+    const void *A = (const void *)0x1000, *B = (const void *)0x2000;
+    void *C = (void *)0x3000;
+    assert_int_equal(engine_gemm_ex(ctx, (engine_dtype)7, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4, 4, 4, 1,
+                                    A, 4, B, 4, 0, C, 4, NULL),
+                     ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(engine_last_error(ctx),
+                        "engine_gemm_ex: dtype = 7 is not ENGINE_F32, ENGINE_F64, ENGINE_BF16 or ENGINE_F16");
+    assert_int_equal(engine_gemm_ex(ctx, ENGINE_BF16, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4, 4, 4, 1,
+                                    (const void *)0x1001, 4, B, 4, 0, C, 4, NULL),
+                     ENGINE_ERROR_MISALIGNED); /* 2-byte elements */
+    assert_int_equal(engine_gemm_ex(ctx, ENGINE_F16, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4, 4, 4, 1,
+                                    (const void *)0x1002, 4, B, 4, 0, C, 4, NULL),
+                     ENGINE_ERROR_NO_GPU);
+    const engine_dtype dts[2] = {ENGINE_BF16, ENGINE_F16};
+    for (int i = 0; i < 2; i++) {
+        const char *name = i ? "f16" : "bf16";
+        char want[128];
+        /* x W^T: row-major, B transposed. */
+        engine_plan_desc_init(&d, dts[i], ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_TRANS, 4096, 4096, 4096);
+        d.alignment = 16;
+        engine_status st = engine_plan_create(ctx, &d, &plan);
+        if (st)
+            fprintf(stderr, "%s\n", engine_last_error(ctx));
+        assert_int_equal(st, ENGINE_SUCCESS);
+        engine_plan_describe(plan, text, sizeof text);
+        snprintf(want, sizeof want, "\"chosen_by\":\"default: no wisdom for %s at this problem (h04_tuned)\"", name);
+        assert_non_null(strstr(text, want));
+        snprintf(want, sizeof want, "{\"dtype\":\"%s\",", name);
+        assert_non_null(strstr(text, want));
+        assert_non_null(strstr(text, "\"layout\":\"NT\""));
+        assert_non_null(strstr(text, "configs/h04_tuned.json"));
+        engine_plan_destroy(plan);
+        /* A transposed, column-major (the kernels' problem is TN with A and B swapped): hmma too. */
+        engine_plan_desc_init(&d, dts[i], ENGINE_COL_MAJOR, ENGINE_NO_TRANS, ENGINE_TRANS, 127, 255, 33);
+        assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+        engine_plan_describe(plan, text, sizeof text);
+        assert_non_null(strstr(text, "\"layout\":\"TN\""));
+        assert_non_null(strstr(text, "configs/h04_tuned.json"));
+        engine_plan_destroy(plan);
+        engine_plan_desc_init(&d, dts[i], ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 33, 17, 0);
+        assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+        engine_plan_describe(plan, text, sizeof text);
+        assert_non_null(strstr(text, "k=0: C = beta C (engine_scale_c)"));
+        engine_plan_destroy(plan);
+    }
+    assert_int_equal(engine_set_config(ctx, "configs/warptile_db.json"), ENGINE_SUCCESS);
+    engine_plan_desc_init(&d, ENGINE_BF16, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 64, 64, 64);
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_ERROR_DTYPE_MISMATCH);
+    assert_non_null(strstr(engine_last_error(ctx), "is f32, the call is bf16"));
+    engine_destroy(ctx);
+}
+
 /* BLAS's empty products (k = 0: C = beta C by the scale kernel, compiled here; m = 0: nothing), a plan's
  * promised alignment held to at execute, and a bad alignment refused. */
 static void test_edge_plans(void **state)
@@ -638,7 +700,7 @@ int main(void)
         cmocka_unit_test(test_pointers),          cmocka_unit_test(test_status_strings),
         cmocka_unit_test(test_create_without_gpu), cmocka_unit_test(test_calls_without_device),
         cmocka_unit_test(test_plans_without_device), cmocka_unit_test(test_two_threads_plan),
-        cmocka_unit_test(test_edge_plans),        cmocka_unit_test(test_plans_weigh_op_and_batch),
+        cmocka_unit_test(test_edge_plans), cmocka_unit_test(test_half_plans),        cmocka_unit_test(test_plans_weigh_op_and_batch),
         cmocka_unit_test(test_pointer_class),     cmocka_unit_test(test_workspace),
         cmocka_unit_test(test_tile_variant),
     };

@@ -411,7 +411,7 @@ static void test_words(void **state)
     assert_int_equal(o.format, FORMAT_JSONL);
     release(&o);
     refuses(CMD_TUNE, "--format csv x.json", "--format csv: expected table or jsonl");
-    refuses(CMD_BENCH, "--dtype f16 x.json", "expected f32 or f64");
+    refuses(CMD_BENCH, "--dtype f8 x.json", "expected f32, f64, bf16 or f16");
     accepts(CMD_TUNE, "--strategy guided x.json", &o);
     assert_string_equal(o.strategy, "guided");
     release(&o);

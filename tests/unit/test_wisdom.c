@@ -398,6 +398,17 @@ static void test_dtype_filter_and_no_choice(void **state)
     assert_int_equal(level, WISDOM_ARCH);
     assert_string_equal(look(&w, H100, 90, DTYPE_F64, 512, 512, 512, &level), "d64.json");
     assert_int_equal(level, WISDOM_DEVICE);
+    /* The half dtypes are keys of their own: a bf16 entry at the shape of an f32 one serves bf16
+     * alone, f32 keeps its own, and f16 (no entry) has no choice. */
+    assert_null(look(&w, H100, 90, DTYPE_BF16, 4096, 4096, 4096, NULL));
+    load_text(&w, "h100-half.json",
+              "{\"version\": 1, \"device\": \"" H100 "\", \"arch\": \"sm_90\", \"entries\": [\n"
+              "  {\"dtype\": \"bf16\", \"shape\": \"512x512x512\", \"config\": \"h16.json\", \"tflops\": 300, "
+              "\"vs_cublas\": 0.9}]}\n");
+    assert_string_equal(look(&w, H100, 90, DTYPE_BF16, 512, 512, 512, &level), "h16.json");
+    assert_int_equal(level, WISDOM_DEVICE);
+    assert_string_equal(look(&w, H100, 90, DTYPE_F32, 512, 512, 512, &level), "a32.json");
+    assert_null(look(&w, H100, 90, DTYPE_F16, 512, 512, 512, NULL));
     wisdom_free(&w);
 }
 

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The half dtypes (bf16, f16) without a GPU: the walk of configs/half.list compiles for sm_80, sm_86
+# and sm_90 in both dtypes and every op at a packed shape, and at odd ones (2-byte copies, M = 1), with
+# no spills; the pasted source names the types (T half_bits, TC float, BF16) while an f32 config's
+# pasted source is unchanged (its CUBIN cache keys stay); the refusals (sm_75, a half dtype on
+# an f32 template, an unknown dtype) are one line each with exit 2; the dtype is part of selection's
+# key (no f32 wisdom answers for bf16). tests/gpu/half.sh runs the kernels.
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+E=${BUILD:-build}/engine
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+mapfile -t walk < <(grep -v '^#' configs/half.list | sed 's#^#configs/#')
+[ "${#walk[@]}" -ge 4 ] && pass "configs/half.list lists ${#walk[@]} configs" || fail "configs/half.list lists ${#walk[@]} configs, expected 4 or more"
+
+echo "== the walk compiles without spills: sm_80, sm_86, sm_90 x bf16, f16 x every op at 4096^3; odd shapes on two"
+runs=()
+for arch in sm_80 sm_86 sm_90; do
+  for dt in bf16 f16; do
+    for op in NN NT TN TT; do runs+=("$arch $dt $op --size 4096"); done
+  done
+done
+for op in NN NT TN TT; do
+  for shape in "--m 127 --n 255 --k 33" "--m 1 --n 4096 --k 11008"; do
+    runs+=("sm_86 f16 $op $shape" "sm_90 bf16 $op $shape")
+  done
+done
+for run in "${runs[@]}"; do
+  read -r arch dt op shape <<<"$run"
+  # shellcheck disable=SC2086
+  out=$($E compile "${walk[@]}" --arch $arch --dtype $dt --op $op $shape 2>&1)
+  rc=$?
+  bad=
+  for c in "${walk[@]}"; do
+    name=$(basename "$c" .json)
+    row=$(printf '%s\n' "$out" | grep "^$name .* $arch  *$dt ")
+    spill=$(printf '%s\n' "$row" | awk '{print $8 + $9}')
+    [ -n "$row" ] && [ "$spill" = 0 ] || bad="$bad $name(spills ${spill:-none})"
+  done
+  if [ "$rc" = 0 ] && [ -z "$bad" ]; then pass "$arch $dt $op $shape"
+  else fail "$arch $dt $op $shape: exit $rc,$bad" "$out"; fi
+done
+
+echo "== what the kernels see"
+$E compile configs/h01_mma.json --arch sm_86 --emit "$T/bf" >/dev/null 2>&1
+$E compile configs/h01_mma.json --arch sm_86 --dtype f16 --emit "$T/f16" >/dev/null 2>&1
+$E compile configs/tiled.json --arch sm_86 --emit "$T/f32" >/dev/null 2>&1
+grep -q '^#define T half_bits$' "$T/bf/h01_mma.cu" && grep -q '^#define TC float$' "$T/bf/h01_mma.cu" &&
+  grep -q '^#define BF16 1$' "$T/bf/h01_mma.cu" && grep -q '^#define ELEM 2$' "$T/bf/h01_mma.cu" &&
+  pass "bf16: T half_bits, TC float, BF16 1, ELEM 2 pasted" || fail "bf16's pasted types" "$(head -12 "$T/bf/h01_mma.cu")"
+grep -q '^#define BF16 0$' "$T/f16/h01_mma.cu" && grep -q '^#define IS_HALF 1$' "$T/f16/h01_mma.cu" &&
+  pass "f16: IS_HALF 1, BF16 0 pasted" || fail "f16's pasted types" "$(head -12 "$T/f16/h01_mma.cu")"
+grep -q '^#define T float$' "$T/f32/tiled.cu" && ! grep -q '^#define \(TC\|IS_HALF\|BF16\) ' "$T/f32/tiled.cu" &&
+  pass "f32: T float, and no TC, IS_HALF or BF16 pasted (its pasted source as before)" || fail "f32's pasted source changed" "$(head -12 "$T/f32/tiled.cu")"
+grep -q 'mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32' "$T/bf/h01_mma.ptx" && ! grep -q 'f16.f16.f32' "$T/bf/h01_mma.ptx" &&
+  pass "bf16's PTX: mma m16n8k16 .bf16" || fail "bf16's PTX has no bf16 mma"
+grep -q 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32' "$T/f16/h01_mma.ptx" &&
+  pass "f16's PTX: mma m16n8k16 .f16" || fail "f16's PTX has no f16 mma"
+$E compile configs/h02_ldmatrix.json --arch sm_86 --emit "$T/ld" >/dev/null 2>&1
+grep -q 'ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16' "$T/ld/h02_ldmatrix.ptx" &&
+  pass "h02's PTX: ldmatrix .trans for B at NN" || fail "h02's PTX has no ldmatrix.trans"
+$E compile configs/h03_async.json --arch sm_86 --emit "$T/as" >/dev/null 2>&1
+grep -q 'cp.async.cg.shared.global' "$T/as/h03_async.ptx" && ! grep -q 'cp.async' "$T/ld/h02_ldmatrix.ptx" &&
+  pass "h03's PTX: cp.async (h02's none)" || fail "cp.async: h03 has none or h02 has some"
+
+echo "== refusals: one line, exit 2"
+# refuse NAME WANT ARGS...: exit 2 and the last line of stderr is WANT
+refuse() {
+  local name=$1 want=$2
+  shift 2
+  got=$("$E" "$@" 2>&1 >/dev/null | tail -n 1)
+  "$E" "$@" >/dev/null 2>&1
+  rc=$?
+  if [ "$rc" = 2 ] && [ "$got" = "$want" ]; then pass "$name"; else fail "$name (exit $rc)" "got:  $got
+want: $want"; fi
+}
+refuse "sm_75 refused" "configs/h04_tuned.json:6:3: params break \"ARCH >= 80\" (target sm_75): mma.sync m16n8k16 with bf16 operands, cp.async and cvt to bf16x2 need sm_80 or newer" \
+  compile configs/h04_tuned.json --arch sm_75
+refuse "--dtype f32 on hmma" "configs/h04_tuned.json: --dtype f32: template hmma does not support f32" \
+  compile configs/h04_tuned.json --arch sm_90 --dtype f32
+refuse "--dtype bf16 on an f32 template" "configs/warptile_db.json: --dtype bf16: template warptile does not support bf16" \
+  compile configs/warptile_db.json --arch sm_90 --dtype bf16
+refuse "--dtype bf16 on an f32 template, bench (no GPU work)" "configs/warptile_db.json: --dtype bf16: template warptile does not support bf16" \
+  bench configs/warptile_db.json --dtype bf16
+refuse "--dtype F16 (names are lower case)" "engine: --dtype F16: expected f32, f64, bf16 or f16" \
+  compile configs/h04_tuned.json --dtype F16
+
+echo "== selection: the dtype is part of the key"
+out=$($E pick --arch sm_90 --dtype bf16 --shapes 4096x4096x4096 2>&1)
+rc=$?
+if [ "$rc" = 2 ] && printf '%s\n' "$out" | grep -q '^engine: --auto: no wisdom for bf16 at 4096x4096x4096$' &&
+  printf '%s\n' "$out" | grep -q 'bf16; 0 candidates'; then pass "pick bf16: no candidates among the shipped f32/f64 wisdom"
+else fail "pick bf16 (exit $rc)" "$out"; fi
+out=$($E pick --arch sm_90 --dtype f32 --shapes 4096x4096x4096 2>&1)
+printf '%s\n' "$out" | grep -q 'f32; [1-9][0-9]* candidates' && pass "pick f32 still has its candidates" || fail "pick f32" "$out"
+summary
