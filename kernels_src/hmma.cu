@@ -136,8 +136,12 @@ template <> struct Raw<2> { typedef unsigned short type; };
 
 /* EV elements from src to dst, of which the first n (0..EV) are inside the matrix; the rest of dst
  * gets zeros. cp.async where ASYNC and the copy is 4 bytes or more (src-size n * 2: nothing is read
- * past the valid elements); otherwise through registers. */
-template <int EV> __device__ __forceinline__ void copy_chunk(T *dst, const T *src, int n)
+ * past the valid elements); otherwise through registers, as one vector when full (n == EV).
+ * load_tile decides full on the unclamped count: for sm_90, ptxas 13.0 turned `n == EV` after the
+ * clamp into one VIMNMX.RELU with a predicate output, the same SASS it gives `clamp(left) == left`,
+ * and on an H200 a copy with nothing left (left == 0: rows past M, k past K) took the vector path and
+ * put EV elements from the matrix's start where zeros belong (h01, h02 at 1x4096x1100). */
+template <int EV> __device__ __forceinline__ void copy_chunk(T *dst, const T *src, int n, bool full)
 {
     if constexpr (ASYNC && EV >= 2) {
         const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -147,7 +151,7 @@ template <int EV> __device__ __forceinline__ void copy_chunk(T *dst, const T *sr
             asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(2 * EV), "r"(2 * n));
     } else {
         typedef typename Raw<2 * EV>::type V;
-        if (n == EV) {
+        if (full) {
             *reinterpret_cast<V *>(dst) = *reinterpret_cast<const V *>(src);
         } else {
 #pragma unroll
@@ -172,9 +176,11 @@ __device__ __forceinline__ void load_tile(T *dst, const T *src, int ld, int r0, 
         if (TOTAL % THREADS != 0 && c >= TOTAL)
             break;
         const int r = c / CPR, col = (c % CPR) * EV, gr = r0 + r, gc = c0 + col;
-        int n = gr < nrows ? ncols - gc : 0;
-        n = n < 0 ? 0 : n > EV ? EV : n;
-        copy_chunk<EV>(dst + r * DLD + col, n > 0 ? src + (idx_t)gr * ld + gc : src, n);
+        const int left = gr < nrows ? ncols - gc : 0;
+        const int n = left < 0 ? 0 : left > EV ? EV : left;
+        /* EV == 1 keeps n == 1: its SASS has no such VIMNMX, and its PTX stays as measured. */
+        const bool full = EV == 1 ? n == 1 : left >= EV;
+        copy_chunk<EV>(dst + r * DLD + col, n > 0 ? src + (idx_t)gr * ld + gc : src, n, full);
     }
 }
 

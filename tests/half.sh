@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The half dtypes (bf16, f16) without a GPU: the walk of configs/half.list compiles for sm_80, sm_86
 # and sm_90 in both dtypes and every op at a packed shape, and at odd ones (2-byte copies, M = 1), with
-# no spills; the pasted source names the types (T half_bits, TC float, BF16) while an f32 config's
-# pasted source is unchanged (its CUBIN cache keys stay); the refusals (sm_75, a half dtype on
-# an f32 template, an unknown dtype) are one line each with exit 2; the dtype is part of selection's
-# key (no f32 wisdom answers for bf16). tests/gpu/half.sh runs the kernels.
+# no spills; h01's and h02's copies through registers at 8 and 16 bytes carry no VIMNMX with a
+# predicate output in sm_90 SASS (where cuobjdump is found); the pasted source names the types (T
+# half_bits, TC float, BF16) while an f32 config's pasted source is unchanged (its CUBIN cache keys
+# stay); the refusals (sm_75, a half dtype on an f32 template, an unknown dtype) are one line each
+# with exit 2; the dtype is part of selection's key (no f32 wisdom answers for bf16).
+# tests/gpu/half.sh runs the kernels.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -63,6 +65,29 @@ grep -q 'ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16' "$T/ld/h02_ldmatrix.ptx
 $E compile configs/h03_async.json --arch sm_86 --emit "$T/as" >/dev/null 2>&1
 grep -q 'cp.async.cg.shared.global' "$T/as/h03_async.ptx" && ! grep -q 'cp.async' "$T/ld/h02_ldmatrix.ptx" &&
   pass "h03's PTX: cp.async (h02's none)" || fail "cp.async: h03 has none or h02 has some"
+
+echo "== h01, h02 (copies through registers) at wide vectors: the whole-vector test is not fused into VIMNMX (sm_90 SASS)"
+# copy_chunk's `n == EV` after load_tile's clamp became one VIMNMX.RELU with a predicate output (the
+# SASS of `clamp(n) == n`), and on an H200 copies with nothing left took the vector path: h01 and h02
+# wrong at 1x4096x1100. Fixed by testing the unclamped count; this looks for the fused form again.
+cuobjdump=$(bash tools/cuobjdump.sh 2>/dev/null)
+for dt in bf16 f16; do
+  $E compile configs/h01_mma.json configs/h02_ldmatrix.json --arch sm_90 --dtype $dt --m 3 --n 4096 --k 1100 \
+    --emit "$T/wide-$dt" >"$T/wide-$dt.txt" 2>&1
+  for c in h01_mma h02_ldmatrix; do
+    name="$c $dt sm_90 3x4096x1100 (EV_A=4 EV_B=8): 8- and 16-byte copies, no VIMNMX with a predicate output"
+    if [ -z "$cuobjdump" ]; then
+      skip "$name" "no cuobjdump: tools/deps.sh --with-tests installs it"
+      continue
+    fi
+    sass=$("$cuobjdump" -sass "$T/wide-$dt/$c.cubin" 2>&1)
+    fused=$(printf '%s\n' "$sass" | grep -E 'VIMNMX[.A-Z0-9]* +[A-Z0-9]+, P[0-6],')
+    if grep -q 'EV_A=4 EV_B=8' "$T/wide-$dt.txt" && printf '%s\n' "$sass" | grep -q 'LDG.E.64.CONSTANT' &&
+      printf '%s\n' "$sass" | grep -q 'LDG.E.128.CONSTANT' && [ -z "$fused" ]; then pass "$name"
+    else fail "$name" "$(grep -E "^$c |switches" "$T/wide-$dt.txt")
+$fused"; fi
+  done
+done
 
 echo "== refusals: one line, exit 2"
 # refuse NAME WANT ARGS...: exit 2 and the last line of stderr is WANT

@@ -30,7 +30,9 @@ HALF_WALK=$(grep -v '^#' configs/half.list | sed 's#^#configs/#')
 
 if want half; then
 echo "== half dtypes: the walk (configs/half.list) in bf16 and f16"
-HALF_SHAPES=1x1x1,17x33x5,127x255x33,128x128x128,1000x1001x999,4096x4096x4096
+# 1x4096x1100, 3x4096x1100: 8- and 16-byte copies (EV_A 4, EV_B 8) with k-tiles and rows past the
+# matrix; h01 and h02 (copies through registers) got them wrong on sm_90 before copy_chunk's fix.
+HALF_SHAPES=1x1x1,17x33x5,127x255x33,128x128x128,1000x1001x999,1x4096x1100,3x4096x1100,4096x4096x4096
 for dt in bf16 f16; do
   run_verify "half walk $dt, op NN, with the cuBLAS cross-check" half-$dt --cross-check $HALF_WALK \
     --dtype $dt --shapes $HALF_SHAPES
@@ -40,17 +42,18 @@ for dt in bf16 f16; do
     fail "cross-check $dt cuBLAS GemmEx vs CPU ($n ok, $bad FAIL; expected 4 ok)" "$(grep "^cross-check $dt" "$LOG/half-$dt.txt")"
   # x W^T as a transformer calls it: one token (M = 1) through an MLP's 4096 -> 11008 projection.
   run_verify "half walk $dt, op NT" half-$dt-nt $HALF_WALK --dtype $dt --op NT \
-    --shapes 1x1x1,127x255x33,1x11008x4096,1x4096x11008,4096x4096x4096
+    --shapes 1x1x1,127x255x33,1x4096x1100,1x11008x4096,1x4096x11008,4096x4096x4096
   # Rows padded by 1 (2-byte copies), by 8; C padded; strided batches; every loader path.
   run_verify "half walk $dt, NN rows padded by 1, C by 3" half-$dt-ld1 $HALF_WALK --dtype $dt \
     --lda +1 --ldb +1 --ldc +3 --shapes 17x33x5,127x255x33,300x200x100
   run_verify "half walk $dt, NT rows padded by 8, batch of 3" half-$dt-batch $HALF_WALK --dtype $dt \
     --op NT --lda +8 --ldb +8 --ldc +8 --batch 3 --shapes 17x33x5,127x255x33,256x256x256
+  # 3x4096x1100 with lda 1104 (16-byte copies of A): a copy with 4 of its 8 elements inside.
   run_verify "half walk $dt, NN rows padded by 4 (8-byte copies), batch of 2" half-$dt-ld4 $HALF_WALK \
-    --dtype $dt --lda +4 --ldb +4 --batch 2 --shapes 127x255x36,64x64x64
+    --dtype $dt --lda +4 --ldb +4 --batch 2 --shapes 127x255x36,64x64x64,3x4096x1100
   # A stored K x M: its fragments by ldmatrix.trans.
   run_verify "half walk $dt, op TN" half-$dt-tn $HALF_WALK --dtype $dt --op TN \
-    --shapes 1x1x1,17x33x5,127x255x33,1000x1001x999,4096x4096x4096
+    --shapes 1x1x1,17x33x5,127x255x33,1000x1001x999,3x4096x1100,4096x4096x4096
   run_verify "half walk $dt, op TT, rows padded by 1, batch of 2" half-$dt-tt $HALF_WALK --dtype $dt --op TT \
     --lda +1 --ldb +1 --ldc +1 --batch 2 --shapes 17x33x5,127x255x33,256x256x256
 done
