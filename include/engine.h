@@ -64,7 +64,8 @@ typedef enum {
     ENGINE_ERROR_NOT_SUPPORTED = 6,    /* the chosen template refuses this layout or shape */
     ENGINE_ERROR_COMPILE = 7,          /* NVRTC failed on the kernel */
     ENGINE_ERROR_CUDA = 8,             /* a driver call failed: module load, launch, a fault */
-    ENGINE_ERROR_OUT_OF_MEMORY = 9,    /* GPU memory for a workspace or a module ran out */
+    ENGINE_ERROR_OUT_OF_MEMORY = 9,    /* GPU memory for a workspace or a module ran out, or host memory
+                                        * for a context, a plan or a forced config */
     ENGINE_ERROR_VERSION = 10,         /* a struct larger than this library's: the program was built
                                         * against a newer engine.h (its size field) */
 } engine_status;

@@ -139,7 +139,9 @@ static engine_status create(engine_ctx **out, const engine_options *given)
     }
     const engine_options *opt = &mine;
     pthread_once(&g_paths_once, paths_once);
-    engine_ctx *c = xcalloc(1, sizeof *c);
+    engine_ctx *c = try_calloc(1, sizeof *c);
+    if (!c)
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, "engine_create", "no host memory for the context");
     pthread_mutex_init(&c->lock, NULL);
     err_t err;
     err_clear(&err);
@@ -153,7 +155,7 @@ static engine_status create(engine_ctx **out, const engine_options *given)
         c->arch_guessed = !opt->arch;
         c->smem_limit = arch_lookup(arch_sm(c->arch))->smem_optin;
         c->sms = opt->sms;
-        c->device_name = opt->device_name ? xstrdup(opt->device_name) : NULL;
+        c->device_name = try_strdup(opt->device_name);
     } else {
         if (opt->device < 0) {
             free(c);
@@ -168,7 +170,7 @@ static engine_status create(engine_ctx **out, const engine_options *given)
         c->arch_guessed = true;
         c->sms = c->gpu.sms;
         c->smem_limit = c->gpu.smem_optin > 0 ? c->gpu.smem_optin : arch_lookup(c->arch)->smem_optin;
-        c->device_name = xstrdup(c->gpu.name);
+        c->device_name = try_strdup(c->gpu.name);
     }
     /* Compiles in the background, cuBLAS meanwhile (apicall.h), unless told otherwise or cuBLAS cannot
      * be had (then every first call waits for its build, as before). */
@@ -188,8 +190,8 @@ static engine_status create(engine_ctx **out, const engine_options *given)
         async = gpu_set_current(&c->gpu, &why) == 0 && fallback_open(&c->blas, &why) == 0;
     }
     apicall_init(c, async && c->have_gpu);
-    c->wisdom_dir = opt->wisdom_dir ? xstrdup(opt->wisdom_dir) : NULL;
-    c->user_wisdom_dir = opt->user_wisdom_dir ? xstrdup(opt->user_wisdom_dir) : NULL;
+    c->wisdom_dir = try_strdup(opt->wisdom_dir);
+    c->user_wisdom_dir = try_strdup(opt->user_wisdom_dir);
     /* CUBINs on disk as `engine` keeps them; without a usable directory, in memory only. */
     err_t ignored;
     err_clear(&ignored);
@@ -200,6 +202,12 @@ static engine_status create(engine_ctx **out, const engine_options *given)
         jit_set_cache(&c->cache);
         g_cache_owner = c;
         pthread_mutex_unlock(&g_cache_lock);
+    }
+    /* A name given (or the GPU's) whose copy found no memory: the whole context is undone. */
+    if ((opt->wisdom_dir && !c->wisdom_dir) || (opt->user_wisdom_dir && !c->user_wisdom_dir) ||
+        ((c->have_gpu || opt->device_name) && !c->device_name)) {
+        engine_destroy(c);
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, "engine_create", "no host memory for the context");
     }
     *out = c;
     return ENGINE_SUCCESS;
@@ -244,7 +252,9 @@ engine_status engine_set_config(engine_ctx *c, const char *json_or_path)
         pthread_mutex_unlock(&c->lock);
         return ENGINE_SUCCESS;
     }
-    config_t *cfg = xcalloc(1, sizeof *cfg);
+    config_t *cfg = try_calloc(1, sizeof *cfg);
+    if (!cfg)
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, "engine_set_config", "no host memory for the config");
     err_t err;
     err_clear(&err);
     const char *p = json_or_path;
@@ -266,7 +276,14 @@ engine_status engine_set_config(engine_ctx *c, const char *json_or_path)
     }
     pthread_mutex_lock(&c->lock);
     /* Kept until the context goes: plans made with an earlier one still point at it. */
-    c->forced_all = xrealloc(c->forced_all, (c->nforced_all + 1) * sizeof *c->forced_all);
+    config_t **all = try_realloc(c->forced_all, (c->nforced_all + 1) * sizeof *c->forced_all);
+    if (!all) {
+        pthread_mutex_unlock(&c->lock);
+        config_free(cfg);
+        free(cfg);
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, "engine_set_config", "no host memory for the config");
+    }
+    c->forced_all = all;
     c->forced_all[c->nforced_all++] = cfg;
     c->forced = cfg;
     c->forced_gen++;

@@ -429,7 +429,9 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
 {
     err_t err;
     err_clear(&err);
-    engine_plan *pl = xcalloc(1, sizeof *pl);
+    engine_plan *pl = try_calloc(1, sizeof *pl);
+    if (!pl)
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, fn, "no host memory for the plan");
     pl->ctx = c;
     pl->p = *p;
     pl->al = *al;

@@ -335,6 +335,46 @@ static void test_sized_structs(void **state)
     engine_destroy(ctx);
 }
 
+/* Host memory that runs out for an entry point's own objects (a context and its names, a forced
+ * config, a plan) is ENGINE_ERROR_OUT_OF_MEMORY with nothing made, not an abort. */
+static void test_host_out_of_memory(void **state)
+{
+    (void)state;
+    engine_options o;
+    engine_options_init(&o);
+    o.no_device = 1;
+    o.wisdom_dir = "wisdom";
+    o.user_wisdom_dir = "";
+    o.device_name = "NVIDIA H100 80GB HBM3";
+    for (int n = 0; n < 4; n++) { /* the context, then each of its three names */
+        engine_ctx *ctx = (engine_ctx *)0x1;
+        util_try_fail_after(n);
+        assert_int_equal(engine_create(&ctx, &o), ENGINE_ERROR_OUT_OF_MEMORY);
+        util_try_fail_after(-1);
+        assert_null(ctx);
+        assert_non_null(strstr(engine_last_error(NULL), "engine_create: no host memory"));
+    }
+    engine_ctx *ctx = no_device_ctx();
+    for (int n = 0; n < 2; n++) { /* the config, then the context's list of them */
+        util_try_fail_after(n);
+        assert_int_equal(engine_set_config(ctx, "configs/naive.json"), ENGINE_ERROR_OUT_OF_MEMORY);
+        util_try_fail_after(-1);
+        assert_non_null(strstr(engine_last_error(ctx), "engine_set_config: no host memory"));
+    }
+    assert_int_equal(engine_set_config(ctx, "configs/naive.json"), ENGINE_SUCCESS);
+    engine_plan_desc d;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 64, 64, 64);
+    engine_plan *plan = (engine_plan *)0x1;
+    util_try_fail_after(0);
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_ERROR_OUT_OF_MEMORY);
+    util_try_fail_after(-1);
+    assert_null(plan);
+    assert_non_null(strstr(engine_last_error(ctx), "engine_plan_create: no host memory"));
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    engine_plan_destroy(plan);
+    engine_destroy(ctx);
+}
+
 /* The workspace a plan needs is known before it runs: a two-pass split-K config needs SPLITK x M x N
  * elements, the packed warp tile none; execute_ws refuses a short, a misaligned or a missing one
  * (then for want of a GPU: a context without one never launches). */
@@ -801,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_tile_variant),
         cmocka_unit_test(test_sized_copy),
         cmocka_unit_test(test_sized_structs),
+        cmocka_unit_test(test_host_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
