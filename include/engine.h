@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define ENGINE_VERSION_MAJOR 0
-#define ENGINE_VERSION_MINOR 4
+#define ENGINE_VERSION_MINOR 5
 
 #if defined(__GNUC__)
 #define ENGINE_API __attribute__((visibility("default")))
@@ -64,7 +64,10 @@ typedef enum {
     ENGINE_ERROR_NOT_SUPPORTED = 6,    /* the chosen template refuses this layout or shape */
     ENGINE_ERROR_COMPILE = 7,          /* NVRTC failed on the kernel */
     ENGINE_ERROR_CUDA = 8,             /* a driver call failed: module load, launch, a fault */
-    ENGINE_ERROR_OUT_OF_MEMORY = 9,    /* GPU memory for a workspace or a module ran out */
+    ENGINE_ERROR_OUT_OF_MEMORY = 9,    /* GPU memory for a workspace or a module ran out, or host memory
+                                        * for a context, a plan or a forced config */
+    ENGINE_ERROR_VERSION = 10,         /* a struct larger than this library's: the program was built
+                                        * against a newer engine.h (its size field) */
 } engine_status;
 
 /* CBLAS's values, so CblasRowMajor and CblasNoTrans may be passed as they are. */
@@ -78,7 +81,15 @@ typedef enum { ENGINE_F32 = 0, ENGINE_F64 = 1, ENGINE_BF16 = 2, ENGINE_F16 = 3 }
  * environment says ENGINE_JIT=sync. */
 typedef enum { ENGINE_JIT_DEFAULT = 0, ENGINE_JIT_ASYNC = 1, ENGINE_JIT_SYNC = 2 } engine_jit;
 
+/* The structs a program fills (engine_options, engine_plan_desc) open with their size: sizeof the
+ * struct as the program was built, set by their init function. The library reads that many bytes, so
+ * a program built against an older engine.h, whose struct is smaller, keeps working (the fields it
+ * lacks take their defaults), and one built against a newer engine.h is refused with
+ * ENGINE_ERROR_VERSION rather than read past its end. A size of 0 (the init function not called)
+ * is ENGINE_ERROR_INVALID_ARGUMENT. A field added in a later version starts past the end of the
+ * earlier struct, tail padding included, so that it is never read from an older program's padding. */
 typedef struct {
+    size_t size;                 /* sizeof(engine_options) as the program was built: engine_options_init */
     int device;                  /* CUDA device ordinal; default 0 */
     const char *cache_dir;       /* CUBIN cache; NULL: $XDG_CACHE_HOME/engine, else ~/.cache/engine (one per
                                     process: the newest context's serves every context until it goes) */
@@ -97,7 +108,7 @@ typedef struct {
  * another header can tell; the Python package checks it). */
 ENGINE_API int engine_version(void);
 
-/* Defaults: device 0, every path NULL (as `engine` finds them), a GPU. */
+/* Defaults: device 0, every path NULL (as `engine` finds them), a GPU; size set. */
 ENGINE_API void engine_options_init(engine_options *opt);
 
 /* Open a context (opt NULL: defaults). On failure *ctx is NULL and engine_last_error(NULL) says why. */
@@ -162,6 +173,7 @@ ENGINE_API engine_status engine_warm(engine_ctx *ctx, int jobs, engine_warm_prog
 
 /* One problem, planned once and executed many times. */
 typedef struct {
+    size_t size; /* sizeof(engine_plan_desc) as the program was built: engine_plan_desc_init */
     engine_dtype dtype;
     engine_order order;
     engine_transpose transa, transb;
@@ -176,7 +188,7 @@ typedef struct {
                       pointers are 16 (the class the shipped entries were measured at) */
 } engine_plan_desc;
 
-/* Fill desc for a packed problem (lds the row length of each matrix in its order, batch 1). */
+/* Fill desc for a packed problem (lds the row length of each matrix in its order, batch 1), size set. */
 ENGINE_API void engine_plan_desc_init(engine_plan_desc *desc, engine_dtype dtype, engine_order order,
                                       engine_transpose transa, engine_transpose transb, int64_t m, int64_t n,
                                       int64_t k);
@@ -230,7 +242,8 @@ ENGINE_API const char *engine_last_error(const engine_ctx *ctx);
 /* "ENGINE_ERROR_MISALIGNED" and so on; "ENGINE_ERROR_UNKNOWN" past the last. */
 ENGINE_API const char *engine_status_string(engine_status status);
 /* sizeof the public struct named ("engine_options", "engine_plan_desc") as this library was built,
- * 0 for another name: a binding that lays the structs out itself (Python's ctypes) checks it. */
+ * 0 for another name: the largest size field it takes; a binding that lays the structs out itself
+ * (Python's ctypes) checks it. */
 ENGINE_API size_t engine_struct_size(const char *name);
 
 #ifdef __cplusplus

@@ -249,7 +249,9 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
     layout_align al = {layout_align_of(p->A, es, p->lay.lda, one * p->lay.sa),
                        layout_align_of(p->B, es, p->lay.ldb, one * p->lay.sb),
                        layout_align_of(p->C, es, p->lay.ldc, one * p->lay.sc)};
-    if (kernel_build(cfg, arch, smem, M, N, K, &s->prob.lay, &al, k, &origin, err))
+    if (kernel_build(
+            cfg, &(plan_target){.arch = arch, .smem_limit = smem, .M = M, .N = N, .K = K, .lay = &p->lay, .align = &al},
+            k, &origin, err))
         return -1;
     char *params = config_params_string(cfg);
     json_object_set_new(r, "t_compile", json_real((now_ms() - tc) * 1e-3));

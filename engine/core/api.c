@@ -27,14 +27,34 @@
 
 const char *engine_status_string(engine_status st)
 {
-    static const char *const names[] = {"ENGINE_SUCCESS", "ENGINE_ERROR_INVALID_ARGUMENT", "ENGINE_ERROR_MISALIGNED",
-                                        "ENGINE_ERROR_DTYPE_MISMATCH", "ENGINE_ERROR_NO_GPU", "ENGINE_ERROR_CONFIG",
-                                        "ENGINE_ERROR_NOT_SUPPORTED", "ENGINE_ERROR_COMPILE", "ENGINE_ERROR_CUDA",
-                                        "ENGINE_ERROR_OUT_OF_MEMORY"};
+    static const char *const names[] = {"ENGINE_SUCCESS",
+                                        "ENGINE_ERROR_INVALID_ARGUMENT",
+                                        "ENGINE_ERROR_MISALIGNED",
+                                        "ENGINE_ERROR_DTYPE_MISMATCH",
+                                        "ENGINE_ERROR_NO_GPU",
+                                        "ENGINE_ERROR_CONFIG",
+                                        "ENGINE_ERROR_NOT_SUPPORTED",
+                                        "ENGINE_ERROR_COMPILE",
+                                        "ENGINE_ERROR_CUDA",
+                                        "ENGINE_ERROR_OUT_OF_MEMORY",
+                                        "ENGINE_ERROR_VERSION"};
     return (unsigned)st < sizeof names / sizeof names[0] ? names[st] : "ENGINE_ERROR_UNKNOWN";
 }
 
-void engine_options_init(engine_options *o) { memset(o, 0, sizeof *o); }
+void engine_options_init(engine_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+/* The size of each struct's first sized layout (0.5; its last field's end rounded up to the struct's
+ * alignment): the smallest size taken. A field added later must start at or past the size of every
+ * earlier layout, never in its tail padding, which an older program's struct leaves undefined
+ * (engine.h says so); its default is what the init function gives it. */
+#define SIZE_UP_TO(type, field)                                                                                        \
+    ((offsetof(type, field) + sizeof(((type *)0)->field) + _Alignof(type) - 1) / _Alignof(type) * _Alignof(type))
+#define OPTIONS_OLDEST SIZE_UP_TO(engine_options, jit)
+#define PLAN_DESC_OLDEST SIZE_UP_TO(engine_plan_desc, alignment)
 
 int engine_version(void) { return ENGINE_VERSION_MAJOR * 1000 + ENGINE_VERSION_MINOR; }
 
@@ -101,18 +121,27 @@ engine_status engine_create(engine_ctx **out, const engine_options *opt)
     return st;
 }
 
-static engine_status create(engine_ctx **out, const engine_options *opt)
+static engine_status create(engine_ctx **out, const engine_options *given)
 {
-    engine_options defaults;
     if (!out)
         return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_create", "ctx is a null pointer");
     *out = NULL;
-    if (!opt) {
-        engine_options_init(&defaults);
-        opt = &defaults;
+    /* The caller's options in this library's layout: defaults where an older struct has no field. */
+    engine_options mine;
+    engine_options_init(&mine);
+    if (given) {
+        err_t bad;
+        err_clear(&bad);
+        engine_status st =
+            apiarg_sized("engine_create", "engine_options", given, OPTIONS_OLDEST, sizeof mine, &mine, &bad);
+        if (st)
+            return api_fail(st, &bad);
     }
+    const engine_options *opt = &mine;
     pthread_once(&g_paths_once, paths_once);
-    engine_ctx *c = xcalloc(1, sizeof *c);
+    engine_ctx *c = try_calloc(1, sizeof *c);
+    if (!c)
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, "engine_create", "no host memory for the context");
     pthread_mutex_init(&c->lock, NULL);
     err_t err;
     err_clear(&err);
@@ -126,7 +155,7 @@ static engine_status create(engine_ctx **out, const engine_options *opt)
         c->arch_guessed = !opt->arch;
         c->smem_limit = arch_lookup(arch_sm(c->arch))->smem_optin;
         c->sms = opt->sms;
-        c->device_name = opt->device_name ? xstrdup(opt->device_name) : NULL;
+        c->device_name = try_strdup(opt->device_name);
     } else {
         if (opt->device < 0) {
             free(c);
@@ -141,7 +170,7 @@ static engine_status create(engine_ctx **out, const engine_options *opt)
         c->arch_guessed = true;
         c->sms = c->gpu.sms;
         c->smem_limit = c->gpu.smem_optin > 0 ? c->gpu.smem_optin : arch_lookup(c->arch)->smem_optin;
-        c->device_name = xstrdup(c->gpu.name);
+        c->device_name = try_strdup(c->gpu.name);
     }
     /* Compiles in the background, cuBLAS meanwhile (apicall.h), unless told otherwise or cuBLAS cannot
      * be had (then every first call waits for its build, as before). */
@@ -161,8 +190,8 @@ static engine_status create(engine_ctx **out, const engine_options *opt)
         async = gpu_set_current(&c->gpu, &why) == 0 && fallback_open(&c->blas, &why) == 0;
     }
     apicall_init(c, async && c->have_gpu);
-    c->wisdom_dir = opt->wisdom_dir ? xstrdup(opt->wisdom_dir) : NULL;
-    c->user_wisdom_dir = opt->user_wisdom_dir ? xstrdup(opt->user_wisdom_dir) : NULL;
+    c->wisdom_dir = try_strdup(opt->wisdom_dir);
+    c->user_wisdom_dir = try_strdup(opt->user_wisdom_dir);
     /* CUBINs on disk as `engine` keeps them; without a usable directory, in memory only. */
     err_t ignored;
     err_clear(&ignored);
@@ -173,6 +202,12 @@ static engine_status create(engine_ctx **out, const engine_options *opt)
         jit_set_cache(&c->cache);
         g_cache_owner = c;
         pthread_mutex_unlock(&g_cache_lock);
+    }
+    /* A name given (or the GPU's) whose copy found no memory: the whole context is undone. */
+    if ((opt->wisdom_dir && !c->wisdom_dir) || (opt->user_wisdom_dir && !c->user_wisdom_dir) ||
+        ((c->have_gpu || opt->device_name) && !c->device_name)) {
+        engine_destroy(c);
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, "engine_create", "no host memory for the context");
     }
     *out = c;
     return ENGINE_SUCCESS;
@@ -217,7 +252,9 @@ engine_status engine_set_config(engine_ctx *c, const char *json_or_path)
         pthread_mutex_unlock(&c->lock);
         return ENGINE_SUCCESS;
     }
-    config_t *cfg = xcalloc(1, sizeof *cfg);
+    config_t *cfg = try_calloc(1, sizeof *cfg);
+    if (!cfg)
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, "engine_set_config", "no host memory for the config");
     err_t err;
     err_clear(&err);
     const char *p = json_or_path;
@@ -239,7 +276,14 @@ engine_status engine_set_config(engine_ctx *c, const char *json_or_path)
     }
     pthread_mutex_lock(&c->lock);
     /* Kept until the context goes: plans made with an earlier one still point at it. */
-    c->forced_all = xrealloc(c->forced_all, (c->nforced_all + 1) * sizeof *c->forced_all);
+    config_t **all = try_realloc(c->forced_all, (c->nforced_all + 1) * sizeof *c->forced_all);
+    if (!all) {
+        pthread_mutex_unlock(&c->lock);
+        config_free(cfg);
+        free(cfg);
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, "engine_set_config", "no host memory for the config");
+    }
+    c->forced_all = all;
     c->forced_all[c->nforced_all++] = cfg;
     c->forced = cfg;
     c->forced_gen++;
@@ -251,6 +295,7 @@ void engine_plan_desc_init(engine_plan_desc *d, engine_dtype dtype, engine_order
                            engine_transpose transb, int64_t m, int64_t n, int64_t k)
 {
     memset(d, 0, sizeof *d);
+    d->size = sizeof *d;
     d->dtype = dtype;
     d->order = order;
     d->transa = transa;
@@ -269,6 +314,30 @@ void engine_plan_desc_init(engine_plan_desc *d, engine_dtype dtype, engine_order
     d->batch = 1;
 }
 
+/* The caller's desc in this library's layout (engine_plan_desc.size): desc itself when it is, else
+ * copied into *room with zeros where an older one has no field. NULL (a null desc, a size refused)
+ * with the failure recorded as fn's. */
+static const engine_plan_desc *desc_in(const char *fn, const engine_plan_desc *desc, engine_plan_desc *room,
+                                       engine_status *st)
+{
+    *st = ENGINE_SUCCESS;
+    if (!desc) {
+        *st = api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, "desc is a null pointer");
+        return NULL;
+    }
+    if (desc->size == sizeof *desc)
+        return desc; /* the common case, engine_gemm's every call: no copy */
+    memset(room, 0, sizeof *room);
+    err_t err;
+    err_clear(&err);
+    *st = apiarg_sized(fn, "engine_plan_desc", desc, PLAN_DESC_OLDEST, sizeof *room, room, &err);
+    if (*st) {
+        api_fail(*st, &err);
+        return NULL;
+    }
+    return room;
+}
+
 static void desc_of(apiarg_desc *d, const char *fn, const engine_plan_desc *p)
 {
     *d = (apiarg_desc){.fn = fn, .dtype = p->dtype, .order = p->order, .transa = p->transa, .transb = p->transb,
@@ -276,14 +345,21 @@ static void desc_of(apiarg_desc *d, const char *fn, const engine_plan_desc *p)
                        .batch = p->batch, .stride_a = p->stride_a, .stride_b = p->stride_b, .stride_c = p->stride_c};
 }
 
-/* desc checked and mapped onto the kernels' problem (the failure recorded as fn's). */
-static engine_status problem_of(const char *fn, const engine_plan_desc *desc, apiarg_problem *p)
+/* c given, *desc read at its size (desc_in: *desc becomes the library's layout, perhaps room), checked
+ * and mapped onto the kernels' problem (the failure recorded as fn's). */
+static engine_status problem_of(const char *fn, const engine_ctx *c, const engine_plan_desc **desc,
+                                engine_plan_desc *room, apiarg_problem *p)
 {
+    if (!c)
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, "ctx is a null pointer");
+    engine_status st;
+    if (!(*desc = desc_in(fn, *desc, room, &st)))
+        return st;
     apiarg_desc d;
-    desc_of(&d, fn, desc);
+    desc_of(&d, fn, *desc);
     err_t err;
     err_clear(&err);
-    engine_status st = apiarg_check(&d, p, &err);
+    st = apiarg_check(&d, p, &err);
     return st ? api_fail(st, &err) : ENGINE_SUCCESS;
 }
 
@@ -301,14 +377,13 @@ static engine_status plan_create(engine_ctx *c, const engine_plan_desc *desc, en
     if (!plan)
         return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, "plan is a null pointer");
     *plan = NULL;
-    if (!c || !desc)
-        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, !c ? "ctx is a null pointer" : "desc is a null pointer");
-    if (desc->alignment < 0 || desc->alignment > 256 || (desc->alignment & (desc->alignment - 1)))
-        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, "alignment must be 0 or a power of two up to 256 bytes");
+    engine_plan_desc room;
     apiarg_problem p;
-    engine_status st = problem_of(fn, desc, &p);
+    engine_status st = problem_of(fn, c, &desc, &room, &p);
     if (st)
         return st;
+    if (desc->alignment < 0 || desc->alignment > 256 || (desc->alignment & (desc->alignment - 1)))
+        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, "alignment must be 0 or a power of two up to 256 bytes");
     /* The promised alignment as an address: every pointer given to execute is a multiple of it. */
     size_t es = dtype_size(p.dtype), bytes = (size_t)desc->alignment > es ? (size_t)desc->alignment : es;
     layout_align al;
@@ -365,8 +440,10 @@ static engine_status gemm(engine_ctx *c, const apiarg_desc *d, double alpha, con
 engine_status engine_gemm(engine_ctx *c, const engine_plan_desc *desc, double alpha, const void *A, const void *B,
                           double beta, void *C, engine_stream stream)
 {
-    if (!desc)
-        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_gemm", "desc is a null pointer");
+    engine_plan_desc room;
+    engine_status st;
+    if (!(desc = desc_in("engine_gemm", desc, &room, &st)))
+        return st;
     apiarg_desc d;
     desc_of(&d, "engine_gemm", desc);
     return gemm(c, &d, alpha, A, B, beta, C, stream);
@@ -376,10 +453,9 @@ engine_status engine_gemm_describe(engine_ctx *c, const engine_plan_desc *desc, 
                                    const void *C, int wait, char *buf, size_t len, size_t *needed)
 {
     const char *fn = "engine_gemm_describe";
-    if (!c || !desc)
-        return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, fn, !c ? "ctx is a null pointer" : "desc is a null pointer");
+    engine_plan_desc room;
     apiarg_problem p;
-    engine_status st = problem_of(fn, desc, &p);
+    engine_status st = problem_of(fn, c, &desc, &room, &p);
     if (st)
         return st;
     err_t err;

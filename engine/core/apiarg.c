@@ -124,6 +124,25 @@ engine_status apiarg_check_pointers(const char *fn, const apiarg_problem *p, con
     return ENGINE_SUCCESS;
 }
 
+engine_status apiarg_sized(const char *fn, const char *type, const void *given, size_t oldest, size_t ours, void *out,
+                           err_t *err)
+{
+    size_t size;
+    memcpy(&size, given, sizeof size); /* the first member of every sized struct */
+    if (size > ours)
+        return bad(err, fn, ENGINE_ERROR_VERSION,
+                   "%s.size is %zu bytes, larger than this library's %zu (libengine %d.%d): the program was built "
+                   "against a newer engine.h",
+                   type, size, ours, ENGINE_VERSION_MAJOR, ENGINE_VERSION_MINOR);
+    if (size < oldest)
+        return bad(err, fn, ENGINE_ERROR_INVALID_ARGUMENT,
+                   "%s.size is %zu bytes, below the %zu of the first sized %s: fill it with %s_init", type, size,
+                   oldest, type, type);
+    memcpy(out, given, size);
+    memcpy(out, &ours, sizeof ours);
+    return ENGINE_SUCCESS;
+}
+
 /* ---- errors: the message of each thread's last failure ---------------------------------------- */
 
 /* The last failure of this thread, as `engine` would print it. */

@@ -49,6 +49,15 @@ engine_status apiarg_check(const apiarg_desc *desc, apiarg_problem *out, err_t *
 engine_status apiarg_check_pointers(const char *fn, const apiarg_problem *p, const void *A, const void *B,
                                     const void *C, err_t *err);
 
+/* A caller-filled public struct (engine.h: its first member is its size) as this library lays it
+ * out: the caller's first `size` bytes copied over out (ours bytes, defaults already in it), so the
+ * fields an older, smaller struct lacks keep their defaults, and out's size set to ours. A size
+ * below oldest (the first sized layout's: 0 is an init function never called)
+ * is ENGINE_ERROR_INVALID_ARGUMENT, one above ours (a newer engine.h) ENGINE_ERROR_VERSION, with
+ * err set to the one-line message naming type (source: fn). */
+engine_status apiarg_sized(const char *fn, const char *type, const void *given, size_t oldest, size_t ours, void *out,
+                           err_t *err);
+
 /* Keep the failure's one-line message (err, or "fn: text") as this thread's last error
  * (engine_last_error) and return st: every failing call of the library ends here. */
 engine_status api_fail(engine_status st, const err_t *err);

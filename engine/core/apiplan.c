@@ -185,7 +185,14 @@ static engine_status build(engine_ctx *c, engine_plan *pl, const layout_t *lay, 
     const apiarg_problem *p = &pl->p;
     double t0 = now_ms();
     /* The config's own target (sm_90a for an arch-specific template on sm_90, config_load_guess). */
-    if (kernel_build(pl->cfg, pl->cfg->arch, c->smem_limit, p->M, p->N, p->K, lay, &pl->al, &pl->k, &pl->origin, err)) {
+    plan_target to = {.arch = pl->cfg->arch,
+                      .smem_limit = c->smem_limit,
+                      .M = p->M,
+                      .N = p->N,
+                      .K = p->K,
+                      .lay = lay,
+                      .align = &pl->al};
+    if (kernel_build(pl->cfg, &to, &pl->k, &pl->origin, err)) {
         engine_status st = api_status_of(err);
         kernel_free(&pl->k);
         return st;
@@ -422,7 +429,9 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
 {
     err_t err;
     err_clear(&err);
-    engine_plan *pl = xcalloc(1, sizeof *pl);
+    engine_plan *pl = try_calloc(1, sizeof *pl);
+    if (!pl)
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, fn, "no host memory for the plan");
     pl->ctx = c;
     pl->p = *p;
     pl->al = *al;

@@ -498,3 +498,13 @@ char *config_params_string(const config_t *cfg)
         sb_addf(&sb, "%s%s=%lld", i ? " " : "", cfg->tpl.params[i].name, (long long)cfg->values[i]);
     return sb_steal(&sb);
 }
+
+plan_req config_plan_req(const config_t *cfg, const plan_target *to)
+{
+    return (plan_req){.tpl = &cfg->tpl,
+                      .label = cfg->path,
+                      .config_name = cfg->name,
+                      .values = cfg->values,
+                      .dtype = cfg->dtype,
+                      .to = *to};
+}

@@ -29,22 +29,21 @@ static size_t include_dirs(const config_t *cfg, const char *inc[JIT_MAX_INCLUDES
     return ninc;
 }
 
-int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K,
-                 const layout_t *lay, const layout_align *align, kernel_t *k, jit_origin *origin, err_t *err)
+int kernel_build(const config_t *cfg, const plan_target *to, kernel_t *k, jit_origin *origin, err_t *err)
 {
     memset(k, 0, sizeof *k);
     k->cfg = cfg;
-    if (layout_check(lay, M, N, K, err))
+    if (layout_check(to->lay, to->M, to->N, to->K, err))
         return -1;
     /* A template that cannot do the layout refuses it through its "requires". */
-    if (template_plan_layout(&cfg->tpl, cfg->path, cfg->name, cfg->values, cfg->dtype, arch, M, N, K, lay, align,
-                             smem_limit, &k->plan, err))
+    plan_req r = config_plan_req(cfg, to);
+    if (template_plan(&r, &k->plan, err))
         return -1;
     char prog[160];
     snprintf(prog, sizeof prog, "%s.cu", cfg->name);
     const char *inc[JIT_MAX_INCLUDES];
     size_t ninc = include_dirs(cfg, inc);
-    if (jit_compile(prog, k->plan.source, inc, ninc, arch, cfg->path, &k->jit, origin, err))
+    if (jit_compile(prog, k->plan.source, inc, ninc, to->arch, cfg->path, &k->jit, origin, err))
         return -1;
     /* Every kernel the plan launches is in the module: a template whose #if leaves one out fails
      * here, by name and without a GPU, not when a GPU cannot find the function. */
@@ -58,15 +57,14 @@ int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, i
     return 0;
 }
 
-int kernel_prepare(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K,
-                   const layout_t *lay, const layout_align *align, jit_origin *origin, err_t *err)
+int kernel_prepare(const config_t *cfg, const plan_target *to, jit_origin *origin, err_t *err)
 {
-    if (layout_check(lay, M, N, K, err))
+    if (layout_check(to->lay, to->M, to->N, to->K, err))
         return -1;
     plan_t plan;
     memset(&plan, 0, sizeof plan);
-    if (template_plan_layout(&cfg->tpl, cfg->path, cfg->name, cfg->values, cfg->dtype, arch, M, N, K, lay, align,
-                             smem_limit, &plan, err)) {
+    plan_req r = config_plan_req(cfg, to);
+    if (template_plan(&r, &plan, err)) {
         plan_free(&plan);
         return -1;
     }
@@ -74,7 +72,7 @@ int kernel_prepare(const config_t *cfg, int arch, int64_t smem_limit, int64_t M,
     snprintf(prog, sizeof prog, "%s.cu", cfg->name);
     const char *inc[JIT_MAX_INCLUDES];
     size_t ninc = include_dirs(cfg, inc);
-    int rc = jit_prepare(prog, plan.source, inc, ninc, arch, cfg->path, origin, err);
+    int rc = jit_prepare(prog, plan.source, inc, ninc, to->arch, cfg->path, origin, err);
     plan_free(&plan);
     return rc;
 }

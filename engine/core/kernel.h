@@ -40,15 +40,13 @@ typedef struct {
     CUdeviceptr A, B, C;
 } gemm_call;
 
-/* Plan cfg for the shape, layout and alignment class and compile it for sm_<arch> (or find it
- * compiled: origin, may be NULL, says where it came from). No GPU needed. lay must pass
- * layout_check; a template that cannot do it refuses with EXIT_INPUT. */
-int kernel_build(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K,
-                 const layout_t *lay, const layout_align *align, kernel_t *k, jit_origin *origin, err_t *err);
+/* Plan cfg at target `to` (its arch, shape, layout and alignment class) and compile it for that
+ * arch (or find it compiled: origin, may be NULL, says where it came from). No GPU needed. to->lay
+ * must be given and pass layout_check; a template that cannot do it refuses with EXIT_INPUT. */
+int kernel_build(const config_t *cfg, const plan_target *to, kernel_t *k, jit_origin *origin, err_t *err);
 /* The same plan and compile, only to put the CUBIN into the disk cache (jit_prepare): nothing is
  * kept (engine warm). */
-int kernel_prepare(const config_t *cfg, int arch, int64_t smem_limit, int64_t M, int64_t N, int64_t K,
-                   const layout_t *lay, const layout_align *align, jit_origin *origin, err_t *err);
+int kernel_prepare(const config_t *cfg, const plan_target *to, jit_origin *origin, err_t *err);
 /* Load the CUBIN into g's context and look up its kernels. pdl: -1 the config's PDL parameter
  * decides (plan_use_pdl, from the occupancy on g), 0 never, 1 always where the template allows it. */
 int kernel_load(gpu_t *g, int pdl, kernel_t *k, err_t *err);

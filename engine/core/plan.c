@@ -18,29 +18,16 @@ static int tpl_expr_fail(const template_t *t, err_t *err, const char *what, cons
     return err_set(err, ERR_CONFIG, t->path, 0, 0, "%s: %s", what, msg);
 }
 
-static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,
-                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
-                     const layout_align *al, int64_t smem_limit, bool paste, plan_t *plan, err_t *err);
+static int plan_eval(const plan_req *r, bool paste, plan_t *plan, err_t *err);
 
-int template_plan(const template_t *t, const char *label, const char *config_name, const int64_t *values,
-                  dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit,
-                  plan_t *plan, err_t *err)
+int template_plan(const plan_req *r, plan_t *plan, err_t *err)
 {
-    return plan_eval(t, label, config_name, values, dtype, arch, M, N, K, NULL, NULL, smem_limit, true, plan, err);
+    return plan_eval(r, true, plan, err);
 }
 
-int template_plan_layout(const template_t *t, const char *label, const char *config_name, const int64_t *values,
-                         dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
-                         const layout_align *al, int64_t smem_limit, plan_t *plan, err_t *err)
+int template_plan_geometry(const plan_req *r, plan_t *plan, err_t *err)
 {
-    return plan_eval(t, label, config_name, values, dtype, arch, M, N, K, lay, al, smem_limit, true, plan, err);
-}
-
-int template_plan_geometry(const template_t *t, const char *label, const int64_t *values, dtype_t dtype, int arch,
-                           int64_t M, int64_t N, int64_t K, const layout_t *lay, int64_t smem_limit, plan_t *plan,
-                           err_t *err)
-{
-    return plan_eval(t, label, "", values, dtype, arch, M, N, K, lay, NULL, smem_limit, false, plan, err);
+    return plan_eval(r, false, plan, err);
 }
 
 /* The template's tensor maps at this shape (template.h): what the copy engine accepts is checked
@@ -96,10 +83,16 @@ static int plan_tmaps(const template_t *t, const char *label, const tpl_scope *s
     return 0;
 }
 
-static int plan_eval(const template_t *t, const char *label, const char *config_name, const int64_t *values,
-                     dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
-                     const layout_align *al, int64_t smem_limit, bool paste, plan_t *plan, err_t *err)
+static int plan_eval(const plan_req *r, bool paste, plan_t *plan, err_t *err)
 {
+    const template_t *t = r->tpl;
+    const char *label = r->label;
+    const int64_t *values = r->values;
+    const dtype_t dtype = r->dtype;
+    const int arch = r->to.arch;
+    const int64_t M = r->to.M, N = r->to.N, K = r->to.K, smem_limit = r->to.smem_limit;
+    const layout_t *lay = r->to.lay;
+    const layout_align *al = r->to.align;
     /* No layout: packed NN, one product, on 16-byte-aligned buffers. */
     layout_t packed;
     layout_align packed_al;
@@ -251,7 +244,7 @@ static int plan_eval(const template_t *t, const char *label, const char *config_
     strbuf src;
     sb_init(&src);
     /* No shape here: shapes with the same switches share one CUBIN (and one cache entry). */
-    sb_addf(&src, "/* pasted by engine: config %s, template %s, %s, %s */\n", config_name, t->name,
+    sb_addf(&src, "/* pasted by engine: config %s, template %s, %s, %s */\n", r->config_name, t->name,
             dtype_name(dtype), arch_name(arch, (char[16]){0}, 16));
     sb_addf(&src, "#define T %s\n#define ELEM %zu\n#define F64 %d\n#define ARCH %d\n#define ARCH_SPECIFIC %d\n#define IDX64 %d\n",
             dtype == DTYPE_F64 ? "double" : dtype_half(dtype) ? "half_bits" : "float", dtype_size(dtype),

@@ -109,9 +109,11 @@ static int plan_in(const select_t *s, const select_cand *c, const shape_t *sh, i
         lay = *given;
     else
         class_layout(&lay, op, sh, batch, c->cfg.dtype, al);
-    int rc = template_plan_geometry(&c->cfg.tpl, c->cfg.path, c->cfg.values, c->cfg.dtype, c->cfg.arch, sh->m, sh->n,
-                                    sh->k, &lay, s->gpu.smem_limit, p, &err);
-    return rc;
+    plan_req r = config_plan_req(
+        &c->cfg,
+        &(plan_target){
+            .arch = c->cfg.arch, .smem_limit = s->gpu.smem_limit, .M = sh->m, .N = sh->n, .K = sh->k, .lay = &lay});
+    return template_plan_geometry(&r, p, &err);
 }
 
 static int plan_at(const select_t *s, const select_cand *c, const shape_t *sh, int op, int64_t batch,
@@ -500,8 +502,11 @@ size_t select_neighbours(const select_t *s, size_t ci, const shape_t *sh, const 
     plan_t base;
     err_t err;
     err_clear(&err);
-    if (template_plan_geometry(t, c->cfg.path, c->cfg.values, c->cfg.dtype, c->cfg.arch, sh->m, sh->n, sh->k, lay,
-                               s->gpu.smem_limit, &base, &err))
+    plan_req r = config_plan_req(
+        &c->cfg,
+        &(plan_target){
+            .arch = c->cfg.arch, .smem_limit = s->gpu.smem_limit, .M = sh->m, .N = sh->n, .K = sh->k, .lay = lay});
+    if (template_plan_geometry(&r, &base, &err))
         return 0;
     const plan_launch *bl = &base.launches[base.main_launch];
     int occ_base = arch_occupancy(ai, (int)(bl->block[0] * bl->block[1] * bl->block[2]), SELECT_REGS_GUESS, (int)bl->smem);
@@ -554,8 +559,8 @@ size_t select_neighbours(const select_t *s, size_t ci, const shape_t *sh, const 
                 continue;
             plan_t p;
             err_clear(&err);
-            if (template_plan_geometry(t, c->cfg.path, values, c->cfg.dtype, c->cfg.arch, sh->m, sh->n, sh->k, lay,
-                                       s->gpu.smem_limit, &p, &err))
+            r.values = values; /* the variant's */
+            if (template_plan_geometry(&r, &p, &err))
                 continue;
             const plan_launch *l = &p.launches[p.main_launch];
             int occ = arch_occupancy(ai, (int)(l->block[0] * l->block[1] * l->block[2]), SELECT_REGS_GUESS, (int)l->smem);

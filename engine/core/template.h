@@ -26,7 +26,7 @@
  *
  * Expressions (expr.h) see the params, ELEM (bytes per element), F64, IS_HALF, BF16 (0/1), ARCH (e.g. 90) and
  * the derived names; requires, switches, let, workspace, traffic and launches also see M, N, K,
- * the layout's names (template_plan_layout), and the switches and lets declared before them. Every param, derived name and switch reaches
+ * the layout's names (plan_target), and the switches and lets declared before them. Every param, derived name and switch reaches
  * the kernel as a #define, along with T (the element type) and TC (the compute type: gemm_common.cuh). The engine has no per-template code: one launcher runs them all.
  * A "persistent" launch's grid[0] is its work items (tiles): the launcher caps it at the blocks the GPU
  * keeps resident (SMs x blocks per SM), and the kernel strides over the items by gridDim.x.
@@ -231,7 +231,7 @@ typedef struct {
 
 typedef struct {
     int64_t M, N, K;
-    layout_t lay;       /* the layout planned for (packed NN, one product, unless template_plan_layout) */
+    layout_t lay;       /* the layout planned for (packed NN, one product, unless the target names one) */
     layout_align align; /* and the pointers' alignment class */
     int arch;
     dtype_t dtype;
@@ -254,26 +254,37 @@ typedef struct {
     char *source;      /* pasted CUDA source */
 } plan_t;
 
-/* Evaluate requires/switches/let/launches for (M, N, K) and paste the source. `label` names the
- * config in errors; smem_limit is the per-block opt-in limit of the target. Returns 0, or non-zero
- * with err set; call plan_free either way. The plan points into t: free it first. */
-int template_plan(const template_t *t, const char *label, const char *config_name, const int64_t *values,
-                  dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, int64_t smem_limit,
-                  plan_t *plan, err_t *err);
-/* The same for a layout (lay, checked by layout_check) and the alignment class of the pointers
- * (al, elements; NULL: what lay allows on 16-byte-aligned buffers). Expressions see TA TB LDA LDB
- * LDC LD_PACKED BATCH SA SB SC ALIGN_A ALIGN_B ALIGN_C besides M, N, K; a template that cannot do a
- * layout refuses it through its "requires". template_plan is this at packed NN, one product. */
-int template_plan_layout(const template_t *t, const char *label, const char *config_name, const int64_t *values,
-                         dtype_t dtype, int arch, int64_t M, int64_t N, int64_t K, const layout_t *lay,
-                         const layout_align *al, int64_t smem_limit, plan_t *plan, err_t *err);
+/* What a config is planned for: the target and the problem. */
+typedef struct {
+    int arch;           /* the target: sm number, ARCH_SPECIFIC added for sm_90a (arch.h) */
+    int64_t smem_limit; /* bytes of shared memory per block the target allows (opt-in) */
+    int64_t M, N, K;
+    const layout_t *lay;       /* checked by layout_check; NULL: packed NN, one product */
+    const layout_align *align; /* the pointers' alignment class, elements; NULL: what lay allows on
+                                * 16-byte-aligned buffers */
+} plan_target;
+
+/* One plan asked for: a config's values for a template, at a target. The pointers are borrowed for
+ * the call; the plan points into tpl only. */
+typedef struct {
+    const template_t *tpl;
+    const char *label;       /* names the config in errors (its file) */
+    const char *config_name; /* in the pasted source's first line */
+    const int64_t *values;   /* aligned with tpl->params */
+    dtype_t dtype;
+    plan_target to;
+} plan_req;
+
+/* Evaluate requires/switches/let/launches for r's problem and paste the source. Expressions see TA
+ * TB LDA LDB LDC LD_PACKED BATCH SA SB SC ALIGN_A ALIGN_B ALIGN_C besides M, N, K; a template that
+ * cannot do a layout refuses it through its "requires". Returns 0, or non-zero with err set; call
+ * plan_free either way. The plan points into r->tpl: free it first. */
+int template_plan(const plan_req *r, plan_t *plan, err_t *err);
+/* The same without the source (source and switches stay NULL; r->config_name unused): launch
+ * geometry, workspace and the model's figures only, for the selection model, which plans
+ * candidates at many shapes. */
+int template_plan_geometry(const plan_req *r, plan_t *plan, err_t *err);
 void plan_free(plan_t *plan);
-/* The same without the source (source and switches stay NULL): launch geometry, workspace and the
- * model's figures only, for the selection model, which plans candidates at many shapes. lay: the
- * layout (its op and batch; NULL: packed NN, one product), on 16-byte-aligned buffers. */
-int template_plan_geometry(const template_t *t, const char *label, const int64_t *values, dtype_t dtype, int arch,
-                           int64_t M, int64_t N, int64_t K, const layout_t *lay, int64_t smem_limit, plan_t *plan,
-                           err_t *err);
 
 /* Whether to launch the plan with programmatic dependent launch on a GPU of `sms` SMs where its
  * main kernel keeps `blocks_per_sm` blocks resident. Modes 0 and 1 say it outright; mode 2 decides.

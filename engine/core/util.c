@@ -49,6 +49,40 @@ void *xrealloc(void *p, size_t n)
     return p;
 }
 
+/* util_try_fail_after's countdown, per thread: how many try_* allocations succeed still (< 0: all). */
+static _Thread_local int t_try_left = -1;
+
+void util_try_fail_after(int n)
+{
+    t_try_left = n;
+}
+
+/* Whether this try_* allocation is to fail (tests). */
+static bool try_fails(void)
+{
+    if (t_try_left < 0)
+        return false;
+    if (t_try_left == 0)
+        return true;
+    t_try_left--;
+    return false;
+}
+
+void *try_calloc(size_t n, size_t size)
+{
+    return try_fails() ? NULL : calloc(n ? n : 1, size ? size : 1);
+}
+
+void *try_realloc(void *p, size_t n)
+{
+    return try_fails() ? NULL : realloc(p, n ? n : 1);
+}
+
+char *try_strdup(const char *s)
+{
+    return !s || try_fails() ? NULL : strdup(s);
+}
+
 char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
 
 char *xstrndup(const char *s, size_t n)

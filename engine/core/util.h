@@ -13,13 +13,23 @@
 void *xmalloc(size_t n);
 /* What happens when xmalloc and its kin find no host memory: fn(bytes) is called (the command's
  * prints one line and exits 3); if it returns, or with none set (the library), the process aborts.
- * Allocation failure is not a status: nothing below the API can continue without the memory. */
+ * Below the library's entry points allocation failure is not a status: nothing there can continue
+ * without the memory (the entry points' own objects use try_*, below). */
 void util_set_oom(void (*fn)(size_t));
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same that give NULL when the host has no memory, for the objects the library's entry points
+ * make first (a context, a plan, a forced config): their callers get ENGINE_ERROR_OUT_OF_MEMORY
+ * rather than an abort. try_strdup(NULL) is NULL too: the caller tells the two apart. */
+void *try_calloc(size_t n, size_t size);
+void *try_realloc(void *p, size_t n);
+char *try_strdup(const char *s);
+/* Tests: of this thread's next try_* allocations the first n succeed and the rest fail, as if the
+ * host had no memory; n < 0 (the default): none fail. */
+void util_try_fail_after(int n);
 
 /* Read a whole file into a NUL-terminated buffer. Returns NULL and sets errno on failure. */
 char *read_file(const char *path, size_t *len);

@@ -50,9 +50,14 @@ static char *source_key(const warm_task *t, int64_t smem_limit)
     err_t err;
     err_clear(&err);
     const config_t *c = t->cfg;
-    if (template_plan_layout(&c->tpl, c->path, c->name, c->values, c->dtype, c->arch, t->M, t->N, t->K, &t->lay, &t->al,
-                             smem_limit, &plan, &err) ||
-        !plan.source) {
+    plan_req r = config_plan_req(c, &(plan_target){.arch = c->arch,
+                                                   .smem_limit = smem_limit,
+                                                   .M = t->M,
+                                                   .N = t->N,
+                                                   .K = t->K,
+                                                   .lay = &t->lay,
+                                                   .align = &t->al});
+    if (template_plan(&r, &plan, &err) || !plan.source) {
         plan_free(&plan);
         return xstrdup(t->key);
     }
@@ -85,7 +90,14 @@ static void *worker(void *arg)
         err_t err;
         err_clear(&err);
         /* The config's own target: sm_90a for an arch-specific template on sm_90 (config_load_guess). */
-        int rc = kernel_prepare(t->cfg, t->cfg->arch, w->smem_limit, t->M, t->N, t->K, &t->lay, &t->al, &origin, &err);
+        plan_target to = {.arch = t->cfg->arch,
+                          .smem_limit = w->smem_limit,
+                          .M = t->M,
+                          .N = t->N,
+                          .K = t->K,
+                          .lay = &t->lay,
+                          .align = &t->al};
+        int rc = kernel_prepare(t->cfg, &to, &origin, &err);
         pthread_mutex_lock(&w->lock);
         w->st->done++;
         if (rc) {

@@ -24,8 +24,14 @@ void build_job_run(void *arg)
     build_job *j = arg;
     double t0 = now_ms();
     err_clear(&j->err);
-    j->rc = kernel_build(j->cfg, j->arch, j->smem_limit, j->M, j->N, j->K, &j->lay, &j->align, &j->k, &j->origin,
-                         &j->err);
+    plan_target to = {.arch = j->arch,
+                      .smem_limit = j->smem_limit,
+                      .M = j->M,
+                      .N = j->N,
+                      .K = j->K,
+                      .lay = &j->lay,
+                      .align = &j->align};
+    j->rc = kernel_build(j->cfg, &to, &j->k, &j->origin, &j->err);
     j->ms = now_ms() - t0;
 }
 

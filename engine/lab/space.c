@@ -664,8 +664,13 @@ int space_enumerate(const space_t *s, const space_device *dev, const shape_t *sh
             plan_t plan;
             err_t perr;
             err_clear(&perr);
-            if (template_plan(t, s->base.path, s->base.name, vals, s->base.dtype, dev->arch, shapes[k].m, shapes[k].n,
-                              shapes[k].k, dev->smem_limit, &plan, &perr)) {
+            plan_req req = config_plan_req(&s->base, &(plan_target){.arch = dev->arch,
+                                                                    .smem_limit = dev->smem_limit,
+                                                                    .M = shapes[k].m,
+                                                                    .N = shapes[k].n,
+                                                                    .K = shapes[k].k});
+            req.values = vals; /* the point's */
+            if (template_plan(&req, &plan, &perr)) {
                 p->pruned = PRUNE_DEVICE;
                 p->reason = xstrdup(perr.text);
                 c->by_device++;

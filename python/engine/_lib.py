@@ -15,20 +15,21 @@ class EngineError(RuntimeError):
         super().__init__(f"{self.status}: {message}")
 
 
-class _Options(ctypes.Structure):  # engine_options
-    _fields_ = [("device", ctypes.c_int), ("cache_dir", ctypes.c_char_p), ("wisdom_dir", ctypes.c_char_p),
+class _Options(ctypes.Structure):  # engine_options; size: sizeof it (engine.h's sized structs)
+    _fields_ = [("size", ctypes.c_size_t), ("device", ctypes.c_int), ("cache_dir", ctypes.c_char_p), ("wisdom_dir", ctypes.c_char_p),
                 ("user_wisdom_dir", ctypes.c_char_p), ("no_device", ctypes.c_int), ("arch", ctypes.c_int),
                 ("sms", ctypes.c_int), ("device_name", ctypes.c_char_p), ("jit", ctypes.c_int)]
 
 _JIT = {None: 0, "async": 1, "sync": 2}  # engine_jit
 _WARM_PROGRESS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_char_p)
 # The library this package speaks to: engine_version() of libengine, major * 1000 + minor. A
-# library of another major, or an older minor, lays out its structs differently (0.4: bfloat16, float16).
-_VERSION = (0, 4)
+# library of another major, or an older minor, lays out its structs differently (0.4: bfloat16, float16;
+# 0.5: the structs open with their size).
+_VERSION = (0, 5)
 
 
-class _PlanDesc(ctypes.Structure):  # engine_plan_desc
-    _fields_ = [("dtype", ctypes.c_int), ("order", ctypes.c_int), ("transa", ctypes.c_int), ("transb", ctypes.c_int),
+class _PlanDesc(ctypes.Structure):  # engine_plan_desc; size as _Options's
+    _fields_ = [("size", ctypes.c_size_t), ("dtype", ctypes.c_int), ("order", ctypes.c_int), ("transa", ctypes.c_int), ("transb", ctypes.c_int),
                 ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64), ("lda", ctypes.c_int64),
                 ("ldb", ctypes.c_int64), ("ldc", ctypes.c_int64), ("batch", ctypes.c_int64),
                 ("stride_a", ctypes.c_int64), ("stride_b", ctypes.c_int64), ("stride_c", ctypes.c_int64),
@@ -133,7 +134,7 @@ class Library:
     def create(self, device, cache_dir, wisdom_dir, user_wisdom_dir, no_device, arch, sms, device_name, jit=None):
         if jit not in _JIT:
             raise ValueError(f"jit: {jit!r} is not 'async', 'sync' or None")
-        o = _Options(device, _b(cache_dir), _b(wisdom_dir), _b(user_wisdom_dir), int(bool(no_device)), arch, sms,
+        o = _Options(ctypes.sizeof(_Options), device, _b(cache_dir), _b(wisdom_dir), _b(user_wisdom_dir), int(bool(no_device)), arch, sms,
                      _b(device_name), _JIT[jit])
         ctx = ctypes.c_void_p()
         self._check(self.dll.engine_create(ctypes.byref(ctx), ctypes.byref(o)), None)
@@ -159,8 +160,8 @@ class Library:
     @staticmethod
     def desc(call):
         """The engine_plan_desc of a _layout.Call (alignment 0: engine_gemm takes the pointers' own)."""
-        return _PlanDesc(call.dtype, call.order, call.transa, call.transb, call.m, call.n, call.k, call.lda,
-                         call.ldb, call.ldc, call.batch, call.stride_a, call.stride_b, call.stride_c, 0)
+        return _PlanDesc(ctypes.sizeof(_PlanDesc), call.dtype, call.order, call.transa, call.transb, call.m, call.n,
+                         call.k, call.lda, call.ldb, call.ldc, call.batch, call.stride_a, call.stride_b, call.stride_c, 0)
 
     def gemm(self, ctx, desc_addr, alpha, A, B, beta, C, stream):
         """engine_gemm with the desc at address desc_addr: eight arguments, the host path's whole cost."""

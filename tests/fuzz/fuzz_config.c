@@ -132,8 +132,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             plan_t plan;
             err_clear(&err);
             const int64_t M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
-            if (template_plan(&cfg.tpl, cfg.path, cfg.name, cfg.values, cfg.dtype, 90, M, N, K, SMEM_LIMIT, &plan,
-                              &err))
+            plan_req r =
+                config_plan_req(&cfg, &(plan_target){.arch = 90, .smem_limit = SMEM_LIMIT, .M = M, .N = N, .K = K});
+            if (template_plan(&r, &plan, &err))
                 check_reason(&err, "template_plan");
             else
                 check_plan(&plan, &cfg, M, N, K);

@@ -29,7 +29,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (size_t i = 0; i < 3; i++) {
                 plan_t plan;
                 err_clear(&err);
-                template_plan(&t, "fuzz", "fuzz", v, DTYPE_F64, 90, shapes[i][0], shapes[i][1], shapes[i][2], 232448,
+                template_plan(&(plan_req){.tpl = &t,
+                                          .label = "fuzz",
+                                          .config_name = "fuzz",
+                                          .values = v,
+                                          .dtype = DTYPE_F64,
+                                          .to = {.arch = 90,
+                                                 .smem_limit = 232448,
+                                                 .M = shapes[i][0],
+                                                 .N = shapes[i][1],
+                                                 .K = shapes[i][2]}},
                               &plan, &err);
                 plan_free(&plan);
             }

@@ -419,6 +419,14 @@ class ThroughTheLibrary(unittest.TestCase):
             engine._lib._Options = orig
         lib = engine._lib.Library(LIB)  # as built: the same sizes
         self.assertEqual(lib.dll.engine_struct_size(b"engine_plan_desc"), ctypes.sizeof(engine._lib._PlanDesc))
+        # the library itself reads each struct's size: a larger one (a newer engine.h) is refused by status
+        o = engine._lib._Options(ctypes.sizeof(engine._lib._Options) + 8)
+        o.no_device = 1
+        ctx = ctypes.c_void_p()
+        with self.assertRaises(engine.EngineError) as e:
+            lib._check(lib.dll.engine_create(ctypes.byref(ctx), ctypes.byref(o)), None)
+        self.assertEqual(e.exception.status, "ENGINE_ERROR_VERSION")
+        self.assertIn("engine_options.size is", str(e.exception))
 
     def test_status_names_are_the_librarys(self):
         lib = engine._lib.Library(LIB)

@@ -213,6 +213,7 @@ static void test_status_strings(void **state)
     assert_string_equal(engine_status_string(ENGINE_SUCCESS), "ENGINE_SUCCESS");
     assert_string_equal(engine_status_string(ENGINE_ERROR_NO_GPU), "ENGINE_ERROR_NO_GPU");
     assert_string_equal(engine_status_string(ENGINE_ERROR_OUT_OF_MEMORY), "ENGINE_ERROR_OUT_OF_MEMORY");
+    assert_string_equal(engine_status_string(ENGINE_ERROR_VERSION), "ENGINE_ERROR_VERSION");
     assert_string_equal(engine_status_string((engine_status)99), "ENGINE_ERROR_UNKNOWN");
     assert_int_equal(engine_struct_size("engine_options"), sizeof(engine_options));
     assert_int_equal(engine_struct_size("engine_plan_desc"), sizeof(engine_plan_desc));
@@ -245,6 +246,133 @@ static engine_ctx *no_device_ctx(void)
     engine_ctx *ctx = NULL;
     assert_int_equal(engine_create(&ctx, &o), ENGINE_SUCCESS);
     return ctx;
+}
+
+/* A sized struct as two versions of engine.h lay it out: the newer adds b, whose default is 7,
+ * past the older one's end (engine.h). */
+typedef struct {
+    size_t size;
+    int64_t a;
+} toy_v1;
+typedef struct {
+    size_t size;
+    int64_t a;
+    int b;
+} toy_v2;
+
+/* apiarg_sized: an older program's smaller struct is read with the newer fields' defaults; a newer
+ * program's larger struct is refused by an older library; a size never set is refused. */
+static void test_sized_copy(void **state)
+{
+    (void)state;
+    err_t err;
+    err_clear(&err);
+    toy_v1 old = {sizeof old, 3};
+    toy_v2 out = {0, 0, 7};
+    assert_int_equal(apiarg_sized("f", "toy", &old, sizeof(toy_v1), sizeof out, &out, &err), ENGINE_SUCCESS);
+    assert_int_equal(out.size, sizeof(toy_v2));
+    assert_int_equal(out.a, 3);
+    assert_int_equal(out.b, 7);
+    toy_v2 newer = {sizeof newer, 3, 4};
+    toy_v1 mine = {0, 0};
+    assert_int_equal(apiarg_sized("f", "toy", &newer, sizeof(toy_v1), sizeof mine, &mine, &err), ENGINE_ERROR_VERSION);
+    assert_non_null(strstr(err.text, "toy.size is"));
+    assert_non_null(strstr(err.text, "newer engine.h"));
+    err_clear(&err);
+    old.size = 0;
+    assert_int_equal(apiarg_sized("f", "toy", &old, sizeof(toy_v1), sizeof out, &out, &err),
+                     ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.text, "fill it with toy_init"));
+}
+
+/* The library's own sized structs: the init functions set size; a larger one (a newer engine.h) is
+ * ENGINE_ERROR_VERSION, 0 or one short of the first sized layout ENGINE_ERROR_INVALID_ARGUMENT, each
+ * before any GPU work. */
+static void test_sized_structs(void **state)
+{
+    (void)state;
+    struct {
+        engine_options o;
+        char newer[16]; /* the fields a newer engine.h would add */
+    } big;
+    memset(&big, 0, sizeof big);
+    engine_options_init(&big.o);
+    assert_int_equal(big.o.size, sizeof(engine_options));
+    big.o.no_device = 1;
+    big.o.size = sizeof big;
+    engine_ctx *ctx = (engine_ctx *)0x1;
+    assert_int_equal(engine_create(&ctx, &big.o), ENGINE_ERROR_VERSION);
+    assert_null(ctx);
+    assert_non_null(strstr(engine_last_error(NULL), "engine_create: engine_options.size is"));
+    big.o.size = 0;
+    assert_int_equal(engine_create(&ctx, &big.o), ENGINE_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(engine_last_error(NULL), "engine_options_init"));
+
+    ctx = no_device_ctx();
+    struct {
+        engine_plan_desc d;
+        char newer[16];
+    } desc;
+    memset(&desc, 0, sizeof desc);
+    engine_plan_desc_init(&desc.d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 64, 64, 64);
+    assert_int_equal(desc.d.size, sizeof(engine_plan_desc));
+    engine_plan *plan = NULL;
+    desc.d.size = sizeof desc;
+    assert_int_equal(engine_plan_create(ctx, &desc.d, &plan), ENGINE_ERROR_VERSION);
+    assert_null(plan);
+    assert_non_null(strstr(engine_last_error(ctx), "engine_plan_desc.size is"));
+    assert_int_equal(engine_gemm(ctx, &desc.d, 1, NULL, NULL, 0, NULL, NULL), ENGINE_ERROR_VERSION);
+    char text[256];
+    assert_int_equal(engine_gemm_describe(ctx, &desc.d, NULL, NULL, NULL, 0, text, sizeof text, NULL),
+                     ENGINE_ERROR_VERSION);
+    desc.d.size = 0;
+    assert_int_equal(engine_plan_create(ctx, &desc.d, &plan), ENGINE_ERROR_INVALID_ARGUMENT);
+    desc.d.size = offsetof(engine_plan_desc, alignment); /* no alignment field: below the first layout */
+    assert_int_equal(engine_plan_create(ctx, &desc.d, &plan), ENGINE_ERROR_INVALID_ARGUMENT);
+    desc.d.size = sizeof desc.d;
+    assert_int_equal(engine_plan_create(ctx, &desc.d, &plan), ENGINE_SUCCESS);
+    engine_plan_destroy(plan);
+    engine_destroy(ctx);
+}
+
+/* Host memory that runs out for an entry point's own objects (a context and its names, a forced
+ * config, a plan) is ENGINE_ERROR_OUT_OF_MEMORY with nothing made, not an abort. */
+static void test_host_out_of_memory(void **state)
+{
+    (void)state;
+    engine_options o;
+    engine_options_init(&o);
+    o.no_device = 1;
+    o.wisdom_dir = "wisdom";
+    o.user_wisdom_dir = "";
+    o.device_name = "NVIDIA H100 80GB HBM3";
+    for (int n = 0; n < 4; n++) { /* the context, then each of its three names */
+        engine_ctx *ctx = (engine_ctx *)0x1;
+        util_try_fail_after(n);
+        assert_int_equal(engine_create(&ctx, &o), ENGINE_ERROR_OUT_OF_MEMORY);
+        util_try_fail_after(-1);
+        assert_null(ctx);
+        assert_non_null(strstr(engine_last_error(NULL), "engine_create: no host memory"));
+    }
+    engine_ctx *ctx = no_device_ctx();
+    for (int n = 0; n < 2; n++) { /* the config, then the context's list of them */
+        util_try_fail_after(n);
+        assert_int_equal(engine_set_config(ctx, "configs/naive.json"), ENGINE_ERROR_OUT_OF_MEMORY);
+        util_try_fail_after(-1);
+        assert_non_null(strstr(engine_last_error(ctx), "engine_set_config: no host memory"));
+    }
+    assert_int_equal(engine_set_config(ctx, "configs/naive.json"), ENGINE_SUCCESS);
+    engine_plan_desc d;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 64, 64, 64);
+    engine_plan *plan = (engine_plan *)0x1;
+    util_try_fail_after(0);
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_ERROR_OUT_OF_MEMORY);
+    util_try_fail_after(-1);
+    assert_null(plan);
+    assert_non_null(strstr(engine_last_error(ctx), "engine_plan_create: no host memory"));
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    engine_plan_destroy(plan);
+    engine_destroy(ctx);
 }
 
 /* The workspace a plan needs is known before it runs: a two-pass split-K config needs SPLITK x M x N
@@ -694,15 +822,26 @@ int main(void)
     /* Before the first engine_create: the library reads its paths once. */
     setenv("ENGINE_TEMPLATES", "kernels_src", 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sizes_and_enums),   cmocka_unit_test(test_leading_dimensions),
-        cmocka_unit_test(test_batches),           cmocka_unit_test(test_column_major_swaps),
+        cmocka_unit_test(test_sizes_and_enums),
+        cmocka_unit_test(test_leading_dimensions),
+        cmocka_unit_test(test_batches),
+        cmocka_unit_test(test_column_major_swaps),
         cmocka_unit_test(test_batches_overlap_with_ldc),
-        cmocka_unit_test(test_pointers),          cmocka_unit_test(test_status_strings),
-        cmocka_unit_test(test_create_without_gpu), cmocka_unit_test(test_calls_without_device),
-        cmocka_unit_test(test_plans_without_device), cmocka_unit_test(test_two_threads_plan),
-        cmocka_unit_test(test_edge_plans), cmocka_unit_test(test_half_plans),        cmocka_unit_test(test_plans_weigh_op_and_batch),
-        cmocka_unit_test(test_pointer_class),     cmocka_unit_test(test_workspace),
+        cmocka_unit_test(test_pointers),
+        cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_create_without_gpu),
+        cmocka_unit_test(test_calls_without_device),
+        cmocka_unit_test(test_plans_without_device),
+        cmocka_unit_test(test_two_threads_plan),
+        cmocka_unit_test(test_edge_plans),
+        cmocka_unit_test(test_half_plans),
+        cmocka_unit_test(test_plans_weigh_op_and_batch),
+        cmocka_unit_test(test_pointer_class),
+        cmocka_unit_test(test_workspace),
         cmocka_unit_test(test_tile_variant),
+        cmocka_unit_test(test_sized_copy),
+        cmocka_unit_test(test_sized_structs),
+        cmocka_unit_test(test_host_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -389,8 +389,10 @@ static void test_shipped_entries_plan(void **state)
             /* sm_90 guessed, as on the H100 without --arch: tc32 entries load for sm_90a */
             if (config_load_guess(e->config, e->sets, e->nsets, dt, 90, true, &c, &err))
                 fail_msg("%s:%d: %s", w.files[i].path, e->line, err.text);
-            if (template_plan(&c.tpl, c.path, c.name, c.values, c.dtype, c.arch, e->shape.m, e->shape.n, e->shape.k,
-                              232448, &p, &err))
+            plan_req r = config_plan_req(
+                &c, &(plan_target){
+                        .arch = c.arch, .smem_limit = 232448, .M = e->shape.m, .N = e->shape.n, .K = e->shape.k});
+            if (template_plan(&r, &p, &err))
                 fail_msg("%s:%d: %s", w.files[i].path, e->line, err.text);
             plan_free(&p);
             config_free(&c);

@@ -1,4 +1,4 @@
-/* test_plan_layout.c — plans in a layout (template_plan_layout): the names expressions see, the
+/* test_plan_layout.c — plans in a layout (plan_target's lay and align): the names expressions see, the
  * switches naive pastes, the batch on grid z, and the tile templates' declared refusals. */
 #include "helpers.h"
 
@@ -37,7 +37,14 @@ static void test_names(void **state)
     int64_t values[1] = {4};
     plan_t p;
     /* Packed NN, one product: strides are not the kernel's business (0). */
-    assert_int_equal(template_plan(&t, "t.cu", "t", values, DTYPE_F32, 90, 8, 12, 16, 232448, &p, &err), 0);
+    assert_int_equal(template_plan(&(plan_req){.tpl = &t,
+                                               .label = "t.cu",
+                                               .config_name = "t",
+                                               .values = values,
+                                               .dtype = DTYPE_F32,
+                                               .to = {.arch = 90, .smem_limit = 232448, .M = 8, .N = 12, .K = 16}},
+                                   &p, &err),
+                     0);
     assert_string_equal(p.switches, "S_T=0 S_LD=16012012 S_P=1 S_B=1 S_S=0 S_AL=444");
     plan_free(&p);
     /* TN, lda padded by 1 (A stored 16 x 8, ld 9), a batch of 3 with packed strides, doubles. */
@@ -47,7 +54,13 @@ static void test_names(void **state)
     l.sa = 16 * 9;
     layout_align al;
     layout_align_ld(&l, 8, &al);
-    assert_int_equal(template_plan_layout(&t, "t.cu", "t", values, DTYPE_F64, 90, 8, 12, 16, &l, &al, 232448, &p, &err), 0);
+    plan_req r = {.tpl = &t,
+                  .label = "t.cu",
+                  .config_name = "t",
+                  .values = values,
+                  .dtype = DTYPE_F64,
+                  .to = {.arch = 90, .smem_limit = 232448, .M = 8, .N = 12, .K = 16, .lay = &l, .align = &al}};
+    assert_int_equal(template_plan(&r, &p, &err), 0);
     assert_string_equal(p.switches, "S_T=10 S_LD=9012012 S_P=0 S_B=3 S_S=432 S_AL=122");
     assert_int_equal(p.launches[0].grid[2], 3);
     assert_int_equal(p.lay.lda, 9);
@@ -59,7 +72,7 @@ static void test_names(void **state)
 static config_t g_cfg;
 
 /* Plan configs/NAME.json, with the override SET ("KEY=VALUE", or NULL), for M x N x K in layout l;
- * returns template_plan_layout's result. */
+ * returns template_plan's result. */
 static int plan_set(const char *name, const char *set, int64_t M, int64_t N, int64_t K, const layout_t *l, plan_t *p,
                     err_t *err)
 {
@@ -79,8 +92,9 @@ static int plan_set(const char *name, const char *set, int64_t M, int64_t N, int
         fail_msg("%s: %s", path, err->text);
     layout_align al;
     layout_align_ld(l, dtype_size(g_cfg.dtype), &al);
-    return template_plan_layout(&g_cfg.tpl, g_cfg.path, g_cfg.name, g_cfg.values, g_cfg.dtype, 90, M, N, K, l, &al,
-                                232448, p, err);
+    plan_req r = config_plan_req(
+        &g_cfg, &(plan_target){.arch = 90, .smem_limit = 232448, .M = M, .N = N, .K = K, .lay = l, .align = &al});
+    return template_plan(&r, p, err);
 }
 
 static int plan(const char *name, int64_t M, int64_t N, int64_t K, const layout_t *l, plan_t *p, err_t *err)

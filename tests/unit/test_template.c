@@ -37,6 +37,16 @@ static void test_load_blocktile(void **state)
     assert_non_null(strstr(err.text, "not found"));
 }
 
+/* A plan request for test template tp at values v (f32, "t.cu") for m x n x k on arch a, with the
+ * H100's opt-in shared memory per block. */
+#define TREQ(tp, v, a, m, n, k)                                                                                        \
+    (&(plan_req){.tpl = (tp),                                                                                          \
+                 .label = "t.cu",                                                                                      \
+                 .config_name = "t",                                                                                   \
+                 .values = (v),                                                                                        \
+                 .dtype = DTYPE_F32,                                                                                   \
+                 .to = {.arch = (a), .smem_limit = 232448, .M = (m), .N = (n), .K = (k)}})
+
 /* The plan points into the config's template: both are freed together by done(). */
 static config_t g_cfg;
 
@@ -45,16 +55,14 @@ static void plan_config_set(const char *path, const param_set *set, size_t nset,
 {
     if (config_load(path, set, nset, NULL, 90, &g_cfg, err) != 0)
         fail_msg("%s: %s", path, err->text);
-    if (template_plan(&g_cfg.tpl, g_cfg.path, g_cfg.name, g_cfg.values, g_cfg.dtype, 90, m, n, k, 232448, p, err))
+    plan_req r = config_plan_req(&g_cfg, &(plan_target){.arch = 90, .smem_limit = 232448, .M = m, .N = n, .K = k});
+    if (template_plan(&r, p, err))
         fail_msg("%s", err->text);
 }
 
 static void plan_config(const char *path, int64_t m, int64_t n, int64_t k, plan_t *p, err_t *err)
 {
-    if (config_load(path, NULL, 0, NULL, 90, &g_cfg, err) != 0)
-        fail_msg("%s: %s", path, err->text);
-    if (template_plan(&g_cfg.tpl, g_cfg.path, g_cfg.name, g_cfg.values, g_cfg.dtype, 90, m, n, k, 232448, p, err))
-        fail_msg("%s", err->text);
+    plan_config_set(path, NULL, 0, m, n, k, p, err);
 }
 
 static void done(plan_t *p)
@@ -262,16 +270,19 @@ static void test_plan_refusals(void **state)
     config_t c;
     plan_t p;
     assert_int_equal(config_load("tests/configs/gpu/needs_k4.json", NULL, 0, NULL, 90, &c, &err), 0);
-    assert_int_not_equal(template_plan(&c.tpl, c.path, c.name, c.values, c.dtype, 90, 16, 16, 6, 232448, &p, &err), 0);
+    plan_req r = config_plan_req(&c, &(plan_target){.arch = 90, .smem_limit = 232448, .M = 16, .N = 16, .K = 6});
+    assert_int_not_equal(template_plan(&r, &p, &err), 0);
     assert_non_null(strstr(err.text, "requires K % 4 == 0"));
     plan_free(&p);
     err_clear(&err);
-    assert_int_equal(template_plan(&c.tpl, c.path, c.name, c.values, c.dtype, 90, 16, 16, 8, 232448, &p, &err), 0);
+    r = config_plan_req(&c, &(plan_target){.arch = 90, .smem_limit = 232448, .M = 16, .N = 16, .K = 8});
+    assert_int_equal(template_plan(&r, &p, &err), 0);
     plan_free(&p);
     config_free(&c);
     /* More shared memory than the target allows is refused before compiling. */
     assert_int_equal(config_load("configs/ldg_wider2.json", NULL, 0, NULL, 86, &c, &err), 0);
-    assert_int_not_equal(template_plan(&c.tpl, c.path, c.name, c.values, c.dtype, 86, 64, 64, 64, 65536, &p, &err), 0);
+    r = config_plan_req(&c, &(plan_target){.arch = 86, .smem_limit = 65536, .M = 64, .N = 64, .K = 64});
+    assert_int_not_equal(template_plan(&r, &p, &err), 0);
     assert_non_null(strstr(err.text, "82944 bytes of shared memory"));
     plan_free(&p);
     config_free(&c);
@@ -362,7 +373,14 @@ static void test_shared_rules(void **state)
     int64_t values[1] = {4};
     plan_t p;
     err_clear(&err);
-    assert_int_not_equal(template_plan(&t, path, "t", values, DTYPE_F32, 90, 8, 16, 8, 232448, &p, &err), 0);
+    assert_int_not_equal(template_plan(&(plan_req){.tpl = &t,
+                                                   .label = path,
+                                                   .config_name = "t",
+                                                   .values = values,
+                                                   .dtype = DTYPE_F32,
+                                                   .to = {.arch = 90, .smem_limit = 232448, .M = 8, .N = 16, .K = 8}},
+                                       &p, &err),
+                         0);
     assert_non_null(strstr(err.text, "requires M == N (square only)"));
     assert_int_equal(err.cause, ERR_UNSUPPORTED);
     plan_free(&p);
@@ -396,7 +414,7 @@ static void test_pdl(void **state)
         int64_t values[1] = {4};
         for (int arch = 80; arch <= 90; arch += 10) {
             plan_t p;
-            if (template_plan(&t, "t.cu", "t", values, DTYPE_F32, arch, 8, 8, 8, 232448, &p, &err))
+            if (template_plan(TREQ(&t, values, arch, 8, 8, 8), &p, &err))
                 fail_msg("%s", err.text);
             assert_int_equal(p.pdl, i == 2 && arch >= 90);
             plan_free(&p);
@@ -457,7 +475,7 @@ static void test_pdl_modes(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int64_t values[3] = {cases[i].grid, cases[i].warps, cases[i].mode};
         plan_t p;
-        if (template_plan(&t, "t.cu", "t", values, DTYPE_F32, 90, 8, 8, 8, 232448, &p, &err))
+        if (template_plan(TREQ(&t, values, 90, 8, 8, 8), &p, &err))
             fail_msg("%s", err.text);
         assert_int_equal(p.pdl, cases[i].mode);
         if (plan_use_pdl(&p, 132, cases[i].occ) != cases[i].want)
@@ -465,7 +483,7 @@ static void test_pdl_modes(void **state)
                      (long long)cases[i].warps, (long long)cases[i].mode, cases[i].occ, cases[i].want);
         plan_free(&p);
         /* Before sm_90 there is no PDL, whatever the parameter says. */
-        if (template_plan(&t, "t.cu", "t", values, DTYPE_F32, 86, 8, 8, 8, 232448, &p, &err))
+        if (template_plan(TREQ(&t, values, 86, 8, 8, 8), &p, &err))
             fail_msg("%s", err.text);
         assert_int_equal(p.pdl, 0);
         assert_false(plan_use_pdl(&p, 132, cases[i].occ));
@@ -489,7 +507,7 @@ static void test_tensor_maps(void **state)
     for (size_t i = 0; i < t.nparams; i++)
         values[i] = t.params[i].def;
     plan_t p;
-    if (template_plan(&t, "t.cu", "t", values, DTYPE_F32, 90 + ARCH_SPECIFIC, 127, 129, 131, 232448, &p, &err))
+    if (template_plan(TREQ(&t, values, 90 + ARCH_SPECIFIC, 127, 129, 131), &p, &err))
         fail_msg("%s", err.text);
     const int64_t kp = 132, m = 127;
     assert_int_equal(p.ntmaps, 8);
@@ -514,7 +532,7 @@ static void test_tensor_maps(void **state)
     assert_false(p.launches[0].persistent);
     plan_free(&p);
     /* Aligned rows: B straight from its own buffer. */
-    if (template_plan(&t, "t.cu", "t", values, DTYPE_F32, 90 + ARCH_SPECIFIC, 128, 256, 64, 232448, &p, &err))
+    if (template_plan(TREQ(&t, values, 90 + ARCH_SPECIFIC, 128, 256, 64), &p, &err))
         fail_msg("%s", err.text);
     assert_true(p.tmaps[3].on);
     assert_false(p.tmaps[4].on);
@@ -556,7 +574,7 @@ static void test_tensor_maps(void **state)
             if (rc)
                 fail_msg("%s", err.text);
             int64_t x[1] = {32};
-            rc = template_plan(&t, "t.cu", "t", x, DTYPE_F32, 90, 64, 64, 64, 232448, &p, &err);
+            rc = template_plan(TREQ(&t, x, 90, 64, 64, 64), &p, &err);
             plan_free(&p);
             template_free(&t);
             assert_int_not_equal(rc, 0);
