@@ -181,9 +181,11 @@ static int encode_tmap(const kernel_t *k, const plan_tmap *m, const gemm_call *c
     const uint64_t dims[3] = {(uint64_t)m->dims[0], (uint64_t)m->dims[1], (uint64_t)m->dims[2]};
     const uint64_t st[2] = {(uint64_t)m->strides[0] * es, (uint64_t)m->strides[1] * es};
     const uint32_t box[3] = {(uint32_t)m->box[0], (uint32_t)m->box[1], (uint32_t)m->box[2]};
-    CUtensorMapDataType type = c->dtype == DTYPE_F64 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT64
-                               : m->tf32             ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
-                                                     : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    CUtensorMapDataType type = c->dtype == DTYPE_F64    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT64
+                               : c->dtype == DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                               : c->dtype == DTYPE_F16  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                               : m->tf32                ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
+                                                        : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     return gpu_tensor_map(k->gpu, map, type, base, dims, st, box, err);
 }
 
