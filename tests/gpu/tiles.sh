@@ -293,5 +293,19 @@ if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | h
     configs/tc32_3x.json --op TT --lda +8 --ldb +8 --ldc +8 --shapes 130x66x72
   sanitize_verify "of tc32_3x op TN with PACK_LD at lda + 1" tc32-pl "memcheck racecheck" \
     configs/tc32_3x.json --op TN --lda +1 --ldb +1 --ldc +1 --shapes 130x66x72
+  # tc32ws (the copy engine's tensor maps, warp-specialised, persistent): every op with its first
+  # launches (A and B^T into the workspace) or the copy engine's TF32 copies (tc32ws_1x_nt at NT),
+  # rows off 16 bytes (B packed first under BREG 1), strided batches, split-K as work items.
+  WS="configs/tc32ws_3x.json configs/tc32ws_3x_rs.json configs/tc32ws_1x.json configs/tc32ws_1x_nt.json"
+  for op in NN NT TN TT; do
+    run_verify "tc32ws op $op" "sm90a-tc32ws-$op" $WS --op "$op" --shapes 1x1x1,17x33x5,127x129x131,1000x1001x999,1x4096x1100
+  done
+  run_verify "tc32ws op NT, lda + 4, ldb + 1, ldc + 3" sm90a-tc32ws-ld $WS --op NT --lda +4 --ldb +1 --ldc +3 \
+    --shapes 17x33x5,127x129x132
+  run_verify "tc32ws, a strided batch of 3" sm90a-tc32ws-b $WS --batch 3 --shapes 17x33x5,127x129x131
+  run_verify "tc32ws split-K 4" sm90a-tc32ws-sk configs/tc32ws_3x.json configs/tc32ws_3x_rs.json --set SPLITK=4 \
+    --shapes 1x64x4096,127x129x1310,128x4096x1100
+  sanitize_verify "of tc32ws_3x and tc32ws_1x_nt op NT" tc32ws "memcheck racecheck" \
+    configs/tc32ws_3x.json configs/tc32ws_1x_nt.json --op NT --shapes 127x129x132
 fi
 fi
