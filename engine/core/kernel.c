@@ -203,10 +203,11 @@ int kernel_launch(const kernel_t *k, const gemm_call *c, CUdeviceptr W, CUstream
     CUdeviceptr A = c->A, B = c->B, C = c->C, Wp = W;
     /* Every template kernel takes the same arguments (kernels_src/gemm_common.cuh, GEMM_ARGS); the
      * layout's come next, then the tensor maps, so a kernel that declares fewer reads the ones it has. */
+    enum { NARGS = 15 }; /* GEMM_ARGS's count */
     CUtensorMap maps[TPL_MAX_TMAPS];
-    void *args[15 + TPL_MAX_TMAPS] = {&M, &N, &K, a, &A, &B, b, &C, &Wp, &lda, &ldb, &ldc, &sa, &sb, &sc};
+    void *args[NARGS + TPL_MAX_TMAPS] = {&M, &N, &K, a, &A, &B, b, &C, &Wp, &lda, &ldb, &ldc, &sa, &sb, &sc};
     for (size_t i = 0; i < k->plan.ntmaps; i++) {
-        args[15 + i] = &maps[i];
+        args[NARGS + i] = &maps[i];
         if (encode_tmap(k, &k->plan.tmaps[i], c, W, &maps[i], err))
             return -1;
     }
