@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# GPU checks of hws (issue 41: BF16/FP16 on wgmma, fed by the copy engine, warp-specialised,
+# persistent) on one Hopper GPU with the prebuilt build/engine. Logs under $OUT/hws (or
+# /tmp/hws-gpu); the last lines are a short table. About 4-6 minutes. In order:
+#   1. verify, bf16 and f16: odd shapes in every op, rows padded by 8, a strided batch, tile
+#      variants (256x128, 128x128, one consumer warpgroup, promotion); odd shapes and rows padded
+#      by 1 or 3 take the first launches that copy A or B into 16-byte aligned rows (PACKA, PACKB)
+#   2. accuracy: classes bf16 and f16 at K = 1 ... 65536, with and without promotion
+#   3. compute-sanitizer memcheck (op TN) and racecheck (NN) at 127x129x131
+#   4. bench beside cuBLAS GemmEx at 4096^3 and 8192^3 (NN, NT) with h04_tuned (mma.sync) beside it,
+#      the transformer's NT layers, and (HWS_TUNE=1) engine tune over tune/hws.json at 4096^3 NN
+# HWS_TAR=1: the logs go home as one archive, $OUT/hws.tgz.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+E=build/engine
+L=${OUT:-/tmp/hws-gpu}/hws
+mkdir -p "$L"
+export XDG_CACHE_HOME=${TMPDIR:-/tmp}/hws-cache XDG_DATA_HOME=${TMPDIR:-/tmp}/hws-data
+[ -x "$E" ] || { echo "hws_gpu: needs build/engine"; exit 2; }
+T0=$(date +%s)
+RESULTS=()
+note() { RESULTS+=("$1"); echo "$1"; }
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw --format=csv >"$L/smi.csv" 2>&1
+v() {
+  local name=$1; shift
+  timeout 300 $E verify "$@" >"$L/v-$name.txt" 2>&1
+  local rc=$? last; last=$(grep -a '^verify:' "$L/v-$name.txt" | tail -1)
+  [ $rc = 0 ] && note "ok    verify $name: $last" || note "FAIL  verify $name (exit $rc): ${last:-$(tail -1 "$L/v-$name.txt")}"
+}
+HB=configs/hws_bf16.json HF=configs/hws_f16.json
+ODD=1x1x1,17x33x5,127x129x131,1000x1001x999,4096x4096x7,1x4096x1104,300x8x704,64x64x65
+echo "== 1. verify"
+for op in NN NT TN TT; do v "$op" $HB $HF --op $op --shapes $ODD; done
+v pad $HB $HF --op NT --lda +8 --ldb +8 --ldc +3 --shapes 127x129x131,64x64x64
+v pad-NN $HB $HF --lda +8 --ldb +16 --ldc +1 --shapes 127x129x131,300x200x100
+v batch $HB $HF --batch 3 --shapes 127x129x131,64x200x64
+v batch-TN $HB --op TN --batch 5 --shapes 65x130x96
+v 256x128 $HB $HF --set BM=256 --set BN=128 --op TN --shapes 127x129x131,1000x1001x999
+v 128x128 $HB --set BN=128 --shapes 127x129x131,1000x1001x999
+v wgs1 $HB --set WGS=1 --set BM=64 --set BN=128 --op NT --shapes 127x129x131,1000x1001x999
+v prom $HB $HF --set BN=128 --set KPROMOTE=256 --shapes 127x129x1310,1000x1001x999
+v ld1 $HB $HF --op TT --lda +1 --ldb +3 --ldc +1 --batch 2 --shapes 64x64x64,127x129x131
+echo "== 2. accuracy"
+ACC=33x65x1,33x65x7,129x127x64,257x255x4096,128x128x16384,64x64x65536
+v acc $HB $HF --shapes $ACC
+v acc-prom $HB $HF --set BN=128 --set KPROMOTE=256 --shapes $ACC
+echo "== 3. compute-sanitizer"
+CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+if [ -n "$CS" ]; then
+  for tool_op in memcheck:TN racecheck:NN; do
+    tool=${tool_op%:*} op=${tool_op#*:}
+    timeout 200 "$CS" --tool $tool --target-processes all --error-exitcode 9 $E verify $HB --op $op --shapes 127x129x131 --no-cache \
+      >"$L/cs-$tool-$op.txt" 2>&1
+    rc=$?; [ $rc = 0 ] && note "ok    $tool $op" || note "FAIL  $tool $op (exit $rc): $(grep -a -m1 'ERROR\|error' "$L/cs-$tool-$op.txt")"
+  done
+else
+  note "skip  compute-sanitizer: not found"
+fi
+echo "== 4. bench"
+b() {
+  local name=$1; shift
+  timeout 300 $E bench "$@" --runs 5 --format jsonl >"$L/b-$name.jsonl" 2>"$L/b-$name.err"
+  echo "bench $name exit $?" >>"$L/b-$name.err"
+}
+for dt in bf16 f16; do
+  b sq-$dt $HB configs/h04_tuned.json --dtype $dt --shapes 4096x4096x4096,8192x8192x8192
+  b nt-$dt $HB configs/h04_tuned.json --dtype $dt --op NT --shapes 4096x4096x4096,8192x8192x8192,2048x11008x4096,512x4096x4096
+done
+b odd-bf16 $HB configs/h04_tuned.json --shapes 4095x4097x4099,1000x1001x999
+for set in "BM=256 --set BN=128" "STAGES=3" "GROUP=16" "BN=128 --set KPROMOTE=256"; do
+  b "v-${set// /_}" $HB --set $set --shapes 4096x4096x4096,8192x8192x8192
+done
+if [ "${HWS_TUNE:-0}" = 1 ]; then
+  timeout 300 $E tune tune/hws.json --log "$L/tune.jsonl" >"$L/tune.txt" 2>&1
+  note "tune  exit $?: $(grep -a -m1 -i 'best' "$L/tune.txt" | cut -c1-120)"
+fi
+python3 - "$L" <<'PY' | tee "$L/table.txt"
+import json, glob, os, sys
+L = sys.argv[1]
+print(f"{'run':<22} {'config':<12} {'dt':<4} {'op':<3} {'shape':<16} {'ms':>8} {'TFLOP/s':>8} {'%cuBLAS':>8} {'status':<8}")
+for f in sorted(glob.glob(os.path.join(L, "b-*.jsonl"))):
+    run = os.path.basename(f)[2:-6]
+    for line in open(f):
+        try: r = json.loads(line)
+        except ValueError: continue
+        if "config" not in r: continue
+        shape = f"{r.get('M')}x{r.get('N')}x{r.get('K')}"
+        print(f"{run[:22]:<22} {str(r.get('config'))[:12]:<12} {str(r.get('dtype'))[:4]:<4} {str(r.get('op','NN')):<3} {shape:<16} {r.get('ms') or 0:>8.3f} "
+              f"{r.get('tflops') or 0:>8.1f} {r.get('pct_cublas') or 0:>8.1f} {str(r.get('status')):<8}")
+PY
+echo "== hws_gpu: $(( $(date +%s) - T0 )) s"
+printf '%s\n' "${RESULTS[@]}" | tee "$L/results.txt"
+if [ "${HWS_TAR:-0}" = 1 ]; then
+  tar czf "$L.tgz" -C "$(dirname "$L")" "$(basename "$L")" && rm -rf "$L"
+fi

@@ -1,0 +1,331 @@
+/* hws.cu — BF16 and FP16 GEMM on Hopper's tensor cores (wgmma, sm_90a), fed by the bulk tensor copy
+ * engine (TMA) and warp-specialised: tc32ws.cu's pipeline (the ring of stages and its barriers in
+ * tma.cuh, one producer thread, consumer warpgroups that only issue wgmmas, persistent blocks over
+ * grouped tiles) with the 16-bit types' instruction, m64nBNk16 with FP32 accumulators. A, B and C
+ * in the half type, alpha and beta as floats, each result rounded once (as cublasGemmEx with
+ * CUBLAS_COMPUTE_32F). hmma.cu (mma.sync) is the sm_80/86/89 template; this one is Hopper's.
+ *
+ * Unlike TF32, wgmma reads 16-bit operands in either major order (the instruction's imm-trans), so
+ * every op runs as stored, with no first launch: the copy engine lands each operand's tile as 64-k
+ * rows of 128 bytes (K-major: A stored M x K, B stored N x K) or as 64-element rows along M or N,
+ * one per k (MN-major: A stored K x M, B stored K x N), in boxes of 64 columns; the descriptors
+ * (wgmma.cuh's desc, desc_mn) say which. The roles are not swapped as in tc32ws: consumer
+ * warpgroup w owns rows [w BM / WGS, (w + 1) BM / WGS) of C's BM x BN tile, as MI = BM / (64 WGS)
+ * instructions of 64 rows, each across the tile's BN columns (the instruction's N). A stage is
+ * [A's tile, BM x 64][B's tile, 64 x BN], 128 (BM + BN) bytes.
+ *
+ * KPROMOTE > 0: the tensor cores sum KPROMOTE elements of K, then FP32 adds fold the chain into a
+ * second set of registers (hmma.cu's promotion; the tensor cores' sums truncate, docs/NOTES.md,
+ * "BF16 and FP16"); it doubles the accumulators, so it fits only MI BN <= 128.
+ *
+ * Any M, N, K (the copy engine reads zeros past the edges; stores past them are skipped), every op,
+ * leading dimension and strided batch. The copy engine reads rows that start 16-byte aligned: an
+ * operand whose pointer, leading dimension or batch stride is not a multiple of 8 elements is first
+ * copied as stored, its rows padded to a multiple of 8, into the workspace (prep_a, prep_b; switches
+ * PACKA, PACKB): one pass over it. Examples: configs/hws_bf16.json, hws_f16.json.
+ *
+ * engine:template
+{
+  "summary": "BF16 / FP16 GEMM with FP32 accumulation on wgmma (sm_90a), TMA-fed, warp-specialised, persistent",
+  "dtypes": ["bf16", "f16"],
+  "pdl": true,
+  "arch_specific": true,
+  "peak": "tensor",
+  "params": {
+    "BM": {"default": 128, "values": [64, 128, 256], "doc": "rows of C per tile, shared by the consumer warpgroups: BM / WGS each, whole instructions of 64"},
+    "BN": {"default": 256, "values": [64, 128, 256], "doc": "columns of C per tile: the instruction's N"},
+    "WGS": {"default": 2, "values": [1, 2], "doc": "consumer warpgroups"},
+    "STAGES": {"default": 4, "min": 2, "max": 8, "doc": "k-tiles of 64 in the shared-memory ring: STAGES - 1 copies in flight ahead of the consumers"},
+    "KPROMOTE": {"default": 0, "values": [0, 128, 256, 512, 1024], "doc": "elements of K the tensor cores sum before FP32 adds fold the partial sum into total (0: the tensor cores sum all of K)"},
+    "GROUP": {"default": 8, "min": 1, "max": 64, "doc": "rows of tiles a persistent block's schedule walks together (L2 reuse of B's columns)"},
+    "PDL": {"default": 1, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 decided from the grid (plan_use_pdl)"}
+  },
+  "derived": {
+    "THREADS": "128 * (WGS + 1)",
+    "MI": "BM / (64 * WGS)",
+    "WN": "BN",
+    "STAGE_BYTES": "(BM + BN) * 128"
+  },
+  "constraints": [
+    {"rule": "ARCH_SPECIFIC == 1 && ARCH == 90", "why": "wgmma and setmaxnreg exist only on the architecture-specific target sm_90a (--arch sm_90a)"},
+    {"rule": "BM % (64 * WGS) == 0", "why": "each consumer warpgroup owns whole instructions of 64 rows"},
+    {"rule": "MI * BN * (KPROMOTE > 0 ? 2 : 1) <= 256", "why": "a consumer thread holds MI BN / 2 accumulator registers, twice with promotion, of its 232"},
+    {"rule": "STAGES * STAGE_BYTES + 1024 <= 232448", "why": "the ring must fit the 227 KB of shared memory a block may take on sm_90"},
+    {"rule": "KPROMOTE % 64 == 0", "why": "promotion happens between k-tiles of 64"}
+  ],
+  "switches": {
+    "OP_TA": "TA",
+    "OP_TB": "TB",
+    "LDP": "LD_PACKED",
+    "BATCHED": "BATCH > 1",
+    "EVEC_C": "ALIGN_C >= 2 ? 2 : 1",
+    "PACKA": "ALIGN_A < 8",
+    "PACKB": "ALIGN_B < 8"
+  },
+  "let": {
+    "TILES": "cdiv(N, BN) * cdiv(M, BM)",
+    "AL": "TA ? M : K",
+    "AR": "TA ? K : M",
+    "ALP": "rup(AL, 8)",
+    "BL": "TB ? K : N",
+    "BR": "TB ? N : K",
+    "BLP": "rup(BL, 8)",
+    "B_AT": "PACKA ? BATCH * AR * ALP : 0"
+  },
+  "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N) + (PACKA ? 2 * BATCH * M * K : 0) + (PACKB ? 2 * BATCH * K * N : 0)",
+  "workspace": "B_AT + (PACKB ? BATCH * BR * BLP : 0)",
+  "compile_cost": "250",
+  "model": {"tile": ["BM", "BN", 64]},
+  "launches": [
+    {"kernel": "prep_a", "if": "PACKA && K > 0", "grid": ["cdiv(ALP, 128)", "min(AR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0"},
+    {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(BR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0"},
+    {"kernel": "gemm", "grid": ["TILES", 1, "BATCH"], "block": ["THREADS", 1, 1], "persistent": true,
+     "smem": "STAGES * STAGE_BYTES + 1024"}
+  ],
+  "tensor_maps": [
+    {"tensor": "A", "if": "!PACKA", "dims": ["AL", "AR", "BATCH"], "strides": ["LDA", "BATCH > 1 ? SA : LDA * AR"], "box": [64, "TA ? 64 : BM", 1]},
+    {"tensor": "W", "if": "PACKA", "dims": ["AL", "AR", "BATCH"], "strides": ["ALP", "AR * ALP"], "box": [64, "TA ? 64 : BM", 1]},
+    {"tensor": "B", "if": "!PACKB", "dims": ["BL", "BR", "BATCH"], "strides": ["LDB", "BATCH > 1 ? SB : LDB * BR"], "box": [64, "TB ? BN : 64", 1]},
+    {"tensor": "W", "if": "PACKB", "offset": "B_AT", "dims": ["BL", "BR", "BATCH"], "strides": ["BLP", "BR * BLP"], "box": [64, "TB ? BN : 64", 1]}
+  ]
+}
+*/
+#include "gemm_common.cuh"
+#include "tma.cuh"
+
+constexpr int BK = 64;      /* one 128-byte row of 16-bit elements */
+constexpr int NACC = BN / 2; /* accumulator registers per thread and instruction */
+#include "wgmma.cuh"
+
+constexpr bool PROM = KPROMOTE > 0;
+constexpr int KPT = PROM ? KPROMOTE / BK : 1; /* k-tiles per promotion chain */
+constexpr int A_BYTES = BM * 128;             /* A's tile within a stage; B's follows */
+constexpr int CONSUMER_REGS = WGS == 2 ? 232 : 240, PRODUCER_REGS = 40;
+constexpr unsigned MN_LBO = BK * 128; /* bytes between 64-element groups of an MN-major tile (one box each) */
+static_assert(STAGE_BYTES % 1024 == 0, "stages keep the swizzle atoms 1024-byte aligned");
+
+/* The instruction: imm-trans-a 1 where A is MN-major (stored K x M), imm-trans-b 1 where B is
+ * MN-major (stored K x N: wgmma's B is K x N, K-major when stored N x K). */
+#if OP_TA
+#define WH_TA "1"
+#else
+#define WH_TA "0"
+#endif
+#if OP_TB
+#define WH_TB "0"
+#else
+#define WH_TB "1"
+#endif
+#if BF16
+#define WH_TYPE "bf16"
+#else
+#define WH_TYPE "f16"
+#endif
+#define WH_ASM2(tail, pred) "{\n.reg .pred p;\nsetp.ne.b32 p, " pred ", 0;\n" \
+    "wgmma.mma_async.sync.aligned.m64n" WG_XSTR(WN) "k16.f32." WH_TYPE "." WH_TYPE " {" WG_D "}, " tail
+#define WH_ASM(form) WH_ASM2(form)
+
+/* d = A (64 x 16, descriptor da) * B (16 x BN, descriptor db) + (acc_d ? d : 0), asynchronously. */
+__device__ __forceinline__ void wgmma_h(float (&d)[NACC], unsigned long long da, unsigned long long db, int acc_d)
+{
+    asm volatile(WH_ASM(WG_SS_T(", " WH_TA ", " WH_TB)) : WG_DOUT(d) : "l"(da), "l"(db), "r"(acc_d));
+}
+
+/* k-step s (16 of the tile's 64 k) of a tile whose first row (K-major) or first 64-element group
+ * (MN-major) is at sa: 32 bytes along a K-major row, two 8-row groups of an MN-major tile. */
+template <bool MN> __device__ __forceinline__ unsigned long long op_desc(unsigned sa, int s)
+{
+    return MN ? desc_mn(sa + s * 2048, MN_LBO) : desc(sa + s * 32);
+}
+
+/* Tile t of a product's cdiv(M, BM) x cdiv(N, BN): groups of GROUP tile rows, walked column by column
+ * within a group, so that consecutive tiles (the blocks running together) share B's columns. */
+__device__ __forceinline__ void tile_at(int t, int gx, int gy, int &bm, int &bn)
+{
+    const int per = GROUP * gx, grp = t / per, first = grp * GROUP, rows = min(gy - first, GROUP);
+    const int r = t - grp * per;
+    bm = first + r % rows;
+    bn = r / rows;
+}
+
+/* An operand stored as rows x len (ld apart, batch sx apart) copied into out with its rows padded
+ * to lp = rup(len, 8) by zeros, the batch rows x lp apart: rows the copy engine can read. */
+__device__ __forceinline__ void pack_rows(const T *x, int len, int rows, int ld, long long sx, T *out)
+{
+    const int lp = rup(len, 8), col = blockIdx.x * 128 + threadIdx.x;
+    const long long b = blockIdx.z;
+    if (col >= lp)
+        return;
+    x += b * sx;
+    out += b * rows * lp;
+    for (int r = blockIdx.y; r < rows; r += gridDim.y)
+        out[(long long)r * lp + col] = col < len ? x[(long long)r * ld + col] : T(0);
+}
+
+extern "C" __global__ void __launch_bounds__(128) prep_a(GEMM_ARGS)
+{
+    grid_dep_sync();
+    pack_rows(A, OP_TA ? M : K, OP_TA ? K : M, LD_A, sa, W);
+}
+
+/* After A's part of the workspace (the template's B_AT). */
+extern "C" __global__ void __launch_bounds__(128) prep_b(GEMM_ARGS)
+{
+    grid_dep_sync();
+    const long long at = PACKA ? (long long)gridDim.z * (OP_TA ? K : M) * rup(OP_TA ? M : K, 8) : 0;
+    pack_rows(B, OP_TB ? K : N, OP_TB ? N : K, LD_B, sb, W + at);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    gemm(GEMM_ARGS, TMAP_ARG(tmap_a), TMAP_ARG(tmap_ap), TMAP_ARG(tmap_b), TMAP_ARG(tmap_bp))
+{
+    grid_dep_sync();
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
+    const unsigned raw = smem_addr(smem_raw);
+    const unsigned sbase = raw + ((1024 - (raw & 1023)) & 1023); /* swizzle atoms on 1024-byte boundaries */
+    const int wg = threadIdx.x / 128, q = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+    const unsigned full0 = smem_addr(&full[0]), empty0 = smem_addr(&empty[0]);
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full0 + 8 * s, 1);
+            mbar_init(empty0 + 8 * s, 4 * WGS); /* one arrival per consumer warp */
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+    const int gx = cdiv(N, BN), gy = cdiv(M, BM), tiles = gx * gy, nk = cdiv(K, BK);
+    const int b = blockIdx.z;
+
+    if (wg == 0) {
+        /* The producer: one thread walks the block's tiles and k-tiles, a stage at a time. */
+        if constexpr (WGS == 2)
+            regs_give<PRODUCER_REGS>();
+        if (threadIdx.x != 0)
+            return;
+        const TensorMap &ma = PACKA ? tmap_ap : tmap_a, &mb = PACKB ? tmap_bp : tmap_b;
+        unsigned it = 0;
+        for (int w = blockIdx.x; w < tiles; w += gridDim.x) {
+            int bm, bn;
+            tile_at(w, gx, gy, bm, bn);
+            for (int kt = 0; kt < nk; ++kt, ++it) {
+                const unsigned s = it % STAGES, round = it / STAGES, bar = full0 + 8 * s;
+                const unsigned st = sbase + s * STAGE_BYTES;
+                mbar_wait(empty0 + 8 * s, (round & 1) ^ 1);
+                mbar_expect(bar, STAGE_BYTES);
+                if constexpr (OP_TA) {
+#pragma unroll
+                    for (int j = 0; j < BM / 64; ++j)
+                        tma_load(st + j * MN_LBO, ma, bm * BM + 64 * j, kt * BK, b, bar);
+                } else {
+                    tma_load(st, ma, kt * BK, bm * BM, b, bar);
+                }
+                if constexpr (OP_TB) {
+                    tma_load(st + A_BYTES, mb, kt * BK, bn * BN, b, bar);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < BN / 64; ++j)
+                        tma_load(st + A_BYTES + j * MN_LBO, mb, bn * BN + 64 * j, kt * BK, b, bar);
+                }
+            }
+        }
+        return;
+    }
+
+    /* The consumers. */
+    if constexpr (WGS == 2)
+        regs_take<CONSUMER_REGS>();
+    const int cw = wg - 1, g = lane / 4, t = lane % 4;
+    const int phase = cw * (KPT / 2); /* chains offset by half a chain between the consumers */
+    T *c = C;
+#if BATCHED
+    c += (long long)b * sc;
+#endif
+    float acc[MI][NACC], total[PROM ? MI : 1][PROM ? NACC : 1];
+    unsigned it = 0;
+    for (int w = blockIdx.x; w < tiles; w += gridDim.x) {
+        int bm, bn;
+        tile_at(w, gx, gy, bm, bn);
+        if constexpr (PROM) {
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int r = 0; r < NACC; ++r)
+                    total[i][r] = 0.0f;
+        }
+        /* Stage of the k-tile before, still read by its wgmmas (held) until a wait says they are done. */
+        bool held = false;
+        unsigned held_s = 0;
+        for (int kt = 0; kt < nk; ++kt, ++it) {
+            const unsigned s = it % STAGES, round = it / STAGES;
+            const unsigned st = sbase + s * STAGE_BYTES;
+            mbar_wait(full0 + 8 * s, round & 1);
+            const bool fresh = kt == 0 || (PROM && (kt + phase) % KPT == 0);
+            wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < BK / 16; ++ks)
+#pragma unroll
+                for (int i = 0; i < MI; ++i)
+                    wgmma_h(acc[i], op_desc<OP_TA>(st + (cw * MI + i) * 64 * 128, ks), op_desc<!OP_TB>(st + A_BYTES, ks),
+                            fresh && ks == 0 ? 0 : 1);
+            wgmma_commit();
+            const bool chain_end = kt + 1 == nk || (PROM && (kt + 1 + phase) % KPT == 0);
+            if (chain_end) {
+                wgmma_wait<0>();
+                if (lane == 0) {
+                    if (held)
+                        mbar_arrive(empty0 + 8 * held_s);
+                    mbar_arrive(empty0 + 8 * s);
+                }
+                held = false;
+                if constexpr (PROM) {
+#pragma unroll
+                    for (int i = 0; i < MI; ++i)
+#pragma unroll
+                        for (int r = 0; r < NACC; ++r)
+                            total[i][r] += acc[i][r];
+                }
+            } else {
+                wgmma_wait<1>();
+                if (held && lane == 0)
+                    mbar_arrive(empty0 + 8 * held_s);
+                held = true;
+                held_s = s;
+            }
+        }
+
+        /* The tile: register 4j + 2h + e of instruction i holds row 64 (cw MI + i) + 16q + 8h + g and
+         * column 8j + 2t + e; the pair e = 0, 1 goes out as one 32-bit store where C allows. */
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int m = bm * BM + 64 * (cw * MI + i) + 16 * q + 8 * h + g;
+                if (m >= M)
+                    continue;
+#pragma unroll
+                for (int j = 0; j < BN / 8; ++j) {
+                    const int n = bn * BN + 8 * j + 2 * t;
+                    if (n >= N)
+                        continue;
+                    const float *res = PROM ? total[PROM ? i : 0] : acc[i];
+                    T *cp = c + (idx_t)m * LD_C + n;
+                    const bool pair = n + 1 < N;
+                    float v0 = alpha * res[4 * j + 2 * h], v1 = alpha * res[4 * j + 2 * h + 1];
+                    if (beta != 0.0f) {
+                        v0 += beta * half_to_float(cp[0]);
+                        if (pair)
+                            v1 += beta * half_to_float(cp[1]);
+                    }
+                    const unsigned packed = float2_to_half2(v0, v1);
+                    if (EVEC_C == 2 && pair) {
+                        *reinterpret_cast<unsigned *>(cp) = packed;
+                    } else {
+                        cp[0] = static_cast<T>(packed & 0xFFFFu);
+                        if (pair)
+                            cp[1] = static_cast<T>(packed >> 16);
+                    }
+                }
+            }
+    }
+}
