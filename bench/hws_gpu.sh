@@ -5,7 +5,8 @@
 #   1. verify, bf16 and f16: odd shapes in every op, rows padded by 8, a strided batch, tile
 #      variants (256x128, 128x128, one consumer warpgroup, promotion); odd shapes and rows padded
 #      by 1 or 3 take the first launches that copy A or B into 16-byte aligned rows (PACKA, PACKB)
-#   2. accuracy: classes bf16 and f16 at K = 1 ... 65536, with and without promotion
+#      split-K (SPLITK: FP32 partials, reduced last), turns (PINGPONG)
+#   2. accuracy: classes bf16 and f16 at K = 1 ... 65536, with and without promotion, split-K
 #   3. compute-sanitizer memcheck (op TN) and racecheck (NN) at 127x129x131
 #   4. bench beside cuBLAS GemmEx at 4096^3 and 8192^3 (NN, NT) with h04_tuned (mma.sync) beside it,
 #      the transformer's NT layers, and (HWS_TUNE=1) engine tune over tune/hws.json at 4096^3 NN
@@ -39,11 +40,18 @@ v 256x128 $HB $HF --set BM=256 --set BN=128 --op TN --shapes 127x129x131,1000x10
 v 128x128 $HB --set BN=128 --shapes 127x129x131,1000x1001x999
 v wgs1 $HB --set WGS=1 --set BM=64 --set BN=128 --op NT --shapes 127x129x131,1000x1001x999
 v prom $HB $HF --set BN=128 --set KPROMOTE=256 --shapes 127x129x1310,1000x1001x999
+v pp $HB $HF --set PINGPONG=1 --set BN=128 --op TN --shapes $ODD
+v pp-64x256 $HB --set PINGPONG=1 --set BM=64 --op NT --lda +8 --shapes 127x129x131,1000x1001x999
+v pp-batch $HF --set PINGPONG=1 --set BN=128 --batch 3 --op TT --shapes 127x129x131,64x200x64
+v splitk $HB $HF --set SPLITK=4 --shapes 1x1x1,127x129x1310,1x4096x1100,128x4096x4096,64x64x65
+v splitk-NT $HB --set SPLITK=7 --set PINGPONG=1 --set BN=128 --op NT --beta -0.5 --shapes 8x4096x4096,33x65x999,300x8x7000
+v splitk-batch $HB --set SPLITK=3 --batch 3 --op TN --ldc +5 --shapes 127x129x1310,17x33x500
 v ld1 $HB $HF --op TT --lda +1 --ldb +3 --ldc +1 --batch 2 --shapes 64x64x64,127x129x131
 echo "== 2. accuracy"
 ACC=33x65x1,33x65x7,129x127x64,257x255x4096,128x128x16384,64x64x65536
 v acc $HB $HF --shapes $ACC
 v acc-prom $HB $HF --set BN=128 --set KPROMOTE=256 --shapes $ACC
+v acc-pp-split $HB $HF --set PINGPONG=1 --set BN=128 --set SPLITK=8 --shapes $ACC
 echo "== 3. compute-sanitizer"
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if [ -n "$CS" ]; then
@@ -67,7 +75,11 @@ for dt in bf16 f16; do
   b nt-$dt $HB configs/h04_tuned.json --dtype $dt --op NT --shapes 4096x4096x4096,8192x8192x8192,2048x11008x4096,512x4096x4096
 done
 b odd-bf16 $HB configs/h04_tuned.json --shapes 4095x4097x4099,1000x1001x999
-for set in "BM=256 --set BN=128" "STAGES=3" "GROUP=16" "BN=128 --set KPROMOTE=256"; do
+b skinny-bf16 $HB --set PINGPONG=1 --set BN=128 configs/h04_tuned.json --op NT --shapes 8x4096x4096,32x4096x11008,128x4096x4096,512x4096x4096,1000x1000x1000
+for sk in 2 4 8; do
+  b "skinny-sk$sk" $HB --set PINGPONG=1 --set BN=128 --set SPLITK=$sk --op NT --shapes 8x4096x4096,32x4096x11008,128x4096x4096,512x4096x4096,1000x1000x1000
+done
+for set in "PINGPONG=1 --set BN=128" "PINGPONG=1 --set BM=64" "PINGPONG=1 --set BN=128 --set STAGES=6" "BM=256 --set BN=128" "BN=128 --set KPROMOTE=256"; do
   b "v-${set// /_}" $HB --set $set --shapes 4096x4096x4096,8192x8192x8192
 done
 if [ "${HWS_TUNE:-0}" = 1 ]; then

@@ -14,6 +14,16 @@
  * instructions of 64 rows, each across the tile's BN columns (the instruction's N). A stage is
  * [A's tile, BM x 64][B's tile, 64 x BN], 128 (BM + BN) bytes.
  *
+ * PINGPONG 1: the consumer warpgroups take turns instead, warpgroup w the block's tiles w, w + WGS,
+ * ... each whole (MI = BM / 64 instructions). The producer fills the ring in the tiles' order, so
+ * the next warpgroup's k-tiles arrive as the last one's run out: its wgmmas start while the other
+ * stores its tile, and the tensor cores do not wait for the epilogue (CUTLASS's "ping-pong").
+ *
+ * SPLITK > 1: K cut into slices that are work items of their own (item w: slice w / tiles of tile
+ * w % tiles, so the blocks running together share one k-range of A and B); each
+ * writes its FP32 partial tile to the workspace, and a last launch (reduce) adds the slices in a
+ * fixed order, applies alpha and beta and rounds once: as without split-K, one rounding a result.
+ *
  * KPROMOTE > 0: the tensor cores sum KPROMOTE elements of K, then FP32 adds fold the chain into a
  * second set of registers (hmma.cu's promotion; the tensor cores' sums truncate, docs/NOTES.md,
  * "BF16 and FP16"); it doubles the accumulators, so it fits only MI BN <= 128.
@@ -38,17 +48,19 @@
     "STAGES": {"default": 4, "min": 2, "max": 8, "doc": "k-tiles of 64 in the shared-memory ring: STAGES - 1 copies in flight ahead of the consumers"},
     "KPROMOTE": {"default": 0, "values": [0, 128, 256, 512, 1024], "doc": "elements of K the tensor cores sum before FP32 adds fold the partial sum into total (0: the tensor cores sum all of K)"},
     "GROUP": {"default": 8, "min": 1, "max": 64, "doc": "rows of tiles a persistent block's schedule walks together (L2 reuse of B's columns)"},
+    "SPLITK": {"default": 1, "min": 1, "max": 32, "doc": "K cut into SPLITK slices, each a work item of its own (few tiles: a few tokens through a layer): each slice writes its FP32 partial tile to the workspace and a last launch (reduce) adds them in a fixed order, applies alpha and beta and rounds once"},
+    "PINGPONG": {"default": 0, "values": [0, 1], "doc": "0: the consumer warpgroups share each tile, BM / WGS rows each; 1: they take turns, each a whole tile of its own, so that one stores its tile while the other multiplies"},
     "PDL": {"default": 1, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 decided from the grid (plan_use_pdl)"}
   },
   "derived": {
     "THREADS": "128 * (WGS + 1)",
-    "MI": "BM / (64 * WGS)",
+    "MI": "PINGPONG ? BM / 64 : BM / (64 * WGS)",
     "WN": "BN",
     "STAGE_BYTES": "(BM + BN) * 128"
   },
   "constraints": [
     {"rule": "ARCH_SPECIFIC == 1 && ARCH == 90", "why": "wgmma and setmaxnreg exist only on the architecture-specific target sm_90a (--arch sm_90a)"},
-    {"rule": "BM % (64 * WGS) == 0", "why": "each consumer warpgroup owns whole instructions of 64 rows"},
+    {"rule": "BM % (PINGPONG ? 64 : 64 * WGS) == 0", "why": "each consumer warpgroup owns whole instructions of 64 rows"},
     {"rule": "MI * BN * (KPROMOTE > 0 ? 2 : 1) <= 256", "why": "a consumer thread holds MI BN / 2 accumulator registers, twice with promotion, of its 232"},
     {"rule": "STAGES * STAGE_BYTES + 1024 <= 232448", "why": "the ring must fit the 227 KB of shared memory a block may take on sm_90"},
     {"rule": "KPROMOTE % 64 == 0", "why": "promotion happens between k-tiles of 64"}
@@ -70,17 +82,21 @@
     "BL": "TB ? K : N",
     "BR": "TB ? N : K",
     "BLP": "rup(BL, 8)",
-    "B_AT": "PACKA ? BATCH * AR * ALP : 0"
+    "B_AT": "PACKA ? BATCH * AR * ALP : 0",
+    "P_AT": "B_AT + (PACKB ? BATCH * BR * BLP : 0)",
+    "NKT": "cdiv(K, 64)",
+    "SPLITS": "K > 0 ? cdiv(NKT, cdiv(NKT, SPLITK)) : 1"
   },
-  "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N) + (PACKA ? 2 * BATCH * M * K : 0) + (PACKB ? 2 * BATCH * K * N : 0)",
-  "workspace": "B_AT + (PACKB ? BATCH * BR * BLP : 0)",
+  "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N) + (PACKA ? 2 * BATCH * M * K : 0) + (PACKB ? 2 * BATCH * K * N : 0) + (SPLITS > 1 ? 4 * SPLITS * BATCH * M * N : 0)",
+  "workspace": "P_AT + (SPLITS > 1 ? 2 * SPLITS * BATCH * M * N : 0)",
   "compile_cost": "250",
   "model": {"tile": ["BM", "BN", 64]},
   "launches": [
     {"kernel": "prep_a", "if": "PACKA && K > 0", "grid": ["cdiv(ALP, 128)", "min(AR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0"},
     {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(BR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0"},
-    {"kernel": "gemm", "grid": ["TILES", 1, "BATCH"], "block": ["THREADS", 1, 1], "persistent": true,
-     "smem": "STAGES * STAGE_BYTES + 1024"}
+    {"kernel": "gemm", "grid": ["TILES * SPLITS", 1, "BATCH"], "block": ["THREADS", 1, 1], "persistent": true,
+     "smem": "STAGES * STAGE_BYTES + 1024"},
+    {"kernel": "reduce", "if": "SPLITS > 1", "grid": ["cdiv(M * N, 256)", 1, "BATCH"], "block": [256, 1, 1], "smem": "0"}
   ],
   "tensor_maps": [
     {"tensor": "A", "if": "!PACKA", "dims": ["AL", "AR", "BATCH"], "strides": ["LDA", "BATCH > 1 ? SA : LDA * AR"], "box": [64, "TA ? 64 : BM", 1]},
@@ -176,6 +192,47 @@ extern "C" __global__ void __launch_bounds__(128) prep_b(GEMM_ARGS)
     pack_rows(B, OP_TB ? K : N, OP_TB ? N : K, LD_B, sb, W + at);
 }
 
+/* The FP32 partial tiles of split-K, after the packed operands (the template's P_AT): slice z of
+ * product b at ((z BATCH + b) M) N, row-major M x N. */
+__device__ __forceinline__ float *partials(T *W, int M, int N, int K)
+{
+    const long long batch = gridDim.z;
+    const long long at = (PACKA ? batch * (OP_TA ? K : M) * rup(OP_TA ? M : K, 8) : 0) +
+                         (PACKB ? batch * (OP_TB ? N : K) * rup(OP_TB ? K : N, 8) : 0);
+    return reinterpret_cast<float *>(W + at);
+}
+
+/* K's k-tiles per slice and the slices that get any (the template's SPLITS). */
+__device__ __forceinline__ void slices(int nk, int &per, int &count)
+{
+    per = SPLITK == 1 ? nk : cdiv(nk, SPLITK);
+    count = SPLITK == 1 || nk == 0 ? 1 : cdiv(nk, per);
+}
+
+/* Split-K's last launch: C = alpha (the slices' partials added in order) + beta C, rounded once. */
+extern "C" __global__ void __launch_bounds__(256) reduce(GEMM_ARGS)
+{
+    grid_dep_sync();
+    const long long i = (long long)blockIdx.x * 256 + threadIdx.x, mn = (long long)M * N;
+    if (i >= mn)
+        return;
+    int per, count;
+    slices(cdiv(K, BK), per, count);
+    const int b = blockIdx.z, m = (int)(i / N), n = (int)(i % N);
+    const float *p = partials(W, M, N, K) + (long long)b * mn + i;
+    float sum = 0.0f;
+    for (int z = 0; z < count; ++z)
+        sum += p[(long long)z * gridDim.z * mn];
+    T *c = C + (long long)m * LD_C + n;
+#if BATCHED
+    c += (long long)b * sc;
+#endif
+    float v = alpha * sum;
+    if (beta != 0.0f)
+        v += beta * half_to_float(*c);
+    *c = float_to_half(v);
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm(GEMM_ARGS, TMAP_ARG(tmap_a), TMAP_ARG(tmap_ap), TMAP_ARG(tmap_b), TMAP_ARG(tmap_bp))
 {
@@ -189,13 +246,21 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1);
-            mbar_init(empty0 + 8 * s, 4 * WGS); /* one arrival per consumer warp */
+            mbar_init(empty0 + 8 * s, PINGPONG ? 4 : 4 * WGS); /* one arrival per consumer warp reading it */
         }
         mbar_init_fence();
     }
     __syncthreads();
     const int gx = cdiv(N, BN), gy = cdiv(M, BM), tiles = gx * gy, nk = cdiv(K, BK);
-    const int b = blockIdx.z;
+    int per, nsplit;
+    slices(nk, per, nsplit);
+    const int items = tiles * nsplit, b = blockIdx.z;
+    /* Work item w: tile w % tiles, its k-tiles [kt0, kt1) of slice w / tiles. */
+    auto item_at = [&](int w, int &bm, int &bn, int &kt0, int &kt1) {
+        tile_at(w % tiles, gx, gy, bm, bn);
+        kt0 = min(nk, (w / tiles) * per);
+        kt1 = min(nk, kt0 + per);
+    };
 
     if (wg == 0) {
         /* The producer: one thread walks the block's tiles and k-tiles, a stage at a time. */
@@ -205,10 +270,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             return;
         const TensorMap &ma = PACKA ? tmap_ap : tmap_a, &mb = PACKB ? tmap_bp : tmap_b;
         unsigned it = 0;
-        for (int w = blockIdx.x; w < tiles; w += gridDim.x) {
-            int bm, bn;
-            tile_at(w, gx, gy, bm, bn);
-            for (int kt = 0; kt < nk; ++kt, ++it) {
+        for (int w = blockIdx.x; w < items; w += gridDim.x) {
+            int bm, bn, kt0, kt1;
+            item_at(w, bm, bn, kt0, kt1);
+            for (int kt = kt0; kt < kt1; ++kt, ++it) {
                 const unsigned s = it % STAGES, round = it / STAGES, bar = full0 + 8 * s;
                 const unsigned st = sbase + s * STAGE_BYTES;
                 mbar_wait(empty0 + 8 * s, (round & 1) ^ 1);
@@ -236,16 +301,21 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     if constexpr (WGS == 2)
         regs_take<CONSUMER_REGS>();
     const int cw = wg - 1, g = lane / 4, t = lane % 4;
-    const int phase = cw * (KPT / 2); /* chains offset by half a chain between the consumers */
+    const int phase = PINGPONG ? 0 : cw * (KPT / 2); /* chains offset by half a chain between consumers of a tile */
+    const int row0 = PINGPONG ? 0 : cw * MI * 64;        /* this warpgroup's first row of the tile */
     T *c = C;
 #if BATCHED
     c += (long long)b * sc;
 #endif
     float acc[MI][NACC], total[PROM ? MI : 1][PROM ? NACC : 1];
-    unsigned it = 0;
-    for (int w = blockIdx.x; w < tiles; w += gridDim.x) {
-        int bm, bn;
-        tile_at(w, gx, gy, bm, bn);
+    unsigned it = 0; /* the ring's position: the producer's count of k-tiles */
+    for (int i0 = 0, w = blockIdx.x; w < items; ++i0, w += gridDim.x) {
+        int bm, bn, kt0, kt1;
+        item_at(w, bm, bn, kt0, kt1);
+        if (PINGPONG && i0 % WGS != cw) { /* the other warpgroup's turn: its k-tiles pass by */
+            it += kt1 - kt0;
+            continue;
+        }
         if constexpr (PROM) {
 #pragma unroll
             for (int i = 0; i < MI; ++i)
@@ -256,20 +326,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         /* Stage of the k-tile before, still read by its wgmmas (held) until a wait says they are done. */
         bool held = false;
         unsigned held_s = 0;
-        for (int kt = 0; kt < nk; ++kt, ++it) {
+        for (int kt = kt0; kt < kt1; ++kt, ++it) {
             const unsigned s = it % STAGES, round = it / STAGES;
             const unsigned st = sbase + s * STAGE_BYTES;
             mbar_wait(full0 + 8 * s, round & 1);
-            const bool fresh = kt == 0 || (PROM && (kt + phase) % KPT == 0);
+            const bool fresh = kt == kt0 || (PROM && (kt - kt0 + phase) % KPT == 0);
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < BK / 16; ++ks)
 #pragma unroll
                 for (int i = 0; i < MI; ++i)
-                    wgmma_h(acc[i], op_desc<OP_TA>(st + (cw * MI + i) * 64 * 128, ks), op_desc<!OP_TB>(st + A_BYTES, ks),
+                    wgmma_h(acc[i], op_desc<OP_TA>(st + (row0 + 64 * i) * 128, ks), op_desc<!OP_TB>(st + A_BYTES, ks),
                             fresh && ks == 0 ? 0 : 1);
             wgmma_commit();
-            const bool chain_end = kt + 1 == nk || (PROM && (kt + 1 + phase) % KPT == 0);
+            const bool chain_end = kt + 1 == kt1 || (PROM && (kt + 1 - kt0 + phase) % KPT == 0);
             if (chain_end) {
                 wgmma_wait<0>();
                 if (lane == 0) {
@@ -294,13 +364,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             }
         }
 
-        /* The tile: register 4j + 2h + e of instruction i holds row 64 (cw MI + i) + 16q + 8h + g and
+        /* The tile: register 4j + 2h + e of instruction i holds row row0 + 64 i + 16q + 8h + g and
          * column 8j + 2t + e; the pair e = 0, 1 goes out as one 32-bit store where C allows. */
 #pragma unroll
         for (int i = 0; i < MI; ++i)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const int m = bm * BM + 64 * (cw * MI + i) + 16 * q + 8 * h + g;
+                const int m = bm * BM + row0 + 64 * i + 16 * q + 8 * h + g;
                 if (m >= M)
                     continue;
 #pragma unroll
@@ -309,8 +379,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                     if (n >= N)
                         continue;
                     const float *res = PROM ? total[PROM ? i : 0] : acc[i];
-                    T *cp = c + (idx_t)m * LD_C + n;
                     const bool pair = n + 1 < N;
+                    if (SPLITK > 1 && nsplit > 1) { /* the slice's partial, for reduce */
+                        float *p = partials(W, M, N, K) + ((long long)(w / tiles) * gridDim.z + b) * M * N + (long long)m * N + n;
+                        p[0] = res[4 * j + 2 * h];
+                        if (pair)
+                            p[1] = res[4 * j + 2 * h + 1];
+                        continue;
+                    }
+                    T *cp = c + (idx_t)m * LD_C + n;
                     float v0 = alpha * res[4 * j + 2 * h], v1 = alpha * res[4 * j + 2 * h + 1];
                     if (beta != 0.0f) {
                         v0 += beta * half_to_float(cp[0]);
