@@ -160,7 +160,8 @@ static int build_scale(engine_ctx *c, engine_plan *pl, err_t *err)
                           d == DTYPE_F64 ? "double" : dtype_half(d) ? "unsigned short" : "float", d == DTYPE_BF16,
                           dtype_half(d) ? scale_half : scale_plain, scale_src);
     double t0 = now_ms();
-    int rc = jit_compile("engine_scale_c.cu", src, NULL, 0, c->arch, "engine_scale_c", &pl->k.jit, &pl->origin, err);
+    int rc =
+        jit_compile(c->jit, "engine_scale_c.cu", src, NULL, 0, c->arch, "engine_scale_c", &pl->k.jit, &pl->origin, err);
     free(src);
     pl->build_ms = now_ms() - t0;
     if (rc)
@@ -192,7 +193,7 @@ static engine_status build(engine_ctx *c, engine_plan *pl, const layout_t *lay, 
                       .K = p->K,
                       .lay = lay,
                       .align = &pl->al};
-    if (kernel_build(pl->cfg, &to, &pl->k, &pl->origin, err)) {
+    if (kernel_build(c->jit, pl->cfg, &to, &pl->k, &pl->origin, err)) {
         engine_status st = api_status_of(err);
         kernel_free(&pl->k);
         return st;

@@ -52,6 +52,7 @@ struct engine_ctx {
     int64_t smem_limit;   /* per-block opt-in shared memory of the target */
     char *device_name;    /* matched against wisdom's device level; NULL: none */
     char *wisdom_dir, *user_wisdom_dir; /* NULL: as `engine` finds them */
+    jit_t *jit;           /* the context's own compiler (memory cache, counts), on its own disk cache */
     cache_t cache;
     bool have_cache;
     /* guarded by lock: */

@@ -16,6 +16,9 @@ void *xmalloc(size_t n);
  * Below the library's entry points allocation failure is not a status: nothing there can continue
  * without the memory (the entry points' own objects use try_*, below). */
 void util_set_oom(void (*fn)(size_t));
+/* What xmalloc does when n bytes could not be had: the handler, else abort. For an object made by a
+ * try_* function where its caller cannot go on without it (the command's). */
+void xoom(size_t n) __attribute__((noreturn));
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
