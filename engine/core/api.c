@@ -560,13 +560,13 @@ engine_status engine_warm(engine_ctx *c, int jobs, engine_warm_progress progress
     for (int d = 0; d < 2; d++)
         for (int op = 0; op < 4; op++)
             for (int b = 0; b < 2; b++) {
-                pick_t *pk = apiplan_pick(c, d ? DTYPE_F64 : DTYPE_F32, op, b, &err);
+                pick_t *pk = apiplan_pick(c, d ? DTYPE_F64 : DTYPE_F32, op, b, fn, &err);
                 if (pk)
                     picks[n++] = pk;
             }
     pthread_mutex_unlock(&c->lock);
     if (!n)
-        return api_fail(ENGINE_ERROR_CONFIG, &err);
+        return api_fail(err.cause == ERR_ALLOC ? ENGINE_ERROR_OUT_OF_MEMORY : ENGINE_ERROR_CONFIG, &err);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     warm_cb cb = {progress, user};
     warm_stats st;

@@ -25,8 +25,8 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same that give NULL when the host has no memory, for the objects the library's entry points
- * make first (a context, a plan, a forced config): their callers get ENGINE_ERROR_OUT_OF_MEMORY
- * rather than an abort. try_strdup(NULL) is NULL too: the caller tells the two apart. */
+ * make (a context, a plan, a forced config, a call's entry and the table of them, a pick, a loaded
+ * module's slot): their callers get ENGINE_ERROR_OUT_OF_MEMORY rather than an abort. try_strdup(NULL) is NULL too: the caller tells the two apart. */
 void *try_calloc(size_t n, size_t size);
 void *try_realloc(void *p, size_t n);
 char *try_strdup(const char *s);
