@@ -91,8 +91,8 @@ typedef enum { ENGINE_JIT_DEFAULT = 0, ENGINE_JIT_ASYNC = 1, ENGINE_JIT_SYNC = 2
 typedef struct {
     size_t size;                 /* sizeof(engine_options) as the program was built: engine_options_init */
     int device;                  /* CUDA device ordinal; default 0 */
-    const char *cache_dir;       /* CUBIN cache; NULL: $XDG_CACHE_HOME/engine, else ~/.cache/engine (one per
-                                    process: the newest context's serves every context until it goes) */
+    const char *cache_dir;       /* CUBIN cache; NULL: $XDG_CACHE_HOME/engine, else ~/.cache/engine (each
+                                    context its own; contexts naming one directory share its entries) */
     const char *wisdom_dir;      /* shipped wisdom; NULL: $ENGINE_WISDOM, else the one installed with the library */
     const char *user_wisdom_dir; /* NULL: $XDG_DATA_HOME/engine/wisdom, else ~/.local/share/engine/wisdom; "": none */
     int no_device;               /* 1: open no GPU; plans are created and described for `arch`, never executed */

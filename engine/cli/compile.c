@@ -3,6 +3,7 @@
 
 #include "arch.h"
 #include "jit.h"
+#include "labjit.h"
 #include "setup.h"
 #include "util.h"
 
@@ -106,7 +107,7 @@ int compile_main(const opts_t *o)
         }
     }
     jit_stats js;
-    jit_get_stats(&js);
+    jit_get_stats(lab_jit(), &js);
     char aname[16];
     arch_name(su.arch, aname, sizeof aname);
     printf("compile: %zu of %zu configs for %s in %.2f s on %d threads: %lu NVRTC compiles, %lu from the cache%s%s\n",

@@ -4,6 +4,7 @@
 
 #include "arch.h"
 #include "jit.h"
+#include "labjit.h"
 
 #include <stdio.h>
 
@@ -31,5 +32,5 @@ static void cache_warning(void *user, const err_t *w)
 void jitlog_init(bool quiet)
 {
     const jit_reporter r = {.compile_failed = quiet ? NULL : compile_failed, .cache_warning = cache_warning};
-    jit_set_reporter(&r);
+    jit_set_reporter(lab_jit(), &r);
 }

@@ -32,6 +32,7 @@
 #include "bench.h"
 #include "cache.h"
 #include "jit.h"
+#include "labjit.h"
 #include "nvml.h"
 #include "session.h"
 #include "util.h"
@@ -250,7 +251,7 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
                        layout_align_of(p->B, es, p->lay.ldb, one * p->lay.sb),
                        layout_align_of(p->C, es, p->lay.ldc, one * p->lay.sc)};
     if (kernel_build(
-            cfg, &(plan_target){.arch = arch, .smem_limit = smem, .M = M, .N = N, .K = K, .lay = &p->lay, .align = &al},
+            lab_jit(), cfg, &(plan_target){.arch = arch, .smem_limit = smem, .M = M, .N = N, .K = K, .lay = &p->lay, .align = &al},
             k, &origin, err))
         return -1;
     char *params = config_params_string(cfg);
@@ -522,7 +523,7 @@ int serve_main(const opts_t *o)
     if (o->cache_dir) {
         if (cache_open(&cache, o->cache_dir, &err) == 0) {
             have_cache = true;
-            jit_set_cache(&cache);
+            jit_set_cache(lab_jit(), &cache);
         } else {
             err_print(stderr, &err); /* compiling again costs time, not correctness */
             err_clear(&err);
@@ -540,7 +541,7 @@ int serve_main(const opts_t *o)
         send_line(&sv, bad);
         json_decref(bad);
         session_close(&sv.s);
-        jit_set_cache(NULL);
+        jit_set_cache(lab_jit(), NULL);
         if (have_cache)
             cache_close(&cache);
         fclose(sv.out);
@@ -557,7 +558,7 @@ int serve_main(const opts_t *o)
         json_object_set(r, "id", json_object_get(req, "id") ? json_object_get(req, "id") : json_null());
         const char *op = json_string_value(json_object_get(req, "op"));
         jit_stats js0;
-        jit_get_stats(&js0);
+        jit_get_stats(lab_jit(), &js0);
         if (!req || !op) {
             err_set(&err, ERR_SYSTEM, "engine", 0, 0, "worker: a request must be a JSON object with \"op\"");
             reply_err(r, &err);
@@ -575,7 +576,7 @@ int serve_main(const opts_t *o)
             reply_err(r, &err);
         }
         jit_stats js1;
-        jit_get_stats(&js1);
+        jit_get_stats(lab_jit(), &js1);
         json_object_set_new(r, "nvrtc", json_integer((json_int_t)(js1.nvrtc - js0.nvrtc)));
         if (sv.s.gpu.broken)
             json_object_set_new(r, "broken", json_true());
@@ -586,7 +587,7 @@ int serve_main(const opts_t *o)
     free(line);
     nvml_close(&sv.nvml);
     session_close(&sv.s);
-    jit_cache_free();
+    jit_cache_free(lab_jit());
     if (have_cache)
         cache_close(&cache);
     fclose(sv.out);

@@ -4,6 +4,7 @@
 
 #include "arch.h"
 #include "jit.h"
+#include "labjit.h"
 #include "util.h"
 
 #include <errno.h>
@@ -30,7 +31,7 @@ int setup_cache(setup_t *su, const opts_t *o, bool workers, err_t *err)
             return -1;
     }
     su->have_cache = true;
-    jit_set_cache(&su->cache);
+    jit_set_cache(lab_jit(), &su->cache);
     return 0;
 }
 
@@ -74,8 +75,8 @@ void setup_free(setup_t *su)
     if (su->have_pool)
         pool_free(&su->pool);
     /* Results in memory point nowhere once the cache goes: drop them first. */
-    jit_cache_free();
-    jit_set_cache(NULL);
+    jit_cache_free(lab_jit());
+    jit_set_cache(lab_jit(), NULL);
     if (su->have_cache)
         cache_close(&su->cache);
     memset(su, 0, sizeof *su);

@@ -15,6 +15,7 @@
 #include "arch.h"
 #include "jit.h"
 #include "jitlog.h"
+#include "labjit.h"
 #include "model.h"
 #include "progress.h"
 #include "rank.h"
@@ -317,7 +318,7 @@ static void on_done(void *ctx, dispatch_point *s)
     /* What the compile left in memory is not needed again: the worker reads the disk cache. */
     if (s->compiled || s->job.k.plan.source) {
         if (s->job.k.jit)
-            jit_forget(s->job.k.jit);
+            jit_forget(lab_jit(), s->job.k.jit);
         build_job_free(&s->job);
         s->compiled = false;
     }

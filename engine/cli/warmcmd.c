@@ -7,6 +7,7 @@
 #include "gpu.h"
 #include "jit.h"
 #include "jitlog.h"
+#include "labjit.h"
 #include "progress.h"
 #include "util.h"
 #include "warm.h"
@@ -30,7 +31,7 @@ int warm_main(const opts_t *o)
         err_print(stderr, &err);
         return EXIT_SYSTEM;
     }
-    jit_set_cache(&cache);
+    jit_set_cache(lab_jit(), &cache);
     jitlog_init(true); /* a failed compile is one line of the summary, not a log */
     /* Every dtype, op and kind of product: each pick holds the entries wisdom weighs for it. */
     pick_t *picks[DTYPE_COUNT * 4 * 2];
@@ -70,7 +71,7 @@ int warm_main(const opts_t *o)
         printf("warm: wisdom of %s (%s) into %s, %d threads\n", *picks[0]->device ? picks[0]->device : "no GPU",
                arch_name(arch, name, sizeof name), cache.dir, jobs);
         fflush(stdout);
-        int wr = warm_run(picks, n, smem, jobs, show, &prog, &st, &first);
+        int wr = warm_run(lab_jit(), picks, n, smem, jobs, show, &prog, &st, &first);
         progress_clear(&prog);
         printf("warm: %zu kernels in %.1f s: %zu compiled, %zu already cached, %zu failed\n", st.total, st.ms / 1e3,
                st.compiled, st.cached, st.failed);
@@ -86,8 +87,8 @@ int warm_main(const opts_t *o)
         pick_free(picks[i]);
         free(picks[i]);
     }
-    jit_set_cache(NULL);
-    jit_cache_free();
+    jit_set_cache(lab_jit(), NULL);
+    jit_cache_free(lab_jit());
     cache_close(&cache);
     return rc;
 }

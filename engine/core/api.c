@@ -83,9 +83,6 @@ static void paths_once(void)
     /* No jit reporter: a library never prints; a failed compile is its status and first error line. */
 }
 
-static pthread_mutex_t g_cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static const engine_ctx *g_cache_owner; /* whose cache jit.c uses */
-
 /* A call works in the context's (primary) CUDA context and gives the caller's current one back as
  * it returns, none included (engine.h): scope_in before the work, scope_out with its status. */
 typedef struct {
@@ -140,14 +137,19 @@ static engine_status create(engine_ctx **out, const engine_options *given)
     const engine_options *opt = &mine;
     pthread_once(&g_paths_once, paths_once);
     engine_ctx *c = try_calloc(1, sizeof *c);
-    if (!c)
+    jit_t *jit = c ? jit_new() : NULL;
+    if (!jit) {
+        free(c);
         return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, "engine_create", "no host memory for the context");
+    }
+    c->jit = jit;
     pthread_mutex_init(&c->lock, NULL);
     err_t err;
     err_clear(&err);
     c->device = opt->device;
     if (opt->no_device) {
         if (opt->arch && !arch_lookup(arch_sm(opt->arch))) {
+            jit_free(c->jit);
             free(c);
             return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_create", "arch is not a known architecture");
         }
@@ -158,10 +160,12 @@ static engine_status create(engine_ctx **out, const engine_options *given)
         c->device_name = try_strdup(opt->device_name);
     } else {
         if (opt->device < 0) {
+            jit_free(c->jit);
             free(c);
             return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_create", "device is negative");
         }
         if (gpu_open(&c->gpu, opt->device, &err)) {
+            jit_free(c->jit);
             free(c);
             return api_fail(ENGINE_ERROR_NO_GPU, &err);
         }
@@ -181,6 +185,7 @@ static engine_status create(engine_ctx **out, const engine_options *given)
         if (c->have_gpu)
             gpu_close(&c->gpu);
         free(c->device_name);
+        jit_free(c->jit);
         free(c);
         return api_fail_text(ENGINE_ERROR_INVALID_ARGUMENT, "engine_create", "jit must be ENGINE_JIT_DEFAULT, _ASYNC or _SYNC");
     }
@@ -197,11 +202,7 @@ static engine_status create(engine_ctx **out, const engine_options *given)
     err_clear(&ignored);
     if (cache_open(&c->cache, opt->cache_dir, &ignored) == 0) {
         c->have_cache = true;
-        /* jit.c has one disk cache per process: the newest context's (documented in engine.h). */
-        pthread_mutex_lock(&g_cache_lock);
-        jit_set_cache(&c->cache);
-        g_cache_owner = c;
-        pthread_mutex_unlock(&g_cache_lock);
+        jit_set_cache(c->jit, &c->cache); /* the context's own compiler: no other context reads it */
     }
     /* A name given (or the GPU's) whose copy found no memory: the whole context is undone. */
     if ((opt->wisdom_dir && !c->wisdom_dir) || (opt->user_wisdom_dir && !c->user_wisdom_dir) ||
@@ -221,15 +222,9 @@ void engine_destroy(engine_ctx *c)
     apicall_free(c);
     apiplan_ctx_free(c);
     fallback_close(&c->blas);
-    if (c->have_cache) {
-        pthread_mutex_lock(&g_cache_lock);
-        if (g_cache_owner == c) {
-            jit_set_cache(NULL);
-            g_cache_owner = NULL;
-        }
-        pthread_mutex_unlock(&g_cache_lock);
+    jit_free(c->jit); /* its results first: nothing of the context's needs them now */
+    if (c->have_cache)
         cache_close(&c->cache);
-    }
     if (s.entered)
         gpu_leave(&c->gpu, true, s.prev);
     if (c->have_gpu)
@@ -565,20 +560,20 @@ engine_status engine_warm(engine_ctx *c, int jobs, engine_warm_progress progress
     for (int d = 0; d < 2; d++)
         for (int op = 0; op < 4; op++)
             for (int b = 0; b < 2; b++) {
-                pick_t *pk = apiplan_pick(c, d ? DTYPE_F64 : DTYPE_F32, op, b, &err);
+                pick_t *pk = apiplan_pick(c, d ? DTYPE_F64 : DTYPE_F32, op, b, fn, &err);
                 if (pk)
                     picks[n++] = pk;
             }
     pthread_mutex_unlock(&c->lock);
     if (!n)
-        return api_fail(ENGINE_ERROR_CONFIG, &err);
+        return api_fail(err.cause == ERR_ALLOC ? ENGINE_ERROR_OUT_OF_MEMORY : ENGINE_ERROR_CONFIG, &err);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     warm_cb cb = {progress, user};
     warm_stats st;
     err_t first;
     err_clear(&first);
     /* The picks are the context's and stay (nothing frees them before engine_destroy). */
-    if (warm_run(picks, n, c->smem_limit, jobs > 0 ? jobs : cores > 0 ? (int)cores : 1, progress ? warm_report : NULL,
+    if (warm_run(c->jit, picks, n, c->smem_limit, jobs > 0 ? jobs : cores > 0 ? (int)cores : 1, progress ? warm_report : NULL,
                  &cb, &st, &first))
         return api_fail(ENGINE_ERROR_COMPILE, &first);
     return ENGINE_SUCCESS;

@@ -63,21 +63,27 @@ static struct apicall_entry *find(engine_ctx *c, const plan_key *k, uint64_t h)
     return *slot_of(c, k, h);
 }
 
-/* A new entry for k, in the table. Lock held. */
+/* A new entry for k, in the table; NULL, with the same entries (the table perhaps grown), when the
+ * host has no memory for it. Lock held. */
 static struct apicall_entry *insert(engine_ctx *c, const plan_key *k, uint64_t h, const char *fn)
 {
     if (2 * (c->nplans + 1) > c->plans_cap) {
         size_t cap = c->plans_cap ? 2 * c->plans_cap : 64;
         struct apicall_entry **old = c->plans;
         size_t old_cap = c->plans_cap;
-        c->plans = xcalloc(cap, sizeof *c->plans);
+        struct apicall_entry **grown = try_calloc(cap, sizeof *c->plans);
+        if (!grown)
+            return NULL;
+        c->plans = grown;
         c->plans_cap = cap;
         for (size_t i = 0; i < old_cap; i++)
             if (old[i])
                 *slot_of(c, &old[i]->key, old[i]->hash) = old[i];
         free(old);
     }
-    struct apicall_entry *e = xcalloc(1, sizeof *e);
+    struct apicall_entry *e = try_calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
     e->key = *k;
     e->hash = h;
     e->fn = fn;
@@ -198,7 +204,8 @@ static engine_status run_fallback(engine_ctx *c, const apiarg_problem *p, const 
 }
 
 /* The entry of p at these pointers, made (and, sync, built and loaded) when new. Lock held on return
- * when *e is set; on a failed synchronous build NULL, the status returned and the lock released. */
+ * when *e is set; on a failed synchronous build, or no host memory for the entry
+ * (ENGINE_ERROR_OUT_OF_MEMORY), NULL, the status returned and the lock released. */
 static engine_status entry_for(engine_ctx *c, const apiarg_problem *p, const layout_align *al, const char *fn,
                                bool build_now, struct apicall_entry **out)
 {
@@ -213,6 +220,11 @@ static engine_status entry_for(engine_ctx *c, const apiarg_problem *p, const lay
     }
     if (!build_now) {
         e = insert(c, &k, h, fn);
+        if (!e) {
+            pthread_mutex_unlock(&c->lock);
+            *out = NULL;
+            return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, fn, "no host memory for the call's entry");
+        }
         enqueue(c, e);
         *out = e;
         return ENGINE_SUCCESS;
@@ -229,6 +241,12 @@ static engine_status entry_for(engine_ctx *c, const apiarg_problem *p, const lay
     e = find(c, &k, h);
     if (!e)
         e = insert(c, &k, h, fn);
+    if (!e) {
+        pthread_mutex_unlock(&c->lock);
+        engine_plan_destroy(pl);
+        *out = NULL;
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, fn, "no host memory for the call's entry");
+    }
     if (e->state == CALL_READY || e->state == CALL_BUILT) { /* another thread's came first */
         engine_plan_destroy(pl);
     } else { /* new, or one that failed before: ours is kept */

@@ -17,11 +17,13 @@ static engine_status fail(engine_status st, err_t *err) { return api_fail(st, er
 /* The context's pick for dtype, op (the kernels' 2 ta + tb) and kind (batched: a batch of products),
  * loaded on first use: the entries of that op for that kind (else NN's, pick.h), planned in that op.
  * Called with the lock held. */
-pick_t *apiplan_pick(engine_ctx *c, dtype_t dtype, int op, int batched, err_t *err)
+pick_t *apiplan_pick(engine_ctx *c, dtype_t dtype, int op, int batched, const char *fn, err_t *err)
 {
     if (c->picks[dtype][op][batched])
         return c->picks[dtype][op][batched];
-    pick_t *pk = xcalloc(1, sizeof *pk);
+    pick_t *pk = try_calloc(1, sizeof *pk);
+    if (!pk)
+        return err_set(err, ERR_ALLOC, fn, 0, 0, "no host memory for the context's pick"), NULL;
     pick_params pp = {.device = c->device, .probe = false, .arch = c->arch, .arch_guessed = c->arch_guessed, .sms = c->sms,
                       .device_name = c->device_name, .dtype = dtype, .op = op, .batch = batched ? 2 : 1,
                       .wisdom_dir = c->wisdom_dir, .user_dir = c->user_wisdom_dir, .warn = NULL};
@@ -74,7 +76,12 @@ static int module_get(engine_ctx *c, const jit_result *jit, engine_stream stream
     gpu_module m;
     if (gpu_module_load(&c->gpu, jit->cubin, label, &m, err))
         return -1;
-    c->mods = xrealloc(c->mods, (c->nmods + 1) * sizeof *c->mods);
+    apiplan_module *mods = try_realloc(c->mods, (c->nmods + 1) * sizeof *c->mods);
+    if (!mods) {
+        gpu_module_unload(&c->gpu, &m);
+        return err_set(err, ERR_ALLOC, label, 0, 0, "no host memory for the context's module table");
+    }
+    c->mods = mods;
     apiplan_module *x = &c->mods[c->nmods];
     memset(x, 0, sizeof *x);
     snprintf(x->key, sizeof x->key, "%s", jit->key);
@@ -97,7 +104,10 @@ static int module_function(engine_ctx *c, size_t i, const char *name, int64_t sm
     if (j == x->nnames) {
         if (j == TPL_MAX_LAUNCHES)
             return err_set(err, ERR_SYSTEM, name, 0, 0, "more than %d kernels in one module", TPL_MAX_LAUNCHES);
-        x->names[x->nnames++] = xstrdup(name);
+        char *copy = try_strdup(name);
+        if (!copy)
+            return err_set(err, ERR_ALLOC, name, 0, 0, "no host memory for the module's kernel names");
+        x->names[x->nnames++] = copy;
         x->smem[j] = -1;
     }
     if (smem > x->smem[j]) {
@@ -160,7 +170,8 @@ static int build_scale(engine_ctx *c, engine_plan *pl, err_t *err)
                           d == DTYPE_F64 ? "double" : dtype_half(d) ? "unsigned short" : "float", d == DTYPE_BF16,
                           dtype_half(d) ? scale_half : scale_plain, scale_src);
     double t0 = now_ms();
-    int rc = jit_compile("engine_scale_c.cu", src, NULL, 0, c->arch, "engine_scale_c", &pl->k.jit, &pl->origin, err);
+    int rc =
+        jit_compile(c->jit, "engine_scale_c.cu", src, NULL, 0, c->arch, "engine_scale_c", &pl->k.jit, &pl->origin, err);
     free(src);
     pl->build_ms = now_ms() - t0;
     if (rc)
@@ -192,7 +203,7 @@ static engine_status build(engine_ctx *c, engine_plan *pl, const layout_t *lay, 
                       .K = p->K,
                       .lay = lay,
                       .align = &pl->al};
-    if (kernel_build(pl->cfg, &to, &pl->k, &pl->origin, err)) {
+    if (kernel_build(c->jit, pl->cfg, &to, &pl->k, &pl->origin, err)) {
         engine_status st = api_status_of(err);
         kernel_free(&pl->k);
         return st;
@@ -452,10 +463,10 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
             st = ENGINE_ERROR_DTYPE_MISMATCH;
         }
     } else if (pl->run) {
-        pick_t *pick = apiplan_pick(c, p->dtype, 2 * p->ta + p->tb, p->batch > 1, &err);
+        pick_t *pick = apiplan_pick(c, p->dtype, 2 * p->ta + p->tb, p->batch > 1, fn, &err);
         shape_t sh = {p->M, p->N, p->K};
         if (!pick) {
-            st = ENGINE_ERROR_CONFIG;
+            st = err.cause == ERR_ALLOC ? ENGINE_ERROR_OUT_OF_MEMORY : ENGINE_ERROR_CONFIG;
         } else if (!select_pick_in(&pick->sel, &sh, p->batch, al, &lay, &r)) {
             pk = pick;
             pl->cfg = &pick->sel.cands[r.chosen].cfg;

@@ -52,6 +52,7 @@ struct engine_ctx {
     int64_t smem_limit;   /* per-block opt-in shared memory of the target */
     char *device_name;    /* matched against wisdom's device level; NULL: none */
     char *wisdom_dir, *user_wisdom_dir; /* NULL: as `engine` finds them */
+    jit_t *jit;           /* the context's own compiler (memory cache, counts), on its own disk cache */
     cache_t cache;
     bool have_cache;
     /* guarded by lock: */
@@ -140,8 +141,9 @@ engine_status apiplan_execute_ws(const engine_plan *pl, const char *fn, double a
 /* Bytes of workspace the plan's launches use (0: none). */
 size_t apiplan_workspace_bytes(const engine_plan *pl);
 /* The context's pick for dtype, op (the kernels' 2 ta + tb) and kind (batched), loaded on first use
- * (wisdom's entries for it, pick.h). Lock held. */
-pick_t *apiplan_pick(engine_ctx *c, dtype_t dtype, int op, int batched, err_t *err);
+ * (wisdom's entries for it, pick.h). Lock held. NULL on failure: no host memory for it is err
+ * ERR_ALLOC, naming fn. */
+pick_t *apiplan_pick(engine_ctx *c, dtype_t dtype, int op, int batched, const char *fn, err_t *err);
 /* Everything the context holds but its GPU, cache and paths. */
 void apiplan_ctx_free(engine_ctx *c);
 

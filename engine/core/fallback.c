@@ -9,16 +9,14 @@
 #include <stdint.h>
 #include <string.h>
 
-/* libcublas's functions (cublasdl.h), once the first context opens its handle. */
-static const cublasdl_t *bl;
-
 int fallback_open(fallback_t *f, err_t *err)
 {
     memset(f, 0, sizeof *f);
     const cublasdl_t *t = cublasdl_load(err);
     if (!t)
         return -1;
-    bl = t;
+    const cublasdl_t *bl = t;
+    f->bl = t;
     cublasHandle_t h;
     cublasStatus_t st = bl->cublasCreate(&h);
     if (st != CUBLAS_STATUS_SUCCESS)
@@ -40,7 +38,7 @@ void fallback_close(fallback_t *f)
 {
     if (!f->open)
         return;
-    bl->cublasDestroy((cublasHandle_t)f->handle);
+    f->bl->cublasDestroy((cublasHandle_t)f->handle);
     pthread_mutex_destroy(&f->lock);
     f->open = false;
 }
@@ -68,6 +66,7 @@ int fallback_gemm(fallback_t *f, const apiarg_problem *p, double alpha, CUdevice
     cublasStatus_t st;
     pthread_mutex_lock(&f->lock);
     cublasHandle_t h = (cublasHandle_t)f->handle;
+    const cublasdl_t *bl = f->bl;
     st = bl->cublasSetStream(h, (cudaStream_t)stream);
     if (st == CUBLAS_STATUS_SUCCESS) {
         if (dtype_half(p->dtype)) {

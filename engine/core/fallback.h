@@ -10,6 +10,7 @@
 #define ENGINE_FALLBACK_H
 
 #include "apiarg.h"
+#include "cublasdl.h"
 #include "err.h"
 
 #include <cuda.h>
@@ -17,6 +18,7 @@
 #include <stdbool.h>
 
 typedef struct {
+    const cublasdl_t *bl;  /* libcublas's functions (cublasdl.h: loaded once a process, then immutable) */
     void *handle;          /* cublasHandle_t, created in fallback_open */
     pthread_mutex_t lock;  /* guards the handle (its stream is set per call) */
     bool open;

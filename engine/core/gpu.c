@@ -96,15 +96,20 @@ static int load_driver_locked(void)
     return 0;
 }
 
-/* Contexts may be created on several threads at once: the driver is loaded once, under a lock. */
+/* Contexts may be created on several threads at once: the driver is loaded once, under a lock, and
+ * its table (cu, cu_launch_ex, cu_tmap_encode, g_lib) is read-only from then on. A failed load's
+ * reason is copied out under the lock (why, may be NULL): another thread may be trying again. */
 static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
-static int load_driver(void)
+static int load_driver_why(char *why, size_t n)
 {
     pthread_mutex_lock(&g_load_lock);
     int rc = load_driver_locked();
+    if (rc && why)
+        snprintf(why, n, "%s", g_dlerror);
     pthread_mutex_unlock(&g_load_lock);
     return rc;
 }
+static int load_driver(void) { return load_driver_why(NULL, 0); }
 
 bool gpu_driver_present(void) { return load_driver() == 0; }
 
@@ -118,9 +123,9 @@ static bool sticky(CUresult rc)
            rc == CUDA_ERROR_LAUNCH_TIMEOUT || rc == CUDA_ERROR_ECC_UNCORRECTABLE;
 }
 
-static gpu_t *g_current; /* for marking the context broken from cu_check */
-
-static int cu_check(CUresult rc, const char *call, const char *file, int line, err_t *err)
+/* g (NULL where a call has none) is marked broken by a sticky error: its own, never another
+ * context's (the worker reads it; two library contexts share nothing here). */
+static int cu_check(gpu_t *g, CUresult rc, const char *call, const char *file, int line, err_t *err)
 {
     if (rc == CUDA_SUCCESS)
         return 0;
@@ -129,25 +134,26 @@ static int cu_check(CUresult rc, const char *call, const char *file, int line, e
         cu.cuGetErrorName(rc, &name);
     if (cu.cuGetErrorString)
         cu.cuGetErrorString(rc, &text);
-    if (sticky(rc) && g_current)
-        g_current->broken = true;
+    if (sticky(rc) && g)
+        __atomic_store_n(&g->broken, true, __ATOMIC_RELAXED);
     return err_set(err, rc == CUDA_ERROR_OUT_OF_MEMORY ? ERR_ALLOC : ERR_CUDA, file, line, 0, "%s failed: %s (%s)", call, name ? name : "CUDA error",
                    text ? text : "no description");
 }
-#define CU_CHECK(call, err) cu_check((call), #call, __FILE__, __LINE__, (err))
+#define CU_CHECK(call, err) cu_check(NULL, (call), #call, __FILE__, __LINE__, (err))
+#define GPU_CHECK(g, call, err) cu_check((g), (call), #call, __FILE__, __LINE__, (err))
 
 static int attr(gpu_t *g, CUdevice_attribute a, int *v, err_t *err)
 {
-    return CU_CHECK(cu.cuDeviceGetAttribute(v, a, g->dev), err);
+    return GPU_CHECK(g, cu.cuDeviceGetAttribute(v, a, g->dev), err);
 }
 
 int gpu_count(int *count, err_t *err)
 {
     *count = 0;
-    if (load_driver())
+    char why[sizeof g_dlerror];
+    if (load_driver_why(why, sizeof why))
         return err_set(err, ERR_NO_GPU, "engine", 0, 0,
-                       "no CUDA driver: %s (this command needs an NVIDIA GPU; `engine compile` does not)",
-                       g_dlerror);
+                       "no CUDA driver: %s (this command needs an NVIDIA GPU; `engine compile` does not)", why);
     if (CU_CHECK(cu.cuInit(0), err) || CU_CHECK(cu.cuDeviceGetCount(count), err))
         return -1;
     return 0;
@@ -164,9 +170,9 @@ int gpu_probe(gpu_t *g, int ordinal, err_t *err)
         return err_set(err, ERR_NO_GPU, "--device", 0, 0, "there is no GPU %d (this machine has %d)", ordinal,
                        count);
     int major = 0, minor = 0;
-    if (CU_CHECK(cu.cuDeviceGet(&g->dev, ordinal), err) ||
-        CU_CHECK(cu.cuDeviceGetName(g->name, sizeof g->name, g->dev), err) ||
-        CU_CHECK(cu.cuDeviceGetPCIBusId(g->pci_bus_id, sizeof g->pci_bus_id, g->dev), err) ||
+    if (GPU_CHECK(g, cu.cuDeviceGet(&g->dev, ordinal), err) ||
+        GPU_CHECK(g, cu.cuDeviceGetName(g->name, sizeof g->name, g->dev), err) ||
+        GPU_CHECK(g, cu.cuDeviceGetPCIBusId(g->pci_bus_id, sizeof g->pci_bus_id, g->dev), err) ||
         attr(g, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major, err) ||
         attr(g, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor, err) ||
         attr(g, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &g->sms, err) ||
@@ -176,8 +182,8 @@ int gpu_probe(gpu_t *g, int ordinal, err_t *err)
         attr(g, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &g->l2_bytes, err) ||
         attr(g, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &g->smem_optin, err) ||
         attr(g, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &g->max_threads_sm, err) ||
-        CU_CHECK(cu.cuDeviceTotalMem(&g->total_mem, g->dev), err) ||
-        CU_CHECK(cu.cuDriverGetVersion(&g->driver_version), err))
+        GPU_CHECK(g, cu.cuDeviceTotalMem(&g->total_mem, g->dev), err) ||
+        GPU_CHECK(g, cu.cuDriverGetVersion(&g->driver_version), err))
         return -1;
     g->sm = major * 10 + minor;
     return 0;
@@ -187,15 +193,14 @@ int gpu_open(gpu_t *g, int ordinal, err_t *err)
 {
     if (gpu_probe(g, ordinal, err))
         return -1;
-    if (CU_CHECK(cu.cuDevicePrimaryCtxRetain(&g->ctx, g->dev), err))
+    if (GPU_CHECK(g, cu.cuDevicePrimaryCtxRetain(&g->ctx, g->dev), err))
         return -1;
-    if (CU_CHECK(cu.cuCtxSetCurrent(g->ctx), err) ||
-        CU_CHECK(cu.cuStreamCreate(&g->stream, CU_STREAM_DEFAULT), err)) {
+    if (GPU_CHECK(g, cu.cuCtxSetCurrent(g->ctx), err) ||
+        GPU_CHECK(g, cu.cuStreamCreate(&g->stream, CU_STREAM_DEFAULT), err)) {
         cu.cuDevicePrimaryCtxRelease(g->dev);
         g->ctx = NULL;
         return -1;
     }
-    g_current = g;
     return 0;
 }
 
@@ -206,8 +211,6 @@ void gpu_close(gpu_t *g)
     if (g->stream)
         cu.cuStreamDestroy(g->stream);
     cu.cuDevicePrimaryCtxRelease(g->dev);
-    if (g_current == g)
-        g_current = NULL;
     g->ctx = NULL;
     g->stream = NULL;
 }
@@ -216,7 +219,7 @@ int gpu_alloc(gpu_t *g, size_t bytes, CUdeviceptr *p, err_t *err)
 {
     (void)g;
     *p = 0;
-    return CU_CHECK(cu.cuMemAlloc(p, bytes ? bytes : 16), err);
+    return GPU_CHECK(g, cu.cuMemAlloc(p, bytes ? bytes : 16), err);
 }
 
 void gpu_free(gpu_t *g, CUdeviceptr p)
@@ -232,32 +235,32 @@ int gpu_upload(gpu_t *g, CUdeviceptr dst, const void *src, size_t bytes, err_t *
      * work queued on it and before the work queued after it. */
     if (gpu_sync(g, err))
         return -1;
-    return bytes ? CU_CHECK(cu.cuMemcpyHtoD(dst, src, bytes), err) : 0; /* K = 0: A and B are empty */
+    return bytes ? GPU_CHECK(g, cu.cuMemcpyHtoD(dst, src, bytes), err) : 0; /* K = 0: A and B are empty */
 }
 
 int gpu_download(gpu_t *g, void *dst, CUdeviceptr src, size_t bytes, err_t *err)
 {
     if (gpu_sync(g, err))
         return -1;
-    return bytes ? CU_CHECK(cu.cuMemcpyDtoH(dst, src, bytes), err) : 0;
+    return bytes ? GPU_CHECK(g, cu.cuMemcpyDtoH(dst, src, bytes), err) : 0;
 }
 
 int gpu_copy(gpu_t *g, CUdeviceptr dst, CUdeviceptr src, size_t bytes, err_t *err)
 {
-    return bytes ? CU_CHECK(cu.cuMemcpyDtoDAsync(dst, src, bytes, g->stream), err) : 0;
+    return bytes ? GPU_CHECK(g, cu.cuMemcpyDtoDAsync(dst, src, bytes, g->stream), err) : 0;
 }
 
 int gpu_fill32(gpu_t *g, CUdeviceptr dst, uint32_t value, size_t n, err_t *err)
 {
-    return CU_CHECK(cu.cuMemsetD32Async(dst, value, n, g->stream), err);
+    return GPU_CHECK(g, cu.cuMemsetD32Async(dst, value, n, g->stream), err);
 }
 
-int gpu_sync(gpu_t *g, err_t *err) { return CU_CHECK(cu.cuStreamSynchronize(g->stream), err); }
+int gpu_sync(gpu_t *g, err_t *err) { return GPU_CHECK(g, cu.cuStreamSynchronize(g->stream), err); }
 
 int gpu_mem_info(gpu_t *g, size_t *free_bytes, size_t *total_bytes, err_t *err)
 {
     (void)g;
-    return CU_CHECK(cu.cuMemGetInfo(free_bytes, total_bytes), err);
+    return GPU_CHECK(g, cu.cuMemGetInfo(free_bytes, total_bytes), err);
 }
 
 int gpu_module_load(gpu_t *g, const void *cubin, const char *label, gpu_module *m, err_t *err)
@@ -270,7 +273,7 @@ int gpu_module_load(gpu_t *g, const void *cubin, const char *label, gpu_module *
         return err_set(err, ERR_UNSUPPORTED, label, 0, 0,
                        "the CUBIN cannot run on this sm_%d GPU (compile for its architecture: drop --arch)",
                        g->sm);
-    return CU_CHECK(rc, err);
+    return GPU_CHECK(g, rc, err);
 }
 
 void gpu_module_unload(gpu_t *g, gpu_module *m)
@@ -284,7 +287,7 @@ void gpu_module_unload(gpu_t *g, gpu_module *m)
 int gpu_function(gpu_t *g, gpu_module *m, const char *name, CUfunction *f, err_t *err)
 {
     (void)g;
-    return CU_CHECK(cu.cuModuleGetFunction(f, m->mod, name), err);
+    return GPU_CHECK(g, cu.cuModuleGetFunction(f, m->mod, name), err);
 }
 
 int gpu_set_smem(gpu_t *g, CUfunction f, int bytes, err_t *err)
@@ -293,7 +296,7 @@ int gpu_set_smem(gpu_t *g, CUfunction f, int bytes, err_t *err)
     /* 48 KB is what every block gets without asking; more needs the opt-in attribute. */
     if (bytes <= 48 * 1024)
         return 0;
-    return CU_CHECK(cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), err);
+    return GPU_CHECK(g, cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), err);
 }
 
 int gpu_launch_pdl(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t block[3], int smem, void **args,
@@ -308,9 +311,9 @@ int gpu_launch_pdl(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t 
                             .gridDimZ = (unsigned)grid[2], .blockDimX = (unsigned)block[0],
                             .blockDimY = (unsigned)block[1], .blockDimZ = (unsigned)block[2],
                             .sharedMemBytes = (unsigned)smem, .hStream = stream, .attrs = &a, .numAttrs = 1};
-        return CU_CHECK(cu_launch_ex(&c, f, args, NULL), err);
+        return GPU_CHECK(g, cu_launch_ex(&c, f, args, NULL), err);
     }
-    return CU_CHECK(cu.cuLaunchKernel(f, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
+    return GPU_CHECK(g, cu.cuLaunchKernel(f, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
                                       (unsigned)block[0], (unsigned)block[1], (unsigned)block[2],
                                       (unsigned)smem, stream, args, NULL),
                     err);
@@ -326,7 +329,7 @@ int gpu_tensor_map(gpu_t *g, CUtensorMap *map, CUtensorMapDataType type, CUdevic
     const cuuint32_t elem_strides[3] = {1, 1, 1};
     const cuuint64_t d[3] = {dims[0], dims[1], dims[2]}, st[2] = {strides_bytes[0], strides_bytes[1]};
     const cuuint32_t b[3] = {box[0], box[1], box[2]};
-    return CU_CHECK(cu_tmap_encode(map, type, 3, (void *)(uintptr_t)base, d, st, b, elem_strides,
+    return GPU_CHECK(g, cu_tmap_encode(map, type, 3, (void *)(uintptr_t)base, d, st, b, elem_strides,
                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                     err);
@@ -341,19 +344,19 @@ int gpu_launch(gpu_t *g, CUfunction f, const int64_t grid[3], const int64_t bloc
 int gpu_occupancy(gpu_t *g, CUfunction f, int threads, int smem, int *blocks, err_t *err)
 {
     (void)g;
-    return CU_CHECK(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, f, threads, (size_t)smem), err);
+    return GPU_CHECK(g, cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, f, threads, (size_t)smem), err);
 }
 
 int gpu_func_attr(gpu_t *g, CUfunction f, CUfunction_attribute a, int *v, err_t *err)
 {
     (void)g;
-    return CU_CHECK(cu.cuFuncGetAttribute(v, a, f), err);
+    return GPU_CHECK(g, cu.cuFuncGetAttribute(v, a, f), err);
 }
 
 int gpu_event_create(gpu_t *g, CUevent *e, err_t *err)
 {
     (void)g;
-    return CU_CHECK(cu.cuEventCreate(e, CU_EVENT_DEFAULT), err);
+    return GPU_CHECK(g, cu.cuEventCreate(e, CU_EVENT_DEFAULT), err);
 }
 
 void gpu_event_destroy(gpu_t *g, CUevent e)
@@ -363,17 +366,17 @@ void gpu_event_destroy(gpu_t *g, CUevent e)
         cu.cuEventDestroy(e);
 }
 
-int gpu_event_record(gpu_t *g, CUevent e, err_t *err) { return CU_CHECK(cu.cuEventRecord(e, g->stream), err); }
+int gpu_event_record(gpu_t *g, CUevent e, err_t *err) { return GPU_CHECK(g, cu.cuEventRecord(e, g->stream), err); }
 
 int gpu_event_elapsed(gpu_t *g, CUevent a, CUevent b, float *ms, err_t *err)
 {
     (void)g;
-    if (CU_CHECK(cu.cuEventSynchronize(b), err))
+    if (GPU_CHECK(g, cu.cuEventSynchronize(b), err))
         return -1;
-    return CU_CHECK(cu.cuEventElapsedTime(ms, a, b), err);
+    return GPU_CHECK(g, cu.cuEventElapsedTime(ms, a, b), err);
 }
 
-int gpu_set_current(gpu_t *g, err_t *err) { return CU_CHECK(cu.cuCtxSetCurrent(g->ctx), err); }
+int gpu_set_current(gpu_t *g, err_t *err) { return GPU_CHECK(g, cu.cuCtxSetCurrent(g->ctx), err); }
 
 bool gpu_current(CUcontext *ctx)
 {
@@ -393,7 +396,7 @@ void gpu_make_current(CUcontext ctx) { cu.cuCtxSetCurrent(ctx); }
 int gpu_synchronize(gpu_t *g, err_t *err)
 {
     (void)g;
-    return CU_CHECK(cu.cuCtxSynchronize(), err);
+    return GPU_CHECK(g, cu.cuCtxSynchronize(), err);
 }
 
 bool gpu_enter(gpu_t *g, CUcontext *prev)
@@ -416,7 +419,7 @@ int gpu_capturing(gpu_t *g, CUstream stream, bool *capturing, err_t *err)
     (void)g;
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
     *capturing = false;
-    if (CU_CHECK(cu.cuStreamIsCapturing(stream, &st), err))
+    if (GPU_CHECK(g, cu.cuStreamIsCapturing(stream, &st), err))
         return -1;
     *capturing = st != CU_STREAM_CAPTURE_STATUS_NONE;
     return 0;

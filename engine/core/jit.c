@@ -22,7 +22,7 @@ static int nvrtc_check(nvrtcResult rc, const char *call, const char *file, int l
 #define NVRTC_CHECK(call, err) nvrtc_check((call), #call, __FILE__, __LINE__, (err))
 
 /* A request for one key: READY holds the result; PENDING is being compiled by some thread (wait on
- * g_done); FAILED keeps the error, so every shape of a broken config reports it without
+ * jit->done); FAILED keeps the error, so every shape of a broken config reports it without
  * recompiling (and without printing the log again). */
 typedef enum { ENTRY_PENDING, ENTRY_READY, ENTRY_FAILED } entry_state;
 
@@ -34,17 +34,42 @@ typedef struct mem_entry {
     struct mem_entry *next;
 } mem_entry;
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* guards g_entries, g_stats, states */
-static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER;   /* an entry left PENDING */
-static mem_entry *g_entries;
-static jit_stats g_stats;
-static const cache_t *g_disk;
-/* Threads reading or writing g_disk now (outside g_lock: file IO): jit_set_cache waits for none
- * before it replaces the cache, whose owner may free it right after (a library context going while
- * another context's thread compiles). */
-static int g_disk_users;
-static pthread_cond_t g_disk_idle = PTHREAD_COND_INITIALIZER;
-static jit_reporter g_report; /* jit_set_reporter's; zero: nothing reported */
+/* One compiler's state (jit.h): a library context owns one, the command one for its process. */
+struct jit {
+    pthread_mutex_t lock; /* guards entries, stats, disk, disk_users and the entries' states */
+    pthread_cond_t done;  /* an entry left PENDING */
+    mem_entry *entries;
+    jit_stats stats;
+    const cache_t *disk;
+    /* Threads reading or writing disk now (outside lock: file IO): jit_set_cache waits for none
+     * before it replaces the cache, whose owner may free it right after. */
+    int disk_users;
+    pthread_cond_t disk_idle;
+    jit_reporter report; /* jit_set_reporter's; zero: nothing reported */
+    int warned;          /* a cache that cannot be written was reported (once) */
+};
+
+jit_t *jit_new(void)
+{
+    jit_t *j = try_calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    pthread_mutex_init(&j->lock, NULL);
+    pthread_cond_init(&j->done, NULL);
+    pthread_cond_init(&j->disk_idle, NULL);
+    return j;
+}
+
+void jit_free(jit_t *j)
+{
+    if (!j)
+        return;
+    jit_cache_free(j);
+    pthread_cond_destroy(&j->disk_idle);
+    pthread_cond_destroy(&j->done);
+    pthread_mutex_destroy(&j->lock);
+    free(j);
+}
 
 size_t jit_parse_ptxas(const char *log, jit_func_info *funcs, size_t max)
 {
@@ -166,7 +191,7 @@ static void free_opts(char **owned, size_t ninc)
     free(owned[1 + JIT_MAX_INCLUDES]);
 }
 
-static int do_compile(const char *prog_name, const char *source, const char **opts, size_t nopts, int arch,
+static int do_compile(const jit_t *j, const char *prog_name, const char *source, const char **opts, size_t nopts, int arch,
                       const char *label, jit_result *res, err_t *err)
 {
     nvrtcProgram prog;
@@ -183,8 +208,8 @@ static int do_compile(const char *prog_name, const char *source, const char **op
     res->log[0] = '\0';
     if (NVRTC_CHECK(nvrtcGetProgramLog(prog, res->log), err))
         goto out_destroy_program;
-    if (crc != NVRTC_SUCCESS && g_report.compile_failed)
-        g_report.compile_failed(g_report.user, label, prog_name, arch, nvrtcGetErrorString(crc), res->log, source);
+    if (crc != NVRTC_SUCCESS && j->report.compile_failed)
+        j->report.compile_failed(j->report.user, label, prog_name, arch, nvrtcGetErrorString(crc), res->log, source);
     if (crc != NVRTC_SUCCESS) {
         /* First line of the log that says "error" is the most useful one-liner. */
         const char *e = strstr(res->log, "error");
@@ -293,30 +318,30 @@ static void make_key(const char *source, const char **opts, size_t nopts, const 
     sha256_hex(d, out);
 }
 
-/* Serve from the disk cache: 0 on a hit (res filled), -1 otherwise. A damaged entry is reported
- * once and left for the caller to rebuild. */
 /* The disk cache for one use, held until disk_release (NULL: none). */
-static const cache_t *disk_acquire(void)
+static const cache_t *disk_acquire(jit_t *j)
 {
-    pthread_mutex_lock(&g_lock);
-    const cache_t *d = g_disk;
+    pthread_mutex_lock(&j->lock);
+    const cache_t *d = j->disk;
     if (d)
-        g_disk_users++;
-    pthread_mutex_unlock(&g_lock);
+        j->disk_users++;
+    pthread_mutex_unlock(&j->lock);
     return d;
 }
 
-static void disk_release(const cache_t *d)
+static void disk_release(jit_t *j, const cache_t *d)
 {
     if (!d)
         return;
-    pthread_mutex_lock(&g_lock);
-    if (--g_disk_users == 0)
-        pthread_cond_broadcast(&g_disk_idle);
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_lock(&j->lock);
+    if (--j->disk_users == 0)
+        pthread_cond_broadcast(&j->disk_idle);
+    pthread_mutex_unlock(&j->lock);
 }
 
-static int from_disk(const cache_t *disk, const char *key, jit_result *res)
+/* Serve from the disk cache: 0 on a hit (res filled), -1 otherwise. A damaged entry is reported
+ * and left for the caller to rebuild. */
+static int from_disk(jit_t *j, const cache_t *disk, const char *key, jit_result *res)
 {
     if (!disk)
         return -1;
@@ -325,11 +350,11 @@ static int from_disk(const cache_t *disk, const char *key, jit_result *res)
     err_clear(&warn);
     int rc = cache_get(disk, key, &e, &warn);
     if (rc == CACHE_CORRUPT || rc == CACHE_ERROR) {
-        if (g_report.cache_warning) /* the entry is rebuilt either way, and counted */
-            g_report.cache_warning(g_report.user, &warn);
-        pthread_mutex_lock(&g_lock);
-        g_stats.corrupt++;
-        pthread_mutex_unlock(&g_lock);
+        if (j->report.cache_warning) /* the entry is rebuilt either way, and counted */
+            j->report.cache_warning(j->report.user, &warn);
+        pthread_mutex_lock(&j->lock);
+        j->stats.corrupt++;
+        pthread_mutex_unlock(&j->lock);
         return -1;
     }
     if (rc != CACHE_HIT)
@@ -345,7 +370,7 @@ static int from_disk(const cache_t *disk, const char *key, jit_result *res)
     return 0;
 }
 
-static void to_disk(const cache_t *disk, const char *key, const jit_result *res)
+static void to_disk(jit_t *j, const cache_t *disk, const char *key, const jit_result *res)
 {
     if (!disk)
         return;
@@ -354,12 +379,11 @@ static void to_disk(const cache_t *disk, const char *key, const jit_result *res)
     err_t err;
     err_clear(&err);
     /* A cache that cannot be written costs time, not correctness: say so once and go on. */
-    static int warned;
-    if (cache_put(disk, key, &e, &err) && g_report.cache_warning && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-        g_report.cache_warning(g_report.user, &err);
+    if (cache_put(disk, key, &e, &err) && j->report.cache_warning && !__atomic_exchange_n(&j->warned, 1, __ATOMIC_RELAXED))
+        j->report.cache_warning(j->report.user, &err);
 }
 
-int jit_compile(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc,
+int jit_compile(jit_t *j, const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc,
                 int arch, const char *label, const jit_result **out, jit_origin *origin, err_t *err)
 {
     char *owned[2 + JIT_MAX_INCLUDES] = {0};
@@ -368,51 +392,51 @@ int jit_compile(const char *prog_name, const char *source, const char *const *in
     char key[65];
     make_key(source, opts, nopts, include_dirs, ninc < JIT_MAX_INCLUDES ? ninc : JIT_MAX_INCLUDES, key);
 
-    pthread_mutex_lock(&g_lock);
-    mem_entry *e = g_entries;
+    pthread_mutex_lock(&j->lock);
+    mem_entry *e = j->entries;
     while (e && strcmp(e->key, key) != 0)
         e = e->next;
     if (e) {
         while (e->state == ENTRY_PENDING)
-            pthread_cond_wait(&g_done, &g_lock);
+            pthread_cond_wait(&j->done, &j->lock);
         int rc = 0;
         if (e->state == ENTRY_FAILED) {
             if (err && !err_isset(err))
                 *err = e->err;
             rc = -1;
         } else {
-            g_stats.mem_hits++;
+            j->stats.mem_hits++;
             *out = &e->res;
             if (origin)
                 *origin = JIT_MEMORY;
         }
-        pthread_mutex_unlock(&g_lock);
+        pthread_mutex_unlock(&j->lock);
         free_opts(owned, ninc);
         return rc;
     }
     e = xcalloc(1, sizeof *e);
     memcpy(e->key, key, sizeof key);
     e->state = ENTRY_PENDING;
-    e->next = g_entries;
-    g_entries = e;
-    pthread_mutex_unlock(&g_lock);
+    e->next = j->entries;
+    j->entries = e;
+    pthread_mutex_unlock(&j->lock);
 
     jit_origin got = JIT_DISK;
-    const cache_t *disk = disk_acquire();
-    int rc = from_disk(disk, key, &e->res);
+    const cache_t *disk = disk_acquire(j);
+    int rc = from_disk(j, disk, key, &e->res);
     if (rc) {
         got = JIT_COMPILED;
-        pthread_mutex_lock(&g_lock);
-        g_stats.nvrtc++;
-        pthread_mutex_unlock(&g_lock);
-        rc = do_compile(prog_name, source, opts, nopts, arch, label, &e->res, &e->err);
+        pthread_mutex_lock(&j->lock);
+        j->stats.nvrtc++;
+        pthread_mutex_unlock(&j->lock);
+        rc = do_compile(j, prog_name, source, opts, nopts, arch, label, &e->res, &e->err);
         if (rc == 0)
-            to_disk(disk, key, &e->res);
+            to_disk(j, disk, key, &e->res);
     }
-    disk_release(disk);
+    disk_release(j, disk);
     free_opts(owned, ninc);
     memcpy(e->res.key, key, sizeof key);
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&j->lock);
     if (rc) {
         result_free(&e->res);
         e->state = ENTRY_FAILED;
@@ -421,17 +445,17 @@ int jit_compile(const char *prog_name, const char *source, const char *const *in
     } else {
         e->state = ENTRY_READY;
         if (got == JIT_DISK)
-            g_stats.disk_hits++;
+            j->stats.disk_hits++;
         *out = &e->res;
         if (origin)
             *origin = got;
     }
-    pthread_cond_broadcast(&g_done);
-    pthread_mutex_unlock(&g_lock);
+    pthread_cond_broadcast(&j->done);
+    pthread_mutex_unlock(&j->lock);
     return rc ? -1 : 0;
 }
 
-int jit_prepare(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc, int arch,
+int jit_prepare(jit_t *j, const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc, int arch,
                 const char *label, jit_origin *origin, err_t *err)
 {
     char *owned[2 + JIT_MAX_INCLUDES] = {0};
@@ -440,12 +464,12 @@ int jit_prepare(const char *prog_name, const char *source, const char *const *in
     char key[65];
     make_key(source, opts, nopts, include_dirs, ninc < JIT_MAX_INCLUDES ? ninc : JIT_MAX_INCLUDES, key);
     int rc = 0;
-    pthread_mutex_lock(&g_lock);
-    mem_entry *e = g_entries;
+    pthread_mutex_lock(&j->lock);
+    mem_entry *e = j->entries;
     while (e && strcmp(e->key, key) != 0)
         e = e->next;
     while (e && e->state == ENTRY_PENDING)
-        pthread_cond_wait(&g_done, &g_lock);
+        pthread_cond_wait(&j->done, &j->lock);
     if (e) {
         if (e->state == ENTRY_FAILED) {
             if (err && !err_isset(err))
@@ -453,38 +477,38 @@ int jit_prepare(const char *prog_name, const char *source, const char *const *in
             rc = -1;
         }
         *origin = JIT_MEMORY;
-        pthread_mutex_unlock(&g_lock);
+        pthread_mutex_unlock(&j->lock);
         free_opts(owned, ninc);
         return rc;
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&j->lock);
     jit_result res;
     memset(&res, 0, sizeof res);
     *origin = JIT_DISK;
-    const cache_t *disk = disk_acquire();
-    if (from_disk(disk, key, &res)) {
+    const cache_t *disk = disk_acquire(j);
+    if (from_disk(j, disk, key, &res)) {
         *origin = JIT_COMPILED;
-        pthread_mutex_lock(&g_lock);
-        g_stats.nvrtc++;
-        pthread_mutex_unlock(&g_lock);
-        rc = do_compile(prog_name, source, opts, nopts, arch, label, &res, err);
+        pthread_mutex_lock(&j->lock);
+        j->stats.nvrtc++;
+        pthread_mutex_unlock(&j->lock);
+        rc = do_compile(j, prog_name, source, opts, nopts, arch, label, &res, err);
         if (rc == 0)
-            to_disk(disk, key, &res);
+            to_disk(j, disk, key, &res);
     } else {
-        pthread_mutex_lock(&g_lock);
-        g_stats.disk_hits++;
-        pthread_mutex_unlock(&g_lock);
+        pthread_mutex_lock(&j->lock);
+        j->stats.disk_hits++;
+        pthread_mutex_unlock(&j->lock);
     }
-    disk_release(disk);
+    disk_release(j, disk);
     result_free(&res);
     free_opts(owned, ninc);
     return rc ? -1 : 0;
 }
 
-void jit_forget(const jit_result *r)
+void jit_forget(jit_t *j, const jit_result *r)
 {
-    pthread_mutex_lock(&g_lock);
-    for (mem_entry **pe = &g_entries; *pe; pe = &(*pe)->next) {
+    pthread_mutex_lock(&j->lock);
+    for (mem_entry **pe = &j->entries; *pe; pe = &(*pe)->next) {
         mem_entry *e = *pe;
         if (&e->res == r && e->state == ENTRY_READY) {
             *pe = e->next;
@@ -493,43 +517,42 @@ void jit_forget(const jit_result *r)
             break;
         }
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&j->lock);
 }
 
-void jit_set_cache(const cache_t *c)
+void jit_set_cache(jit_t *j, const cache_t *c)
 {
-    pthread_mutex_lock(&g_lock);
-    while (g_disk_users)
-        pthread_cond_wait(&g_disk_idle, &g_lock);
-    g_disk = c;
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_lock(&j->lock);
+    while (j->disk_users)
+        pthread_cond_wait(&j->disk_idle, &j->lock);
+    j->disk = c;
+    pthread_mutex_unlock(&j->lock);
 }
 
-void jit_set_reporter(const jit_reporter *r)
+void jit_set_reporter(jit_t *j, const jit_reporter *r)
 {
     if (r)
-        g_report = *r;
+        j->report = *r;
     else
-        memset(&g_report, 0, sizeof g_report);
+        memset(&j->report, 0, sizeof j->report);
 }
 
-
-void jit_get_stats(jit_stats *s)
+void jit_get_stats(jit_t *j, jit_stats *s)
 {
-    pthread_mutex_lock(&g_lock);
-    *s = g_stats;
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_lock(&j->lock);
+    *s = j->stats;
+    pthread_mutex_unlock(&j->lock);
 }
 
-void jit_cache_free(void)
+void jit_cache_free(jit_t *j)
 {
-    pthread_mutex_lock(&g_lock);
-    while (g_entries) {
-        mem_entry *e = g_entries;
-        g_entries = e->next;
+    pthread_mutex_lock(&j->lock);
+    while (j->entries) {
+        mem_entry *e = j->entries;
+        j->entries = e->next;
         result_free(&e->res);
         free(e);
     }
-    memset(&g_stats, 0, sizeof g_stats);
-    pthread_mutex_unlock(&g_lock);
+    memset(&j->stats, 0, sizeof j->stats);
+    pthread_mutex_unlock(&j->lock);
 }

@@ -1,9 +1,12 @@
 /* jit.h — NVRTC: pasted template source to a CUBIN for one architecture, with the resource usage
- * ptxas reports. Results are kept in memory for the life of the process (a verify sweep compiles
- * each config once per distinct set of shape switches) and, when a cache is set, on disk between
- * runs and between processes (cache.h): the key is the SHA-256 of everything the CUBIN depends
- * on. Safe to call from several threads at once (the compile pool does); a source being compiled
- * by one thread is waited for, not compiled twice. Needs no GPU. */
+ * ptxas reports. A jit_t is one compiler's state: the results it keeps in memory (a verify sweep
+ * compiles each config once per distinct set of shape switches), its counts, its reporter and the
+ * on-disk cache it uses between runs and between processes (cache.h; the key is the SHA-256 of
+ * everything the CUBIN depends on). Each library context owns one and the command one for its
+ * process, so two contexts share no memory cache, counts or cache pointer: what they share is the
+ * disk cache's directory, which is safe between processes already (atomic writes). Safe to call
+ * from several threads at once (the compile pool does); a source being compiled by one thread is
+ * waited for, not compiled twice. Needs no GPU. */
 #ifndef ENGINE_JIT_H
 #define ENGINE_JIT_H
 
@@ -40,7 +43,14 @@ typedef struct {
 /* Where a request was served from. */
 typedef enum { JIT_COMPILED = 0, JIT_MEMORY, JIT_DISK } jit_origin;
 
-/* Counts since the process started (or jit_cache_free). */
+typedef struct jit jit_t;
+
+/* A compiler with nothing in memory, no disk cache and no reporter; NULL when there is no host
+ * memory for it. jit_free drops its results (jit_cache_free) and itself; NULL is ignored. */
+jit_t *jit_new(void);
+void jit_free(jit_t *j);
+
+/* Counts since jit_new (or jit_cache_free). */
 typedef struct {
     unsigned long nvrtc;      /* NVRTC compiles run */
     unsigned long disk_hits;  /* served from the on-disk cache */
@@ -52,28 +62,27 @@ typedef struct {
 
 /* Compile source for sm_<arch>. prog_name names the NVRTC program (it shows up in profilers and in
  * messages); include_dirs are searched in order by #include "..."; label is the config. The
- * result belongs to the cache: do not free it. origin (may be NULL) says where it came from. A
- * compile error prints the log and the numbered source to stderr under a banner (once per
- * source) and sets err to EXIT_INPUT. */
-int jit_compile(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc,
+ * result belongs to j: do not free it. origin (may be NULL) says where it came from. A compile
+ * error goes to j's reporter (once per source) and sets err to EXIT_INPUT. */
+int jit_compile(jit_t *j, const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc,
                 int arch, const char *label, const jit_result **out, jit_origin *origin, err_t *err);
 
 /* Make sure source's CUBIN is in the on-disk cache (or already in memory), without keeping it in
  * memory: compiled when neither has it, written to disk, freed (engine warm: hundreds of entries
  * would otherwise stay resident). origin says where it was found (JIT_COMPILED: compiled now). A
  * compile under way in another thread is waited for. Without a disk cache it only compiles. */
-int jit_prepare(const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc, int arch,
+int jit_prepare(jit_t *j, const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc, int arch,
                 const char *label, jit_origin *origin, err_t *err);
 
 /* Drop one result from memory (a tune of thousands of points keeps none it is done with; the
  * disk cache still has it). r must not be used afterwards. */
-void jit_forget(const jit_result *r);
+void jit_forget(jit_t *j, const jit_result *r);
 
 /* Use c as the on-disk cache from now on; NULL: none. Waits until no thread reads or writes the
  * previous one (a compile that found no CUBIN holds it until it has written one), so the caller may
  * free the previous cache once this returns; c must stay alive until it is replaced. */
-void jit_set_cache(const cache_t *c);
-void jit_get_stats(jit_stats *s);
+void jit_set_cache(jit_t *j, const cache_t *c);
+void jit_get_stats(jit_t *j, jit_stats *s);
 
 /* What jit has to say beyond a call's err: a failed compile's whole log with its pasted source, and a
  * cache entry that is damaged or cannot be written. Core prints nothing: these go to the reporter
@@ -87,7 +96,7 @@ typedef struct {
     void *user;
 } jit_reporter;
 /* Use r (copied; NULL: none) from now on. Set it before compiles start: it is read unlocked. */
-void jit_set_reporter(const jit_reporter *r);
+void jit_set_reporter(jit_t *j, const jit_reporter *r);
 
 /* Resource usage of one kernel of a result, or NULL when ptxas did not mention it. */
 const jit_func_info *jit_func(const jit_result *r, const char *name);
@@ -96,7 +105,7 @@ const jit_func_info *jit_func(const jit_result *r, const char *name);
 size_t jit_parse_ptxas(const char *log, jit_func_info *funcs, size_t max);
 
 /* Drop every result kept in memory and reset the counts (the disk cache is left alone). */
-void jit_cache_free(void);
+void jit_cache_free(jit_t *j);
 
 /* Print source with line numbers: lines before the `#line 1` directive are the pasted prelude
  * (numbered p1, p2, ...), the rest carry the template's own line numbers. */

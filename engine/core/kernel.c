@@ -29,7 +29,7 @@ static size_t include_dirs(const config_t *cfg, const char *inc[JIT_MAX_INCLUDES
     return ninc;
 }
 
-int kernel_build(const config_t *cfg, const plan_target *to, kernel_t *k, jit_origin *origin, err_t *err)
+int kernel_build(jit_t *jit, const config_t *cfg, const plan_target *to, kernel_t *k, jit_origin *origin, err_t *err)
 {
     memset(k, 0, sizeof *k);
     k->cfg = cfg;
@@ -43,7 +43,7 @@ int kernel_build(const config_t *cfg, const plan_target *to, kernel_t *k, jit_or
     snprintf(prog, sizeof prog, "%s.cu", cfg->name);
     const char *inc[JIT_MAX_INCLUDES];
     size_t ninc = include_dirs(cfg, inc);
-    if (jit_compile(prog, k->plan.source, inc, ninc, to->arch, cfg->path, &k->jit, origin, err))
+    if (jit_compile(jit, prog, k->plan.source, inc, ninc, to->arch, cfg->path, &k->jit, origin, err))
         return -1;
     /* Every kernel the plan launches is in the module: a template whose #if leaves one out fails
      * here, by name and without a GPU, not when a GPU cannot find the function. */
@@ -57,7 +57,7 @@ int kernel_build(const config_t *cfg, const plan_target *to, kernel_t *k, jit_or
     return 0;
 }
 
-int kernel_prepare(const config_t *cfg, const plan_target *to, jit_origin *origin, err_t *err)
+int kernel_prepare(jit_t *jit, const config_t *cfg, const plan_target *to, jit_origin *origin, err_t *err)
 {
     if (layout_check(to->lay, to->M, to->N, to->K, err))
         return -1;
@@ -72,7 +72,7 @@ int kernel_prepare(const config_t *cfg, const plan_target *to, jit_origin *origi
     snprintf(prog, sizeof prog, "%s.cu", cfg->name);
     const char *inc[JIT_MAX_INCLUDES];
     size_t ninc = include_dirs(cfg, inc);
-    int rc = jit_prepare(prog, plan.source, inc, ninc, to->arch, cfg->path, origin, err);
+    int rc = jit_prepare(jit, prog, plan.source, inc, ninc, to->arch, cfg->path, origin, err);
     plan_free(&plan);
     return rc;
 }

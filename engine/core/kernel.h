@@ -41,12 +41,13 @@ typedef struct {
 } gemm_call;
 
 /* Plan cfg at target `to` (its arch, shape, layout and alignment class) and compile it for that
- * arch (or find it compiled: origin, may be NULL, says where it came from). No GPU needed. to->lay
+ * arch with jit (or find it compiled: origin, may be NULL, says where it came from; the result is
+ * jit's, k->jit valid while jit keeps it). No GPU needed. to->lay
  * must be given and pass layout_check; a template that cannot do it refuses with EXIT_INPUT. */
-int kernel_build(const config_t *cfg, const plan_target *to, kernel_t *k, jit_origin *origin, err_t *err);
+int kernel_build(jit_t *jit, const config_t *cfg, const plan_target *to, kernel_t *k, jit_origin *origin, err_t *err);
 /* The same plan and compile, only to put the CUBIN into the disk cache (jit_prepare): nothing is
  * kept (engine warm). */
-int kernel_prepare(const config_t *cfg, const plan_target *to, jit_origin *origin, err_t *err);
+int kernel_prepare(jit_t *jit, const config_t *cfg, const plan_target *to, jit_origin *origin, err_t *err);
 /* Load the CUBIN into g's context and look up its kernels. pdl: -1 the config's PDL parameter
  * decides (plan_use_pdl, from the occupancy on g), 0 never, 1 always where the template allows it. */
 int kernel_load(gpu_t *g, int pdl, kernel_t *k, err_t *err);

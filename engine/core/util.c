@@ -18,7 +18,7 @@ static void (*g_oom)(size_t);
 
 void util_set_oom(void (*fn)(size_t)) { g_oom = fn; }
 
-static void oom(size_t n)
+void xoom(size_t n)
 {
     if (g_oom)
         g_oom(n);
@@ -29,7 +29,7 @@ void *xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
-        oom(n);
+        xoom(n);
     return p;
 }
 
@@ -37,7 +37,7 @@ void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
-        oom(n * size);
+        xoom(n * size);
     return p;
 }
 
@@ -45,7 +45,7 @@ void *xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p)
-        oom(n);
+        xoom(n);
     return p;
 }
 

@@ -16,14 +16,17 @@ void *xmalloc(size_t n);
  * Below the library's entry points allocation failure is not a status: nothing there can continue
  * without the memory (the entry points' own objects use try_*, below). */
 void util_set_oom(void (*fn)(size_t));
+/* What xmalloc does when n bytes could not be had: the handler, else abort. For an object made by a
+ * try_* function where its caller cannot go on without it (the command's). */
+void xoom(size_t n) __attribute__((noreturn));
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same that give NULL when the host has no memory, for the objects the library's entry points
- * make first (a context, a plan, a forced config): their callers get ENGINE_ERROR_OUT_OF_MEMORY
- * rather than an abort. try_strdup(NULL) is NULL too: the caller tells the two apart. */
+ * make (a context, a plan, a forced config, a call's entry and the table of them, a pick, a loaded
+ * module's slot): their callers get ENGINE_ERROR_OUT_OF_MEMORY rather than an abort. try_strdup(NULL) is NULL too: the caller tells the two apart. */
 void *try_calloc(size_t n, size_t size);
 void *try_realloc(void *p, size_t n);
 char *try_strdup(const char *s);

@@ -21,6 +21,7 @@ typedef struct {
 } warm_task;
 
 typedef struct {
+    jit_t *jit;
     warm_task *tasks;
     size_t ntasks, next;
     int64_t smem_limit;
@@ -97,7 +98,7 @@ static void *worker(void *arg)
                           .K = t->K,
                           .lay = &t->lay,
                           .align = &t->al};
-        int rc = kernel_prepare(t->cfg, &to, &origin, &err);
+        int rc = kernel_prepare(w->jit, t->cfg, &to, &origin, &err);
         pthread_mutex_lock(&w->lock);
         w->st->done++;
         if (rc) {
@@ -116,11 +117,11 @@ static void *worker(void *arg)
     }
 }
 
-int warm_run(pick_t *const *picks, size_t npicks, int64_t smem_limit, int jobs, warm_progress_fn cb, void *user,
-             warm_stats *st, err_t *first)
+int warm_run(jit_t *jit, pick_t *const *picks, size_t npicks, int64_t smem_limit, int jobs, warm_progress_fn cb,
+             void *user, warm_stats *st, err_t *first)
 {
     memset(st, 0, sizeof *st);
-    warm_work w = {.smem_limit = smem_limit, .cb = cb, .user = user, .st = st, .first = first, .t0 = now_ms()};
+    warm_work w = {.jit = jit, .smem_limit = smem_limit, .cb = cb, .user = user, .st = st, .first = first, .t0 = now_ms()};
     for (size_t p = 0; p < npicks; p++) {
         const select_t *sel = &picks[p]->sel;
         for (size_t c = 0; c < sel->ncands; c++) {

@@ -8,6 +8,7 @@
 #define ENGINE_WARM_H
 
 #include "err.h"
+#include "jit.h"
 #include "pick.h"
 
 #include <stddef.h>
@@ -25,9 +26,9 @@ typedef struct {
 typedef void (*warm_progress_fn)(void *user, const warm_stats *st, const char *label);
 
 /* Prepare every loaded candidate of the picks (duplicates across picks once) with jobs threads
- * (< 1: one). Returns 0 when every one is in the cache, -1 when some failed; first holds the first
- * failure's line. */
-int warm_run(pick_t *const *picks, size_t npicks, int64_t smem_limit, int jobs, warm_progress_fn cb, void *user,
-             warm_stats *st, err_t *first);
+ * (< 1: one), through jit and its disk cache. Returns 0 when every one is in the cache, -1 when
+ * some failed; first holds the first failure's line. */
+int warm_run(jit_t *jit, pick_t *const *picks, size_t npicks, int64_t smem_limit, int jobs, warm_progress_fn cb,
+             void *user, warm_stats *st, err_t *first);
 
 #endif

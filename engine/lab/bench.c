@@ -2,6 +2,7 @@
 #include "bench.h"
 
 #include "jit.h"
+#include "labjit.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -19,7 +20,7 @@ static const char k_probe_src[] =
 static int spin_module(gpu_t *g, const char *label, gpu_module *mod, CUfunction *f, err_t *err)
 {
     const jit_result *jr;
-    return jit_compile("clock_probe.cu", k_probe_src, NULL, 0, g->sm, label, &jr, NULL, err) ||
+    return jit_compile(lab_jit(), "clock_probe.cu", k_probe_src, NULL, 0, g->sm, label, &jr, NULL, err) ||
            gpu_module_load(g, jr->cubin, label, mod, err) || gpu_function(g, mod, "spin", f, err);
 }
 
@@ -201,7 +202,7 @@ static int l2_read_rate(gpu_t *g, size_t bytes, double *bps, err_t *err)
     CUdeviceptr buf = 0, out = 0;
     CUevent a = NULL, b = NULL;
     int rc = -1;
-    if (jit_compile("l2_probe.cu", k_l2_src, NULL, 0, g->sm, "L2 probe", &jr, NULL, err))
+    if (jit_compile(lab_jit(), "l2_probe.cu", k_l2_src, NULL, 0, g->sm, "L2 probe", &jr, NULL, err))
         return -1;
     if (gpu_module_load(g, jr->cubin, "L2 probe", &mod, err) || gpu_function(g, &mod, "l2read", &f, err) ||
         gpu_alloc(g, bytes, &buf, err) || gpu_alloc(g, 64, &out, err) || gpu_event_create(g, &a, err) ||

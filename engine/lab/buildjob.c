@@ -1,6 +1,7 @@
 /* buildjob.c — see buildjob.h. */
 #include "buildjob.h"
 
+#include "labjit.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -31,7 +32,7 @@ void build_job_run(void *arg)
                       .K = j->K,
                       .lay = &j->lay,
                       .align = &j->align};
-    j->rc = kernel_build(j->cfg, &to, &j->k, &j->origin, &j->err);
+    j->rc = kernel_build(lab_jit(), j->cfg, &to, &j->k, &j->origin, &j->err);
     j->ms = now_ms() - t0;
 }
 

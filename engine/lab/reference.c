@@ -2,6 +2,7 @@
 #include "reference.h"
 
 #include "jit.h"
+#include "labjit.h"
 
 #include <string.h>
 
@@ -66,7 +67,7 @@ int reference_init(gpu_t *g, reference_t *r, err_t *err)
 {
     memset(r, 0, sizeof *r);
     const jit_result *jr;
-    if (jit_compile("reference.cu", k_ref_src, NULL, 0, g->sm, "FP64 reference", &jr, NULL, err) ||
+    if (jit_compile(lab_jit(), "reference.cu", k_ref_src, NULL, 0, g->sm, "FP64 reference", &jr, NULL, err) ||
         gpu_module_load(g, jr->cubin, "FP64 reference", &r->mod, err) ||
         gpu_function(g, &r->mod, "ref_dd", &r->dd, err) || gpu_function(g, &r->mod, "widen", &r->widen, err) ||
         gpu_function(g, &r->mod, "widen16", &r->widen16, err))

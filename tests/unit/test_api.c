@@ -375,6 +375,74 @@ static void test_host_out_of_memory(void **state)
     engine_destroy(ctx);
 }
 
+/* A call failing for host memory at its nth try_* allocation, n = 0, 1, ...: each failure is
+ * ENGINE_ERROR_OUT_OF_MEMORY naming fn and leaves the context usable (what it made before the
+ * failure, a pick, may stay), and the sweep ends at a success. Returns the failures seen. */
+typedef engine_status (*oom_call)(engine_ctx *ctx, void *arg);
+static int oom_sweep(engine_ctx *ctx, oom_call call, void *arg, const char *fn)
+{
+    for (int n = 0; n < 64; n++) {
+        util_try_fail_after(n);
+        engine_status st = call(ctx, arg);
+        util_try_fail_after(-1);
+        if (st == ENGINE_SUCCESS)
+            return n;
+        assert_int_equal(st, ENGINE_ERROR_OUT_OF_MEMORY);
+        const char *why = engine_last_error(ctx);
+        if (!strstr(why, fn) || !strstr(why, "no host memory"))
+            fail_msg("allocation %d: %s", n, why);
+    }
+    fail_msg("%s: no success within 64 allocations", fn);
+    return -1;
+}
+
+static engine_status describe_call(engine_ctx *ctx, void *arg)
+{
+    const engine_plan_desc *d = arg;
+    char text[512];
+    size_t need = 0;
+    const void *ptr = (const void *)(uintptr_t)0x10000;
+    return engine_gemm_describe(ctx, d, ptr, ptr, ptr, 0, text, sizeof text, &need);
+}
+
+static engine_status plan_call(engine_ctx *ctx, void *arg)
+{
+    engine_plan *p = NULL;
+    engine_status st = engine_plan_create(ctx, arg, &p);
+    engine_plan_destroy(p);
+    return st;
+}
+
+/* Deeper than the entry points' own objects: a call's entry and the context's table of them
+ * (engine_sgemm's first call takes the same path as engine_gemm_describe), the context's pick of
+ * wisdom per dtype and op, and engine_warm's picks. */
+static void test_host_out_of_memory_deeper(void **state)
+{
+    (void)state;
+    engine_ctx *ctx = no_device_ctx();
+    engine_plan_desc d;
+    /* wisdom's choice: the plan, the context's pick for f32 NN, its table of calls (the pick and the
+     * table are kept from then on, so the retry that reaches the table has the slot to spare that the
+     * entry needs) */
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 96, 80, 64);
+    assert_int_equal(oom_sweep(ctx, describe_call, &d, "engine_gemm_describe"), 3);
+    /* the pick and the table are there now: the plan, the call's entry */
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 97, 81, 65);
+    assert_int_equal(oom_sweep(ctx, describe_call, &d, "engine_gemm_describe"), 2);
+    /* another op: a pick of its own */
+    engine_plan_desc_init(&d, ENGINE_F64, ENGINE_ROW_MAJOR, ENGINE_TRANS, ENGINE_NO_TRANS, 64, 64, 64);
+    assert_true(oom_sweep(ctx, plan_call, &d, "engine_plan_create") >= 2);
+    engine_destroy(ctx);
+    /* engine_warm when no pick can be made */
+    ctx = no_device_ctx();
+    util_try_fail_after(0);
+    engine_status st = engine_warm(ctx, 1, NULL, NULL);
+    util_try_fail_after(-1);
+    assert_int_equal(st, ENGINE_ERROR_OUT_OF_MEMORY);
+    assert_non_null(strstr(engine_last_error(ctx), "no host memory"));
+    engine_destroy(ctx);
+}
+
 /* The workspace a plan needs is known before it runs: a two-pass split-K config needs SPLITK x M x N
  * elements, the packed warp tile none; execute_ws refuses a short, a misaligned or a missing one
  * (then for want of a GPU: a context without one never launches). */
@@ -842,6 +910,7 @@ int main(void)
         cmocka_unit_test(test_sized_copy),
         cmocka_unit_test(test_sized_structs),
         cmocka_unit_test(test_host_out_of_memory),
+        cmocka_unit_test(test_host_out_of_memory_deeper),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* test_jit.c — NVRTC to CUBIN without a GPU, the resource report, the memory and disk caches (keys
- * that follow included headers, one compile for concurrent requests), compile errors. */
+ * that follow included headers, one compile for concurrent requests), compile errors, and two jit_t
+ * (two library contexts) sharing nothing but the disk cache's directory. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <setjmp.h>
@@ -13,6 +14,8 @@
 
 #include "cache.h"
 #include "jit.h"
+
+static jit_t *J; /* the tests' compiler (main) */
 
 static const char *k_log = "ptxas info    : 0 bytes gmem\n"
                            "ptxas info    : Compiling entry function 'scale_c' for 'sm_90'\n"
@@ -54,7 +57,7 @@ static void test_compile_and_cache(void **state)
     jit_origin o1, o2;
     err_t err;
     err_clear(&err);
-    assert_int_equal(jit_compile("t.cu", k_src, NULL, 0, 80, "test", &r1, &o1, &err), 0);
+    assert_int_equal(jit_compile(J, "t.cu", k_src, NULL, 0, 80, "test", &r1, &o1, &err), 0);
     assert_true(r1->cubin_size > 0);
     assert_true(r1->ptx_size > 0 && strstr(r1->ptx, ".entry gemm"));
     const jit_func_info *f = jit_func(r1, "gemm");
@@ -62,18 +65,18 @@ static void test_compile_and_cache(void **state)
     assert_true(f->regs > 0);
     assert_int_equal(f->smem_static, 256);
     assert_int_equal(o1, JIT_COMPILED);
-    assert_int_equal(jit_compile("t.cu", k_src, NULL, 0, 80, "test", &r2, &o2, &err), 0);
+    assert_int_equal(jit_compile(J, "t.cu", k_src, NULL, 0, 80, "test", &r2, &o2, &err), 0);
     assert_ptr_equal(r1, r2);
     assert_int_equal(o2, JIT_MEMORY);
     /* Another architecture is another entry. */
-    assert_int_equal(jit_compile("t.cu", k_src, NULL, 0, 86, "test", &r2, &o2, &err), 0);
+    assert_int_equal(jit_compile(J, "t.cu", k_src, NULL, 0, 86, "test", &r2, &o2, &err), 0);
     assert_ptr_not_equal(r1, r2);
     assert_int_equal(o2, JIT_COMPILED);
     jit_stats st;
-    jit_get_stats(&st);
+    jit_get_stats(J, &st);
     assert_int_equal(st.nvrtc, 2);
     assert_int_equal(st.mem_hits, 1);
-    jit_cache_free();
+    jit_cache_free(J);
 }
 
 static void test_compile_error(void **state)
@@ -84,12 +87,12 @@ static void test_compile_error(void **state)
     err_clear(&err);
     FILE *saved = stderr;
     stderr = fopen("/dev/null", "w"); /* the banner and numbered source are for people */
-    int rc = jit_compile("bad.cu", "extern \"C\" __global__ void gemm() { undeclared = 1; }\n", NULL, 0, 80,
+    int rc = jit_compile(J, "bad.cu", "extern \"C\" __global__ void gemm() { undeclared = 1; }\n", NULL, 0, 80,
                          "configs/bad.json", &r, NULL, &err);
     /* A failure is remembered: asking again gives the same error without compiling again. */
     err_t err2;
     err_clear(&err2);
-    int rc2 = jit_compile("bad.cu", "extern \"C\" __global__ void gemm() { undeclared = 1; }\n", NULL, 0, 80,
+    int rc2 = jit_compile(J, "bad.cu", "extern \"C\" __global__ void gemm() { undeclared = 1; }\n", NULL, 0, 80,
                           "configs/bad.json", &r, NULL, &err2);
     fclose(stderr);
     stderr = saved;
@@ -100,9 +103,9 @@ static void test_compile_error(void **state)
     assert_non_null(strstr(err.text, "undeclared"));
     assert_string_equal(err2.text, err.text);
     jit_stats st;
-    jit_get_stats(&st);
+    jit_get_stats(J, &st);
     assert_int_equal(st.nvrtc, 1);
-    jit_cache_free();
+    jit_cache_free(J);
 }
 
 static char *write_header(const char *dir, const char *body)
@@ -129,35 +132,35 @@ static void test_disk_cache(void **state)
     err_t err;
     err_clear(&err);
     assert_int_equal(cache_open(&c, cdir, &err), 0);
-    jit_set_cache(&c);
+    jit_set_cache(J, &c);
     char *hdr = write_header(tmpl, "#define SCALE 2.0f\n");
     const char *dirs[] = {tmpl};
     const char *src = "#include \"part.cuh\"\nextern \"C\" __global__ void gemm(float *a) { a[threadIdx.x] *= SCALE; }\n";
     const jit_result *r;
     jit_origin o;
-    assert_int_equal(jit_compile("d.cu", src, dirs, 1, 80, "test", &r, &o, &err), 0);
+    assert_int_equal(jit_compile(J, "d.cu", src, dirs, 1, 80, "test", &r, &o, &err), 0);
     assert_int_equal(o, JIT_COMPILED);
     char key1[65];
     memcpy(key1, r->key, sizeof key1);
     size_t size1 = r->cubin_size;
-    jit_cache_free();
-    assert_int_equal(jit_compile("d.cu", src, dirs, 1, 80, "test", &r, &o, &err), 0);
+    jit_cache_free(J);
+    assert_int_equal(jit_compile(J, "d.cu", src, dirs, 1, 80, "test", &r, &o, &err), 0);
     assert_int_equal(o, JIT_DISK);
     assert_string_equal(r->key, key1);
     assert_int_equal(r->cubin_size, size1);
     assert_non_null(jit_func(r, "gemm")); /* the resource report survives the cache */
     jit_stats st;
-    jit_get_stats(&st);
+    jit_get_stats(J, &st);
     assert_int_equal(st.nvrtc, 0);
     assert_int_equal(st.disk_hits, 1);
     /* The same source with another header is another kernel. */
     free(write_header(tmpl, "#define SCALE 3.0f\n"));
-    jit_cache_free();
-    assert_int_equal(jit_compile("d.cu", src, dirs, 1, 80, "test", &r, &o, &err), 0);
+    jit_cache_free(J);
+    assert_int_equal(jit_compile(J, "d.cu", src, dirs, 1, 80, "test", &r, &o, &err), 0);
     assert_int_equal(o, JIT_COMPILED);
     assert_string_not_equal(r->key, key1);
-    jit_cache_free();
-    jit_set_cache(NULL);
+    jit_cache_free(J);
+    jit_set_cache(J, NULL);
     cache_close(&c);
     char *cmd = NULL;
     assert_true(asprintf(&cmd, "rm -rf %s", tmpl) > 0);
@@ -178,7 +181,7 @@ static void *compile_thread(void *p)
     compile_arg *a = p;
     err_t err;
     err_clear(&err);
-    a->rc = jit_compile("c.cu", a->src, NULL, 0, 80, "test", &a->r, NULL, &err);
+    a->rc = jit_compile(J, "c.cu", a->src, NULL, 0, 80, "test", &a->r, NULL, &err);
     return NULL;
 }
 
@@ -195,13 +198,13 @@ static void test_concurrent_same_source(void **state)
     for (int i = 0; i < 4; i++)
         pthread_join(th[i], NULL);
     jit_stats st;
-    jit_get_stats(&st);
+    jit_get_stats(J, &st);
     assert_int_equal(st.nvrtc, 1);
     for (int i = 0; i < 4; i++) {
         assert_int_equal(a[i].rc, 0);
         assert_ptr_equal(a[i].r, a[0].r);
     }
-    jit_cache_free();
+    jit_cache_free(J);
 }
 
 typedef struct {
@@ -215,7 +218,7 @@ static void *prepare_thread(void *p)
         err_t err;
         err_clear(&err);
         jit_origin o = JIT_MEMORY;
-        if (jit_prepare("p.cu", k_src, NULL, 0, 80, "test", &o, &err))
+        if (jit_prepare(J, "p.cu", k_src, NULL, 0, 80, "test", &o, &err))
             a->bad++;
         a->disk += o == JIT_DISK;
     }
@@ -235,9 +238,9 @@ static void test_cache_replaced_under_readers(void **state)
     err_t err;
     err_clear(&err);
     assert_int_equal(cache_open(cur, tmpl, &err), 0);
-    jit_set_cache(cur);
+    jit_set_cache(J, cur);
     jit_origin o;
-    assert_int_equal(jit_prepare("p.cu", k_src, NULL, 0, 80, "test", &o, &err), 0);
+    assert_int_equal(jit_prepare(J, "p.cu", k_src, NULL, 0, 80, "test", &o, &err), 0);
     assert_int_equal(o, JIT_COMPILED);
     prepare_arg a[4];
     pthread_t th[4];
@@ -248,7 +251,7 @@ static void test_cache_replaced_under_readers(void **state)
     for (int i = 0; i < 150; i++) { /* a new cache over the same directory, the old one freed */
         cache_t *next = malloc(sizeof *next);
         assert_int_equal(cache_open(next, tmpl, &err), 0);
-        jit_set_cache(next);
+        jit_set_cache(J, next);
         cache_close(cur);
         memset(cur, 0xa5, sizeof *cur);
         free(cur);
@@ -262,16 +265,49 @@ static void test_cache_replaced_under_readers(void **state)
     }
     assert_int_equal(disk, 4 * 150); /* every one found it on disk: no second compile */
     jit_stats st;
-    jit_get_stats(&st);
+    jit_get_stats(J, &st);
     assert_int_equal(st.nvrtc, 1);
-    jit_set_cache(NULL);
+    jit_set_cache(J, NULL);
     cache_close(cur);
     free(cur);
-    jit_cache_free();
+    jit_cache_free(J);
     char *cmd = NULL;
     assert_true(asprintf(&cmd, "rm -rf %s", tmpl) > 0);
     assert_int_equal(system(cmd), 0);
     free(cmd);
+}
+
+/* Two compilers are two contexts' state: a compile in one is not in the other's memory or counts,
+ * a failure remembered by one is not the other's, and freeing one leaves the other's results. */
+static void test_two_jits_share_nothing(void **state)
+{
+    (void)state;
+    jit_t *a = jit_new(), *b = jit_new();
+    assert_non_null(a);
+    assert_non_null(b);
+    const jit_result *ra, *rb;
+    jit_origin oa, ob;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(jit_compile(a, "t.cu", k_src, NULL, 0, 80, "test", &ra, &oa, &err), 0);
+    assert_int_equal(jit_compile(b, "t.cu", k_src, NULL, 0, 80, "test", &rb, &ob, &err), 0);
+    assert_int_equal(oa, JIT_COMPILED);
+    assert_int_equal(ob, JIT_COMPILED); /* not a's memory */
+    assert_ptr_not_equal(ra, rb);
+    assert_string_equal(ra->key, rb->key);
+    jit_stats sa, sb;
+    jit_get_stats(a, &sa);
+    jit_get_stats(b, &sb);
+    assert_int_equal(sa.nvrtc, 1);
+    assert_int_equal(sb.nvrtc, 1);
+    assert_int_equal(sb.mem_hits, 0);
+    jit_free(a); /* b's result stays b's */
+    assert_true(rb->cubin_size > 0 && strstr(rb->ptx, ".entry gemm"));
+    assert_int_equal(jit_compile(b, "t.cu", k_src, NULL, 0, 80, "test", &ra, &ob, &err), 0);
+    assert_ptr_equal(ra, rb);
+    assert_int_equal(ob, JIT_MEMORY);
+    jit_free(b);
+    jit_free(NULL);
 }
 
 int main(void)
@@ -283,6 +319,10 @@ int main(void)
         cmocka_unit_test(test_disk_cache),
         cmocka_unit_test(test_concurrent_same_source),
         cmocka_unit_test(test_cache_replaced_under_readers),
+        cmocka_unit_test(test_two_jits_share_nothing),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    J = jit_new();
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    jit_free(J);
+    return rc;
 }
