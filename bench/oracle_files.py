@@ -45,17 +45,30 @@ def extra_files(seed, dt, op="NN"):
     return [f for n, f in found if not tpl[f] <= set().union(*(tpl[g] for m, g in found if m > n))]
 
 
+def stand_in_files(seed, dt, op="NN"):
+    """Rows another GPU timed at the seed's shapes (<tag>-random-<seed>-oracle-s<session>[-<op>]-<dtype>,
+    a tag other than TAG: an H200 where no H100 was lent), beside the points' own configs there:
+    oracle_entries weighs them on that GPU alone, never against this one's times."""
+    suffix = "" if op == "NN" else "-" + op.lower()
+    pat = re.compile(rf"/([a-z0-9]+)-random-{seed}-oracle-s(\d+){suffix}-{dt}\.jsonl$")
+    found = sorted((m.group(1), int(m.group(2)), f) for f in glob.glob(f"{DATA}/*-random-{seed}-oracle-s*-{dt}.jsonl")
+                   if (m := pat.search(f)) and m.group(1) != TAG)
+    return [f for _, _, f in found]
+
+
 def point_files(leave_out=None, ops=OPS, extra=True):
     """The rows the development points come from, in oracle_entries' order: the later sessions' rows
     first (it keeps the last cuBLAS time it reads at a shape, and the oracles' cuBLAS rows are the
-    ones judged against), then the oracles'; NN's, then each other op's (an op's entries are the
-    points --auto weighs for one product in that op)."""
+    ones judged against), then the oracles', then another GPU's (stand_in_files); NN's, then each
+    other op's (an op's entries are the points --auto weighs for one product in that op)."""
     out = []
     for op in ops:
         ss = [s for s in seeds() if s != leave_out]
         if extra:
             out += [f for s in ss for d in ("f32", "f64") for f in extra_files(s, d, op)]
         out += [f for s in ss for d in ("f32", "f64") if (f := rows_file(s, d, op))]
+        if extra:
+            out += [f for s in ss for d in ("f32", "f64") for f in stand_in_files(s, d, op)]
     return out
 
 

@@ -108,9 +108,9 @@
   "compile_cost": "300",
   "model": {"tile": ["BM", "BN", 32], "atomics": "SPLITS > 1 ? M * N * SPLITS : 0"},
   "launches": [
-    {"kernel": "prep_a", "if": "PRE_A && K > 0", "grid": ["cdiv(KP, 32)", "cdiv(M, 32)", "BATCH"], "block": [32, 8, 1], "smem": "0"},
-    {"kernel": "prep_bt", "if": "B_PRE && K > 0", "grid": ["cdiv(KP, 32)", "cdiv(N, 32)", "BATCH"], "block": [32, 8, 1], "smem": "0"},
-    {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(BR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0"},
+    {"kernel": "prep_a", "if": "PRE_A && K > 0", "grid": ["cdiv(KP, 32)", "cdiv(M, 32)", "BATCH"], "block": [32, 8, 1], "smem": "0", "traffic": "BATCH * M * (K + PARTS * KP)"},
+    {"kernel": "prep_bt", "if": "B_PRE && K > 0", "grid": ["cdiv(KP, 32)", "cdiv(N, 32)", "BATCH"], "block": [32, 8, 1], "smem": "0", "traffic": "BATCH * N * (K + PARTS * KP)"},
+    {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(BR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * BR * (BL + BLP)"},
     {"kernel": "scale_c", "if": "SPLITS > 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["TILES * SPLITS", 1, "BATCH"], "block": ["THREADS", 1, 1], "persistent": true,
      "smem": "STAGES * STAGE_BYTES + 1024"}

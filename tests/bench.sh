@@ -214,6 +214,41 @@ assert of.extra_files(3, "f64") == [] and of.rows_file(3, "f32", "NT") is None
 assert of.seeds() == [3]
 PY
   fail "oracle_files: s11's gemv rows supersede s10's; s9's (other templates) and op files stay apart"
+# Another GPU's rows (a stand-in) decide a point only against the point's own config timed on it.
+mkdir -p "$tmp/si"
+python3 - "$tmp/si" <<'PY' && pass "oracle_entries: a stand-in's faster row replaces a point only beside the point's own config there" ||
+import json, os, subprocess, sys
+d = sys.argv[1]
+H, S = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
+def row(dev, cfg, shape, ms, sets=""):
+    m, n, k = map(int, shape.split("x"))
+    args = f"engine bench /x/configs/{cfg}.json --m {m} --n {n} --k {k} --dtype f32{sets}"
+    return json.dumps({"device": dev, "config": "cublas" if cfg == "cublas" else cfg, "dtype": "f32", "M": m, "N": n, "K": k,
+                       "status": "ok", "ms": ms, "tflops": 2e-9 * m * n * k / ms, "args": args, "date": "2026-11-28"}) + "\n"
+h100 = [row(H, c, s, ms) for s in ("100x100x100", "200x200x200", "300x300x300") for c, ms in (("cublas", 1.0), ("a", 0.5))]
+h200 = [row(S, "cublas", s, 0.8) for s in ("100x100x100", "200x200x200", "300x300x300")]
+h200 += [row(S, "a", "100x100x100", 0.4), row(S, "b", "100x100x100", 0.2, " --set X=2"),   # b wins on the H200
+         row(S, "a", "200x200x200", 0.4), row(S, "b", "200x200x200", 0.395),                # within the margin
+         row(S, "b", "300x300x300", 0.1)]                                                    # a never ran there
+for name, rows in (("h100-random-3-oracle-f32.jsonl", h100), ("h200-random-3-oracle-s15-f32.jsonl", h200)):
+    open(os.path.join(d, name), "w").write("".join(rows))
+open(os.path.join(d, "w.json"), "w").write('{"version": 1, "entries": []}')
+out = subprocess.run([sys.executable, "bench/oracle_entries.py", "--device", H, "--arch", "sm_90", "--skip", os.path.join(d, "w.json"),
+                      os.path.join(d, "h100-random-3-oracle-f32.jsonl"), os.path.join(d, "h200-random-3-oracle-s15-f32.jsonl")],
+                     capture_output=True, text=True, check=True).stdout
+e = {x["shape"]: x for x in json.loads(out)["entries"]}
+assert e["100x100x100"]["config"] == "configs/b.json" and e["100x100x100"]["set"] == {"X": 2}, e
+assert abs(e["100x100x100"]["vs_cublas"] - 4.0) < 1e-9 and "H200" in e["100x100x100"]["source"], e
+assert "h200-random-3-oracle-s15-f32.jsonl" in e["100x100x100"]["source"], e
+for s in ("200x200x200", "300x300x300"):
+    assert e[s]["config"] == "configs/a.json" and e[s]["vs_cublas"] == 2.0 and "H200" not in e[s]["source"], e[s]
+sys.path.insert(0, "bench")
+import oracle_files as of
+of.DATA = d
+assert [os.path.basename(f) for f in of.stand_in_files(3, "f32")] == ["h200-random-3-oracle-s15-f32.jsonl"]
+assert of.extra_files(3, "f32") == [] and of.stand_in_files(3, "f32", "NT") == []
+PY
+  fail "oracle_entries: a stand-in's faster row replaces a point only beside the point's own config there"
 echo "== bench/classes.sh (issue 42's classes)"
 # The fixture: 13 of seed 7's shapes in f32 (two in f64), cuBLAS 1.0 ms each and engine's rows
 # chosen for these ratios: narrow 1-4 2.0 (the fastest of two ok rows; a faster FAIL row ignored),
@@ -259,6 +294,13 @@ check_rc "classes.sh 3 4: shapes.sh runs seed 3's 4 shapes (fake worker), then t
 grep -q '^| all | 4 | 0 | [0-9.]*x | [0-9.]*x | ' "$tmp/crun.out" && [ -s "$tmp/classes/shapes-f32.jsonl" ] &&
   pass "... a class table over the 4 shapes, from the rows it wrote" || fail "classes.sh run: the table" "$(cat "$tmp/crun.out")"
 
+echo "== bench/tune_s15.sh's shapes (no GPU)"
+out=$(bash bench/tune_s15.sh --shapes 2>&1)
+nt=$(echo "$out" | sed -n 's/^a NT //p')
+[ "$(echo "$out" | cut -d' ' -f1 | sort -u | tr '\n' ' ')" = "a b c " ] && echo ",$nt," | grep -q ',4000x4000x4000,8x12288x4096,' &&
+  ! echo ",$nt," | grep -q ',128x4096x4096,' && echo "$out" | grep -q '^b f64 .*8192x64x8192' &&
+  pass "tune_s15.sh --shapes: three phases; NT two suite squares, then from 8 tokens, less the shapes a tc32ws entry holds; the suite's narrow FP64 shapes" ||
+  fail "tune_s15.sh --shapes: three phases; NT from 8 tokens, less the shapes a tc32ws entry holds" "$(echo "$out" | cut -c1-200)"
 echo "== bench/narrow_f64.sh and its candidates (issue 42)"
 bash bench/narrow_f64.sh --shapes >"$tmp/nshapes" 2>"$tmp/nshapes.err"
 check_rc "narrow_f64.sh --shapes" 0 $? "$(cat "$tmp/nshapes.err")"

@@ -209,6 +209,12 @@ static int plan_eval(const plan_req *r, bool paste, plan_t *plan, err_t *err)
                            "kernel %s needs %lld bytes of shared memory per block; %s allows %lld",
                            l->kernel, (long long)pl->smem, arch_name(arch, (char[16]){0}, 16), (long long)smem_limit);
         pl->persistent = l->persistent;
+        pl->traffic = -1;
+        if (l->traffic && scope_eval(&s, l->traffic, &pl->traffic, msg, sizeof msg))
+            return tpl_expr_fail(t, err, "launch traffic", msg);
+        if (l->traffic && pl->traffic < 0)
+            return err_set(err, ERR_CONFIG, t->path, 0, 0, "kernel %s's traffic is %lld elements; it must be 0 or more",
+                           l->kernel, (long long)pl->traffic);
         if (strcmp(l->kernel, "gemm") == 0)
             plan->main_launch = (int)plan->nlaunches;
         plan->nlaunches++;

@@ -38,6 +38,20 @@ static double peak_sm(const select_t *s, const config_t *c)
 
 static int64_t rup64(int64_t a, int64_t m) { return (a + m - 1) / m * m; }
 
+double select_extra_time(const select_gpu *g, const plan_t *p)
+{
+    double t = 0, es = (double)dtype_size(p->dtype);
+    for (size_t i = 0; i < p->nlaunches; i++) {
+        if ((int)i == p->main_launch)
+            continue;
+        const plan_launch *x = &p->launches[i];
+        double threads = (double)(x->grid[0] * x->grid[1] * x->grid[2]) * (double)(x->block[0] * x->block[1] * x->block[2]);
+        double elems = x->traffic >= 0 ? (double)x->traffic : 2.0 * threads;
+        t += SELECT_T_LAUNCH + es * elems / g->dram_bps;
+    }
+    return t;
+}
+
 /* The model's time with efficiency eff, from a plan at the shape (select.h). */
 static double model_time(const select_t *s, const select_cand *c, const plan_t *p, double eff)
 {
@@ -53,13 +67,7 @@ static double model_time(const select_t *s, const select_cand *c, const plan_t *
                   (double)rup64(p->K, p->tile[2]) * (double)p->lay.batch / blocks;
     double t = work / (peak_sm(s, &c->cfg) * eff * busy) + ceil(n / occ) * SELECT_T_ROUND;
     double es = (double)dtype_size(p->dtype);
-    for (size_t i = 0; i < p->nlaunches; i++) {
-        if ((int)i == p->main_launch)
-            continue;
-        const plan_launch *x = &p->launches[i];
-        double threads = (double)(x->grid[0] * x->grid[1] * x->grid[2]) * (double)(x->block[0] * x->block[1] * x->block[2]);
-        t += SELECT_T_LAUNCH + 2.0 * es * threads / s->gpu.dram_bps;
-    }
+    t += select_extra_time(&s->gpu, p);
     t += (double)p->atomics * SELECT_T_ATOMIC / sms;
     t += (double)p->M * (double)p->N * (double)p->lay.batch * es / s->gpu.dram_bps;
     return t * (double)p->slow_pct / 100.0;

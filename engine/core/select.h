@@ -15,7 +15,7 @@
  *   work    = n * 2 rup(M, tm) rup(N, tn) rup(K, tk) / blocks    padded flops of the busiest SM
  *             (tm x tn x tk: the template's "model" tile)
  *   t       = work / (peak per SM * eff * busy) + cdiv(n, occ) * SELECT_T_ROUND
- *           + for each launch besides the main one: SELECT_T_LAUNCH + 2 bytes a thread / DRAM rate
+ *           + for each launch besides the main one: SELECT_T_LAUNCH + its bytes / DRAM rate (select_extra_time)
  *           + atomics (the template's count of elements added with atomics) * SELECT_T_ATOMIC / SMs
  *           + M N (bytes of an element) / DRAM rate         writing C, which no tile shape avoids
  *   times the template's "slow" percentage where the shape takes a narrower path.
@@ -115,6 +115,11 @@ void select_free(select_t *s);
  * < 0 when it cannot run it (a plan refused). select_estimate is one product. */
 double select_estimate_batch(const select_t *s, size_t c, const shape_t *sh, int64_t batch);
 double select_estimate(const select_t *s, size_t c, const shape_t *sh);
+
+/* Seconds the model gives the launches of plan p besides its main one: each SELECT_T_LAUNCH plus its
+ * bytes at g's DRAM rate, the elements its "traffic" gives (template.h), else two a thread (a
+ * scale_c or reduce pass that reads and writes an element each). */
+double select_extra_time(const select_gpu *g, const plan_t *p);
 
 typedef struct {
     size_t cand;    /* index into cands */

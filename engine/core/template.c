@@ -108,6 +108,7 @@ static void compile_progs(template_t *t)
         const tpl_launch *l = &t->launches[i];
         add_prog(t, &cap, l->cond);
         add_prog(t, &cap, l->smem);
+        add_prog(t, &cap, l->traffic);
         for (int d = 0; d < 3; d++) {
             add_prog(t, &cap, l->grid[d]);
             add_prog(t, &cap, l->block[d]);
@@ -473,7 +474,7 @@ static int load_param(loader *ld, const char *name, json_t *spec, tpl_param *p)
 
 static int load_launch(loader *ld, size_t idx, json_t *l, tpl_launch *out)
 {
-    static const char *const allowed[] = {"kernel", "grid", "block", "smem", "if", "persistent", NULL};
+    static const char *const allowed[] = {"kernel", "grid", "block", "smem", "if", "persistent", "traffic", NULL};
     char idxs[32];
     snprintf(idxs, sizeof idxs, "launches[%zu]", idx);
     const char *path[] = {"launches", NULL};
@@ -511,6 +512,11 @@ static int load_launch(loader *ld, size_t idx, json_t *l, tpl_launch *out)
     if (pers && !json_is_boolean(pers))
         return load_fail(ld, path, 1, "%s.persistent must be true or false", idxs);
     out->persistent = json_is_true(pers);
+    json_t *traffic = json_object_get(l, "traffic");
+    if (traffic && !json_is_string(traffic) && !json_is_integer(traffic))
+        return load_fail(ld, path, 1, "%s.traffic must be an expression (string or integer)", idxs);
+    if (traffic && get_expr(ld, traffic, path, 1, &out->traffic))
+        return -1;
     return 0;
 }
 
@@ -824,6 +830,7 @@ void template_free(template_t *t)
         free(l->kernel);
         free(l->cond);
         free(l->smem);
+        free(l->traffic);
         for (int d = 0; d < 3; d++) {
             free(l->grid[d]);
             free(l->block[d]);

@@ -19,7 +19,7 @@
  *     "pdl":         true,                 every kernel calls grid_dep_wait() first (gemm_common.cuh)
  *     "accuracy":    "tf32",               the accuracy class (accuracy.h; default the dtype's own)
  *     "launches":    [{"kernel": "gemm", "grid": ["GX", "cdiv(M,BM)", 1], "block": ["THREADS", 1, 1],
- *                      "smem": "BM*BK*ELEM", "if": "1", "persistent": false}],
+ *                      "smem": "BM*BK*ELEM", "if": "1", "persistent": false, "traffic": "2*M*K"}],
  *     "tensor_maps": [{"tensor": "B", "dims": ["K", "N", "BATCH"], "strides": ["LDB", "SB"],
  *                      "box": [32, "BN", 1], "offset": "0", "type": "f32", "if": "1"}] }
  *   +/
@@ -30,6 +30,10 @@
  * the kernel as a #define, along with T (the element type) and TC (the compute type: gemm_common.cuh). The engine has no per-template code: one launcher runs them all.
  * A "persistent" launch's grid[0] is its work items (tiles): the launcher caps it at the blocks the GPU
  * keeps resident (SMs x blocks per SM), and the kernel strides over the items by gridDim.x.
+ * A launch's "traffic" is the elements it reads and writes in DRAM: the selection model's cost of a
+ * launch besides the main one (select.h); without it the model counts two elements a thread, which
+ * a first launch that reads a tile and writes its rounded and split parts (tc32ws's prep_a) moves
+ * several times over.
  * "tensor_maps" (sm_90+: the bulk tensor copy engine, TMA) describe up to TPL_MAX_TMAPS views of A, B,
  * C or W (the workspace) as rank-3 tensors (dims innermost first, strides in elements between steps of
  * dims 1 and 2, the box one copy moves, 128-byte swizzle, zeros read past the dims); the launcher
@@ -91,6 +95,7 @@ typedef struct {
     char *block[3]; /* threads */
     char *smem;     /* dynamic shared memory, bytes */
     bool persistent; /* grid[0] work items, capped at the resident blocks (kernel_load) */
+    char *traffic;  /* elements read and written in DRAM, for the selection model; NULL: 2 a thread */
 } tpl_launch;
 
 #define TPL_MAX_TMAPS 8
@@ -219,6 +224,7 @@ typedef struct {
     int64_t block[3];
     int64_t smem;
     bool persistent; /* grid[0] is capped at the resident blocks when launched (kernel.h) */
+    int64_t traffic; /* elements read and written in DRAM (the template's "traffic"); -1: not given */
 } plan_launch;
 
 /* A tensor map made concrete for a shape (template.h's tpl_tmap); on = false: its "if" is 0, the

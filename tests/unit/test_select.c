@@ -222,6 +222,34 @@ static void test_estimates_follow_the_work(void **state)
     pick_free(&p);
 }
 
+/* The launches besides the main one cost a launch each and their bytes at the DRAM rate: the elements
+ * a launch's "traffic" gives (tc32ws's prep_a reads A and writes its two parts), else two a thread
+ * (scale_c reads and writes C's elements). */
+static void test_extra_launches(void **state)
+{
+    (void)state;
+    opts_t o = opts("f32");
+    pick_t p;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(pickcmd_init(&p, &o, NULL, 0, &err), 0);
+    const select_cand *c = &p.sel.cands[cand_label(&p, "tc32ws_3x[BM=64,STAGES=4,BREG=1,SPLITK=4]")];
+    const int64_t m = 128, n = 4096, k = 4096;
+    plan_req r = config_plan_req(&c->cfg, &(plan_target){.arch = c->cfg.arch, .smem_limit = p.sel.gpu.smem_limit,
+                                                          .M = m, .N = n, .K = k});
+    plan_t pl;
+    if (template_plan_geometry(&r, &pl, &err))
+        fail_msg("%s", err.text);
+    assert_int_equal(pl.nlaunches, 3); /* prep_a, scale_c, gemm */
+    double elems = (double)m * (k + 2 * k) + 2.0 * (double)(m * n / 256 * 256);
+    double want = 2 * SELECT_T_LAUNCH + 4.0 * elems / p.sel.gpu.dram_bps;
+    double got = select_extra_time(&p.sel.gpu, &pl);
+    if (fabs(got / want - 1) > 1e-9)
+        fail_msg("extra launches %.9g s, want %.9g", got, want);
+    plan_free(&pl);
+    pick_free(&p);
+}
+
 static void test_choices_and_explanations(void **state)
 {
     (void)state;
@@ -343,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_suite_shapes_are_exact),
         cmocka_unit_test(test_entries_share_loaded_configs),
         cmocka_unit_test(test_estimates_follow_the_work),
+        cmocka_unit_test(test_extra_launches),
         cmocka_unit_test(test_choices_and_explanations),
         cmocka_unit_test(test_user_wisdom_first),
         cmocka_unit_test(test_batch_entry_exact),

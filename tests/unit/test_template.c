@@ -492,6 +492,76 @@ static void test_pdl_modes(void **state)
     template_free(&t);
 }
 
+/* A launch's "traffic" (the elements it moves in DRAM, for the selection model) is evaluated per
+ * shape: tc32ws's first launches give theirs (A and B^T read once, written as two parts of rows of
+ * rup(K, 4)), the main launch and a template without it give -1; a malformed one is refused by the
+ * parser, one with an unknown name or a negative value by the plan. */
+static void test_launch_traffic(void **state)
+{
+    (void)state;
+    err_t err;
+    err_clear(&err);
+    template_t t;
+    if (template_load("tc32ws", &t, &err))
+        fail_msg("%s", err.text);
+    int64_t values[32]; /* tc32ws_3x's: B^T split into the workspace too (BREG 0, 3 stages) */
+    for (size_t i = 0; i < t.nparams; i++)
+        values[i] = strcmp(t.params[i].name, "BREG") == 0 ? 0 : strcmp(t.params[i].name, "STAGES") == 0 ? 3 : t.params[i].def;
+    plan_t p;
+    if (template_plan(TREQ(&t, values, 90 + ARCH_SPECIFIC, 127, 129, 131), &p, &err))
+        fail_msg("%s", err.text);
+    assert_int_equal(p.nlaunches, 3);
+    assert_string_equal(p.launches[0].kernel, "prep_a");
+    assert_int_equal(p.launches[0].traffic, 127 * (131 + 2 * 132));
+    assert_string_equal(p.launches[1].kernel, "prep_bt");
+    assert_int_equal(p.launches[1].traffic, 129 * (131 + 2 * 132));
+    assert_int_equal(p.launches[p.main_launch].traffic, -1);
+    plan_free(&p);
+    template_free(&t);
+    const char *fmt = "/* engine:template\n{\"summary\": \"t\", \"dtypes\": [\"f32\"], \"params\": {\"B\": "
+                      "{\"default\": 4}}, \"launches\": [{\"kernel\": \"pre\", \"grid\": [1, 1, 1], \"block\": [32, 1, 1], "
+                      "\"traffic\": %s}, {\"kernel\": \"gemm\", \"grid\": [1, 1, 1], \"block\": [\"B\", 1, 1]}]}\n*/\n";
+    struct {
+        const char *traffic, *want;
+        bool parse_fails;
+        int64_t value;
+    } cases[] = {
+        {"\"M * K\"", NULL, false, 8 * 16},
+        {"7", NULL, false, 7},
+        {"[1]", "launches[0].traffic must be an expression (string or integer)", true, 0},
+        {"\"M * Q\"", "launch traffic", false, 0},
+        {"\"0 - M\"", "kernel pre's traffic is -8 elements; it must be 0 or more", false, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[768];
+        snprintf(text, sizeof text, fmt, cases[i].traffic);
+        err_clear(&err);
+        int rc = template_parse("t", "t.cu", text, &t, &err);
+        if (cases[i].parse_fails) {
+            assert_int_not_equal(rc, 0);
+            assert_int_equal(err.code, EXIT_INPUT);
+            assert_int_equal(err.line, 2);
+        } else {
+            if (rc)
+                fail_msg("%s", err.text);
+            int64_t x[1] = {32};
+            rc = template_plan(TREQ(&t, x, 90, 8, 8, 16), &p, &err);
+            if (!cases[i].want) {
+                if (rc)
+                    fail_msg("case %zu: %s", i, err.text);
+                assert_int_equal(p.launches[0].traffic, cases[i].value);
+                assert_int_equal(p.launches[1].traffic, -1);
+            } else {
+                assert_int_not_equal(rc, 0);
+            }
+            plan_free(&p);
+            template_free(&t);
+        }
+        if (cases[i].want && !strstr(err.text, cases[i].want))
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.text, cases[i].want);
+    }
+}
+
 /* tc32ws's tensor maps at a shape with odd rows (B packed into the workspace, PACKB) and the
  * persistent launch; a map the copy engine would refuse is refused by the plan, naming the map and
  * the rule; a malformed map or persistent flag by the parser, with file and line. */
@@ -598,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_pdl),
         cmocka_unit_test(test_pdl_modes),
         cmocka_unit_test(test_tensor_maps),
+        cmocka_unit_test(test_launch_traffic),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
