@@ -39,6 +39,37 @@ def order(e):
     return (DTYPE_ORDER[e["dtype"]], OP_ORDER[e.get("op", "NN")], e.get("batch", 1), m, n, k)
 
 
+def c_double(v):
+    """A number as the wisdom writer prints it (util.c sb_add_double): %.15g to %.17g, the first that
+    reads back the same, with ".0" where it has no point or exponent."""
+    v = float(v)
+    for prec in (15, 16, 17):
+        t = "%.*g" % (prec, v)
+        if float(t) == v:
+            break
+    return t if any(ch in t for ch in ".eE") else t + ".0"
+
+
+def entry_line(e):
+    """An entry as engine/lab/wisdom_write.c writes it (so that the file writes back byte for byte)."""
+    parts = [f'"dtype": {json.dumps(e["dtype"])}']
+    if e.get("op", "NN") != "NN":
+        parts.append(f'"op": {json.dumps(e["op"])}')
+    if e.get("batch", 1) > 1:
+        parts.append(f'"batch": {int(e["batch"])}')
+    if "align" in e:
+        parts.append('"align": [%d, %d, %d]' % tuple(e["align"]))
+    parts += [f'"shape": {json.dumps(e["shape"])}', f'"config": {json.dumps(e["config"])}']
+    if e.get("set"):
+        parts.append('"set": {' + ", ".join(f"{json.dumps(k)}: {int(v)}" for k, v in e["set"].items()) + "}")
+    parts += [f'"tflops": {c_double(e["tflops"])}', f'"vs_cublas": {c_double(e["vs_cublas"])}']
+    if e.get("occ", 0) > 0:
+        parts.append(f'"occ": {int(e["occ"])}')
+    if "source" in e:
+        parts.append(f'"source": {json.dumps(e["source"], ensure_ascii=False)}')
+    return "    {" + ", ".join(parts) + "}"
+
+
 def members(path):
     """{name without './': bytes} of the archive (or of a directory, the same layout)."""
     out = {}
@@ -125,7 +156,7 @@ def main(argv=None):
             raise Invalid(f"{a.into}: no entry lines")
         last = entry_lines[-1]
         kept[last] = kept[last].rstrip().rstrip(",") + ","
-        add = [f"    {json.dumps(e)}," for e in sorted(new, key=order)]
+        add = [entry_line(e) + "," for e in sorted(new, key=order)]
         add[-1] = add[-1].rstrip(",")
         out = "\n".join(kept[: last + 1] + add + kept[last + 1:])
         merged = json.loads(out)  # still one JSON document, every entry there
