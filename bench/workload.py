@@ -22,10 +22,15 @@ poisoned with NaN (beta = 0) or holding C0; then the times:
             50 would queue more than --budget-ms, at least 5
   host      wall time of N calls without synchronisation (after a synchronize, before the one that
             ends the loop), / N; N = 200, or fewer likewise, at least 10
-The check: ||out - ref||_F / ||ref||_F <= u (2 sqrt(k) + 4) (u the dtype's unit roundoff); a NaN or
-Inf in the result fails it. Rounding errors of a K-long sum grow like sqrt(k) u; the factor leaves a
-margin of about 5 over a plain FP32 loop at the workloads' K and none to TF32 (2^-11, 3e-4 here), so a
-product with TF32 inputs fails. For an f64 call the reference is cuBLAS's own FP64 product (torch
+The check: ||out - ref||_F / ||ref||_F <= u_h + u (2 sqrt(k) + 4) (u the unit roundoff of the sums:
+the dtype's, FP32's 2^-24 for bf16 and f16; u_h the result's one rounding to the dtype: 2^-8 bf16,
+2^-11 f16, 0 f32 and f64); a NaN or Inf in the result fails it. Rounding errors of a K-long sum grow
+like sqrt(k) u; the factor leaves a margin of about 5 over a plain FP32 loop at the workloads' K and
+none to TF32 (2^-11, 3e-4 here), so a product with TF32 inputs fails. bf16 and f16 mirror the
+library's classes of those names (engine/core/accuracy.h): FP32 sums and one rounding to the type,
+so sums kept in the half type (about sqrt(k) u_h / 2, several u_h) fail. Their inputs are FP32
+uniforms rounded to the type, the reference the FP64 product of those rounded values, and torch's
+reduced-precision reductions are turned off, as TF32 is for f32. For an f64 call the reference is cuBLAS's own FP64 product (torch
 has no wider type on the GPU): engine_err is then its distance from cuBLAS, and torch_err that of
 torch's call (addmm_ where alpha or beta is not 1, 0) from torch.matmul's.
 
@@ -56,7 +61,11 @@ import zlib
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOADS = os.path.join(ROOT, "bench", "workloads")
 OPS = ("NN", "NT", "TN")
-DTYPES = {"f32": (4, 2.0 ** -24), "f64": (8, 2.0 ** -53)}  # element bytes, unit roundoff
+# element bytes, unit roundoff of the sums, of the result's rounding to the type (the half types
+# accumulate in FP32 and round once, as the library's classes bf16 and f16 have it)
+DTYPES = {"f32": (4, 2.0 ** -24, 0.0), "f64": (8, 2.0 ** -53, 0.0), "bf16": (2, 2.0 ** -24, 2.0 ** -8),
+          "f16": (2, 2.0 ** -24, 2.0 ** -11)}
+TORCH_DTYPES = {"f32": "float32", "f64": "float64", "bf16": "bfloat16", "f16": "float16"}
 TOP_KEYS = {"name": str, "description": str, "dtype": str, "calls": list}
 TOP_REQUIRED = ("name", "dtype", "calls")
 CALL_KEYS = ("name", "m", "n", "k", "op", "batch", "alpha", "beta")
@@ -180,8 +189,15 @@ def flop(c):
 
 
 def operand_bytes(c, dtype):
-    """A, B and C in the call's dtype (the FP64 reference needs as much again for f64, twice for f32)."""
+    """A, B and C in the call's dtype (the FP64 reference needs as much again for f64, twice for f32,
+    four times for bf16 and f16)."""
     return c["batch"] * (c["m"] * c["k"] + c["k"] * c["n"] + c["m"] * c["n"]) * DTYPES[dtype][0]
+
+
+def tolerance(dtype, k):
+    """The bound on a call's relative Frobenius error: u_h + u (2 sqrt(k) + 4) (the module's text)."""
+    _, u, u_h = DTYPES[dtype]
+    return u_h + u * (2 * math.sqrt(k) + 4)
 
 
 def shape(c):
@@ -381,6 +397,9 @@ class Runner:
         lead = (c["batch"],) if c["batch"] > 1 else ()
 
         def uniform(*dims):
+            if dtype in (torch.bfloat16, torch.float16):  # FP32 uniforms rounded to the type
+                x = torch.rand(lead + dims, dtype=torch.float32, device=self.dev, generator=gen)
+                return x.mul_(2).sub_(1).to(dtype)
             x = torch.rand(lead + dims, dtype=dtype, device=self.dev, generator=gen)
             return x.mul_(2).sub_(1)
 
@@ -402,7 +421,7 @@ class Runner:
     def call(self, w, c):
         """One row: both libraries checked and timed at one call of workload w."""
         torch, engine, args = self.torch, self.engine, self.args
-        dtype = torch.float32 if w["dtype"] == "f32" else torch.float64
+        dtype = getattr(torch, TORCH_DTYPES[w["dtype"]])
         alpha, beta = c["alpha"], c["beta"]
         row = {"workload": w["name"], "call": c["name"], "dtype": w["dtype"], "op": c["op"], "m": c["m"],
                "n": c["n"], "k": c["k"], "batch": c["batch"], "alpha": alpha, "beta": beta,
@@ -415,8 +434,7 @@ class Runner:
         # The workload's and call's names seed the inputs: the same in every run, for both libraries.
         seed = zlib.crc32(f"{w['name']}/{c['name']}".encode())
         row["seed"] = seed
-        u = DTYPES[w["dtype"]][1]
-        tol = u * (2 * math.sqrt(c["k"]) + 4)
+        tol = tolerance(w["dtype"], c["k"])
         row["tol"] = tol
         a, b, c0 = self.operands(c, dtype, seed)
         ref = torch.matmul(a.to(torch.float64), b.to(torch.float64))
@@ -586,6 +604,11 @@ def main(argv=None):
     else:
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+    # BF16 and FP16 products with FP32 sums in cuBLAS (CUBLAS_COMPUTE_32F, no reduced-precision
+    # split-K reductions), the library's classes bf16 and f16.
+    for name in ("allow_bf16_reduced_precision_reduction", "allow_fp16_reduced_precision_reduction"):
+        if hasattr(torch.backends.cuda.matmul, name):
+            setattr(torch.backends.cuda.matmul, name, False)
     return Runner(torch, engine, args).run(docs, args.out)
 
 

@@ -5,7 +5,9 @@
 # predicate output in sm_90 SASS (where cuobjdump is found); the pasted source names the types (T
 # half_bits, TC float, BF16) while an f32 config's pasted source is unchanged (its CUBIN cache keys
 # stay); the refusals (sm_75, a half dtype on an f32 template, an unknown dtype) are one line each
-# with exit 2; the dtype is part of selection's key (no f32 wisdom answers for bf16).
+# with exit 2; the dtype is part of selection's key (no f32 wisdom answers for bf16); without device
+# entries the arch defaults (wisdom/sm_90.json: hws, h04_tuned) or default.json's h04_tuned are weighed;
+# bench/half_merge.py merges a tuned archive's half entries.
 # tests/gpu/half.sh runs the kernels.
 set -u
 cd "$(dirname "$0")/.."
@@ -111,12 +113,51 @@ refuse "--dtype bf16 on an f32 template, bench (no GPU work)" "configs/warptile_
 refuse "--dtype F16 (names are lower case)" "engine: --dtype F16: expected f32, f64, bf16 or f16" \
   compile configs/h04_tuned.json --dtype F16
 
-echo "== selection: the dtype is part of the key"
-out=$($E pick --arch sm_90 --dtype bf16 --shapes 4096x4096x4096 2>&1)
+echo "== selection: the dtype is part of the key; without device entries the model weighs the dtype's templates"
+pk() { $E pick --device-name "NVIDIA H100 80GB HBM3" --format jsonl "$@" 2>&1; }
+for dt in bf16 f16; do
+  out=$(pk --dtype $dt --shapes 4096x4096x4096,8192x8192x8192,17x33x5)
+  n=$(printf '%s\n' "$out" | grep -c "\"config\": *\"configs/hws_$dt.json\"")
+  $E pick --device-name "NVIDIA H100 80GB HBM3" --dtype $dt --shapes 4096x4096x4096 2>&1 | grep -q "wisdom/sm_90.json" && [ "$n" -ge 2 ] &&
+    pass "pick $dt on the H100 (sm_90a): wisdom/sm_90.json's arch defaults, hws at the squares" || fail "pick $dt on the H100" "$out"
+  out=$(pk --dtype $dt --arch sm_86 --shapes 4096x4096x4096,17x33x5)
+  [ "$(printf '%s\n' "$out" | grep -c '"config": *"configs/h04_tuned.json"')" = 2 ] && ! printf '%s\n' "$out" | grep -q 'left out' &&
+    pass "pick $dt on sm_86: h04_tuned (wisdom/default.json), nothing left out" || fail "pick $dt on sm_86" "$out"
+  out=$(pk --dtype $dt --arch sm_90 --shapes 4096x4096x4096)
+  printf '%s\n' "$out" | grep -q 'configs/h04_tuned.json' && printf '%s\n' "$out" | grep -q "hws_$dt.json.*left out\|left out.*ARCH_SPECIFIC" &&
+    pass "pick $dt on sm_90 (not sm_90a): hws left out with its rule, h04_tuned runs" || fail "pick $dt on sm_90 (not sm_90a)" "$out"
+done
+mkdir -p "$T/f32only"
+printf '{"version": 1, "entries": [{"dtype": "f32", "shape": "4096x4096x4096", "config": "configs/warptile_db.json", "tflops": 0, "vs_cublas": 0}]}\n' >"$T/f32only/default.json"
+out=$($E pick --arch sm_90 --dtype bf16 --wisdom "$T/f32only" --shapes 4096x4096x4096 2>&1)
 rc=$?
-if [ "$rc" = 2 ] && printf '%s\n' "$out" | grep -q '^engine: --auto: no wisdom for bf16 at 4096x4096x4096$' &&
-  printf '%s\n' "$out" | grep -q 'bf16; 0 candidates'; then pass "pick bf16: no candidates among the shipped f32/f64 wisdom"
-else fail "pick bf16 (exit $rc)" "$out"; fi
+if [ "$rc" = 2 ] && printf '%s\n' "$out" | grep -q '^engine: --auto: no wisdom for bf16 at 4096x4096x4096' &&
+  printf '%s\n' "$out" | grep -q 'bf16; 0 candidates'; then pass "pick bf16 over f32 wisdom only: no candidates"
+else fail "pick bf16 over f32 wisdom only (exit $rc)" "$out"; fi
 out=$($E pick --arch sm_90 --dtype f32 --shapes 4096x4096x4096 2>&1)
 printf '%s\n' "$out" | grep -q 'f32; [1-9][0-9]* candidates' && pass "pick f32 still has its candidates" || fail "pick f32" "$out"
+
+echo "== bench/half_merge.py: a tuned archive's half entries into a device file"
+mkdir -p "$T/arch/tuned" "$T/data"
+printf '== half_tune.sh: bf16 on X; judge seed 123 (60 shapes, NN)\n' >"$T/arch/summary.txt"
+printf '{"version": 1, "device": "NVIDIA H200", "arch": "sm_90a", "entries": [\n%s,\n%s,\n%s\n]}\n' \
+  '{"dtype": "bf16", "op": "NT", "shape": "512x4096x4096", "config": "/elsewhere/configs/hws_bf16.json", "set": {"BM": 128, "BN": 128}, "tflops": 400, "vs_cublas": 0.8, "source": "engine tune"}' \
+  '{"dtype": "bf16", "shape": "1000x1000x1000", "config": "configs/hws_bf16.json", "set": {"BN": 128}, "tflops": 200, "vs_cublas": 0.9, "source": "engine tune"}' \
+  '{"dtype": "f32", "shape": "64x64x64", "config": "configs/naive.json", "tflops": 1, "vs_cublas": 0.1}' >"$T/arch/tuned/nvidia-h200.json"
+echo '{"M": 1}' >"$T/arch/tune-bf16-NT.jsonl"
+cp wisdom/nvidia-h100-80gb-hbm3.json "$T/h100.json"
+before=$(grep -c '"dtype"' "$T/h100.json")
+python3 bench/half_merge.py "$T/arch" --into "$T/h100.json" --data-dir "$T/data" >"$T/out" 2>&1
+check_rc "half_merge.py" 0 $? "$(cat "$T/out")"
+[ "$(grep -c '"dtype"' "$T/h100.json")" = $((before + 2)) ] && [ -s "$T/data/h200-half-tune-2026-11-28.jsonl" ] &&
+  pass "...two bf16 entries added (the f32 one not), the tune log to bench/data" || fail "...two bf16 entries" "$(cat "$T/out")"
+grep -q '"config": "configs/hws_bf16.json", "set": {"BM": 128, "BN": 128}.*"source": "measured on an H200, not on the H100 this file is for (bench/half_tune.sh, 2026-11-28, bench/data/h200-half-tune-2026-11-28.jsonl): engine tune"' "$T/h100.json" &&
+  pass "...config paths the repository's, the source says where and when" || fail "...sources" "$(grep bf16 "$T/h100.json")"
+python3 bench/half_merge.py "$T/arch" --into "$T/h100.json" --data-dir "$T/data" >"$T/out" 2>&1
+[ "$(grep -c '"dtype"' "$T/h100.json")" = $((before + 2)) ] && grep -q ' 2 replaced' "$T/out" && pass "...merged twice: replaced, not doubled" ||
+  fail "...merged twice" "$(cat "$T/out")"
+mkdir -p "$T/w2" && cp wisdom/*.json "$T/w2/" && cp "$T/h100.json" "$T/w2/nvidia-h100-80gb-hbm3.json"
+out=$($E pick --wisdom "$T/w2" --device-name "NVIDIA H100 80GB HBM3" --dtype bf16 --op NT --shapes 512x4096x4096 2>&1)
+printf '%s\n' "$out" | grep -q 'hws_bf16\[BM=128,BN=128\].*exact\|wisdom holds this shape' && pass "...the merged file loads; its entry is exact at its shape" ||
+  fail "...the merged file loads" "$out"
 summary

@@ -70,7 +70,8 @@ refused "a call not an object" 'calls\[0\]: must be an object' '{"name": "x", "d
 refused "two calls of one name" 'calls\[1\] (a): name: a second call' \
   '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 8, "n": 8, "k": 8, "op": "NN"},
     {"name": "a", "m": 9, "n": 8, "k": 8, "op": "NN"}]}'
-refused 'dtype "f16"' 'dtype: must be one of f32, f64, got "f16"' '{"name": "x", "dtype": "f16", "calls": []}'
+refused 'dtype "bfloat16"' 'dtype: must be one of f32, f64, bf16, f16, got "bfloat16"' '{"name": "x", "dtype": "bfloat16", "calls": []}'
+refused 'dtype "f8"' 'dtype: must be one of f32, f64, bf16, f16, got "f8"' '{"name": "x", "dtype": "f8", "calls": []}'
 refused "no calls" 'calls: empty' '{"name": "x", "dtype": "f32", "calls": []}'
 refused "malformed JSON" 'not JSON: .* at line 1 column' '{"name": "x", "dtype": "f32", "calls": [}'
 refused "a duplicate key" 'duplicate key "m"' \
@@ -88,6 +89,31 @@ $W --dry-run "$T/nonesuch.json" >/dev/null 2>"$T/err"
 rc=$?
 [ "$rc" = 2 ] && grep -q "^$T/nonesuch.json: cannot read" "$T/err" && pass "a missing file: exit 2" ||
   fail "a missing file: exit 2" "exit $rc: $(cat "$T/err")"
+
+echo "== the half types: bf16 and f16"
+# Each file a type's: its calls say it, its operands are 2 bytes an element (512 x 512 x 512: three
+# 512 x 512 matrices, 1.5 MiB), and the bound is the library's class (accuracy.h): FP32 sums
+# (2^-24 (2 sqrt(k) + 4)) beside the result's one rounding to the type (2^-8 bf16, 2^-11 f16).
+for dt in bf16 f16; do
+  printf '{"name": "h_%s", "dtype": "%s", "calls": [{"name": "a", "m": 512, "n": 512, "k": 512, "op": "NT"}]}\n' "$dt" "$dt" >"$T/$dt.json"
+  $W --dry-run "$T/$dt.json" >"$T/out" 2>"$T/err"
+  check_rc "--dry-run of an $dt file" 0 $? "$(cat "$T/err")"
+  grep -qxF "  h_$dt[0] a: $dt NT 512x512x512, 0.268 GFLOP, 2 MiB" "$T/out" && pass "...its call: $dt, 2-byte operands" ||
+    fail "...its call: $dt, 2-byte operands" "$(cat "$T/out")"
+done
+for f in bench/workloads/*_bf16.json bench/workloads/judge/*_bf16.json; do
+  grep -q '"dtype": "bf16"' "$f" && pass "$f: a bf16 workload" || fail "$f: a bf16 workload"
+done
+for pair in llama7b attention; do # the BF16 files make the FP32 files' calls
+  python3 -c 'import json, sys; a, b = (json.load(open(p))["calls"] for p in sys.argv[1:]); sys.exit(a != b)' \
+    "bench/workloads/${pair}_f32.json" "bench/workloads/${pair}_bf16.json" &&
+    pass "${pair}_bf16.json: the calls of ${pair}_f32.json" || fail "${pair}_bf16.json: the calls of ${pair}_f32.json"
+done
+got=$(cd bench && python3 -c 'import workload as w; print(" ".join("%.6e" % w.tolerance(d, k) for d in ("f32", "f64", "bf16", "f16") for k in (1, 4096)))')
+want=$(awk 'BEGIN { split("1 4096", ks); n = split("24:0 53:0 24:8 24:11", ds)
+  for (i = 1; i <= n; i++) { split(ds[i], e, ":"); for (j = 1; j <= 2; j++) {
+    t = 2 ^ -e[1] * (2 * sqrt(ks[j]) + 4) + (e[2] ? 2 ^ -e[2] : 0); printf "%s%.6e", (i + j > 2 ? " " : ""), t } } }')
+[ "$got" = "$want" ] && pass "the bounds: u_h + u (2 sqrt(k) + 4), u_h 0 / 0 / 2^-8 / 2^-11" || fail "the bounds" "got $got, want $want"
 
 echo "== --table from a data file"
 # Two workloads. wl_a (f32): five calls with both times, of which one failed its check and one

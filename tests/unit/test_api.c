@@ -611,16 +611,58 @@ static void test_plans_without_device(void **state)
     engine_destroy(ctx);
 }
 
-/* The half types: the typed entry's checks; where wisdom has no entry of the type the shipped
- * h04_tuned plans (NT and, column-major, TN: compiled here), K = 0's scale kernel compiles for them;
- * a forced f32 config is the other dtype. */
+/* The description of a plan of x W^T (row-major, B transposed) at 4096^3 in a half dtype, into text. */
+static void half_nt_plan_text(engine_ctx *ctx, engine_dtype dt, char *text, size_t len)
+{
+    engine_plan_desc d;
+    engine_plan *plan = NULL;
+    engine_plan_desc_init(&d, dt, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_TRANS, 4096, 4096, 4096);
+    d.alignment = 16;
+    engine_status st = engine_plan_create(ctx, &d, &plan);
+    if (st)
+        fprintf(stderr, "%s\n", engine_last_error(ctx));
+    assert_int_equal(st, ENGINE_SUCCESS);
+    engine_plan_describe(plan, text, len);
+    engine_plan_destroy(plan);
+}
+
+/* The half types: the typed entry's checks; the shipped wisdom's arch-level entries (wisdom/sm_90.json)
+ * weighed by the model on the H100 (hws at 4096^3 NT, wisdom's choice); where wisdom has no entry of
+ * the type (a directory of FP32 entries only) the shipped h04_tuned plans (NT and, column-major, TN:
+ * compiled here), K = 0's scale kernel compiles for them; a forced f32 config is the other dtype. */
 static void test_half_plans(void **state)
 {
     (void)state;
     engine_ctx *ctx = no_device_ctx();
     engine_plan_desc d;
-    engine_plan *plan = NULL;
     char text[4096];
+    engine_plan *plan = NULL;
+    const engine_dtype hdt[2] = {ENGINE_BF16, ENGINE_F16};
+    for (int i = 0; i < 2; i++) {
+        half_nt_plan_text(ctx, hdt[i], text, sizeof text);
+        assert_non_null(strstr(text, "\"chosen_by\":\"wisdom\""));
+        assert_non_null(strstr(text, "wisdom/sm_90.json"));
+        assert_non_null(strstr(text, i ? "configs/hws_f16.json" : "configs/hws_bf16.json"));
+    }
+    engine_destroy(ctx);
+    /* No half entries anywhere: FP32's default only (in the checkout, whose configs/ holds h04_tuned as
+     * wisdom/../configs does). */
+    char dir[] = "./.test-api-wisdom-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *path = xasprintf("%s/default.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"version\": 1, \"entries\": [{\"dtype\": \"f32\", \"shape\": \"4096x4096x4096\", "
+               "\"config\": \"configs/warptile_db.json\", \"tflops\": 0, \"vs_cublas\": 0}]}\n");
+    fclose(f);
+    engine_options o;
+    engine_options_init(&o);
+    o.no_device = 1;
+    o.wisdom_dir = dir;
+    o.user_wisdom_dir = "";
+    o.device_name = "NVIDIA H100 80GB HBM3";
+    ctx = NULL;
+    assert_int_equal(engine_create(&ctx, &o), ENGINE_SUCCESS);
     const void *A = (const void *)0x1000, *B = (const void *)0x2000;
     void *C = (void *)0x3000;
     assert_int_equal(engine_gemm_ex(ctx, (engine_dtype)7, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 4, 4, 4, 1,
@@ -638,21 +680,13 @@ static void test_half_plans(void **state)
     for (int i = 0; i < 2; i++) {
         const char *name = i ? "f16" : "bf16";
         char want[128];
-        /* x W^T: row-major, B transposed. */
-        engine_plan_desc_init(&d, dts[i], ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_TRANS, 4096, 4096, 4096);
-        d.alignment = 16;
-        engine_status st = engine_plan_create(ctx, &d, &plan);
-        if (st)
-            fprintf(stderr, "%s\n", engine_last_error(ctx));
-        assert_int_equal(st, ENGINE_SUCCESS);
-        engine_plan_describe(plan, text, sizeof text);
+        half_nt_plan_text(ctx, dts[i], text, sizeof text);
         snprintf(want, sizeof want, "\"chosen_by\":\"default: no wisdom for %s at this problem (h04_tuned)\"", name);
         assert_non_null(strstr(text, want));
         snprintf(want, sizeof want, "{\"dtype\":\"%s\",", name);
         assert_non_null(strstr(text, want));
         assert_non_null(strstr(text, "\"layout\":\"NT\""));
         assert_non_null(strstr(text, "configs/h04_tuned.json"));
-        engine_plan_destroy(plan);
         /* A transposed, column-major (the kernels' problem is TN with A and B swapped): hmma too. */
         engine_plan_desc_init(&d, dts[i], ENGINE_COL_MAJOR, ENGINE_NO_TRANS, ENGINE_TRANS, 127, 255, 33);
         assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
@@ -671,6 +705,9 @@ static void test_half_plans(void **state)
     assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_ERROR_DTYPE_MISMATCH);
     assert_non_null(strstr(engine_last_error(ctx), "is f32, the call is bf16"));
     engine_destroy(ctx);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+    free(path);
 }
 
 /* BLAS's empty products (k = 0: C = beta C by the scale kernel, compiled here; m = 0: nothing), a plan's

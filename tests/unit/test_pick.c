@@ -383,7 +383,7 @@ static void test_shipped_entries_plan(void **state)
     for (size_t i = 0; i < w.nfiles; i++)
         for (size_t j = 0; j < w.files[i].nentries; j++, n++) {
             const wisdom_entry *e = &w.files[i].entries[j];
-            const char *dt = e->dtype == DTYPE_F64 ? "f64" : "f32";
+            const char *dt = dtype_name(e->dtype);
             config_t c;
             plan_t p;
             /* sm_90 guessed, as on the H100 without --arch: tc32 entries load for sm_90a */
