@@ -10,6 +10,7 @@
 #   3. compute-sanitizer memcheck (op TN) and racecheck (NN) at 127x129x131
 #   4. bench beside cuBLAS GemmEx at 4096^3 and 8192^3 (NN, NT) with h04_tuned (mma.sync) beside it,
 #      the transformer's NT layers, and (HWS_TUNE=1) engine tune over tune/hws.json at 4096^3 NN
+# HWS_SECTIONS="verify acc san bench" (the default) or some of them, for shorter device calls;
 # HWS_TAR=1: the logs go home as one archive, $OUT/hws.tgz.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -30,6 +31,8 @@ v() {
 }
 HB=configs/hws_bf16.json HF=configs/hws_f16.json
 ODD=1x1x1,17x33x5,127x129x131,1000x1001x999,4096x4096x7,1x4096x1104,300x8x704,64x64x65
+want() { [[ " ${HWS_SECTIONS:-verify acc san bench} " == *" $1 "* ]]; }
+if want verify; then
 echo "== 1. verify"
 for op in NN NT TN TT; do v "$op" $HB $HF --op $op --shapes $ODD; done
 v pad $HB $HF --op NT --lda +8 --ldb +8 --ldc +3 --shapes 127x129x131,64x64x64
@@ -40,18 +43,23 @@ v 256x128 $HB $HF --set BM=256 --set BN=128 --op TN --shapes 127x129x131,1000x10
 v 128x128 $HB --set BN=128 --shapes 127x129x131,1000x1001x999
 v wgs1 $HB --set WGS=1 --set BM=64 --set BN=128 --op NT --shapes 127x129x131,1000x1001x999
 v prom $HB $HF --set BN=128 --set KPROMOTE=256 --shapes 127x129x1310,1000x1001x999
-v pp $HB $HF --set PINGPONG=1 --set BN=128 --op TN --shapes $ODD
+v pp $HB $HF --set PINGPONG=1 --set BN=128 --op TN --shapes $ODD,2048x2048x1024,4096x4096x4096
 v pp-64x256 $HB --set PINGPONG=1 --set BM=64 --op NT --lda +8 --shapes 127x129x131,1000x1001x999
-v pp-batch $HF --set PINGPONG=1 --set BN=128 --batch 3 --op TT --shapes 127x129x131,64x200x64
+v pp-batch $HF --set PINGPONG=1 --set BN=128 --batch 3 --op TT --shapes 127x129x131,64x200x64,1024x1024x1024
 v splitk $HB $HF --set SPLITK=4 --shapes 1x1x1,127x129x1310,1x4096x1100,128x4096x4096,64x64x65
-v splitk-NT $HB --set SPLITK=7 --set PINGPONG=1 --set BN=128 --op NT --beta -0.5 --shapes 8x4096x4096,33x65x999,300x8x7000
+v splitk-NT $HB --set SPLITK=7 --set PINGPONG=1 --set BN=128 --op NT --beta -0.5 --shapes 8x4096x4096,33x65x999,300x8x7000,512x4096x4096
+v splitk-many $HB --set SPLITK=8 --set BN=128 --op NT --shapes 8x4096x4096,32x4096x11008,512x4096x4096
 v splitk-batch $HB --set SPLITK=3 --batch 3 --op TN --ldc +5 --shapes 127x129x1310,17x33x500
 v ld1 $HB $HF --op TT --lda +1 --ldb +3 --ldc +1 --batch 2 --shapes 64x64x64,127x129x131
+fi
+if want acc; then
 echo "== 2. accuracy"
 ACC=33x65x1,33x65x7,129x127x64,257x255x4096,128x128x16384,64x64x65536
 v acc $HB $HF --shapes $ACC
 v acc-prom $HB $HF --set BN=128 --set KPROMOTE=256 --shapes $ACC
 v acc-pp-split $HB $HF --set PINGPONG=1 --set BN=128 --set SPLITK=8 --shapes $ACC
+fi
+if want san; then
 echo "== 3. compute-sanitizer"
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if [ -n "$CS" ]; then
@@ -64,6 +72,8 @@ if [ -n "$CS" ]; then
 else
   note "skip  compute-sanitizer: not found"
 fi
+fi
+if want bench; then
 echo "== 4. bench"
 b() {
   local name=$1; shift
@@ -75,7 +85,7 @@ for dt in bf16 f16; do
   b nt-$dt $HB configs/h04_tuned.json --dtype $dt --op NT --shapes 4096x4096x4096,8192x8192x8192,2048x11008x4096,512x4096x4096
 done
 b odd-bf16 $HB configs/h04_tuned.json --shapes 4095x4097x4099,1000x1001x999
-b skinny-bf16 $HB --set PINGPONG=1 --set BN=128 configs/h04_tuned.json --op NT --shapes 8x4096x4096,32x4096x11008,128x4096x4096,512x4096x4096,1000x1000x1000
+b skinny-bf16 $HB configs/h04_tuned.json --op NT --shapes 8x4096x4096,32x4096x11008,128x4096x4096,512x4096x4096,1000x1000x1000
 for sk in 2 4 8; do
   b "skinny-sk$sk" $HB --set PINGPONG=1 --set BN=128 --set SPLITK=$sk --op NT --shapes 8x4096x4096,32x4096x11008,128x4096x4096,512x4096x4096,1000x1000x1000
 done
@@ -85,6 +95,7 @@ done
 if [ "${HWS_TUNE:-0}" = 1 ]; then
   timeout 300 $E tune tune/hws.json --log "$L/tune.jsonl" >"$L/tune.txt" 2>&1
   note "tune  exit $?: $(grep -a -m1 -i 'best' "$L/tune.txt" | cut -c1-120)"
+fi
 fi
 python3 - "$L" <<'PY' | tee "$L/table.txt"
 import json, glob, os, sys

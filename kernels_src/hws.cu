@@ -14,10 +14,13 @@
  * instructions of 64 rows, each across the tile's BN columns (the instruction's N). A stage is
  * [A's tile, BM x 64][B's tile, 64 x BN], 128 (BM + BN) bytes.
  *
- * PINGPONG 1: the consumer warpgroups take turns instead, warpgroup w the block's tiles w, w + WGS,
- * ... each whole (MI = BM / 64 instructions). The producer fills the ring in the tiles' order, so
- * the next warpgroup's k-tiles arrive as the last one's run out: its wgmmas start while the other
- * stores its tile, and the tensor cores do not wait for the epilogue (CUTLASS's "ping-pong").
+ * PINGPONG 1: the consumer warpgroups take turns instead, warpgroup w the block's items w, w + WGS,
+ * ... each whole (MI = BM / 64 instructions), each from a ring of STAGES / WGS stages of its own.
+ * The producer fills them in the items' order, so the next warpgroup's k-tiles arrive as the last
+ * one's run out: its wgmmas start while the other stores its tile, and the tensor cores do not wait
+ * for the epilogue (CUTLASS's "ping-pong"). One ring would not do: a warpgroup that passed over the
+ * other's k-tiles would wait on a stage's barrier two phases ahead of it, which a parity cannot tell
+ * (measured: launch failures at 4096^3 with two items a block).
  *
  * SPLITK > 1: K cut into slices that are work items of their own (item w: slice w / tiles of tile
  * w % tiles, so the blocks running together share one k-range of A and B); each
@@ -49,7 +52,7 @@
     "KPROMOTE": {"default": 0, "values": [0, 128, 256, 512, 1024], "doc": "elements of K the tensor cores sum before FP32 adds fold the partial sum into total (0: the tensor cores sum all of K)"},
     "GROUP": {"default": 8, "min": 1, "max": 64, "doc": "rows of tiles a persistent block's schedule walks together (L2 reuse of B's columns)"},
     "SPLITK": {"default": 1, "min": 1, "max": 32, "doc": "K cut into SPLITK slices, each a work item of its own (few tiles: a few tokens through a layer): each slice writes its FP32 partial tile to the workspace and a last launch (reduce) adds them in a fixed order, applies alpha and beta and rounds once"},
-    "PINGPONG": {"default": 0, "values": [0, 1], "doc": "0: the consumer warpgroups share each tile, BM / WGS rows each; 1: they take turns, each a whole tile of its own, so that one stores its tile while the other multiplies"},
+    "PINGPONG": {"default": 0, "values": [0, 1], "doc": "0: the consumer warpgroups share each tile, BM / WGS rows each; 1: they take turns, each a whole tile of its own, so that one stores its tile while the other multiplies (its rings are not yet run on a GPU: bench/hws_gpu.sh checks them)"},
     "PDL": {"default": 1, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 decided from the grid (plan_use_pdl)"}
   },
   "derived": {
@@ -63,7 +66,8 @@
     {"rule": "BM % (PINGPONG ? 64 : 64 * WGS) == 0", "why": "each consumer warpgroup owns whole instructions of 64 rows"},
     {"rule": "MI * BN * (KPROMOTE > 0 ? 2 : 1) <= 256", "why": "a consumer thread holds MI BN / 2 accumulator registers, twice with promotion, of its 232"},
     {"rule": "STAGES * STAGE_BYTES + 1024 <= 232448", "why": "the ring must fit the 227 KB of shared memory a block may take on sm_90"},
-    {"rule": "KPROMOTE % 64 == 0", "why": "promotion happens between k-tiles of 64"}
+    {"rule": "KPROMOTE % 64 == 0", "why": "promotion happens between k-tiles of 64"},
+    {"rule": "PINGPONG == 0 || (STAGES % WGS == 0 && STAGES / WGS >= 2)", "why": "taking turns, each consumer warpgroup has a ring of STAGES / WGS stages of its own, two at least"}
   ],
   "switches": {
     "OP_TA": "TA",
@@ -117,6 +121,7 @@ constexpr bool PROM = KPROMOTE > 0;
 constexpr int KPT = PROM ? KPROMOTE / BK : 1; /* k-tiles per promotion chain */
 constexpr int A_BYTES = BM * 128;             /* A's tile within a stage; B's follows */
 constexpr int CONSUMER_REGS = WGS == 2 ? 232 : 240, PRODUCER_REGS = 40;
+constexpr int SPR = PINGPONG ? STAGES / WGS : STAGES; /* stages of one ring: one a consumer warpgroup taking turns, else one */
 constexpr unsigned MN_LBO = BK * 128; /* bytes between 64-element groups of an MN-major tile (one box each) */
 static_assert(STAGE_BYTES % 1024 == 0, "stages keep the swizzle atoms 1024-byte aligned");
 
@@ -269,12 +274,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         if (threadIdx.x != 0)
             return;
         const TensorMap &ma = PACKA ? tmap_ap : tmap_a, &mb = PACKB ? tmap_bp : tmap_b;
-        unsigned it = 0;
-        for (int w = blockIdx.x; w < items; w += gridDim.x) {
+        unsigned its0 = 0, its1 = 0; /* k-tiles put into each ring so far (two scalars: no local array) */
+        for (int i0 = 0, w = blockIdx.x; w < items; ++i0, w += gridDim.x) {
             int bm, bn, kt0, kt1;
             item_at(w, bm, bn, kt0, kt1);
-            for (int kt = kt0; kt < kt1; ++kt, ++it) {
-                const unsigned s = it % STAGES, round = it / STAGES, bar = full0 + 8 * s;
+            const int ring = PINGPONG ? i0 % WGS : 0;
+            for (int kt = kt0; kt < kt1; ++kt) {
+                const unsigned it = ring ? its1++ : its0++;
+                const unsigned s = ring * SPR + it % SPR, round = it / SPR, bar = full0 + 8 * s;
                 const unsigned st = sbase + s * STAGE_BYTES;
                 mbar_wait(empty0 + 8 * s, (round & 1) ^ 1);
                 mbar_expect(bar, STAGE_BYTES);
@@ -308,14 +315,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     c += (long long)b * sc;
 #endif
     float acc[MI][NACC], total[PROM ? MI : 1][PROM ? NACC : 1];
-    unsigned it = 0; /* the ring's position: the producer's count of k-tiles */
+    const int ring = PINGPONG ? cw : 0;
+    unsigned it = 0; /* k-tiles taken from the ring so far: the producer's count of it */
     for (int i0 = 0, w = blockIdx.x; w < items; ++i0, w += gridDim.x) {
+        if (PINGPONG && i0 % WGS != cw)
+            continue; /* the other warpgroup's turn, from its own ring */
         int bm, bn, kt0, kt1;
         item_at(w, bm, bn, kt0, kt1);
-        if (PINGPONG && i0 % WGS != cw) { /* the other warpgroup's turn: its k-tiles pass by */
-            it += kt1 - kt0;
-            continue;
-        }
         if constexpr (PROM) {
 #pragma unroll
             for (int i = 0; i < MI; ++i)
@@ -327,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         bool held = false;
         unsigned held_s = 0;
         for (int kt = kt0; kt < kt1; ++kt, ++it) {
-            const unsigned s = it % STAGES, round = it / STAGES;
+            const unsigned s = ring * SPR + it % SPR, round = it / SPR;
             const unsigned st = sbase + s * STAGE_BYTES;
             mbar_wait(full0 + 8 * s, round & 1);
             const bool fresh = kt == kt0 || (PROM && (kt - kt0 + phase) % KPT == 0);

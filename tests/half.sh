@@ -102,6 +102,31 @@ refuse() {
   if [ "$rc" = 2 ] && [ "$got" = "$want" ]; then pass "$name"; else fail "$name (exit $rc)" "got:  $got
 want: $want"; fi
 }
+echo "== hws (wgmma, sm_90a): every op in both dtypes, its variants, no spills; rows the copy engine cannot read packed first"
+for dt in bf16 f16; do
+  for op in NN NT TN TT; do
+    for set in "" "--set BM=256 --set BN=128" "--set WGS=1 --set BM=64 --set BN=128" "--set SPLITK=4 --set PINGPONG=1 --set BN=128" "--set BN=128 --set KPROMOTE=256"; do
+      # shellcheck disable=SC2086
+      out=$($E compile configs/hws_bf16.json --arch sm_90a --dtype $dt --op $op --size 4096 $set 2>&1)
+      rc=$?
+      row=$(printf '%s\n' "$out" | grep "^hws_bf16.* sm_90a $dt ")
+      spill=$(printf '%s\n' "$row" | awk '{print $7 + $8 + $9}')
+      [ "$rc" = 0 ] && [ -n "$row" ] && [ "$spill" = 0 ] && pass "hws $dt $op ${set:-(as shipped)}: compiles, no stack or spills" ||
+        fail "hws $dt $op $set: exit $rc, stack+spills ${spill:-none}" "$out"
+    done
+  done
+done
+out=$($E compile configs/hws_bf16.json --arch sm_90a --op TN --m 127 --n 129 --k 131 2>&1)
+printf '%s\n' "$out" | grep -q "PACKA=1 PACKB=1" && pass "hws at 127x129x131 TN: A and B packed first (rows of 127 and 129)" || fail "hws 127x129x131 packs" "$out"
+out=$($E compile configs/hws_bf16.json --arch sm_90a --op NT --m 128 --n 256 --k 512 --ldb +3 2>&1)
+printf '%s\n' "$out" | grep -q "PACKA=0 PACKB=1" && pass "hws NT, ldb padded by 3: only B packed" || fail "hws NT ldb +3 packs" "$out"
+refuse "hws on sm_90 (not sm_90a)" "configs/hws_bf16.json:6:3: params break \"ARCH_SPECIFIC == 1 && ARCH == 90\" (target sm_90): wgmma and setmaxnreg exist only on the architecture-specific target sm_90a (--arch sm_90a)" \
+  compile configs/hws_bf16.json --arch sm_90
+refuse "hws: turns need a ring each" "configs/hws_bf16.json (--set PINGPONG=1): params break \"PINGPONG == 0 || (STAGES % WGS == 0 && STAGES / WGS >= 2)\" (PINGPONG = 1, STAGES = 3, WGS = 2): taking turns, each consumer warpgroup has a ring of STAGES / WGS stages of its own, two at least" \
+  compile configs/hws_bf16.json --arch sm_90a --set PINGPONG=1 --set BN=128 --set STAGES=3
+refuse "hws on f32" "configs/hws_bf16.json: --dtype f32: template hws does not support f32" \
+  compile configs/hws_bf16.json --arch sm_90a --dtype f32
+
 refuse "sm_75 refused" "configs/h04_tuned.json:6:3: params break \"ARCH >= 80\" (target sm_75): mma.sync m16n8k16 with bf16 operands, cp.async and cvt to bf16x2 need sm_80 or newer" \
   compile configs/h04_tuned.json --arch sm_75
 refuse "--dtype f32 on hmma" "configs/h04_tuned.json: --dtype f32: template hmma does not support f32" \
@@ -120,7 +145,7 @@ for dt in bf16 f16; do
   n=$(printf '%s\n' "$out" | grep -c "\"config\": *\"configs/hws_$dt.json\"")
   $E pick --device-name "NVIDIA H100 80GB HBM3" --dtype $dt --shapes 4096x4096x4096 2>&1 | grep -q "wisdom/sm_90.json" && [ "$n" -ge 2 ] &&
     pass "pick $dt on the H100 (sm_90a): wisdom/sm_90.json's arch defaults, hws at the squares" || fail "pick $dt on the H100" "$out"
-  out=$(pk --dtype $dt --arch sm_86 --shapes 4096x4096x4096,17x33x5)
+  out=$($E pick --format jsonl --dtype $dt --arch sm_86 --shapes 4096x4096x4096,17x33x5 2>&1)
   [ "$(printf '%s\n' "$out" | grep -c '"config": *"configs/h04_tuned.json"')" = 2 ] && ! printf '%s\n' "$out" | grep -q 'left out' &&
     pass "pick $dt on sm_86: h04_tuned (wisdom/default.json), nothing left out" || fail "pick $dt on sm_86" "$out"
   out=$(pk --dtype $dt --arch sm_90 --shapes 4096x4096x4096)
@@ -141,8 +166,8 @@ echo "== bench/half_merge.py: a tuned archive's half entries into a device file"
 mkdir -p "$T/arch/tuned" "$T/data"
 printf '== half_tune.sh: bf16 on X; judge seed 123 (60 shapes, NN)\n' >"$T/arch/summary.txt"
 printf '{"version": 1, "device": "NVIDIA H200", "arch": "sm_90a", "entries": [\n%s,\n%s,\n%s\n]}\n' \
-  '{"dtype": "bf16", "op": "NT", "shape": "512x4096x4096", "config": "/elsewhere/configs/hws_bf16.json", "set": {"BM": 128, "BN": 128}, "tflops": 400, "vs_cublas": 0.8, "source": "engine tune"}' \
-  '{"dtype": "bf16", "shape": "1000x1000x1000", "config": "configs/hws_bf16.json", "set": {"BN": 128}, "tflops": 200, "vs_cublas": 0.9, "source": "engine tune"}' \
+  '{"dtype": "bf16", "op": "NT", "shape": "520x4104x4096", "config": "/elsewhere/configs/hws_bf16.json", "set": {"BM": 128, "BN": 128}, "tflops": 400, "vs_cublas": 0.8, "source": "engine tune"}' \
+  '{"dtype": "bf16", "shape": "1008x1000x1000", "config": "configs/hws_bf16.json", "set": {"BN": 128}, "tflops": 200, "vs_cublas": 0.9, "source": "engine tune"}' \
   '{"dtype": "f32", "shape": "64x64x64", "config": "configs/naive.json", "tflops": 1, "vs_cublas": 0.1}' >"$T/arch/tuned/nvidia-h200.json"
 echo '{"M": 1}' >"$T/arch/tune-bf16-NT.jsonl"
 cp wisdom/nvidia-h100-80gb-hbm3.json "$T/h100.json"
@@ -157,7 +182,7 @@ python3 bench/half_merge.py "$T/arch" --into "$T/h100.json" --data-dir "$T/data"
 [ "$(grep -c '"dtype"' "$T/h100.json")" = $((before + 2)) ] && grep -q ' 2 replaced' "$T/out" && pass "...merged twice: replaced, not doubled" ||
   fail "...merged twice" "$(cat "$T/out")"
 mkdir -p "$T/w2" && cp wisdom/*.json "$T/w2/" && cp "$T/h100.json" "$T/w2/nvidia-h100-80gb-hbm3.json"
-out=$($E pick --wisdom "$T/w2" --device-name "NVIDIA H100 80GB HBM3" --dtype bf16 --op NT --shapes 512x4096x4096 2>&1)
+out=$($E pick --wisdom "$T/w2" --device-name "NVIDIA H100 80GB HBM3" --dtype bf16 --op NT --shapes 520x4104x4096 2>&1)
 printf '%s\n' "$out" | grep -q 'hws_bf16\[BM=128,BN=128\].*exact\|wisdom holds this shape' && pass "...the merged file loads; its entry is exact at its shape" ||
   fail "...the merged file loads" "$out"
 summary

@@ -108,11 +108,13 @@ def _framework_device(x):
 
 def operand(x, name):
     """The Operand of a CUDA array x; name (a, b, out) is used in messages."""
-    try:  # torch raises TypeError for a dtype the interface has no name for (bfloat16): DLPack has
+    try:  # older torch raises TypeError for a dtype the interface has no name for (bfloat16): DLPack has
         cai = getattr(x, "__cuda_array_interface__", None) if not isinstance(x, dict) else x
     except TypeError:
         cai = None
-    if cai is not None:
+    # torch 2.11 gives bfloat16 an interface with the opaque typestr '<V2': where the interface names
+    # no type we know and DLPack is there, DLPack (which names bfloat16) decides.
+    if cai is not None and (cai.get("typestr") in _TYPESTR or not hasattr(x, "__dlpack__")):
         op = _from_cai(cai, name)
         return op._replace(device=_framework_device(x))
     if hasattr(x, "__dlpack__"):

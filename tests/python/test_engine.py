@@ -303,6 +303,18 @@ class DLPack(unittest.TestCase):
         c = call(Refusing((5, 3), bits=16, code=4), Refusing((3, 7), bits=16, code=4), Refusing((5, 7), bits=16, code=4))
         self.assertEqual((c.dtype, c.m, c.n, c.k), (L.BF16, 5, 7, 3))
 
+    def test_opaque_typestr_dlpack_taken(self):
+        # torch 2.11's bfloat16: an interface whose typestr is the opaque '<V2'; DLPack names the type.
+        class Opaque(FakeDL):
+            @property
+            def __cuda_array_interface__(self):
+                return {"shape": (2, 2), "typestr": "<V2", "data": (0x10000, False), "version": 3, "strides": None}
+        self.assertEqual(L.operand(Opaque((2, 2), bits=16, code=4), "a").dtype, L.BF16)
+        # The bare interface (no DLPack to ask) keeps its one line.
+        with self.assertRaises(TypeError) as e:
+            L.operand({"shape": (2, 2), "typestr": "<V2", "data": (0x10000, False), "version": 3}, "a")
+        self.assertIn("a: dtype '<V2' is not supported", str(e.exception))
+
     def test_refusals_name_the_argument(self):
         with self.assertRaises(ValueError) as e:
             L.operand(FakeDL((2, 2), device_type=1), "a")
