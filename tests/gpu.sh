@@ -12,7 +12,7 @@
 #   fixture that accumulates in the half type rejected, engine.matmul on torch bf16/f16; half-san: memcheck
 #   and racecheck of the walk;
 #   half-bench: the walk timed beside cuBLAS GemmEx at 4096^3 and 8192^3 (a table in $GPU_LOG_DIR/half-table.md);
-#   a template that requires sm_90a; tc32 and tc32ws (TMA, warp-specialised) in every op, ld and batch; split-K in warptile, DMMA and blocktile at shapes one past a tile, three modes
+#   a template that requires sm_90a; tc32, tc32ws (TMA, warp-specialised) and hws (BF16/FP16 wgmma) in every op, ld and batch; split-K in warptile, DMMA and blocktile at shapes one past a tile, three modes
 #   (all of it launched with programmatic dependent launch on sm_90; split-K also without, ENGINE_PDL=0);
 #   stream-K in warptile and DMMA, runs that start and end inside tiles; interior tiles unguarded and
 #   edge tiles guarded (EDGE 1, 0 and 3), B by cp.async (B_ASYNC), B packed first (PACK_B), loads two

@@ -307,5 +307,22 @@ if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | h
     --shapes 1x64x4096,127x129x1310,128x4096x1100
   sanitize_verify "of tc32ws_3x and tc32ws_1x_nt op NT" tc32ws "memcheck racecheck" \
     configs/tc32ws_3x.json configs/tc32ws_1x_nt.json --op NT --shapes 127x129x132
+  # hws (BF16/FP16 on wgmma, the same pipeline): every op as stored, rows packed first where the copy
+  # engine cannot read them, batches, split-K's FP32 partials, turns (PINGPONG: a ring a warpgroup),
+  # each at a shape with several work items a block (2048x2048x1024, 8x4096x4096 split 8).
+  HW="configs/hws_bf16.json configs/hws_f16.json"
+  for op in NN NT TN TT; do
+    run_verify "hws op $op" "sm90a-hws-$op" $HW --op "$op" --shapes 1x1x1,17x33x5,127x129x131,1000x1001x999,2048x2048x1024
+  done
+  run_verify "hws, rows + 1 / + 8 / + 3, a strided batch of 3" sm90a-hws-ld $HW --op TT --lda +1 --ldb +8 --ldc +3 --batch 3 \
+    --shapes 17x33x5,127x129x131
+  run_verify "hws split-K 8 (FP32 partials)" sm90a-hws-sk configs/hws_bf16.json --set SPLITK=8 --set BN=128 --op NT \
+    --shapes 1x64x4096,8x4096x4096,127x129x1310
+  run_verify "hws turns (PINGPONG), with split-K" sm90a-hws-pp $HW --set PINGPONG=1 --set BN=128 --op TN \
+    --shapes 127x129x131,2048x2048x1024,4096x4096x4096
+  run_verify "hws turns and split-K 7" sm90a-hws-pp-sk configs/hws_bf16.json --set PINGPONG=1 --set BN=128 --set SPLITK=7 \
+    --op NT --shapes 8x4096x4096,512x4096x4096,33x65x999
+  sanitize_verify "of hws op TN, split-K 4 and turns" hws "memcheck racecheck" \
+    configs/hws_bf16.json --op TN --set PINGPONG=1 --set BN=128 --set SPLITK=4 --shapes 300x260x520
 fi
 fi
