@@ -23,9 +23,9 @@
  * (measured: launch failures at 4096^3 with two items a block).
  *
  * SPLITK > 1: K cut into slices that are work items of their own (item w: slice w / tiles of tile
- * w % tiles, so the blocks running together share one k-range of A and B); each
- * writes its FP32 partial tile to the workspace, and a last launch (reduce) adds the slices in a
- * fixed order, applies alpha and beta and rounds once: as without split-K, one rounding a result.
+ * w % tiles, so the blocks running together share one k-range of A and B); each writes its FP32
+ * partial tile to the workspace, and a last launch (reduce) adds the slices in a fixed order,
+ * applies alpha and beta and rounds once: as without split-K, one rounding a result.
  *
  * KPROMOTE > 0: the tensor cores sum KPROMOTE elements of K, then FP32 adds fold the chain into a
  * second set of registers (hmma.cu's promotion; the tensor cores' sums truncate, docs/NOTES.md,
@@ -121,7 +121,7 @@ constexpr bool PROM = KPROMOTE > 0;
 constexpr int KPT = PROM ? KPROMOTE / BK : 1; /* k-tiles per promotion chain */
 constexpr int A_BYTES = BM * 128;             /* A's tile within a stage; B's follows */
 constexpr int CONSUMER_REGS = WGS == 2 ? 232 : 240, PRODUCER_REGS = 40;
-constexpr int SPR = PINGPONG ? STAGES / WGS : STAGES; /* stages of one ring: one a consumer warpgroup taking turns, else one */
+constexpr int SPR = PINGPONG ? STAGES / WGS : STAGES; /* stages a ring: one ring a warpgroup taking turns, else one for all */
 constexpr unsigned MN_LBO = BK * 128; /* bytes between 64-element groups of an MN-major tile (one box each) */
 static_assert(STAGE_BYTES % 1024 == 0, "stages keep the swizzle atoms 1024-byte aligned");
 
