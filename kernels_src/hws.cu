@@ -116,6 +116,7 @@
 constexpr int BK = 64;      /* one 128-byte row of 16-bit elements */
 constexpr int NACC = BN / 2; /* accumulator registers per thread and instruction */
 #include "wgmma.cuh"
+#include "ws_ring.cuh"
 
 constexpr bool PROM = KPROMOTE > 0;
 constexpr int KPT = PROM ? KPROMOTE / BK : 1; /* k-tiles per promotion chain */
@@ -157,16 +158,6 @@ __device__ __forceinline__ void wgmma_h(float (&d)[NACC], unsigned long long da,
 template <bool MN> __device__ __forceinline__ unsigned long long op_desc(unsigned sa, int s)
 {
     return MN ? desc_mn(sa + s * 2048, MN_LBO) : desc(sa + s * 32);
-}
-
-/* Tile t of a product's cdiv(M, BM) x cdiv(N, BN): groups of GROUP tile rows, walked column by column
- * within a group, so that consecutive tiles (the blocks running together) share B's columns. */
-__device__ __forceinline__ void tile_at(int t, int gx, int gy, int &bm, int &bn)
-{
-    const int per = GROUP * gx, grp = t / per, first = grp * GROUP, rows = min(gy - first, GROUP);
-    const int r = t - grp * per;
-    bm = first + r % rows;
-    bn = r / rows;
 }
 
 /* An operand stored as rows x len (ld apart, batch sx apart) copied into out with its rows padded
@@ -329,9 +320,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 for (int r = 0; r < NACC; ++r)
                     total[i][r] = 0.0f;
         }
-        /* Stage of the k-tile before, still read by its wgmmas (held) until a wait says they are done. */
-        bool held = false;
-        unsigned held_s = 0;
+        StageHold hold; /* the stage before, until a wait says its wgmmas are done */
         for (int kt = kt0; kt < kt1; ++kt, ++it) {
             const unsigned s = ring * SPR + it % SPR, round = it / SPR;
             const unsigned st = sbase + s * STAGE_BYTES;
@@ -346,27 +335,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                             fresh && ks == 0 ? 0 : 1);
             wgmma_commit();
             const bool chain_end = kt + 1 == kt1 || (PROM && (kt + 1 - kt0 + phase) % KPT == 0);
-            if (chain_end) {
-                wgmma_wait<0>();
-                if (lane == 0) {
-                    if (held)
-                        mbar_arrive(empty0 + 8 * held_s);
-                    mbar_arrive(empty0 + 8 * s);
-                }
-                held = false;
-                if constexpr (PROM) {
+            hold.committed(s, chain_end, empty0, lane);
+            if (PROM && chain_end) {
 #pragma unroll
-                    for (int i = 0; i < MI; ++i)
+                for (int i = 0; i < MI; ++i)
 #pragma unroll
-                        for (int r = 0; r < NACC; ++r)
-                            total[i][r] += acc[i][r];
-                }
-            } else {
-                wgmma_wait<1>();
-                if (held && lane == 0)
-                    mbar_arrive(empty0 + 8 * held_s);
-                held = true;
-                held_s = s;
+                    for (int r = 0; r < NACC; ++r)
+                        total[PROM ? i : 0][PROM ? r : 0] += acc[i][r];
             }
         }
 

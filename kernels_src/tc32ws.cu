@@ -134,6 +134,7 @@ constexpr int BK = 32;
 #include "splitk.cuh"
 constexpr int NACC = WN / 2; /* accumulator registers per thread */
 #include "wgmma_tf32.cuh"
+#include "ws_ring.cuh"
 
 constexpr bool PROM = KPROMOTE > 0;
 constexpr int KPT = PROM ? KPROMOTE / BK : 1; /* k-tiles per promotion chain */
@@ -209,16 +210,6 @@ extern "C" __global__ void __launch_bounds__(128) prep_b(GEMM_ARGS)
         return;
     for (int r = blockIdx.y; r < br; r += gridDim.y)
         dst[(long long)r * blp + c] = c < bl ? src[(long long)r * LD_B + c] : 0.0f;
-}
-
-/* Tile t of a product's cdiv(M, BM) x cdiv(N, BN): groups of GROUP tile rows, walked column by column
- * within a group, so that consecutive tiles (the blocks running together) share B's columns. */
-__device__ __forceinline__ void tile_at(int t, int gx, int gy, int &bm, int &bn)
-{
-    const int per = GROUP * gx, grp = t / per, first = grp * GROUP, rows = min(gy - first, GROUP);
-    const int r = t - grp * per;
-    bm = first + r % rows;
-    bn = r / rows;
 }
 
 /* Work item w of a product: split w / tiles of tile w % tiles (the splits outermost, so that the
@@ -368,9 +359,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
         for (int i = 0; i < NACC; ++i)
             total[PROM ? i : 0] = 0.0f;
-        /* Stage of the k-tile before, still read by its wgmmas (held) until a wait says they are done. */
-        bool held = false;
-        unsigned held_s = 0;
+        StageHold hold; /* the stage before, until a wait says its wgmmas are done */
         /* One k-tile with fragment buffer P: k-tiles alternate buffers, so the fragments of kt are
          * read while the wgmmas of kt - 1, which read the other buffer, run. */
         auto step = [&](int kt, Frag &fr) {
@@ -386,26 +375,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             else
                 mma_ktile_ss(acc, st + B_OFF + cw * 64 * 128, st, fresh);
             wgmma_commit();
-            const bool last = kt + 1 == kt1, chain_end = last || (PROM && (kt + 1 - kt0 + phase) % KPT == 0);
-            if (chain_end) {
-                wgmma_wait<0>();
-                if (lane == 0) {
-                    if (held)
-                        mbar_arrive(empty0 + 8 * held_s);
-                    mbar_arrive(empty0 + 8 * s);
-                }
-                held = false;
-                if constexpr (PROM) {
+            const bool chain_end = kt + 1 == kt1 || (PROM && (kt + 1 - kt0 + phase) % KPT == 0);
+            hold.committed(s, chain_end, empty0, lane);
+            if (PROM && chain_end) {
 #pragma unroll
-                    for (int i = 0; i < NACC; ++i)
-                        total[i] += acc[i];
-                }
-            } else {
-                wgmma_wait<1>();
-                if (held && lane == 0)
-                    mbar_arrive(empty0 + 8 * held_s);
-                held = true;
-                held_s = s;
+                for (int i = 0; i < NACC; ++i)
+                    total[PROM ? i : 0] += acc[i];
             }
             ++it;
         };
