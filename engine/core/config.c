@@ -5,7 +5,7 @@
 
 #include "arch.h"
 #include "expr.h"
-#include "jsonloc.h"
+#include "jsonrd.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -63,37 +63,10 @@ void param_set_free(param_set *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Error at the member path (key or value), falling back to the start of the file. */
-static int fail_at(const config_t *cfg, err_t *err, const char *const *path, size_t depth, bool key,
-                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static int fail_at(const config_t *cfg, err_t *err, const char *const *path, size_t depth, bool key,
-                   const char *fmt, ...)
+/* The config's file as a JSON document: an error at its top has no position. */
+static jsonrd reader(const config_t *cfg, err_t *err)
 {
-    int line = 0, col = 0;
-    if (depth && jsonloc_find(cfg->text, path, depth, key, &line, &col) != 0)
-        line = col = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    err_vset(err, ERR_INPUT, cfg->path, line, col, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static int get_string(const config_t *cfg, json_t *root, const char *key, bool required, char **out, err_t *err)
-{
-    const char *path[] = {key};
-    json_t *v = json_object_get(root, key);
-    if (!v) {
-        if (required)
-            return fail_at(cfg, err, NULL, 0, false, "missing key \"%s\"", key);
-        return 0;
-    }
-    if (!json_is_string(v))
-        return fail_at(cfg, err, path, 1, false, "\"%s\" must be a string, got %s", key, jsonloc_kind(v));
-    if (required && json_string_length(v) == 0)
-        return fail_at(cfg, err, path, 1, false, "\"%s\" must not be empty", key);
-    *out = xstrdup(json_string_value(v));
-    return 0;
+    return (jsonrd){cfg->path, cfg->text, 1, 1, true, false, err};
 }
 
 static void list_params(const template_t *t, strbuf *sb)
@@ -126,12 +99,13 @@ static int fail_param(ctx_t *c, int idx, const char *fmt, ...)
                 s = &c->sets[i];
         return fail_set(c->err, cfg->path, s, text), -1;
     }
+    jsonrd rd = reader(cfg, c->err);
     if (idx >= 0 && cfg->origin[idx] == FROM_FILE) {
         const char *path[] = {"params", cfg->tpl.params[idx].name};
-        return fail_at(cfg, c->err, path, 2, false, "%s", text);
+        return jsonrd_fail_path(&rd, path, 2, false, "%s", text);
     }
     const char *path[] = {"params"};
-    return fail_at(cfg, c->err, path, 1, true, "%s", text);
+    return jsonrd_fail_path(&rd, path, 1, true, "%s", text);
 }
 
 static void values_list(const int64_t *v, size_t n, strbuf *sb)
@@ -287,104 +261,63 @@ static int parse(const char *path, const char *text, size_t len, const param_set
     cfg->text = xmalloc(len + 1);
     memcpy(cfg->text, text, len);
     cfg->text[len] = '\0';
-    json_error_t jerr;
-    json_t *root = json_loadb(cfg->text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) {
-        err_set(err, ERR_INPUT, path, jerr.line > 0 ? jerr.line : 0, jerr.column > 0 ? jerr.column : 0,
-                "invalid JSON: %s", jerr.text);
+    jsonrd rd = reader(cfg, err);
+    json_t *root;
+    if (jsonrd_load(&rd, len, 0, "invalid JSON", &root)) {
         config_free(cfg);
         return -1;
     }
     int rc = -1;
     ctx_t c = {cfg, err, sets, nsets};
-    if (!json_is_object(root)) {
-        fail_at(cfg, err, NULL, 0, false, "a config must be a JSON object, got %s", jsonloc_kind(root));
+    jsonrd_obj top, params = {.obj = NULL};
+    const char *name, *tname, *dtype = NULL, *description = "", *accuracy = NULL;
+    if (jsonrd_top(&rd, root, "a config", &top) || jsonrd_only(&top, k_keys, "a config") ||
+        jsonrd_string(&top, "name", JSONRD_REQUIRED | JSONRD_NONEMPTY, NULL, &name) < 0 ||
+        jsonrd_string(&top, "template", JSONRD_REQUIRED | JSONRD_NONEMPTY, NULL, &tname) < 0 ||
+        jsonrd_string(&top, "dtype", 0, NULL, &dtype) < 0 ||
+        jsonrd_string(&top, "description", 0, NULL, &description) < 0 ||
+        jsonrd_string(&top, "accuracy", 0, NULL, &accuracy) < 0)
         goto out;
-    }
-    const char *key;
-    json_t *v;
-    json_object_foreach(root, key, v)
-    {
-        bool known = false;
-        for (const char *const *k = k_keys; *k; k++)
-            known = known || strcmp(*k, key) == 0;
-        if (!known) {
-            const char *p[] = {key};
-            fail_at(cfg, err, p, 1, true,
-                    "unknown key \"%s\" (a config has name, template, dtype, params, description, accuracy)", key);
-            goto out;
-        }
-    }
-    char *tname = NULL, *dtype = NULL, *accuracy = NULL;
-    if (get_string(cfg, root, "name", true, &cfg->name, err) ||
-        get_string(cfg, root, "template", true, &tname, err) ||
-        get_string(cfg, root, "dtype", false, &dtype, err) ||
-        get_string(cfg, root, "description", false, &cfg->description, err) ||
-        get_string(cfg, root, "accuracy", false, &accuracy, err)) {
-        free(tname);
-        free(dtype);
-        free(accuracy);
-        goto out;
-    }
+    cfg->name = xstrdup(name);
+    cfg->description = xstrdup(description);
     acc_kind acc_given = ACC_NATIVE;
-    bool has_acc = accuracy != NULL;
-    if (has_acc && acc_kind_parse(accuracy, &acc_given)) {
-        const char *p[] = {"accuracy"};
-        fail_at(cfg, err, p, 1, false, "\"accuracy\" must be \"f32\", \"f64\" or \"tf32\", got \"%s\"", accuracy);
-        free(tname);
-        free(dtype);
-        free(accuracy);
+    if (accuracy && acc_kind_parse(accuracy, &acc_given)) {
+        jsonrd_fail(&top, "accuracy", false, "\"accuracy\" must be \"f32\", \"f64\" or \"tf32\", got \"%s\"", accuracy);
         goto out;
     }
-    free(accuracy);
-    if (!cfg->description)
-        cfg->description = xstrdup("");
     const char *dsel = dtype_override ? dtype_override : dtype ? dtype : "f32";
     if (dtype_parse(dsel, &cfg->dtype)) {
-        const char *p[] = {"dtype"};
         if (dtype_override)
             err_set(err, ERR_INPUT, "--dtype", 0, 0, "\"%s\" must be " DTYPE_LIST, dsel);
         else
-            fail_at(cfg, err, p, 1, false, "\"dtype\" must be \"f32\", \"f64\", \"bf16\" or \"f16\", got \"%s\"", dsel);
-        free(tname);
-        free(dtype);
+            jsonrd_fail(&top, "dtype", false, "\"dtype\" must be \"f32\", \"f64\", \"bf16\" or \"f16\", got \"%s\"", dsel);
         goto out;
     }
-    free(dtype);
-    {
-        err_t terr;
-        err_clear(&terr);
-        int trc = template_load(tname, &cfg->tpl, &terr);
-        if (trc) {
-            if (terr.source[0]) {
-                *err = err_isset(err) ? *err : terr; /* the template file itself is broken */
-            } else {
-                const char *p[] = {"template"};
-                fail_at(cfg, err, p, 1, false, "%s", terr.text);
-            }
-            free(tname);
-            goto out;
-        }
+    err_t terr;
+    err_clear(&terr);
+    if (template_load(tname, &cfg->tpl, &terr)) {
+        if (terr.source[0])
+            *err = err_isset(err) ? *err : terr; /* the template file itself is broken */
+        else
+            jsonrd_fail(&top, "template", false, "%s", terr.text);
+        goto out;
     }
-    free(tname);
     const template_t *t = &cfg->tpl;
     if (!t->dtypes[cfg->dtype]) {
-        const char *p[] = {"dtype"};
         if (dtype_override)
             err_set(err, ERR_INPUT, cfg->path, 0, 0, "--dtype %s: template %s does not support %s",
                     dtype_name(cfg->dtype), t->name, dtype_name(cfg->dtype));
         else
-            fail_at(cfg, err, p, json_object_get(root, "dtype") ? 1 : 0, false,
-                    "template %s does not support dtype %s", t->name, dtype_name(cfg->dtype));
+            jsonrd_fail(&top, dtype ? "dtype" : NULL, false, "template %s does not support dtype %s", t->name,
+                        dtype_name(cfg->dtype));
         goto out;
     }
 
     /* The accuracy class: the config's, else the template's; TF32 rounding only exists for f32. */
-    cfg->accuracy = has_acc ? acc_given : (acc_kind)t->accuracy;
+    cfg->accuracy = accuracy ? acc_given : (acc_kind)t->accuracy;
     if (cfg->accuracy == ACC_TF32 && cfg->dtype != DTYPE_F32) {
-        const char *p[] = {"accuracy"};
-        fail_at(cfg, err, p, has_acc ? 1 : 0, false, "accuracy class tf32 is for f32 kernels, not %s",
-                dtype_name(cfg->dtype));
+        jsonrd_fail(&top, accuracy ? "accuracy" : NULL, false, "accuracy class tf32 is for f32 kernels, not %s",
+                    dtype_name(cfg->dtype));
         goto out;
     }
     cfg->values = xcalloc(t->nparams, sizeof *cfg->values);
@@ -392,30 +325,24 @@ static int parse(const char *path, const char *text, size_t len, const param_set
     for (size_t i = 0; i < t->nparams; i++)
         cfg->values[i] = t->params[i].def;
 
-    json_t *params = json_object_get(root, "params");
-    if (params && !json_is_object(params)) {
-        const char *p[] = {"params"};
-        fail_at(cfg, err, p, 1, false, "\"params\" must be an object, got %s", jsonloc_kind(params));
+    if (jsonrd_object(&top, "params", 0, NULL, &params) < 0)
         goto out;
-    }
-    json_object_foreach(params, key, v)
+    const char *key;
+    json_t *v;
+    json_object_foreach(params.obj, key, v)
     {
         int idx = template_param_index(t, key);
-        const char *p[] = {"params", key};
         if (idx < 0) {
             strbuf sb;
             sb_init(&sb);
             list_params(t, &sb);
-            fail_at(cfg, err, p, 2, true, "params.%s: template %s has no parameter \"%s\" (it takes %s)", key,
-                    t->name, key, sb.buf);
+            jsonrd_fail(&params, key, true, "params.%s: template %s has no parameter \"%s\" (it takes %s)", key,
+                        t->name, key, sb.buf);
             sb_free(&sb);
             goto out;
         }
-        if (!json_is_integer(v)) {
-            fail_at(cfg, err, p, 2, false, "params.%s must be an integer, got %s", key, jsonloc_kind(v));
+        if (jsonrd_int(&params, key, 0, INT64_MIN, INT64_MAX, NULL, &cfg->values[idx]) < 0)
             goto out;
-        }
-        cfg->values[idx] = json_integer_value(v);
         cfg->origin[idx] = FROM_FILE;
     }
     strbuf ov;
@@ -453,9 +380,8 @@ static int parse(const char *path, const char *text, size_t len, const param_set
     }
     for (size_t i = 0; i < t->nparams; i++) {
         if (cfg->origin[i] == FROM_DEFAULT && !t->params[i].has_default) {
-            const char *p[] = {"params"};
-            fail_at(cfg, err, p, params ? 1 : 0, true, "params.%s is missing: template %s needs it (%s)",
-                    t->params[i].name, t->name, t->params[i].doc);
+            jsonrd_fail(params.obj ? &params : &top, NULL, true, "params.%s is missing: template %s needs it (%s)",
+                        t->params[i].name, t->name, t->params[i].doc);
             goto out;
         }
     }

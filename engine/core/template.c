@@ -5,6 +5,7 @@
 #include "arch.h"
 #include "expr.h"
 #include "jsonloc.h"
+#include "jsonrd.h"
 #include "paths.h"
 #include "util.h"
 
@@ -262,62 +263,12 @@ int template_compile_cost(const template_t *t, const int64_t *values, dtype_t dt
 
 typedef struct {
     const template_t *t;
-    const char *json;  /* the parameter block's text */
-    int first_line;    /* file line of the block's first line */
-    int first_col;     /* file column where the block starts on that line */
-    err_t *err;
+    jsonrd rd;      /* the parameter block, placed in the file; errors point at members' keys */
+    jsonrd_obj top; /* the block's object */
 } loader;
 
-/* Report an error at the member path[0..depth) of the block (or at its start). */
-static int load_fail(loader *ld, const char *const *path, size_t depth, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int load_fail(loader *ld, const char *const *path, size_t depth, const char *fmt, ...)
-{
-    int line = 1, col = 1;
-    /* A member inside an array element (a launch's, a tensor map's) has no path of keys: point at
-     * the deepest member that has, the array itself. */
-    while (depth && jsonloc_find(ld->json, path, depth, true, &line, &col) != 0)
-        depth--;
-    int fline = ld->first_line + line - 1;
-    int fcol = line == 1 ? ld->first_col + col - 1 : col;
-    va_list ap;
-    va_start(ap, fmt);
-    err_vset(ld->err, ERR_INPUT, ld->t->path, fline, fcol, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-/* root's optional boolean `key` into *out (false when absent); -1 with the error when not a boolean. */
-static int get_flag(loader *ld, json_t *root, const char *key, bool *out)
-{
-    json_t *v = json_object_get(root, key);
-    const char *p[] = {key};
-    if (v && !json_is_boolean(v))
-        return load_fail(ld, p, 1, "\"%s\" must be true or false", key);
-    *out = v && json_is_true(v);
-    return 0;
-}
-
-static int check_keys(loader *ld, json_t *obj, const char *const *path, size_t depth,
-                      const char *const *allowed, const char *what)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach(obj, key, v)
-    {
-        bool ok = false;
-        for (const char *const *a = allowed; *a; a++)
-            ok = ok || strcmp(*a, key) == 0;
-        if (!ok) {
-            const char *p[4];
-            for (size_t i = 0; i < depth; i++)
-                p[i] = path[i];
-            p[depth] = key;
-            return load_fail(ld, p, depth + 1, "unknown key \"%s\" in %s", key, what);
-        }
-    }
-    return 0;
-}
+/* An error at the member path[0..depth) of the block (the nearest that can be found). */
+#define load_fail(ld, path, depth, ...) jsonrd_fail_path(&(ld)->rd, path, depth, true, __VA_ARGS__)
 
 /* An expression is a JSON string or integer. */
 static int get_expr(loader *ld, json_t *v, const char *const *path, size_t depth, char **out)
@@ -422,40 +373,30 @@ static int load_named(loader *ld, json_t *obj, const char *key, tpl_named **out,
     return 0;
 }
 
-static int load_param(loader *ld, const char *name, json_t *spec, tpl_param *p)
+static int load_param(loader *ld, const jsonrd_obj *params, const char *name, json_t *spec, tpl_param *p)
 {
     static const char *const allowed[] = {"doc", "default", "min", "max", "values", NULL};
     const char *path[] = {"params", name, NULL};
     p->name = xstrdup(name);
+    jsonrd_obj po = jsonrd_member(params, name, spec, NULL);
     if (!json_is_object(spec))
         return load_fail(ld, path, 2, "params.%s must be an object", name);
-    if (check_keys(ld, spec, path, 2, allowed, "a parameter"))
+    if (jsonrd_only(&po, allowed, "a parameter"))
         return -1;
-    json_t *doc = json_object_get(spec, "doc"), *def = json_object_get(spec, "default"),
-           *mn = json_object_get(spec, "min"), *mx = json_object_get(spec, "max"),
-           *vals = json_object_get(spec, "values");
-    p->doc = xstrdup(json_is_string(doc) ? json_string_value(doc) : "");
-    if (def) {
-        path[2] = "default";
-        if (!json_is_integer(def))
-            return load_fail(ld, path, 3, "params.%s.default must be an integer", name);
-        p->has_default = true;
-        p->def = json_integer_value(def);
+    const char *doc = "";
+    if (jsonrd_string(&po, "doc", 0, NULL, &doc) < 0)
+        return -1;
+    p->doc = xstrdup(doc);
+    const char *ints[] = {"default", "min", "max"};
+    int64_t *slot[] = {&p->def, &p->min, &p->max};
+    bool *has[] = {&p->has_default, &p->has_min, &p->has_max};
+    for (int i = 0; i < 3; i++) {
+        int rc = jsonrd_int(&po, ints[i], 0, INT64_MIN, INT64_MAX, NULL, slot[i]);
+        if (rc < 0)
+            return -1;
+        *has[i] = rc > 0;
     }
-    if (mn) {
-        path[2] = "min";
-        if (!json_is_integer(mn))
-            return load_fail(ld, path, 3, "params.%s.min must be an integer", name);
-        p->has_min = true;
-        p->min = json_integer_value(mn);
-    }
-    if (mx) {
-        path[2] = "max";
-        if (!json_is_integer(mx))
-            return load_fail(ld, path, 3, "params.%s.max must be an integer", name);
-        p->has_max = true;
-        p->max = json_integer_value(mx);
-    }
+    json_t *vals = json_object_get(spec, "values");
     if (vals) {
         path[2] = "values";
         if (!json_is_array(vals) || json_array_size(vals) == 0)
@@ -478,9 +419,10 @@ static int load_launch(loader *ld, size_t idx, json_t *l, tpl_launch *out)
     char idxs[32];
     snprintf(idxs, sizeof idxs, "launches[%zu]", idx);
     const char *path[] = {"launches", NULL};
+    jsonrd_obj lo = jsonrd_member(&ld->top, "launches", l, idxs);
     if (!json_is_object(l))
         return load_fail(ld, path, 1, "%s must be an object", idxs);
-    if (check_keys(ld, l, path, 1, allowed, idxs))
+    if (jsonrd_only(&lo, allowed, "a launch"))
         return -1;
     json_t *k = json_object_get(l, "kernel");
     if (!json_is_string(k))
@@ -508,10 +450,8 @@ static int load_launch(loader *ld, size_t idx, json_t *l, tpl_launch *out)
     }
     if (cond && get_expr(ld, cond, path, 1, &out->cond))
         return -1;
-    json_t *pers = json_object_get(l, "persistent");
-    if (pers && !json_is_boolean(pers))
-        return load_fail(ld, path, 1, "%s.persistent must be true or false", idxs);
-    out->persistent = json_is_true(pers);
+    if (jsonrd_bool(&lo, "persistent", 0, &out->persistent) < 0)
+        return -1;
     json_t *traffic = json_object_get(l, "traffic");
     if (traffic && !json_is_string(traffic) && !json_is_integer(traffic))
         return load_fail(ld, path, 1, "%s.traffic must be an expression (string or integer)", idxs);
@@ -539,9 +479,10 @@ static int load_tmap(loader *ld, size_t idx, json_t *m, tpl_tmap *out)
     char what[48];
     snprintf(what, sizeof what, "tensor_maps[%zu]", idx);
     const char *path[] = {"tensor_maps", NULL};
+    jsonrd_obj mo = jsonrd_member(&ld->top, "tensor_maps", m, what);
     if (!json_is_object(m))
         return load_fail(ld, path, 1, "%s must be an object", what);
-    if (check_keys(ld, m, path, 1, allowed, what))
+    if (jsonrd_only(&mo, allowed, "a tensor map"))
         return -1;
     const char *tensor = json_string_value(json_object_get(m, "tensor"));
     if (!tensor || strlen(tensor) != 1 || !strchr("ABCW", tensor[0]))
@@ -568,23 +509,17 @@ static int parse_block(loader *ld, template_t *t)
                                           "requires", "switches", "let", "workspace", "traffic",
                                           "stream_state", "compile_cost", "pdl", "arch_specific", "accuracy", "model", "launches",
                                           "tensor_maps", NULL};
-    json_error_t jerr;
-    json_t *root = json_loads(ld->json, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
-    if (!root) {
-        int fline = ld->first_line + jerr.line - 1;
-        int fcol = jerr.line == 1 ? ld->first_col + jerr.column - 1 : jerr.column;
-        err_set(ld->err, ERR_INPUT, t->path, fline, fcol, "template parameter block: %s", jerr.text);
+    json_t *root;
+    if (jsonrd_load(&ld->rd, strlen(ld->rd.text), JSON_DISABLE_EOF_CHECK, "template parameter block", &root))
         return -1;
-    }
     int rc = -1;
-    if (!json_is_object(root)) {
-        load_fail(ld, NULL, 0, "template parameter block must be a JSON object");
+    if (jsonrd_top(&ld->rd, root, "template parameter block", &ld->top) ||
+        jsonrd_only(&ld->top, allowed, "the template parameter block"))
         goto out;
-    }
-    if (check_keys(ld, root, NULL, 0, allowed, "the template parameter block"))
+    const char *summary = "";
+    if (jsonrd_string(&ld->top, "summary", 0, NULL, &summary) < 0)
         goto out;
-    json_t *summary = json_object_get(root, "summary");
-    t->summary = xstrdup(json_is_string(summary) ? json_string_value(summary) : "");
+    t->summary = xstrdup(summary);
 
     json_t *dtypes = json_object_get(root, "dtypes");
     const char *p_dtypes[] = {"dtypes"};
@@ -608,7 +543,7 @@ static int parse_block(loader *ld, template_t *t)
         goto out;
     }
     t->tensor = peak && strcmp(json_string_value(peak), "tensor") == 0;
-    if (get_flag(ld, root, "pdl", &t->pdl) || get_flag(ld, root, "arch_specific", &t->arch_specific))
+    if (jsonrd_bool(&ld->top, "pdl", 0, &t->pdl) < 0 || jsonrd_bool(&ld->top, "arch_specific", 0, &t->arch_specific) < 0)
         goto out;
     json_t *acc = json_object_get(root, "accuracy");
     const char *p_acc[] = {"accuracy"};
@@ -626,12 +561,13 @@ static int parse_block(loader *ld, template_t *t)
         load_fail(ld, p_params, params ? 1 : 0, "\"params\" must be an object of parameter specs");
         goto out;
     }
+    jsonrd_obj po = jsonrd_member(&ld->top, "params", params, NULL);
     t->params = xcalloc(json_object_size(params), sizeof *t->params);
     const char *name;
     json_t *spec;
     json_object_foreach(params, name, spec)
     {
-        if (load_param(ld, name, spec, &t->params[t->nparams++]))
+        if (load_param(ld, &po, name, spec, &t->params[t->nparams++]))
             goto out;
     }
     if (load_named(ld, json_object_get(root, "derived"), "derived", &t->derived, &t->nderived) ||
@@ -655,7 +591,8 @@ static int parse_block(loader *ld, template_t *t)
             load_fail(ld, p_m, 1, "\"model\" must be an object (tile, atomics, slow)");
             goto out;
         }
-        if (check_keys(ld, model, p_m, 1, model_keys, "\"model\""))
+        jsonrd_obj mo = jsonrd_member(&ld->top, "model", model, NULL);
+        if (jsonrd_only(&mo, model_keys, "a model"))
             goto out;
         json_t *tile = json_object_get(model, "tile"), *at = json_object_get(model, "atomics");
         json_t *slow = json_object_get(model, "slow");
@@ -765,8 +702,8 @@ static int template_parse_block(template_t *t, err_t *err)
         return -1;
     }
     char *json = xstrndup(start, (size_t)(end - start));
-    loader ld = {t, json, 1, 1, err};
-    jsonloc_position(t->text, (size_t)(start - t->text), &ld.first_line, &ld.first_col);
+    loader ld = {t, {t->path, json, 1, 1, false, true, err}, {.obj = NULL}};
+    jsonloc_position(t->text, (size_t)(start - t->text), &ld.rd.line, &ld.rd.col);
     int rc = parse_block(&ld, t);
     if (rc == 0)
         compile_progs(t);

@@ -6,6 +6,7 @@
 
 #include "arch.h"
 #include "jsonloc.h"
+#include "jsonrd.h"
 #include "layout.h"
 #include "paths.h"
 #include "util.h"
@@ -175,117 +176,44 @@ bool wisdom_param_name_ok(const char *s)
 /* ---------------------------------------------------------------------------------------------- */
 /* Reading                                                                                         */
 
-/* What the parser needs to point at a member of the file. */
-typedef struct {
-    const char *path; /* for messages */
-    const char *text; /* the file, NUL-terminated */
-    err_t *err;
-} parse_ctx;
-
-/* Error at the member reached by keys[0..depth) from the value at byte offset base (the top object:
- * 0, an entry: its offset), at its key or its value; at base itself when depth is 0 or the member is
- * not there. Returns -1. */
-static int fail_at(parse_ctx *c, size_t base, const char *const *keys, size_t depth, bool want_key, const char *fmt,
-                   ...) __attribute__((format(printf, 6, 7)));
-static int fail_at(parse_ctx *c, size_t base, const char *const *keys, size_t depth, bool want_key, const char *fmt,
-                   ...)
-{
-    size_t off = base;
-    if (jsonloc_offset(c->text, base, keys, depth, want_key, &off) != 0)
-        jsonloc_offset(c->text, base, NULL, 0, false, &off);
-    int line, col;
-    jsonloc_position(c->text, off, &line, &col);
-    va_list ap;
-    va_start(ap, fmt);
-    err_vset(c->err, ERR_INPUT, c->path, line, col, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-/* A tflops or vs_cublas member: a number, finite, >= 0 (-0 is stored as 0). */
-static int get_measure(parse_ctx *c, size_t base, size_t idx, json_t *obj, const char *key, double *out)
-{
-    const char *p[] = {key};
-    json_t *v = json_object_get(obj, key);
-    if (!v)
-        return fail_at(c, base, NULL, 0, false, "entries[%zu]: missing key \"%s\" (a number >= 0; 0 when not measured)",
-                       idx, key);
-    if (!json_is_number(v))
-        return fail_at(c, base, p, 1, false, "entries[%zu].%s must be a number, got %s", idx, key, jsonloc_kind(v));
-    double d = json_number_value(v);
-    if (!isfinite(d) || d < 0)
-        return fail_at(c, base, p, 1, false, "entries[%zu].%s = %g must be finite and >= 0", idx, key, d);
-    *out = d == 0 ? 0 : d;
-    return 0;
-}
-
-/* A required string member of an entry, non-empty. */
-static int get_entry_string(parse_ctx *c, size_t base, size_t idx, json_t *obj, const char *key, const char *what,
-                            const char **out)
-{
-    const char *p[] = {key};
-    json_t *v = json_object_get(obj, key);
-    if (!v)
-        return fail_at(c, base, NULL, 0, false, "entries[%zu]: missing key \"%s\" (%s)", idx, key, what);
-    if (!json_is_string(v))
-        return fail_at(c, base, p, 1, false, "entries[%zu].%s must be a string, got %s", idx, key, jsonloc_kind(v));
-    if (json_string_length(v) == 0)
-        return fail_at(c, base, p, 1, false, "entries[%zu].%s must not be empty", idx, key);
-    *out = json_string_value(v);
-    return 0;
-}
-
-static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t base, int line, json_t *obj,
+static int parse_entry(const jsonrd *rd, const wisdom_file *f, size_t idx, size_t base, int line, json_t *obj,
                        wisdom_entry *e)
 {
     memset(e, 0, sizeof *e);
+    char name[32];
+    snprintf(name, sizeof name, "entries[%zu]", idx);
+    jsonrd_obj o = jsonrd_at(rd, obj, base, name);
     if (!json_is_object(obj))
-        return fail_at(c, base, NULL, 0, false, "entries[%zu] must be an object, got %s", idx, jsonloc_kind(obj));
-    const char *key;
-    json_t *v;
-    json_object_foreach(obj, key, v)
-    {
-        if (!str_in_list(k_entry_keys, key)) {
-            const char *p[] = {key};
-            return fail_at(
-                c, base, p, 1, true,
-                "entries[%zu]: unknown key \"%s\" (an entry has dtype, op, batch, align, shape, config, set, tflops, vs_cublas, occ, source)",
-                idx, key);
-        }
-    }
+        return jsonrd_fail(&o, NULL, false, "%s must be an object, got %s", name, jsonloc_kind(obj));
+    if (jsonrd_only(&o, k_entry_keys, "an entry"))
+        return -1;
     e->line = line;
 
     const char *s;
-    const char *pd[] = {"dtype"}, *ps[] = {"shape"};
-    if (get_entry_string(c, base, idx, obj, "dtype", DTYPE_LIST, &s))
+    if (jsonrd_string(&o, "dtype", JSONRD_REQUIRED | JSONRD_NONEMPTY, DTYPE_LIST, &s) < 0)
         return -1;
     if (dtype_parse(s, &e->dtype))
-        return fail_at(c, base, pd, 1, false, "entries[%zu].dtype must be \"f32\", \"f64\", \"bf16\" or \"f16\", got \"%.64s\"", idx, s);
+        return jsonrd_fail(&o, "dtype", false, "%s.dtype must be \"f32\", \"f64\", \"bf16\" or \"f16\", got \"%.64s\"",
+                           name, s);
     /* The op the entry was measured in (layout.h); entries without one are NN, as every file
      * before layouts. */
     json_t *op = json_object_get(obj, "op");
     if (op) {
-        const char *p[] = {"op"};
         int ta, tb;
         if (!json_is_string(op) || layout_op_parse(json_string_value(op), &ta, &tb))
-            return fail_at(c, base, p, 1, false, "entries[%zu].op must be \"NN\", \"NT\", \"TN\" or \"TT\"", idx);
+            return jsonrd_fail(&o, "op", false, "%s.op must be \"NN\", \"NT\", \"TN\" or \"TT\"", name);
         e->op = 2 * ta + tb;
     }
     /* The products of the strided batch it was measured on (packed strides); absent: one. */
+    char rule[96];
+    snprintf(rule, sizeof rule, "a whole number of products, 1 to %d", WISDOM_MAX_BATCH);
     e->batch = 1;
-    json_t *batch = json_object_get(obj, "batch");
-    if (batch) {
-        const char *p[] = {"batch"};
-        if (!json_is_integer(batch) || json_integer_value(batch) < 1 || json_integer_value(batch) > WISDOM_MAX_BATCH)
-            return fail_at(c, base, p, 1, false, "entries[%zu].batch must be a whole number of products, 1 to %d", idx,
-                           WISDOM_MAX_BATCH);
-        e->batch = json_integer_value(batch);
-    }
+    if (jsonrd_int(&o, "batch", 0, 1, WISDOM_MAX_BATCH, rule, &e->batch) < 0)
+        return -1;
     /* The alignment class it was measured at: [A, B, C] in elements, each a power of two up to
      * 16 bytes (layout_align_ld's range); absent: the packed layout's at its shape. */
     json_t *align = json_object_get(obj, "align");
     if (align) {
-        const char *p[] = {"align"};
         const int most = (int)(16 / dtype_size(e->dtype));
         int v[3] = {0, 0, 0};
         bool ok = json_is_array(align) && json_array_size(align) == 3;
@@ -296,147 +224,136 @@ static int parse_entry(parse_ctx *c, const wisdom_file *f, size_t idx, size_t ba
             v[i] = ok ? (int)json_integer_value(x) : 0;
         }
         if (!ok)
-            return fail_at(c, base, p, 1, false,
-                           "entries[%zu].align must be [A, B, C]: each operand's alignment in %s elements, a power of "
-                           "two from 1 to %d",
-                           idx, dtype_name(e->dtype), most);
+            return jsonrd_fail(&o, "align", false,
+                               "%s.align must be [A, B, C]: each operand's alignment in %s elements, a power of "
+                               "two from 1 to %d",
+                               name, dtype_name(e->dtype), most);
         e->align = (layout_align){v[0], v[1], v[2]};
     }
-    if (get_entry_string(c, base, idx, obj, "shape", "MxNxK, e.g. 4096x4096x4096", &s))
+    if (jsonrd_string(&o, "shape", JSONRD_REQUIRED | JSONRD_NONEMPTY, "MxNxK, e.g. 4096x4096x4096", &s) < 0)
         return -1;
     char why[256];
     if (parse_shape(s, &e->shape, why, sizeof why))
-        return fail_at(c, base, ps, 1, false, "entries[%zu].shape \"%.64s\": %s", idx, s, why);
+        return jsonrd_fail(&o, "shape", false, "%s.shape \"%.64s\": %s", name, s, why);
     layout_align mine, theirs;
     wisdom_align(e, &mine);
     for (size_t i = 0; i < idx; i++) {
-        const wisdom_entry *o = &f->entries[i];
+        const wisdom_entry *d = &f->entries[i];
         char bt[32] = "", at[48] = "", al[32];
         if (e->batch > 1)
             snprintf(bt, sizeof bt, " (batch %lld)", (long long)e->batch);
         if (!wisdom_align_packed(e))
             snprintf(at, sizeof at, " (align %s)", wisdom_align_text(&mine, al, sizeof al));
-        wisdom_align(o, &theirs);
-        if (o->dtype == e->dtype && o->op == e->op && o->batch == e->batch && layout_align_eq(&mine, &theirs) &&
-            o->shape.m == e->shape.m && o->shape.n == e->shape.n && o->shape.k == e->shape.k)
-            return fail_at(c, base, ps, 1, false,
-                           "entries[%zu]: %s %s %s%s%s is already in this file (line %d); keep one entry per dtype, op, "
-                           "batch, alignment and shape",
-                           idx, dtype_name(e->dtype), wisdom_op_name(e->op), s, bt, at, o->line);
+        wisdom_align(d, &theirs);
+        if (d->dtype == e->dtype && d->op == e->op && d->batch == e->batch && layout_align_eq(&mine, &theirs) &&
+            d->shape.m == e->shape.m && d->shape.n == e->shape.n && d->shape.k == e->shape.k)
+            return jsonrd_fail(&o, "shape", false,
+                               "%s: %s %s %s%s%s is already in this file (line %d); keep one entry per dtype, op, "
+                               "batch, alignment and shape",
+                               name, dtype_name(e->dtype), wisdom_op_name(e->op), s, bt, at, d->line);
     }
-    if (get_entry_string(c, base, idx, obj, "config", "the config's path, e.g. configs/warptile_db.json", &s))
+    if (jsonrd_string(&o, "config", JSONRD_REQUIRED | JSONRD_NONEMPTY, "the config's path, e.g. configs/warptile_db.json",
+                      &s) < 0)
         return -1;
     e->config = xstrdup(s);
 
-    json_t *set = json_object_get(obj, "set");
-    if (set) {
-        const char *p[] = {"set"};
-        if (!json_is_object(set))
-            return fail_at(c, base, p, 1, false, "entries[%zu].set must be an object of parameter values, got %s", idx,
-                           jsonloc_kind(set));
-        e->sets = xcalloc(json_object_size(set) ? json_object_size(set) : 1, sizeof *e->sets);
-        json_object_foreach(set, key, v)
+    jsonrd_obj set;
+    int has = jsonrd_object(&o, "set", 0, "an object of parameter values", &set);
+    if (has < 0)
+        return -1;
+    if (has) {
+        e->sets = xcalloc(json_object_size(set.obj) ? json_object_size(set.obj) : 1, sizeof *e->sets);
+        const char *key;
+        json_t *v;
+        json_object_foreach(set.obj, key, v)
         {
-            const char *pk[] = {"set", key};
+            int64_t x;
             if (!wisdom_param_name_ok(key))
-                return fail_at(c, base, pk, 2, true,
-                               "entries[%zu].set: \"%.64s\" is not a parameter name (letters, digits, _)", idx, key);
-            if (!json_is_integer(v))
-                return fail_at(c, base, pk, 2, false, "entries[%zu].set.%s must be an integer, got %s", idx, key,
-                               jsonloc_kind(v));
-            param_set *o = &e->sets[e->nsets++];
-            o->key = xstrdup(key);
-            o->value = json_integer_value(v);
-            o->text = xasprintf("%s=%lld", key, (long long)o->value);
+                return jsonrd_fail(&set, key, true, "%s: \"%.64s\" is not a parameter name (letters, digits, _)",
+                                   set.name, key);
+            if (jsonrd_int(&set, key, 0, INT64_MIN, INT64_MAX, NULL, &x) < 0)
+                return -1;
+            param_set *ps = &e->sets[e->nsets++];
+            ps->key = xstrdup(key);
+            ps->value = x;
+            ps->text = xasprintf("%s=%lld", key, (long long)x);
         }
     }
-    if (get_measure(c, base, idx, obj, "tflops", &e->tflops) ||
-        get_measure(c, base, idx, obj, "vs_cublas", &e->vs_cublas))
+    /* tflops and vs_cublas: numbers, finite, >= 0 (-0 is stored as 0). */
+    const char *measures[] = {"tflops", "vs_cublas"};
+    double *to[] = {&e->tflops, &e->vs_cublas};
+    for (int i = 0; i < 2; i++) {
+        double d = 0;
+        if (jsonrd_number(&o, measures[i], JSONRD_REQUIRED, "a number >= 0; 0 when not measured", &d) < 0)
+            return -1;
+        if (!isfinite(d) || d < 0)
+            return jsonrd_fail(&o, measures[i], false, "%s.%s = %g must be finite and >= 0", name, measures[i], d);
+        *to[i] = d == 0 ? 0 : d;
+    }
+    int64_t occ = 0;
+    if (jsonrd_int(&o, "occ", 0, 1, 64, "a whole number of blocks per SM, 1 to 64", &occ) < 0)
         return -1;
-    json_t *occ = json_object_get(obj, "occ");
-    if (occ) {
-        const char *p[] = {"occ"};
-        if (!json_is_integer(occ) || json_integer_value(occ) < 1 || json_integer_value(occ) > 64)
-            return fail_at(c, base, p, 1, false, "entries[%zu].occ must be a whole number of blocks per SM, 1 to 64", idx);
-        e->occ = (int)json_integer_value(occ);
-    }
-    json_t *src = json_object_get(obj, "source");
-    if (src) {
-        const char *p[] = {"source"};
-        if (!json_is_string(src))
-            return fail_at(c, base, p, 1, false, "entries[%zu].source must be a string, got %s", idx, jsonloc_kind(src));
-        e->source = xstrdup(json_string_value(src));
-    }
+    e->occ = (int)occ;
+    s = NULL;
+    if (jsonrd_string(&o, "source", 0, NULL, &s) < 0)
+        return -1;
+    e->source = s ? xstrdup(s) : NULL;
     return 0;
 }
 
 /* Parse text into f (path set by the caller); on failure f holds what was read so far. */
-static int parse_file(parse_ctx *c, json_t *root, wisdom_file *f)
+static int parse_file(const jsonrd *rd, json_t *root, wisdom_file *f)
 {
-    if (!json_is_object(root))
-        return fail_at(c, 0, NULL, 0, false, "a wisdom file must be a JSON object, got %s", jsonloc_kind(root));
-    const char *key;
-    json_t *v;
-    json_object_foreach(root, key, v)
-    {
-        if (!str_in_list(k_file_keys, key)) {
-            const char *p[] = {key};
-            return fail_at(c, 0, p, 1, true, "unknown key \"%s\" (a wisdom file has version, device, arch, entries)",
-                           key);
-        }
-    }
-    const char *pv[] = {"version"}, *pdev[] = {"device"}, *parch[] = {"arch"}, *pent[] = {"entries"};
+    jsonrd_obj top;
+    if (jsonrd_top(rd, root, "a wisdom file", &top) || jsonrd_only(&top, k_file_keys, "a wisdom file"))
+        return -1;
     json_t *ver = json_object_get(root, "version");
     if (!ver)
-        return fail_at(c, 0, NULL, 0, false, "missing key \"version\" (%d)", WISDOM_VERSION);
+        return jsonrd_fail(&top, NULL, false, "missing key \"version\" (%d)", WISDOM_VERSION);
     if (!json_is_integer(ver) || json_integer_value(ver) != WISDOM_VERSION) {
         if (json_is_integer(ver))
-            return fail_at(c, 0, pv, 1, false, "\"version\" must be %d, got %lld (a newer engine wrote this file?)",
-                           WISDOM_VERSION, (long long)json_integer_value(ver));
-        return fail_at(c, 0, pv, 1, false, "\"version\" must be %d, got %s", WISDOM_VERSION, jsonloc_kind(ver));
+            return jsonrd_fail(&top, "version", false, "\"version\" must be %d, got %lld (a newer engine wrote this file?)",
+                               WISDOM_VERSION, (long long)json_integer_value(ver));
+        return jsonrd_fail(&top, "version", false, "\"version\" must be %d, got %s", WISDOM_VERSION, jsonloc_kind(ver));
     }
-    json_t *dev = json_object_get(root, "device");
-    if (dev) {
-        if (!json_is_string(dev))
-            return fail_at(c, 0, pdev, 1, false, "\"device\" must be a string, got %s", jsonloc_kind(dev));
-        if (json_string_length(dev) == 0)
-            return fail_at(c, 0, pdev, 1, false, "\"device\" must not be empty (leave it out for an arch-level file)");
-        f->device = xstrdup(json_string_value(dev));
-    }
-    json_t *arch = json_object_get(root, "arch");
+    const char *dev = NULL, *arch = NULL;
+    if (jsonrd_string(&top, "device", 0, NULL, &dev) < 0)
+        return -1;
+    if (dev && !*dev)
+        return jsonrd_fail(&top, "device", false, "\"device\" must not be empty (leave it out for an arch-level file)");
+    f->device = dev ? xstrdup(dev) : NULL;
+    if (jsonrd_string(&top, "arch", 0, NULL, &arch) < 0)
+        return -1;
     if (arch) {
-        if (!json_is_string(arch))
-            return fail_at(c, 0, parch, 1, false, "\"arch\" must be a string, got %s", jsonloc_kind(arch));
         err_t aerr;
         err_clear(&aerr);
-        if (arch_parse(json_string_value(arch), &f->arch, &aerr))
-            return fail_at(c, 0, parch, 1, false, "\"arch\": %s", aerr.text);
+        if (arch_parse(arch, &f->arch, &aerr))
+            return jsonrd_fail(&top, "arch", false, "\"arch\": %s", aerr.text);
     } else if (dev) {
-        return fail_at(c, 0, pdev, 1, true,
-                       "a file with \"device\" must name its \"arch\" too (only the default file has neither)");
+        return jsonrd_fail(&top, "device", true,
+                           "a file with \"device\" must name its \"arch\" too (only the default file has neither)");
     }
-    json_t *entries = json_object_get(root, "entries");
-    if (!entries)
-        return fail_at(c, 0, NULL, 0, false, "missing key \"entries\" (an array, may be empty)");
-    if (!json_is_array(entries))
-        return fail_at(c, 0, pent, 1, false, "\"entries\" must be an array, got %s", jsonloc_kind(entries));
+    json_t *entries;
+    if (jsonrd_array(&top, "entries", JSONRD_REQUIRED, "an array, may be empty", &entries) < 0)
+        return -1;
+    const char *pent[] = {"entries"};
     size_t arr = 0;
-    jsonloc_offset(c->text, 0, pent, 1, false, &arr);
+    jsonloc_offset(rd->text, 0, pent, 1, false, &arr);
     size_t n = json_array_size(entries);
     f->entries = xcalloc(n ? n : 1, sizeof *f->entries);
     /* One pass over the array: each entry's offset and line from the one before it. */
     size_t base = arr, at = 0;
     int line = 1, col = 1;
     for (size_t i = 0; i < n; i++) {
-        if (i == 0 ? jsonloc_element(c->text, arr, 0, &base) : jsonloc_next_element(c->text, base, &base))
+        if (i == 0 ? jsonloc_element(rd->text, arr, 0, &base) : jsonloc_next_element(rd->text, base, &base))
             base = arr;
         if (base < at) {
             at = 0;
             line = col = 1;
         }
-        jsonloc_advance(c->text, at, base, &line, &col);
+        jsonloc_advance(rd->text, at, base, &line, &col);
         at = base;
-        int rc = parse_entry(c, f, i, base, line, json_array_get(entries, i), &f->entries[i]);
+        int rc = parse_entry(rd, f, i, base, line, json_array_get(entries, i), &f->entries[i]);
         f->nentries++; /* counted even when it failed: file_free frees what it holds */
         if (rc)
             return -1;
@@ -454,15 +371,11 @@ int wisdom_parse(wisdom_t *w, const char *path, const char *text, size_t len, er
     memset(&f, 0, sizeof f);
     f.path = xstrdup(path);
     int rc = -1;
-    json_error_t jerr;
-    json_t *root = json_loadb(copy, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) {
-        err_set(err, ERR_INPUT, path, jerr.line > 0 ? jerr.line : 0, jerr.column > 0 ? jerr.column : 0,
-                "invalid JSON: %s", jerr.text);
+    jsonrd rd = {path, copy, 1, 1, false, false, err};
+    json_t *root;
+    if (jsonrd_load(&rd, len, 0, "invalid JSON", &root))
         goto out;
-    }
-    parse_ctx c = {path, copy, err};
-    rc = parse_file(&c, root, &f);
+    rc = parse_file(&rd, root, &f);
     json_decref(root);
     if (rc == 0)
         add_file(w, &f);
