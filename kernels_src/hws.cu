@@ -96,11 +96,11 @@
   "compile_cost": "250",
   "model": {"tile": ["BM", "BN", 64]},
   "launches": [
-    {"kernel": "prep_a", "if": "PACKA && K > 0", "grid": ["cdiv(ALP, 128)", "min(AR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0"},
-    {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(BR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0"},
+    {"kernel": "prep_a", "if": "PACKA && K > 0", "grid": ["cdiv(ALP, 128)", "min(AR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * AR * (AL + ALP)"},
+    {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(BR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * BR * (BL + BLP)"},
     {"kernel": "gemm", "grid": ["TILES * SPLITS", 1, "BATCH"], "block": ["THREADS", 1, 1], "persistent": true,
      "smem": "STAGES * STAGE_BYTES + 1024"},
-    {"kernel": "reduce", "if": "SPLITS > 1", "grid": ["cdiv(M * N, 256)", 1, "BATCH"], "block": [256, 1, 1], "smem": "0"}
+    {"kernel": "reduce", "if": "SPLITS > 1", "grid": ["cdiv(M * N, 256)", 1, "BATCH"], "block": [256, 1, 1], "smem": "0", "traffic": "BATCH * M * N * (2 * SPLITS + 1)"}
   ],
   "tensor_maps": [
     {"tensor": "A", "if": "!PACKA", "dims": ["AL", "AR", "BATCH"], "strides": ["LDA", "BATCH > 1 ? SA : LDA * AR"], "box": [64, "TA ? 64 : BM", 1]},
