@@ -3,6 +3,7 @@
 
 #include "arch.h"
 #include "jsonloc.h"
+#include "jsonrd.h"
 #include "util.h"
 
 #include <jansson.h>
@@ -268,109 +269,81 @@ static const char *const k_fields[] = {
 
 static const char *const k_times[] = {"compilation", "verification", "benchmark", NULL};
 
-/* What a row parser needs to point at a member of the line. */
-typedef struct {
-    const char *text; /* the line, NUL-terminated */
-    const char *path; /* file, for messages */
-    int lineno;
-    err_t *err;
-} row_ctx;
-
-/* Error at member parent.key (parent NULL: top level), at its key or its value; -1. */
-static int fail_at(row_ctx *c, const char *parent, const char *key, bool want_key, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int fail_at(row_ctx *c, const char *parent, const char *key, bool want_key, const char *fmt, ...)
+/* How a row's messages name member key of o: "key" or "parent.key", quoted (the log's fields). */
+static const char *field(const jsonrd_obj *o, const char *key, char *buf, size_t len)
 {
-    int line = 0, col = 0;
-    if (key) {
-        const char *p2[] = {parent, key};
-        const char *p1[] = {key};
-        if (jsonloc_find(c->text, parent ? p2 : p1, parent ? 2 : 1, want_key, &line, &col) != 0)
-            col = 0;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    err_vset(c->err, ERR_INPUT, c->path, c->lineno, col, fmt, ap);
-    va_end(ap);
-    return -1;
+    snprintf(buf, len, "\"%s%s%s\"", o->name, o->name[0] ? "." : "", key);
+    return buf;
 }
 
-/* The member parent.key of obj, or -1 with "missing field". */
-static int member(row_ctx *c, json_t *obj, const char *parent, const char *key, json_t **out)
+/* The member key of o, or -1 with "missing field" at o. */
+static int member(const jsonrd_obj *o, const char *key, json_t **out)
 {
-    *out = json_object_get(obj, key);
-    if (*out)
-        return 0;
-    if (parent)
-        return fail_at(c, NULL, parent, false, "missing field \"%s.%s\"", parent, key);
-    return fail_at(c, NULL, NULL, false, "missing field \"%s\"", key);
+    char f[256];
+    *out = json_object_get(o->obj, key);
+    return *out ? 0 : jsonrd_fail(o, NULL, false, "missing field %s", field(o, key, f, sizeof f));
 }
 
-#define FIELD_FMT "\"%s%s%s\""
-#define FIELD_ARGS(parent, key) parent ? parent : "", parent ? "." : "", key
-
-static int get_string(row_ctx *c, json_t *obj, const char *parent, const char *key, bool nonempty, char **out)
+static int get_string(const jsonrd_obj *o, const char *key, bool nonempty, char **out)
 {
     json_t *v;
-    if (member(c, obj, parent, key, &v))
+    const char *s;
+    if (member(o, key, &v) || jsonrd_string(o, key, nonempty ? JSONRD_NONEMPTY : 0, NULL, &s) < 0)
         return -1;
-    if (!json_is_string(v))
-        return fail_at(c, parent, key, false, FIELD_FMT " must be a string, got %s", FIELD_ARGS(parent, key),
-                       jsonloc_kind(v));
-    if (nonempty && json_string_length(v) == 0)
-        return fail_at(c, parent, key, false, FIELD_FMT " must not be empty", FIELD_ARGS(parent, key));
     if (out)
-        *out = xstrdup(json_string_value(v));
+        *out = xstrdup(s);
     return 0;
 }
 
 /* An integer in [lo, hi]; null gives -1 when nullable. */
-static int get_int(row_ctx *c, json_t *obj, const char *key, int64_t lo, int64_t hi, bool nullable, int64_t *out)
+static int get_int(const jsonrd_obj *o, const char *key, int64_t lo, int64_t hi, bool nullable, int64_t *out)
 {
     json_t *v;
-    if (member(c, obj, NULL, key, &v))
+    char f[256];
+    if (member(o, key, &v))
         return -1;
     if (nullable && json_is_null(v)) {
         *out = -1;
         return 0;
     }
     if (!json_is_integer(v))
-        return fail_at(c, NULL, key, false, "\"%s\" must be an integer%s, got %s", key, nullable ? " or null" : "",
-                       jsonloc_kind(v));
+        return jsonrd_fail(o, key, false, "%s must be an integer%s, got %s", field(o, key, f, sizeof f),
+                           nullable ? " or null" : "", jsonloc_kind(v));
     json_int_t x = json_integer_value(v);
     if (x < lo || x > hi)
-        return fail_at(c, NULL, key, false, "\"%s\" = %lld must be between %lld and %lld", key, (long long)x,
-                       (long long)lo, (long long)hi);
+        return jsonrd_fail(o, key, false, "%s = %lld must be between %lld and %lld", field(o, key, f, sizeof f),
+                           (long long)x, (long long)lo, (long long)hi);
     *out = (int64_t)x;
     return 0;
 }
 
-static int get_opt_int(row_ctx *c, json_t *obj, const char *key, int *out)
+static int get_opt_int(const jsonrd_obj *o, const char *key, int *out)
 {
     int64_t x;
-    if (get_int(c, obj, key, 0, INT_MAX, true, &x))
+    if (get_int(o, key, 0, INT_MAX, true, &x))
         return -1;
     *out = (int)x;
     return 0;
 }
 
 /* A number (integer or real); nullable ones must be >= 0, and null gives -1. */
-static int get_number(row_ctx *c, json_t *obj, const char *parent, const char *key, bool nullable, double *out)
+static int get_number(const jsonrd_obj *o, const char *key, bool nullable, double *out)
 {
     json_t *v;
-    if (member(c, obj, parent, key, &v))
+    char f[256];
+    if (member(o, key, &v))
         return -1;
     if (nullable && json_is_null(v)) {
         *out = -1;
         return 0;
     }
     if (!json_is_number(v))
-        return fail_at(c, parent, key, false, FIELD_FMT " must be a number%s, got %s", FIELD_ARGS(parent, key),
-                       nullable ? " or null" : "", jsonloc_kind(v));
+        return jsonrd_fail(o, key, false, "%s must be a number%s, got %s", field(o, key, f, sizeof f),
+                           nullable ? " or null" : "", jsonloc_kind(v));
     double x = json_number_value(v);
     if (nullable && x < 0)
-        return fail_at(c, parent, key, false, FIELD_FMT " = %g must not be negative (an unknown value is null)",
-                       FIELD_ARGS(parent, key), x);
+        return jsonrd_fail(o, key, false, "%s = %g must not be negative (an unknown value is null)",
+                           field(o, key, f, sizeof f), x);
     *out = x;
     return 0;
 }
@@ -386,81 +359,169 @@ static bool is_utc_time(const char *s)
     return true;
 }
 
-static int get_configuration(row_ctx *c, json_t *root, result_row *r)
+static int get_configuration(const jsonrd_obj *top, result_row *r)
 {
     json_t *v;
-    if (member(c, root, NULL, "configuration", &v))
+    jsonrd_obj cfg;
+    if (member(top, "configuration", &v) || jsonrd_object(top, "configuration", 0, NULL, &cfg) < 0)
         return -1;
-    if (!json_is_object(v))
-        return fail_at(c, NULL, "configuration", false, "\"configuration\" must be an object, got %s", jsonloc_kind(v));
     size_t n = json_object_size(v);
     r->param_names = xcalloc(n, sizeof *r->param_names);
     r->param_values = xcalloc(n, sizeof *r->param_values);
     const char *name;
     json_t *x;
+    char f[256];
     json_object_foreach(v, name, x)
     {
         if (!json_is_integer(x))
-            return fail_at(c, "configuration", name, false, "\"configuration.%s\" must be an integer, got %s", name,
-                           jsonloc_kind(x));
+            return jsonrd_fail(&cfg, name, false, "%s must be an integer, got %s", field(&cfg, name, f, sizeof f),
+                               jsonloc_kind(x));
         if (!*name)
-            return fail_at(c, "configuration", name, true, "\"configuration\" holds a parameter without a name");
+            return jsonrd_fail(&cfg, name, true, "\"configuration\" holds a parameter without a name");
         r->param_names[r->nparams] = xstrdup(name);
         r->param_values[r->nparams++] = json_integer_value(x);
     }
     return 0;
 }
 
-static int get_times(row_ctx *c, json_t *root, result_row *r)
+static int get_times(const jsonrd_obj *top, result_row *r)
 {
     json_t *v;
-    if (member(c, root, NULL, "times", &v))
+    jsonrd_obj t;
+    if (member(top, "times", &v) || jsonrd_object(top, "times", 0, NULL, &t) < 0)
         return -1;
-    if (!json_is_object(v))
-        return fail_at(c, NULL, "times", false, "\"times\" must be an object, got %s", jsonloc_kind(v));
     const char *name;
     json_t *x;
     json_object_foreach(v, name, x)
     {
         if (!str_in_list(k_times, name))
-            return fail_at(c, "times", name, true,
-                           "unknown field \"times.%s\" (times holds compilation, verification, benchmark)", name);
+            return jsonrd_fail(&t, name, true,
+                               "unknown field \"times.%s\" (times holds compilation, verification, benchmark)", name);
     }
-    return get_number(c, v, "times", "compilation", true, &r->t_compile) ||
-                   get_number(c, v, "times", "verification", true, &r->t_verify) ||
-                   get_number(c, v, "times", "benchmark", true, &r->t_bench)
+    return get_number(&t, "compilation", true, &r->t_compile) || get_number(&t, "verification", true, &r->t_verify) ||
+                   get_number(&t, "benchmark", true, &r->t_bench)
                ? -1
                : 0;
 }
 
 /* measurements: checked for shape only; the values are the row's own fields. */
-static int check_measurements(row_ctx *c, json_t *root)
+static int check_measurements(const jsonrd_obj *top)
 {
     json_t *v;
-    if (member(c, root, NULL, "measurements", &v))
+    if (member(top, "measurements", &v) || jsonrd_array(top, "measurements", 0, NULL, &v) < 0)
         return -1;
-    if (!json_is_array(v))
-        return fail_at(c, NULL, "measurements", false, "\"measurements\" must be an array, got %s", jsonloc_kind(v));
     size_t i;
     json_t *m;
     json_array_foreach(v, i, m)
     {
         if (!json_is_object(m))
-            return fail_at(c, NULL, "measurements", false, "\"measurements[%zu]\" must be an object, got %s", i,
-                           jsonloc_kind(m));
+            return jsonrd_fail(top, "measurements", false, "\"measurements[%zu]\" must be an object, got %s", i,
+                               jsonloc_kind(m));
         json_t *name = json_object_get(m, "name"), *value = json_object_get(m, "value"),
                *unit = json_object_get(m, "unit");
         if (json_object_size(m) != 3 || !json_is_string(name) || !json_is_number(value) || !json_is_string(unit))
-            return fail_at(c, NULL, "measurements", false,
-                           "\"measurements[%zu]\" must be {\"name\": string, \"value\": number, \"unit\": string}", i);
+            return jsonrd_fail(top, "measurements", false,
+                               "\"measurements[%zu]\" must be {\"name\": string, \"value\": number, \"unit\": string}",
+                               i);
     }
     return 0;
+}
+
+/* The row's fields after the configuration, in the order of the format. */
+static int get_outcome(const jsonrd_obj *c, result_row *r)
+{
+    if (get_string(c, "status", true, &r->status))
+        return -1;
+    const char *inv = result_invalidity(r->status);
+    if (!inv)
+        return jsonrd_fail(
+            c, "status", false,
+            "\"status\" must be ok, pruned, filtered, compile, FAIL, fault, timeout or error, got \"%s\"", r->status);
+    if (get_string(c, "invalidity", true, &r->invalidity))
+        return -1;
+    if (strcmp(inv, r->invalidity) != 0)
+        return jsonrd_fail(c, "invalidity", false, "\"invalidity\" must be \"%s\" for status \"%s\", got \"%s\"", inv,
+                           r->status, r->invalidity);
+    if (get_string(c, "reason", false, &r->reason) || get_times(c, r) || check_measurements(c) ||
+        get_number(c, "ms", true, &r->ms) || get_number(c, "ms_min", true, &r->ms_min) ||
+        get_number(c, "ms_max", true, &r->ms_max) || get_opt_int(c, "runs", &r->runs) ||
+        get_number(c, "tflops", true, &r->tflops) || get_number(c, "pct_cublas", true, &r->pct_cublas) ||
+        get_number(c, "cublas_ms", true, &r->cublas_ms) || get_opt_int(c, "regs", &r->regs) ||
+        get_opt_int(c, "spill_bytes", &r->spill_bytes) || get_opt_int(c, "smem_bytes", &r->smem_bytes) ||
+        get_opt_int(c, "threads", &r->threads) || get_number(c, "occ_pct", true, &r->occ_pct) ||
+        get_number(c, "clock_mhz", true, &r->clock_mhz) || get_number(c, "power_w", true, &r->power_w))
+        return -1;
+    /* The accuracy fields: absent in logs written before them (null then). */
+    if (json_object_get(c->obj, "class") && get_string(c, "class", false, &r->acc_class))
+        return -1;
+    const char *errs[] = {"err_max_u", "err_mean_u", "cublas_err_max_u", "cublas_err_mean_u"};
+    double *errv[] = {&r->err_max_u, &r->err_mean_u, &r->cublas_err_max_u, &r->cublas_err_mean_u};
+    for (size_t i = 0; i < 4; i++)
+        if (json_object_get(c->obj, errs[i]) && get_number(c, errs[i], true, errv[i]))
+            return -1;
+    json_t *v;
+    if (member(c, "from_cache", &v) || jsonrd_bool(c, "from_cache", 0, &r->from_cache) < 0 ||
+        get_string(c, "switches", false, &r->switches) || get_string(c, "args", false, &r->args))
+        return -1;
+    /* The ranking sorts ok rows by their time: an ok row without one could not be placed. */
+    if (strcmp(r->status, "ok") == 0 && (r->stage < 1 || r->ms < 0))
+        return jsonrd_fail(c, r->stage < 1 ? "stage" : "ms", false,
+                           "a row with status \"ok\" must be timed (stage 1 or 2, ms known), got stage %d and ms %s",
+                           r->stage, r->ms < 0 ? "null" : "known");
+    return 0;
+}
+
+static int get_row(const jsonrd_obj *c, result_row *r)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(c->obj, key, v)
+    {
+        if (!str_in_list(k_fields, key) && strncmp(key, "x_", 2) != 0)
+            return jsonrd_fail(c, key, true, "unknown field \"%s\" (a field of your own must start with x_)", key);
+    }
+    char *log = NULL;
+    if (get_string(c, "log", false, &log))
+        return -1;
+    bool is_log = strcmp(log, RESULT_LOG_NAME) == 0;
+    free(log);
+    if (!is_log)
+        return jsonrd_fail(c, "log", false, "\"log\" must be \"%s\": this is not an engine tune log", RESULT_LOG_NAME);
+    int64_t x;
+    if (get_int(c, "version", 0, INT_MAX, false, &x))
+        return -1;
+    if (x != RESULT_VERSION)
+        return jsonrd_fail(c, "version", false, "\"version\" %lld is not one this engine reads (%d)", (long long)x,
+                           RESULT_VERSION);
+    if (get_string(c, "time", true, &r->time))
+        return -1;
+    if (!is_utc_time(r->time))
+        return jsonrd_fail(c, "time", false, "\"time\" must be UTC as YYYY-MM-DDTHH:MM:SSZ, got \"%s\"", r->time);
+    if (get_string(c, "key", true, &r->key) || get_string(c, "config", true, &r->config) ||
+        get_string(c, "template", true, &r->tmpl) || get_string(c, "dtype", true, &r->dtype) ||
+        get_string(c, "arch", true, &r->arch))
+        return -1;
+    if (strncmp(r->arch, "sm_", 3) != 0 || !r->arch[3])
+        return jsonrd_fail(c, "arch", false, "\"arch\" must look like sm_90, got \"%s\"", r->arch);
+    if (get_string(c, "device", false, &r->device) || get_int(c, "device_index", -1, INT_MAX, false, &x))
+        return -1;
+    r->device_index = (int)x;
+    if (get_int(c, "M", 1, INT64_MAX, false, &r->M) || get_int(c, "N", 1, INT64_MAX, false, &r->N) ||
+        get_int(c, "K", 1, INT64_MAX, false, &r->K) || get_number(c, "alpha", false, &r->alpha) ||
+        get_number(c, "beta", false, &r->beta) || get_int(c, "seed", 0, INT64_MAX, false, &x))
+        return -1;
+    r->seed = (uint64_t)x;
+    if (get_int(c, "stage", 0, 2, false, &x))
+        return -1;
+    r->stage = (int)x;
+    return get_configuration(c, r) || get_outcome(c, r) ? -1 : 0;
 }
 
 int result_row_parse(const char *text, size_t len, const char *path, int lineno, result_row *r, bool *syntax,
                      err_t *err)
 {
-    row_ctx ctx = {text, path, lineno, err}, *c = &ctx;
+    /* The line's own number for every message; a field's column in it where the text has one. */
+    jsonrd rd = {.file = path, .text = text, .line = lineno, .col = 1, .err = err};
     result_row_init(r);
     if (syntax)
         *syntax = false;
@@ -468,129 +529,14 @@ int result_row_parse(const char *text, size_t len, const char *path, int lineno,
         len--;
     if (len == 0)
         return err_set(err, ERR_INPUT, path, lineno, 0, "empty line (a log holds one JSON object per line)"), -1;
-    json_error_t jerr;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) {
+    json_t *root;
+    if (jsonrd_load(&rd, len, 0, "invalid JSON", &root)) {
         if (syntax)
             *syntax = true;
-        err_set(err, ERR_INPUT, path, lineno, jerr.column > 0 ? jerr.column : 0, "invalid JSON: %s", jerr.text);
         return -1;
     }
-    int rc = -1;
-    if (!json_is_object(root)) {
-        fail_at(c, NULL, NULL, false, "a log line must be a JSON object, got %s", jsonloc_kind(root));
-        goto out;
-    }
-    const char *key;
-    json_t *v;
-    json_object_foreach(root, key, v)
-    {
-        if (!str_in_list(k_fields, key) && strncmp(key, "x_", 2) != 0) {
-            fail_at(c, NULL, key, true, "unknown field \"%s\" (a field of your own must start with x_)", key);
-            goto out;
-        }
-    }
-    char *log = NULL;
-    if (get_string(c, root, NULL, "log", false, &log))
-        goto out;
-    bool is_log = strcmp(log, RESULT_LOG_NAME) == 0;
-    free(log);
-    if (!is_log) {
-        fail_at(c, NULL, "log", false, "\"log\" must be \"%s\": this is not an engine tune log", RESULT_LOG_NAME);
-        goto out;
-    }
-    int64_t x;
-    if (get_int(c, root, "version", 0, INT_MAX, false, &x))
-        goto out;
-    if (x != RESULT_VERSION) {
-        fail_at(c, NULL, "version", false, "\"version\" %lld is not one this engine reads (%d)", (long long)x,
-                RESULT_VERSION);
-        goto out;
-    }
-    if (get_string(c, root, NULL, "time", true, &r->time))
-        goto out;
-    if (!is_utc_time(r->time)) {
-        fail_at(c, NULL, "time", false, "\"time\" must be UTC as YYYY-MM-DDTHH:MM:SSZ, got \"%s\"", r->time);
-        goto out;
-    }
-    if (get_string(c, root, NULL, "key", true, &r->key) || get_string(c, root, NULL, "config", true, &r->config) ||
-        get_string(c, root, NULL, "template", true, &r->tmpl) || get_string(c, root, NULL, "dtype", true, &r->dtype) ||
-        get_string(c, root, NULL, "arch", true, &r->arch))
-        goto out;
-    if (strncmp(r->arch, "sm_", 3) != 0 || !r->arch[3]) {
-        fail_at(c, NULL, "arch", false, "\"arch\" must look like sm_90, got \"%s\"", r->arch);
-        goto out;
-    }
-    if (get_string(c, root, NULL, "device", false, &r->device) ||
-        get_int(c, root, "device_index", -1, INT_MAX, false, &x))
-        goto out;
-    r->device_index = (int)x;
-    if (get_int(c, root, "M", 1, INT64_MAX, false, &r->M) || get_int(c, root, "N", 1, INT64_MAX, false, &r->N) ||
-        get_int(c, root, "K", 1, INT64_MAX, false, &r->K) || get_number(c, root, NULL, "alpha", false, &r->alpha) ||
-        get_number(c, root, NULL, "beta", false, &r->beta) || get_int(c, root, "seed", 0, INT64_MAX, false, &x))
-        goto out;
-    r->seed = (uint64_t)x;
-    if (get_int(c, root, "stage", 0, 2, false, &x))
-        goto out;
-    r->stage = (int)x;
-    if (get_configuration(c, root, r) || get_string(c, root, NULL, "status", true, &r->status))
-        goto out;
-    const char *inv = result_invalidity(r->status);
-    if (!inv) {
-        fail_at(c, NULL, "status", false,
-                "\"status\" must be ok, pruned, filtered, compile, FAIL, fault, timeout or error, got \"%s\"",
-                r->status);
-        goto out;
-    }
-    if (get_string(c, root, NULL, "invalidity", true, &r->invalidity))
-        goto out;
-    if (strcmp(inv, r->invalidity) != 0) {
-        fail_at(c, NULL, "invalidity", false, "\"invalidity\" must be \"%s\" for status \"%s\", got \"%s\"", inv,
-                r->status, r->invalidity);
-        goto out;
-    }
-    if (get_string(c, root, NULL, "reason", false, &r->reason) || get_times(c, root, r) ||
-        check_measurements(c, root) || get_number(c, root, NULL, "ms", true, &r->ms) ||
-        get_number(c, root, NULL, "ms_min", true, &r->ms_min) ||
-        get_number(c, root, NULL, "ms_max", true, &r->ms_max) || get_opt_int(c, root, "runs", &r->runs) ||
-        get_number(c, root, NULL, "tflops", true, &r->tflops) ||
-        get_number(c, root, NULL, "pct_cublas", true, &r->pct_cublas) ||
-        get_number(c, root, NULL, "cublas_ms", true, &r->cublas_ms) || get_opt_int(c, root, "regs", &r->regs) ||
-        get_opt_int(c, root, "spill_bytes", &r->spill_bytes) || get_opt_int(c, root, "smem_bytes", &r->smem_bytes) ||
-        get_opt_int(c, root, "threads", &r->threads) || get_number(c, root, NULL, "occ_pct", true, &r->occ_pct) ||
-        get_number(c, root, NULL, "clock_mhz", true, &r->clock_mhz) ||
-        get_number(c, root, NULL, "power_w", true, &r->power_w))
-        goto out;
-    /* The accuracy fields: absent in logs written before them (null then). */
-    if (json_object_get(root, "class") && get_string(c, root, NULL, "class", false, &r->acc_class))
-        goto out;
-    const char *errs[] = {"err_max_u", "err_mean_u", "cublas_err_max_u", "cublas_err_mean_u"};
-    double *errv[] = {&r->err_max_u, &r->err_mean_u, &r->cublas_err_max_u, &r->cublas_err_mean_u};
-    for (size_t i = 0; i < 4; i++)
-        if (json_object_get(root, errs[i]) && get_number(c, root, NULL, errs[i], true, errv[i]))
-            goto out;
-    v = json_object_get(root, "from_cache");
-    if (!v) {
-        fail_at(c, NULL, NULL, false, "missing field \"from_cache\"");
-        goto out;
-    }
-    if (!json_is_boolean(v)) {
-        fail_at(c, NULL, "from_cache", false, "\"from_cache\" must be true or false, got %s", jsonloc_kind(v));
-        goto out;
-    }
-    r->from_cache = json_is_true(v);
-    if (get_string(c, root, NULL, "switches", false, &r->switches) ||
-        get_string(c, root, NULL, "args", false, &r->args))
-        goto out;
-    /* The ranking sorts ok rows by their time: an ok row without one could not be placed. */
-    if (strcmp(r->status, "ok") == 0 && (r->stage < 1 || r->ms < 0)) {
-        fail_at(c, NULL, r->stage < 1 ? "stage" : "ms", false,
-                "a row with status \"ok\" must be timed (stage 1 or 2, ms known), got stage %d and ms %s", r->stage,
-                r->ms < 0 ? "null" : "known");
-        goto out;
-    }
-    rc = 0;
-out:
+    jsonrd_obj top;
+    int rc = jsonrd_top(&rd, root, "a log line", &top) || get_row(&top, r) ? -1 : 0;
     json_decref(root);
     if (rc)
         result_row_free(r);

@@ -5,6 +5,7 @@
 #include "entries.h"
 #include "expr.h"
 #include "jsonloc.h"
+#include "jsonrd.h"
 #include "paths.h"
 #include "range.h"
 #include "template.h"
@@ -12,7 +13,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,21 +148,6 @@ static char *from_python(const char *src)
     return sb_steal(&sb);
 }
 
-/* Where member `path` of the file's JSON sits, for messages. */
-static void fail_json(err_t *err, const char *file, const char *text, const char *const *path, size_t depth,
-                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void fail_json(err_t *err, const char *file, const char *text, const char *const *path, size_t depth,
-                      const char *fmt, ...)
-{
-    int line = 0, col = 0;
-    if (depth && jsonloc_find(text, path, depth, false, &line, &col) != 0)
-        line = col = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    err_vset(err, ERR_INPUT, file, line, col, fmt, ap);
-    va_end(ap);
-}
-
 /* The config a space file names: a path relative to the file, else as the command line takes it
  * (relative to the working directory, or a shipped config's name). */
 static char *resolve_config(const char *file, const char *name)
@@ -185,34 +170,19 @@ static int load_base(space_t *s, const char *path, const char *dtype, int arch, 
 }
 
 /* Our own space file: {"config", "space", "constraints", "shapes", "description"}. */
-static int load_native(space_t *s, json_t *root, const char *file, const char *text, const char *dtype, int arch,
-                       err_t *err)
+static int load_native(space_t *s, const jsonrd_obj *top, const char *dtype, int arch)
 {
     static const char *const keys[] = {"config", "space", "constraints", "shapes", "description", NULL};
-    const char *key;
-    json_t *v;
-    json_object_foreach(root, key, v)
-    {
-        bool known = false;
-        for (const char *const *k = keys; *k; k++)
-            known = known || strcmp(*k, key) == 0;
-        if (!known) {
-            const char *p[] = {key};
-            fail_json(err, file, text, p, 1, "unknown key \"%s\" (a space file has config, space, constraints, shapes, description)", key);
-            return -1;
-        }
-    }
+    const char *file = top->rd->file, *key;
+    err_t *err = top->rd->err;
+    json_t *v, *root = top->obj;
+    if (jsonrd_only(top, keys, "a space file"))
+        return -1;
     json_t *cfg = json_object_get(root, "config"), *space = json_object_get(root, "space");
-    if (!json_is_string(cfg)) {
-        const char *p[] = {"config"};
-        fail_json(err, file, text, p, cfg ? 1 : 0, "\"config\" must name the config the space varies");
-        return -1;
-    }
-    if (!json_is_object(space)) {
-        const char *p[] = {"space"};
-        fail_json(err, file, text, p, space ? 1 : 0, "\"space\" must be an object of parameter: values");
-        return -1;
-    }
+    if (!json_is_string(cfg))
+        return jsonrd_fail(top, "config", false, "\"config\" must name the config the space varies");
+    if (!json_is_object(space))
+        return jsonrd_fail(top, "space", false, "\"space\" must be an object of parameter: values");
     char *cpath = resolve_config(file, json_string_value(cfg));
     int rc = load_base(s, cpath, dtype, arch, err);
     free(cpath);
@@ -222,7 +192,7 @@ static int load_native(space_t *s, json_t *root, const char *file, const char *t
     {
         const char *p[] = {"space", key};
         int line = 0, col = 0;
-        jsonloc_find(text, p, 2, false, &line, &col);
+        jsonloc_find(top->rd->text, p, 2, false, &line, &col);
         char *origin = xasprintf("%s:%d:%d", file, line, col);
         int64_t *vals = NULL;
         size_t n = 0;
@@ -262,21 +232,17 @@ static int load_native(space_t *s, json_t *root, const char *file, const char *t
             return -1;
     }
     json_t *cons = json_object_get(root, "constraints");
-    if (cons && !json_is_array(cons)) {
-        const char *p[] = {"constraints"};
-        fail_json(err, file, text, p, 1, "\"constraints\" must be a list of {\"rule\": ..., \"why\": ...}");
-        return -1;
-    }
+    if (cons && !json_is_array(cons))
+        return jsonrd_fail(top, "constraints", false,
+                           "\"constraints\" must be a list of {\"rule\": ..., \"why\": ...}");
     size_t i;
     json_t *c;
     json_array_foreach(cons, i, c)
     {
         json_t *rule = json_object_get(c, "rule"), *why = json_object_get(c, "why");
-        if (!json_is_string(rule) || (why && !json_is_string(why)) || json_object_size(c) != (why ? 2u : 1u)) {
-            const char *p[] = {"constraints"};
-            fail_json(err, file, text, p, 1, "constraints[%zu] must be {\"rule\": \"...\", \"why\": \"...\"}", i);
-            return -1;
-        }
+        if (!json_is_string(rule) || (why && !json_is_string(why)) || json_object_size(c) != (why ? 2u : 1u))
+            return jsonrd_fail(top, "constraints", false,
+                               "constraints[%zu] must be {\"rule\": \"...\", \"why\": \"...\"}", i);
         char *origin = xasprintf("%s: constraints[%zu]", file, i);
         add_rule(s, json_string_value(rule), why ? json_string_value(why) : "", origin);
         free(origin);
@@ -288,45 +254,37 @@ static int load_native(space_t *s, json_t *root, const char *file, const char *t
         char tail;
         const char *str = json_string_value(c);
         if (!str || sscanf(str, "%lldx%lldx%lld%c", &m, &n, &k, &tail) != 3 || m < 1 || n < 1 || k < 1 ||
-            m > SHAPE_MAX_DIM || n > SHAPE_MAX_DIM || k > SHAPE_MAX_DIM || s->nshapes == SHAPE_MAX_LIST) {
-            const char *p[] = {"shapes"};
-            fail_json(err, file, text, p, 1, "shapes[%zu] must be a string MxNxK with sizes from 1 to %d (at most %d shapes)",
-                      i, SHAPE_MAX_DIM, SHAPE_MAX_LIST);
-            return -1;
-        }
+            m > SHAPE_MAX_DIM || n > SHAPE_MAX_DIM || k > SHAPE_MAX_DIM || s->nshapes == SHAPE_MAX_LIST)
+            return jsonrd_fail(top, "shapes", false,
+                               "shapes[%zu] must be a string MxNxK with sizes from 1 to %d (at most %d shapes)", i,
+                               SHAPE_MAX_DIM, SHAPE_MAX_LIST);
         s->shapes[s->nshapes++] = (shape_t){m, n, k};
     }
-    if (shapes && !json_is_array(shapes)) {
-        const char *p[] = {"shapes"};
-        fail_json(err, file, text, p, 1, "\"shapes\" must be a list of \"MxNxK\" strings");
-        return -1;
-    }
+    if (shapes && !json_is_array(shapes))
+        return jsonrd_fail(top, "shapes", false, "\"shapes\" must be a list of \"MxNxK\" strings");
     return 0;
 }
 
 /* Kernel Tuner's T1 input format: ConfigurationSpace.TuningParameters [{Name, Type, Values}] and
  * Conditions [{Parameters, Expression}]; KernelSpecification.KernelName names our config. */
-static int load_t1(space_t *s, json_t *root, const char *file, const char *text, const char *dtype, int arch,
-                   err_t *err)
+static int load_t1(space_t *s, const jsonrd_obj *top, const char *dtype, int arch)
 {
+    const char *file = top->rd->file;
+    err_t *err = top->rd->err;
+    json_t *root = top->obj;
     json_t *ks = json_object_get(root, "KernelSpecification"), *cs = json_object_get(root, "ConfigurationSpace");
     const char *kname = json_string_value(json_object_get(ks, "KernelName"));
-    if (!kname) {
-        const char *p[] = {"KernelSpecification"};
-        fail_json(err, file, text, p, ks ? 1 : 0, "KernelSpecification.KernelName must name an engine config");
-        return -1;
-    }
+    if (!kname)
+        return jsonrd_fail(top, "KernelSpecification", false,
+                           "KernelSpecification.KernelName must name an engine config");
     char *cpath = resolve_config(file, kname);
     int rc = load_base(s, cpath, dtype, arch, err);
     free(cpath);
     if (rc)
         return -1;
     json_t *tps = json_object_get(cs, "TuningParameters");
-    if (!json_is_array(tps)) {
-        const char *p[] = {"ConfigurationSpace"};
-        fail_json(err, file, text, p, cs ? 1 : 0, "ConfigurationSpace.TuningParameters must be a list");
-        return -1;
-    }
+    if (!json_is_array(tps))
+        return jsonrd_fail(top, "ConfigurationSpace", false, "ConfigurationSpace.TuningParameters must be a list");
     size_t i;
     json_t *tp;
     json_array_foreach(tps, i, tp)
@@ -509,13 +467,15 @@ int space_load(space_t *s, const char *config_arg, char *const *set_text, size_t
     }
     json_error_t je;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    jsonrd rd = {.file = path, .text = text, .line = 1, .col = 1, .unplaced = true, .err = err};
+    jsonrd_obj top = jsonrd_at(&rd, root, 0, "");
     int rc = 0;
     if (root && json_is_object(root) && json_object_get(root, "space")) {
         s->path = xstrdup(path);
-        rc = load_native(s, root, path, text, dtype, arch, err);
+        rc = load_native(s, &top, dtype, arch);
     } else if (root && json_is_object(root) && json_object_get(root, "KernelSpecification")) {
         s->path = xstrdup(path);
-        rc = load_t1(s, root, path, text, dtype, arch, err);
+        rc = load_t1(s, &top, dtype, arch);
     } else {
         /* A plain config (config_load reports its own JSON errors with line and column). */
         rc = load_base(s, path, dtype, arch, err);
