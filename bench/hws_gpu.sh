@@ -97,20 +97,7 @@ if [ "${HWS_TUNE:-0}" = 1 ]; then
   note "tune  exit $?: $(grep -a -m1 -i 'best' "$L/tune.txt" | cut -c1-120)"
 fi
 fi
-python3 - "$L" <<'PY' | tee "$L/table.txt"
-import json, glob, os, sys
-L = sys.argv[1]
-print(f"{'run':<22} {'config':<12} {'dt':<4} {'op':<3} {'shape':<16} {'ms':>8} {'TFLOP/s':>8} {'%cuBLAS':>8} {'status':<8}")
-for f in sorted(glob.glob(os.path.join(L, "b-*.jsonl"))):
-    run = os.path.basename(f)[2:-6]
-    for line in open(f):
-        try: r = json.loads(line)
-        except ValueError: continue
-        if "config" not in r: continue
-        shape = f"{r.get('M')}x{r.get('N')}x{r.get('K')}"
-        print(f"{run[:22]:<22} {str(r.get('config'))[:12]:<12} {str(r.get('dtype'))[:4]:<4} {str(r.get('op','NN')):<3} {shape:<16} {r.get('ms') or 0:>8.3f} "
-              f"{r.get('tflops') or 0:>8.1f} {r.get('pct_cublas') or 0:>8.1f} {str(r.get('status')):<8}")
-PY
+python3 bench/rows_table.py "$L" | tee "$L/table.txt"
 echo "== hws_gpu: $(( $(date +%s) - T0 )) s"
 printf '%s\n' "${RESULTS[@]}" | tee "$L/results.txt"
 if [ "${HWS_TAR:-0}" = 1 ]; then

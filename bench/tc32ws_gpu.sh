@@ -90,20 +90,7 @@ if [ "${TCWS_VARIANTS:-1}" = 1 ]; then
   for set in "BREG=1 --set STAGES=4" "STAGES=2" "GROUP=16"; do b "v3-${set// /_}" $W3 --set $set --shapes 4096x4096x4096; done
   for set in APRE=1 STAGES=3; do b "v1-${set// /_}" $W1 --set $set --shapes 4096x4096x4096; done
 fi
-python3 - "$L" <<'PY' | tee "$L/table.txt"
-import json, glob, os, sys
-L = sys.argv[1]
-print(f"{'run':<14} {'config':<12} {'op':<3} {'shape':<18} {'ms':>8} {'TFLOP/s':>8} {'%cuBLAS':>8} {'err/u':>8} {'status':<8}")
-for f in sorted(glob.glob(os.path.join(L, "b-*.jsonl"))):
-    run = os.path.basename(f)[2:-6]
-    for line in open(f):
-        try: r = json.loads(line)
-        except ValueError: continue
-        if "config" not in r: continue
-        shape = f"{r.get('M')}x{r.get('N')}x{r.get('K')}"
-        print(f"{run:<14} {str(r.get('config'))[:12]:<12} {str(r.get('op','NN')):<3} {shape:<18} {r.get('ms') or 0:>8.3f} "
-              f"{r.get('tflops') or 0:>8.1f} {r.get('pct_cublas') or 0:>8.1f} {r.get('err_max_u') or 0:>8.1f} {str(r.get('status')):<8}")
-PY
+python3 bench/rows_table.py "$L" | tee "$L/table.txt"
 echo "== tc32ws_gpu: $(( $(date +%s) - T0 )) s"
 printf '%s\n' "${RESULTS[@]}" | tee "$L/results.txt"
 # The device tool brings back a few files only: with TCWS_TAR=1 the logs go home as one archive.

@@ -291,14 +291,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const unsigned sbase = raw + ((1024 - (raw & 1023)) & 1023); /* swizzle atoms on 1024-byte boundaries */
     const int wg = threadIdx.x / 128, q = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
     const unsigned full0 = smem_addr(&full[0]), empty0 = smem_addr(&empty[0]);
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full0 + 8 * s, 1);
-            mbar_init(empty0 + 8 * s, 4 * WGS); /* one arrival per consumer warp */
-        }
-        mbar_init_fence();
-    }
-    __syncthreads();
+    ring_init(full0, empty0, STAGES, 4 * WGS); /* one arrival per consumer warp reading a stage */
     const int gx = cdiv(N, BN), gy = cdiv(M, BM), tiles = gx * gy, nk = cdiv(K, BK);
     const int items = tiles * (SPLITK == 1 ? 1 : cdiv(nk, cdiv(nk, SPLITK)));
     const int b = blockIdx.z;

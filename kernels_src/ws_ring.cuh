@@ -1,6 +1,7 @@
 /* ws_ring.cuh — what the warp-specialised wgmma templates (tc32ws.cu, hws.cu) share beyond the copy
- * engine's ring (tma.cuh) and the instruction (wgmma.cuh): the persistent blocks' tile order and a
- * consumer's release of the ring's stages. The includer defines GROUP and includes both first. */
+ * engine's ring (tma.cuh) and the instruction (wgmma.cuh): the persistent blocks' tile order, the
+ * ring's barriers, and a consumer's release of its stages. The includer defines GROUP and includes
+ * both first. */
 #pragma once
 
 /* Tile t of a product's gy x gx tiles: groups of GROUP tile rows, walked column by column within a
@@ -11,6 +12,21 @@ __device__ __forceinline__ void tile_at(int t, int gx, int gy, int &bm, int &bn)
     const int r = t - grp * per;
     bm = first + r % rows;
     bn = r / rows;
+}
+
+/* The ring's barriers, made by thread 0 while the others wait: a stage's "full" completes on the
+ * producer's one arrival and the bytes its copies deliver, its "empty" on one arrival of each of the
+ * `readers` consumer warps that read it (StageHold below). */
+__device__ __forceinline__ void ring_init(unsigned full0, unsigned empty0, int stages, unsigned readers)
+{
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; ++s) {
+            mbar_init(full0 + 8 * s, 1);
+            mbar_init(empty0 + 8 * s, readers);
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
 }
 
 /* A consumer warpgroup's stage still read by its wgmmas in flight. Each k-tile's wgmmas are one
