@@ -20,10 +20,11 @@ import re
 import sys
 import tarfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wisdom_file import entry_line, order  # noqa: E402  (entries as the engine writes them)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HALF = ("bf16", "f16")
-DTYPE_ORDER = {"f32": 0, "f64": 1, "bf16": 2, "f16": 3}
-OP_ORDER = {"NN": 0, "NT": 1, "TN": 2, "TT": 3}
 
 
 class Invalid(Exception):
@@ -32,42 +33,6 @@ class Invalid(Exception):
 
 def key(e):
     return (e["dtype"], e.get("op", "NN"), e.get("batch", 1), tuple(e["align"]) if "align" in e else None, e["shape"])
-
-
-def order(e):
-    m, n, k = (int(x) for x in e["shape"].split("x"))
-    return (DTYPE_ORDER[e["dtype"]], OP_ORDER[e.get("op", "NN")], e.get("batch", 1), m, n, k)
-
-
-def c_double(v):
-    """A number as the wisdom writer prints it (util.c sb_add_double): %.15g to %.17g, the first that
-    reads back the same, with ".0" where it has no point or exponent."""
-    v = float(v)
-    for prec in (15, 16, 17):
-        t = "%.*g" % (prec, v)
-        if float(t) == v:
-            break
-    return t if any(ch in t for ch in ".eE") else t + ".0"
-
-
-def entry_line(e):
-    """An entry as engine/lab/wisdom_write.c writes it (so that the file writes back byte for byte)."""
-    parts = [f'"dtype": {json.dumps(e["dtype"])}']
-    if e.get("op", "NN") != "NN":
-        parts.append(f'"op": {json.dumps(e["op"])}')
-    if e.get("batch", 1) > 1:
-        parts.append(f'"batch": {int(e["batch"])}')
-    if "align" in e:
-        parts.append('"align": [%d, %d, %d]' % tuple(e["align"]))
-    parts += [f'"shape": {json.dumps(e["shape"])}', f'"config": {json.dumps(e["config"])}']
-    if e.get("set"):
-        parts.append('"set": {' + ", ".join(f"{json.dumps(k)}: {int(v)}" for k, v in e["set"].items()) + "}")
-    parts += [f'"tflops": {c_double(e["tflops"])}', f'"vs_cublas": {c_double(e["vs_cublas"])}']
-    if e.get("occ", 0) > 0:
-        parts.append(f'"occ": {int(e["occ"])}')
-    if "source" in e:
-        parts.append(f'"source": {json.dumps(e["source"], ensure_ascii=False)}')
-    return "    {" + ", ".join(parts) + "}"
 
 
 def members(path):

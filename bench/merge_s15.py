@@ -22,6 +22,7 @@ source naming the H200, the date and the data file. Exit: 0, 2 bad input (one li
 import glob, json, math, os, shutil, subprocess, sys, tarfile, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wisdom_file  # noqa: E402  (the file as the engine writes it)
 from oracle_entries import config_of  # noqa: E402  (a row's config and overrides, as wisdom names them)
 
 DATE = "2026-11-28"
@@ -31,7 +32,6 @@ DEV_SEEDS = "wisdom/nvidia-h100-80gb-hbm3.dev-seeds.json"
 MARGIN = 0.03  # an entry must beat --auto by this fraction (RUNS 3-7: medians spread 1-2 %)
 ISSUE_42 = {"129x11747x258", "97x11289x128"}  # the issue's own shapes: judged, never made entries
 OPS = {"NN": 0, "NT": 1, "TN": 2, "TT": 3}
-DTYPES = {"f32": 0, "f64": 1, "bf16": 2, "f16": 3}
 
 
 def die(msg):
@@ -69,20 +69,6 @@ def ratios(rs):
         elif s not in best or r["ms"] < best[s]["ms"]:
             best[s] = r
     return {s: (cub[s] / r["ms"], r) for s, r in best.items() if s in cub}
-
-
-def key(e):
-    """wisdom_write.c's order: dtype, op, batch, M, N, K (then the alignment class, never written here)."""
-    return (DTYPES[e["dtype"]], OPS[e.get("op", "NN")], e.get("batch", 1), [int(x) for x in e["shape"].split("x")])
-
-
-def write_wisdom(path, doc):
-    """As engine/lab/wisdom_write.c writes it: the header, then one entry a line, sorted."""
-    es = sorted(doc["entries"], key=key)
-    head = ",\n".join(f'  "{k}": {json.dumps(doc[k])}' for k in ("version", "device", "arch") if k in doc)
-    with open(path + ".tmp", "w") as f:
-        f.write("{\n" + head + ',\n  "entries": [\n' + ",\n".join("    " + json.dumps(e) for e in es) + "\n  ]\n}\n")
-    os.replace(path + ".tmp", path)
 
 
 def place(doc, e, auto_ratio, what):
@@ -125,7 +111,7 @@ def narrow():
         line = place(doc, e, av, r["config"])
         if not line.startswith("  kept out"):
             print(line)
-    write_wisdom(WISDOM, doc)
+    wisdom_file.write(WISDOM, doc)
 
 
 # ---- the device call's archive ------------------------------------------------------------------
@@ -215,7 +201,7 @@ def merge(arg):
                            f"(session 15, no H100 lent; --auto's {auto_label(ar)} {av:.2f}x in the same run), {data}, {DATE}")
             label = os.path.basename(cfg)[:-5] + ("[" + ",".join(f"{k}={v}" for k, v in w["set"].items()) + "]" if w.get("set") else "")
             print(place(doc, e, av, label))
-    write_wisdom(WISDOM, doc)
+    wisdom_file.write(WISDOM, doc)
     before = {(e.get("op", "NN"), e["shape"]): e["config"] for e in json.load(open(DEV_SEEDS))["entries"] if e["dtype"] == "f32"}
     files = subprocess.run([sys.executable, "bench/oracle_files.py"], capture_output=True, text=True, check=True).stdout.split()
     out = subprocess.run([sys.executable, "bench/oracle_entries.py", "--device", "NVIDIA H100 80GB HBM3", "--arch", "sm_90",
