@@ -58,131 +58,18 @@ import sys
 import time
 import zlib
 
+# The files' reader and schema (bench/workload_file.py); OPS and load are here for other scripts.
+from workload_file import DTYPES, OPS, Invalid, load, load_all  # noqa: F401
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOADS = os.path.join(ROOT, "bench", "workloads")
-OPS = ("NN", "NT", "TN")
-# element bytes, unit roundoff of the sums, of the result's rounding to the type (the half types
-# accumulate in FP32 and round once, as the library's classes bf16 and f16 have it)
-DTYPES = {"f32": (4, 2.0 ** -24, 0.0), "f64": (8, 2.0 ** -53, 0.0), "bf16": (2, 2.0 ** -24, 2.0 ** -8),
-          "f16": (2, 2.0 ** -24, 2.0 ** -11)}
 TORCH_DTYPES = {"f32": "float32", "f64": "float64", "bf16": "bfloat16", "f16": "float16"}
-TOP_KEYS = {"name": str, "description": str, "dtype": str, "calls": list}
-TOP_REQUIRED = ("name", "dtype", "calls")
-CALL_KEYS = ("name", "m", "n", "k", "op", "batch", "alpha", "beta")
-CALL_REQUIRED = ("name", "m", "n", "k", "op")
 WARMUP = 3  # calls before wait_compiles and again after it
 QUEUED, QUEUED_MIN, QUEUED_REPS = 50, 5, 3
 HOST, HOST_MIN = 200, 10
 
 
-class Invalid(Exception):
-    """Bad input: the message is the one line printed before exit 2."""
-
-
-# --- the workload files -------------------------------------------------------------------------
-
-def _no_duplicates(pairs):
-    seen = {}
-    for k, v in pairs:
-        if k in seen:
-            raise Invalid(f"duplicate key {json.dumps(k)}")
-        seen[k] = v
-    return seen
-
-
-def _number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _check_keys(obj, known, required, where):
-    """Every key of obj known, every required one there; Invalid names the first that is not."""
-    for key in obj:
-        if key not in known:
-            raise Invalid(f"{where}: unknown key {json.dumps(key)} (known: {', '.join(known)})")
-    for key in required:
-        if key not in obj:
-            raise Invalid(f"{where}: {key}: missing")
-
-
-def _check_call(c, where):
-    """A call as the schema has it, defaults filled in (batch 1, alpha 1, beta 0)."""
-    if not isinstance(c, dict):
-        raise Invalid(f"{where}: must be an object, got {type(c).__name__}")
-    _check_keys(c, CALL_KEYS, CALL_REQUIRED, where)
-    if not isinstance(c["name"], str) or not c["name"].strip():
-        raise Invalid(f"{where}: name: must be a non-empty string, got {json.dumps(c['name'])}")
-    for key in ("m", "n", "k", "batch"):
-        v = c.get(key, 1)
-        # bool is an int to Python, and 512.0 reads as a size only by accident: both refused.
-        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-            raise Invalid(f"{where}: {key}: must be a positive integer, got {json.dumps(v)}")
-    if c["op"] not in OPS:
-        raise Invalid(f"{where}: op: must be one of {', '.join(OPS)}, got {json.dumps(c['op'])}")
-    for key in ("alpha", "beta"):
-        if key in c and not _number(c[key]):
-            raise Invalid(f"{where}: {key}: must be a finite number, got {json.dumps(c[key])}")
-    return {"name": c["name"], "m": c["m"], "n": c["n"], "k": c["k"], "op": c["op"], "batch": c.get("batch", 1),
-            "alpha": c.get("alpha", 1), "beta": c.get("beta", 0)}
-
-
-def load(path):
-    """One workload file, checked: {"name", "description", "dtype", "calls": [...]} (Invalid names the
-    file and the call's index and name or the field)."""
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError as e:
-        raise Invalid(f"{path}: cannot read: {e.strerror}")
-    try:
-        doc = json.loads(text, object_pairs_hook=_no_duplicates)
-    except json.JSONDecodeError as e:
-        raise Invalid(f"{path}: not JSON: {e.msg} at line {e.lineno} column {e.colno}")
-    except Invalid as e:
-        raise Invalid(f"{path}: {e}")
-    if not isinstance(doc, dict):
-        raise Invalid(f"{path}: must be a JSON object, got {type(doc).__name__}")
-    _check_keys(doc, TOP_KEYS, TOP_REQUIRED, path)
-    for key, kind in TOP_KEYS.items():
-        if key in doc and not isinstance(doc[key], kind):
-            raise Invalid(f"{path}: {key}: must be a {'string' if kind is str else 'list'}, got {json.dumps(doc[key])}")
-    if not doc["name"].strip():
-        raise Invalid(f"{path}: name: must not be empty")
-    if doc["dtype"] not in DTYPES:
-        raise Invalid(f"{path}: dtype: must be one of {', '.join(DTYPES)}, got {json.dumps(doc['dtype'])}")
-    if not doc["calls"]:
-        raise Invalid(f"{path}: calls: empty")
-    calls, names = [], set()
-    for i, c in enumerate(doc["calls"]):
-        label = c.get("name") if isinstance(c, dict) and isinstance(c.get("name"), str) else None
-        where = f"{path}: calls[{i}]" + (f" ({label})" if label else "")
-        call = _check_call(c, where)
-        # The rows are keyed by workload and call name; two calls of one name could not be told apart.
-        if call["name"] in names:
-            raise Invalid(f"{where}: name: a second call of this name")
-        names.add(call["name"])
-        calls.append(call)
-    return {"path": path, "name": doc["name"], "description": doc.get("description", ""), "dtype": doc["dtype"],
-            "calls": calls}
-
-
-def load_all(paths):
-    """Every file checked (one line for each bad one), then Invalid if any was bad."""
-    docs, bad, seen = [], [], {}
-    for p in paths:
-        try:
-            d = load(p)
-        except Invalid as e:
-            bad.append(str(e))
-            continue
-        if d["name"] in seen:
-            bad.append(f"{p}: name: {json.dumps(d['name'])} is also the name of {seen[d['name']]}")
-            continue
-        seen[d["name"]] = p
-        docs.append(d)
-    if bad:
-        raise Invalid("\n".join(bad))
-    return docs
-
+# --- the calls -----------------------------------------------------------------------------------
 
 def flop(c):
     return 2.0 * c["batch"] * c["m"] * c["n"] * c["k"]

@@ -39,47 +39,62 @@ check_rc "--dry-run with no files: bench/workloads/*.json" 0 $?
 
 echo "== broken files: exit 2, one line naming the file and what is wrong"
 good='{"name": "ok", "dtype": "f32", "calls": [{"name": "a", "m": 8, "n": 8, "k": 8, "op": "NN"}]}'
-refused() { # NAME PATTERN FILE_TEXT: --dry-run on a file of that text exits 2 with one line matching
-  local name=$1 pat=$2 f="$T/$(echo "$1" | tr -c 'a-z0-9\n' _).json"
-  printf '%s\n' "$3" >"$f"
+refused() { # NAME NEEDLE PATTERN FILE_TEXT: --dry-run on a file of that text exits 2 with one line
+  # FILE:LINE:COL: PATTERN, LINE:COL where NEEDLE first stands in the text (found here by awk)
+  local name=$1 pat=$3 f="$T/$(echo "$1" | tr -c 'a-z0-9\n' _).json" at
+  printf '%s\n' "$4" >"$f"
+  at=$(awk -v n="$2" '{ i = index($0, n); if (i) { print NR ":" i; exit } }' "$f")
   $W --dry-run "$f" >"$T/out" 2>"$T/err"
   local rc=$? lines
   lines=$(wc -l <"$T/err")
-  if [ "$rc" = 2 ] && [ "$lines" = 1 ] && grep -q -- "^$f: $pat" "$T/err" && [ ! -s "$T/out" ]; then pass "$name"
-  else fail "$name (exit $rc, $lines lines)" "$(cat "$T/err" "$T/out")"; fi
+  if [ "$rc" = 2 ] && [ "$lines" = 1 ] && [ -n "$at" ] && grep -q -- "^$f:$at: $pat" "$T/err" && [ ! -s "$T/out" ]; then pass "$name"
+  else fail "$name (exit $rc, $lines lines, want $f:$at)" "$(cat "$T/err" "$T/out")"; fi
 }
 printf '%s\n' "$good" >"$T/good.json"
 $W --dry-run "$T/good.json" >/dev/null 2>&1
 check_rc "the good file the broken ones are made from passes" 0 $?
-refused "unknown call key" 'calls\[0\] (a): unknown key "mm"' \
+refused "unknown call key" '"mm"' 'calls\[0\] (a): unknown key "mm"' \
   '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 8, "mm": 8, "n": 8, "k": 8, "op": "NN"}]}'
-refused "unknown top-level key" 'unknown key "call"' '{"name": "x", "dtype": "f32", "calls": [], "call": []}'
-refused 'op "XY"' 'calls\[1\] (b): op: must be one of NN, NT, TN, got "XY"' \
+refused "unknown top-level key" '"call"' 'unknown key "call"' '{"name": "x", "dtype": "f32", "calls": [], "call": []}'
+refused 'op "XY"' '"XY"' 'calls\[1\] (b): op: must be one of NN, NT, TN, got "XY"' \
   '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 8, "n": 8, "k": 8, "op": "NN"},
     {"name": "b", "m": 8, "n": 8, "k": 8, "op": "XY"}]}'
-refused "m = 0" 'calls\[0\] (a): m: must be a positive integer, got 0' \
+refused "m = 0" '0,' 'calls\[0\] (a): m: must be a positive integer, got 0' \
   '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 0, "n": 8, "k": 8, "op": "NN"}]}'
-refused "k a string" 'calls\[0\] (a): k: must be a positive integer, got "8"' \
+refused "k a string" '"8"' 'calls\[0\] (a): k: must be a positive integer, got "8"' \
   '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 8, "n": 8, "k": "8", "op": "NN"}]}'
-refused "batch true" 'calls\[0\] (a): batch: must be a positive integer, got true' \
+refused "batch true" 'true' 'calls\[0\] (a): batch: must be a positive integer, got true' \
   '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 8, "n": 8, "k": 8, "op": "NN", "batch": true}]}'
-refused "beta a string" 'calls\[0\] (a): beta: must be a finite number' \
+refused "beta a string" '"1"' 'calls\[0\] (a): beta: must be a finite number' \
   '{"name": "x", "dtype": "f64", "calls": [{"name": "a", "m": 8, "n": 8, "k": 8, "op": "NN", "beta": "1"}]}'
-refused "missing op" 'calls\[0\] (a): op: missing' '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 8, "n": 8, "k": 8}]}'
-refused "a call not an object" 'calls\[0\]: must be an object' '{"name": "x", "dtype": "f32", "calls": [[8, 8, 8]]}'
-refused "two calls of one name" 'calls\[1\] (a): name: a second call' \
+refused "missing op" '{"name": "a"' 'calls\[0\] (a): op: missing' '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 8, "n": 8, "k": 8}]}'
+refused "a call not an object" '[8' 'calls\[0\]: must be an object' '{"name": "x", "dtype": "f32", "calls": [[8, 8, 8]]}'
+refused "two calls of one name" '"a", "m": 9' 'calls\[1\] (a): name: a second call' \
   '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 8, "n": 8, "k": 8, "op": "NN"},
     {"name": "a", "m": 9, "n": 8, "k": 8, "op": "NN"}]}'
-refused 'dtype "bfloat16"' 'dtype: must be one of f32, f64, bf16, f16, got "bfloat16"' '{"name": "x", "dtype": "bfloat16", "calls": []}'
-refused 'dtype "f8"' 'dtype: must be one of f32, f64, bf16, f16, got "f8"' '{"name": "x", "dtype": "f8", "calls": []}'
-refused "no calls" 'calls: empty' '{"name": "x", "dtype": "f32", "calls": []}'
-refused "malformed JSON" 'not JSON: .* at line 1 column' '{"name": "x", "dtype": "f32", "calls": [}'
-refused "a duplicate key" 'duplicate key "m"' \
+refused 'dtype "bfloat16"' '"bfloat16"' 'dtype: must be one of f32, f64, bf16, f16, got "bfloat16"' '{"name": "x", "dtype": "bfloat16", "calls": []}'
+refused 'dtype "f8"' '"f8"' 'dtype: must be one of f32, f64, bf16, f16, got "f8"' '{"name": "x", "dtype": "f8", "calls": []}'
+refused "no calls" '[]' 'calls: empty' '{"name": "x", "dtype": "f32", "calls": []}'
+refused "malformed JSON" '}' 'not JSON: ' '{"name": "x", "dtype": "f32", "calls": [}'
+refused "a duplicate key" '"m": 9' 'duplicate key "m"' \
   '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 8, "m": 9, "n": 8, "k": 8, "op": "NN"}]}'
+# engine's limits (engine/core/shape.h, wisdom.h): a side at most 2^24, a matrix at most 2^40
+# elements, a batch at most 65535; refused before torch is asked for the memory.
+refused "m past 2^24" '16777217' 'calls\[0\] (a): m: 16777217 is more than 16777216' \
+  '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 16777217, "n": 8, "k": 8, "op": "NN"}]}'
+refused "M*N past 2^40" '16777216, "k"' 'calls\[0\] (a): m\*n = 281474976710656 elements exceeds 2^40' \
+  '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 16777216, "n": 16777216, "k": 1, "op": "NN"}]}'
+refused "batch past 65535" '65536' 'calls\[0\] (a): batch: 65536 is more than 65535' \
+  '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 8, "n": 8, "k": 8, "op": "NN", "batch": 65536}]}'
+# A place on a later line: the unknown key on line 3 of a file laid out as the shipped ones are.
+refused "a place on line 3" '"alhpa"' 'calls\[1\] (b): unknown key "alhpa"' \
+  '{"name": "x", "dtype": "f32", "calls": [
+    {"name": "a", "m": 8, "n": 8, "k": 8, "op": "NN"},
+    {"name": "b", "m": 8, "n": 8, "k": 8, "op": "NN", "alhpa": 2}]}'
 printf '%s\n' '{"name": "x", "dtype": "f32", "calls": [{"name": "a", "m": 0, "n": 8, "k": 8, "op": "NN"}]}' >"$T/bad.json"
 $W --dry-run "$T/good.json" "$T/bad.json" >"$T/out" 2>"$T/err"
 rc=$?
-[ "$rc" = 2 ] && grep -q "^$T/bad.json: calls\[0\] (a): m:" "$T/err" && [ ! -s "$T/out" ] &&
+[ "$rc" = 2 ] && grep -q "^$T/bad.json:1:60: calls\[0\] (a): m:" "$T/err" && [ ! -s "$T/out" ] &&
   pass "a good file and a bad one: exit 2, nothing run" || fail "a good file and a bad one: exit 2" "exit $rc: $(cat "$T/err")"
 $W --dry-run "$T/good.json" "$T/good.json" >/dev/null 2>"$T/err"
 rc=$?
