@@ -1,5 +1,7 @@
 /* gpu_lib.c — libengine on the GPU, built as a user's program (engine.h, libengine.so, cuBLAS as the
- * reference). Run by tests/gpu.sh's library section and build/lib_gpu.sh:
+ * reference). Run by tests/gpu.sh's library section and build/lib_gpu.sh.
+ * Long: one program, built against the installed header and library as a user's would be, so that
+ * the GPU suite links one binary; its modes share the case tables and the cuBLAS reference.
  *
  *   gpu_lib check [SHAPES]   every op (NN NT TN TT) x shapes (default 1x1x1,17x33x5,127x129x131,
  *                            1000x1001x999, and 33x17x0: C = beta C) x beta 0 / 0.5 x f32 / f64 x row / column-major x
@@ -22,7 +24,8 @@
  *   gpu_lib firstcall DIR    with DIR as the CUBIN cache, a new context's first plan (64^3 f32: wisdom
  *                            loaded), then the first call of another config (2048^3): each plan's
  *                            origin and NVRTC time, the wall time of create + first execute + sync
- * Each prints "ok ..." / "FAIL ..." lines and ends with "N passed, N failed"; exit 1 on a failure. */
+ * Each prints "ok ..." / "FAIL ..." lines and ends with "N passed, N failed"; exit 1 on a failure.
+ */
 #define _GNU_SOURCE
 #include <engine.h>
 

@@ -93,4 +93,10 @@ if command -v readelf >/dev/null && [ -f "$B/libengine.so" ]; then
 else
   skip "libengine's SONAME" "no readelf or no $B/libengine.so"
 fi
+# A source file past ~900 lines (what one reader holds) says why at its top: a line of its opening
+# comment (first 20 lines) starting "Long:" ("* Long:", "# Long:"). Data files are not source.
+long=$(git ls-files 2>/dev/null | grep -E '\.(c|h|cu|cuh|py|sh)$' | while read -r f; do
+  [ -f "$f" ] && [ "$(wc -l <"$f")" -gt 900 ] && ! head -n 20 "$f" | grep -qE '^[ /*#]*Long:' && echo "$f ($(wc -l <"$f") lines)"
+done)
+[ -z "$long" ] && pass "every source file over 900 lines says why at its top (Long:)" || fail "every source file over 900 lines says why at its top (Long:)" "$long"
 summary
