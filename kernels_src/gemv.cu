@@ -140,7 +140,10 @@ constexpr int RB = GROUPS * ROWS;
 /* The dot-product loop of one group of LANES threads over [k0, k1): ROWS rows at rows[], V's
  * columns read as vectors (VV) or element by element. UNROLL steps' loads are issued before their
  * FMAs; the steps left over run one at a time (the same step, written out: as a template of the
- * step count the compiler ordered the set-up differently, and this code is the one measured). */
+ * step count the compiler ordered the set-up differently, and this code is the one measured).
+ * Folding the two loops' step into shared load and FMA functions (tried 2026-11-28) moved the PTX
+ * too: here at N = 1 in NT, in LDOT 0 below wherever the vectors are several (67 of the shipped
+ * wisdom's 333 gemv kernels), so both stay written out until a GPU session can time the fold. */
 template <bool VV>
 __device__ __forceinline__ void dot_loop(const Operands &o, const T *const (&rows)[ROWS], int k0, int k1, int lane,
                                          T (&acc)[ROWS][NJ])
