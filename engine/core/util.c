@@ -134,9 +134,9 @@ static char *read_into(strbuf *sb, const char *path, size_t *len)
 {
     FILE *f = sb->failed ? NULL : fopen(path, "rb");
     if (!f) {
+        int e = sb->failed ? ENOMEM : errno; /* fopen's reason, whatever sb_free does to errno */
         sb_free(sb);
-        if (sb->failed)
-            errno = ENOMEM;
+        errno = e;
         return NULL;
     }
     char chunk[65536];
