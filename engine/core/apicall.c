@@ -322,7 +322,7 @@ engine_status apicall_describe(engine_ctx *c, const apiarg_problem *p, const cha
         load_entry(c, e);
     }
     strbuf sb;
-    sb_init(&sb);
+    sb_try_init(&sb);
     const char *path, *why;
     switch (e->state) {
     case CALL_READY:
@@ -349,7 +349,8 @@ engine_status apicall_describe(engine_ctx *c, const apiarg_problem *p, const cha
         sb_add(&sb, "}");
     }
     pthread_mutex_unlock(&c->lock);
-    *json = sb_steal(&sb);
+    if (!(*json = sb_steal(&sb)))
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, fn, "no host memory for the description");
     return ENGINE_SUCCESS;
 }
 

@@ -12,6 +12,18 @@
 
 static engine_status fail(engine_status st, err_t *err) { return api_fail(st, err); }
 
+/* Host memory that ran out below the entry point (the plan's source, NVRTC's output) is named by
+ * the entry point, as its own objects' is, with where it ran out: "fn: no host memory for the
+ * pasted source (configs/x.json)". Other failures keep their config's place. */
+static engine_status build_fail(engine_status st, const char *fn, err_t *err)
+{
+    if (st != ENGINE_ERROR_OUT_OF_MEMORY)
+        return fail(st, err);
+    char text[ERR_TEXT_LEN + ERR_SOURCE_LEN + 8];
+    snprintf(text, sizeof text, "%s (%s)", err->text, err->source);
+    return api_fail_text(st, fn, text);
+}
+
 /* ---- choosing a config ---------------------------------------------------------------------- */
 
 /* The context's pick for dtype, op (the kernels' 2 ta + tb) and kind (batched: a batch of products),
@@ -38,7 +50,8 @@ pick_t *apiplan_pick(engine_ctx *c, dtype_t dtype, int op, int batched, const ch
 /* Where the config came from, as a JSON object's members, appended to sb: the entry (its op, batch
  * and alignment class) and what was weighed ("basis": the entries of the call's op, or NN's where there are none,
  * at the call's batch). */
-static void why_json(strbuf *sb, const pick_t *pk, const select_result *r, int op)
+/* -1 when the host had no memory for the text. */
+static int why_json(strbuf *sb, const pick_t *pk, const select_result *r, int op)
 {
     const select_cand *cd = &pk->sel.cands[r->chosen];
     double t = -1;
@@ -52,14 +65,17 @@ static void why_json(strbuf *sb, const pick_t *pk, const select_result *r, int o
             (long long)cd->entry->shape.k, wisdom_op_name(cd->entry->op), (long long)wisdom_batch(cd->entry),
             r->exact ? "true" : "false");
     sb_addf(sb, ",\"entry_align\":[%d,%d,%d]", cd->align.a, cd->align.b, cd->align.c);
-    char *basis = pk->op_note ? xasprintf("%s, at batch %lld", pk->op_note, (long long)r->batch)
-                              : xasprintf("the %s entries, at batch %lld", wisdom_op_name(op), (long long)r->batch);
+    char *basis = pk->op_note ? try_asprintf("%s, at batch %lld", pk->op_note, (long long)r->batch)
+                              : try_asprintf("the %s entries, at batch %lld", wisdom_op_name(op), (long long)r->batch);
+    if (!basis)
+        return -1;
     sb_add(sb, ",\"basis\":");
     sb_add_json_string(sb, basis);
     free(basis);
     if (!r->exact && t >= 0)
         sb_addf(sb, ",\"est_us\":%.3f,\"weighed\":%zu", t * 1e6, r->nw);
     sb_add(sb, "}");
+    return 0;
 }
 
 /* ---- modules -------------------------------------------------------------------------------- */
@@ -332,8 +348,11 @@ static engine_status fall_back(engine_ctx *c, engine_plan *pl, const layout_t *l
         err_clear(&e2);
         engine_status st = build(c, pl, lay, &e2);
         if (st == ENGINE_SUCCESS) {
-            pl->refused = xasprintf("%s", refused->label);
-            pl->refused_why = xstrdup(first);
+            pl->refused = try_strdup(refused->label);
+            pl->refused_why = try_strdup(first);
+            if (!pl->refused || !pl->refused_why)
+                return err_clear(err), err_set(err, ERR_ALLOC, refused->label, 0, 0, "no host memory for the refused config's reason"),
+                       ENGINE_ERROR_OUT_OF_MEMORY;
             return ENGINE_SUCCESS;
         }
         if (st != ENGINE_ERROR_NOT_SUPPORTED) {
@@ -352,11 +371,14 @@ static void layout_of(const apiarg_problem *p, layout_t *l)
                     .sa = p->sa, .sb = p->sb, .sc = p->sc};
 }
 
-static void describe(engine_plan *pl, const pick_t *pk, const select_result *r)
+/* The plan's description (engine_plan_describe) into pl->describe; -1 (NULL there) when the host
+ * had no memory for it. */
+static int describe(engine_plan *pl, const pick_t *pk, const select_result *r)
 {
     const apiarg_problem *p = &pl->p;
     strbuf sb;
-    sb_init(&sb);
+    sb_try_init(&sb);
+    bool short_of_memory = false;
     char arch[16];
     sb_addf(&sb, "{\"dtype\":\"%s\",\"arch\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"layout\":\"%c%c\",",
             dtype_name(p->dtype), arch_name(pl->ctx->arch, arch, sizeof arch), (long long)p->M, (long long)p->N,
@@ -366,7 +388,8 @@ static void describe(engine_plan *pl, const pick_t *pk, const select_result *r)
             (long long)p->lda, (long long)p->ldb, (long long)p->ldc, (long long)p->batch, (long long)p->sa,
             (long long)p->sb, (long long)p->sc, p->swapped ? "true" : "false", pl->al.a, pl->al.b, pl->al.c);
     if (pl->run) {
-        char *params = config_params_string(pl->cfg);
+        char *params = config_params_try(pl->cfg);
+        short_of_memory = !params;
         sb_add(&sb, "\"config\":");
         sb_add_json_string(&sb, pl->cfg->path);
         sb_add(&sb, ",\"label\":");
@@ -381,7 +404,7 @@ static void describe(engine_plan *pl, const pick_t *pk, const select_result *r)
                 (long long)pl->k.plan.workspace);
         free(params);
         if (pk)
-            why_json(&sb, pk, r, 2 * p->ta + p->tb);
+            short_of_memory = why_json(&sb, pk, r, 2 * p->ta + p->tb) || short_of_memory;
         else if (pl->by_default)
             sb_addf(&sb, "\"chosen_by\":\"default: no wisdom for %s at this problem (%s)\"", dtype_name(p->dtype),
                     HALF_DEFAULT);
@@ -407,7 +430,10 @@ static void describe(engine_plan *pl, const pick_t *pk, const select_result *r)
                 pl->origin == JIT_COMPILED ? "nvrtc" : pl->origin == JIT_DISK ? "disk" : "memory", pl->compile_ms,
                 pl->build_ms, pl->load_ms);
     sb_add(&sb, "}");
-    pl->describe = sb_steal(&sb);
+    if (short_of_memory)
+        sb_free(&sb);
+    pl->describe = short_of_memory ? NULL : sb_steal(&sb);
+    return pl->describe ? 0 : -1;
 }
 
 size_t engine_plan_describe(const engine_plan *pl, char *buf, size_t len)
@@ -502,7 +528,7 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
             st = fall_back(c, pl, &lay, pk, &r, &err);
         if (st) {
             engine_plan_destroy(pl);
-            return fail(st, &err);
+            return build_fail(st, fn, &err);
         }
     } else if (pl->scale && build_scale(c, pl, &err)) {
         engine_plan_destroy(pl);
@@ -510,8 +536,10 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
     }
     pl->pk = pk;
     pl->r = r;
-    if (!c->have_gpu)
-        describe(pl, pk, &r);
+    if (!c->have_gpu && describe(pl, pk, &r)) {
+        engine_plan_destroy(pl);
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, fn, "no host memory for the plan's description");
+    }
     *out = pl;
     return ENGINE_SUCCESS;
 }
@@ -541,7 +569,8 @@ engine_status apiplan_load(engine_plan *pl, const char *fn)
         pl->load_ms = now_ms() - t0;
     }
     free(pl->describe);
-    describe(pl, pl->pk, &pl->r);
+    if (describe(pl, pl->pk, &pl->r))
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, fn, "no host memory for the plan's description");
     return ENGINE_SUCCESS;
 }
 

@@ -71,6 +71,8 @@ void config_free(config_t *cfg);
 
 /* The params as "BM=64 BN=64 ..." (every param, in template order), newly allocated. */
 char *config_params_string(const config_t *cfg);
+/* The same in try_* memory, for the library's descriptions: NULL when the host has none. */
+char *config_params_try(const config_t *cfg);
 /* The plan request of cfg at target `to` (template_plan): its template, path (errors), name
  * (the pasted source), values and dtype. */
 plan_req config_plan_req(const config_t *cfg, const plan_target *to);

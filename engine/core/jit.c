@@ -6,6 +6,7 @@
 #include "sha256.h"
 #include "util.h"
 
+#include <errno.h>
 #include <nvrtc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -157,12 +158,14 @@ void jit_print_numbered(FILE *f, const char *source)
     }
 }
 
-/* The options every compile gets; the cache key covers them. */
-static size_t build_opts(int arch, const char *const *include_dirs, size_t ninc, char **owned, const char **opts)
+/* The options every compile gets; the cache key covers them. Their count, or -1 (ERR_ALLOC in err)
+ * when the host had no memory for one: free_opts either way. */
+static int build_opts(int arch, const char *const *include_dirs, size_t ninc, char **owned, const char **opts,
+                      const char *label, err_t *err)
 {
-    size_t n = 0;
+    int n = 0;
     char name[16];
-    opts[n++] = owned[0] = xasprintf("--gpu-architecture=%s", arch_name(arch, name, sizeof name));
+    opts[n++] = owned[0] = try_asprintf("--gpu-architecture=%s", arch_name(arch, name, sizeof name));
     /* -lineinfo: profilers and compute-sanitizer map SASS back to template lines (#line keeps them
      * the template's own). -Xptxas -v: the resource report, without a GPU. */
     opts[n++] = "-lineinfo";
@@ -175,13 +178,26 @@ static size_t build_opts(int arch, const char *const *include_dirs, size_t ninc,
         opts[n++] = "--no-cache";
     size_t ni = ninc < JIT_MAX_INCLUDES ? ninc : JIT_MAX_INCLUDES;
     for (size_t i = 0; i < ni; i++)
-        opts[n++] = owned[1 + i] = xasprintf("--include-path=%s", include_dirs[i]);
+        opts[n++] = owned[1 + i] = try_asprintf("--include-path=%s", include_dirs[i]);
     /* ENGINE_PTXAS_OPTIONS: extra ptxas options for experiments (e.g. --register-usage-level=10),
      * applied to every compile of the process and its workers; the cache key covers them. */
     const char *px = getenv("ENGINE_PTXAS_OPTIONS");
     if (px && *px)
-        opts[n++] = owned[1 + JIT_MAX_INCLUDES] = xasprintf("--ptxas-options=%s", px);
+        opts[n++] = owned[1 + JIT_MAX_INCLUDES] = try_asprintf("--ptxas-options=%s", px);
+    for (int i = 0; i < n; i++)
+        if (!opts[i])
+            return err_set(err, ERR_ALLOC, label, 0, 0, "no host memory for NVRTC's options"), -1;
     return n;
+}
+
+/* NVRTC's output of size bytes copied out (what: the log, the CUBIN, the PTX), or NULL with
+ * ERR_ALLOC in err. */
+static char *result_buf(size_t size, const char *what, const char *label, err_t *err)
+{
+    char *b = try_malloc(size);
+    if (!b)
+        err_set(err, ERR_ALLOC, label, 0, 0, "no host memory for NVRTC's %s (%zu bytes)", what, size);
+    return b;
 }
 
 static void free_opts(char **owned, size_t ninc)
@@ -204,7 +220,8 @@ static int do_compile(const jit_t *j, const char *prog_name, const char *source,
     size_t log_size = 0;
     if (NVRTC_CHECK(nvrtcGetProgramLogSize(prog, &log_size), err))
         goto out_destroy_program;
-    res->log = xmalloc(log_size + 1);
+    if (!(res->log = result_buf(log_size + 1, "log", label, err)))
+        goto out_destroy_program;
     res->log[0] = '\0';
     if (NVRTC_CHECK(nvrtcGetProgramLog(prog, res->log), err))
         goto out_destroy_program;
@@ -228,12 +245,14 @@ static int do_compile(const jit_t *j, const char *prog_name, const char *source,
     }
     if (NVRTC_CHECK(nvrtcGetCUBINSize(prog, &res->cubin_size), err))
         goto out_destroy_program;
-    res->cubin = xmalloc(res->cubin_size);
+    if (!(res->cubin = result_buf(res->cubin_size, "CUBIN", label, err)))
+        goto out_destroy_program;
     if (NVRTC_CHECK(nvrtcGetCUBIN(prog, res->cubin), err))
         goto out_destroy_program;
     if (NVRTC_CHECK(nvrtcGetPTXSize(prog, &res->ptx_size), err))
         goto out_destroy_program;
-    res->ptx = xmalloc(res->ptx_size);
+    if (!(res->ptx = result_buf(res->ptx_size, "PTX", label, err)))
+        goto out_destroy_program;
     if (NVRTC_CHECK(nvrtcGetPTX(prog, res->ptx), err))
         goto out_destroy_program;
     res->nfuncs = jit_parse_ptxas(res->log, res->funcs, JIT_MAX_FUNCS);
@@ -252,8 +271,9 @@ static void result_free(jit_result *r)
 }
 
 /* Feed the headers a source includes ("..." form, found on the include path, recursively) into
- * the key: editing gemm_common.cuh must not hit CUBINs built from the old one. */
-static void hash_includes(sha256_ctx *h, const char *text, const char *const *dirs, size_t ndirs, char ***seen,
+ * the key: editing gemm_common.cuh must not hit CUBINs built from the old one. -1 when the host had
+ * no memory (a key without a header would be wrong, not merely slow). */
+static int hash_includes(sha256_ctx *h, const char *text, const char *const *dirs, size_t ndirs, char ***seen,
                           size_t *nseen, int depth)
 {
     for (const char *p = strstr(text, "#include"); p && depth < 16; p = strstr(p + 8, "#include")) {
@@ -266,7 +286,9 @@ static void hash_includes(sha256_ctx *h, const char *text, const char *const *di
         const char *eol = strchr(q, '\n');
         if (!end || (eol && end > eol))
             continue;
-        char *name = xstrndup(q + 1, (size_t)(end - q - 1));
+        char *name = try_asprintf("%.*s", (int)(end - q - 1), q + 1);
+        if (!name)
+            return -1;
         bool dup = false;
         for (size_t i = 0; i < *nseen && !dup; i++)
             dup = strcmp((*seen)[i], name) == 0;
@@ -274,26 +296,38 @@ static void hash_includes(sha256_ctx *h, const char *text, const char *const *di
             free(name);
             continue;
         }
-        *seen = xrealloc(*seen, (*nseen + 1) * sizeof **seen);
+        char **grown = try_realloc(*seen, (*nseen + 1) * sizeof **seen);
+        if (!grown) {
+            free(name);
+            return -1;
+        }
+        *seen = grown;
         (*seen)[(*nseen)++] = name;
         for (size_t i = 0; i < ndirs; i++) {
-            char *path = xasprintf("%s/%s", dirs[i], name);
+            char *path = try_asprintf("%s/%s", dirs[i], name);
             size_t len = 0;
-            char *body = read_file(path, &len);
+            errno = 0;
+            char *body = path ? try_read_file(path, &len) : NULL;
             free(path);
+            if (!path || (!body && errno == ENOMEM))
+                return -1;
             if (!body)
                 continue;
             sha256_update(h, name, strlen(name) + 1);
             sha256_update(h, body, len + 1);
-            hash_includes(h, body, dirs, ndirs, seen, nseen, depth + 1);
+            int rc = hash_includes(h, body, dirs, ndirs, seen, nseen, depth + 1);
             free(body);
+            if (rc)
+                return -1;
             break;
         }
     }
+    return 0;
 }
 
-static void make_key(const char *source, const char **opts, size_t nopts, const char *const *dirs, size_t ndirs,
-                     char out[65])
+/* The cache key of a compile; -1 (ERR_ALLOC in err) when the host had no memory to read its headers. */
+static int make_key(const char *source, const char **opts, size_t nopts, const char *const *dirs, size_t ndirs,
+                    char out[65], const char *label, err_t *err)
 {
     sha256_ctx h;
     sha256_init(&h);
@@ -309,13 +343,28 @@ static void make_key(const char *source, const char **opts, size_t nopts, const 
     sha256_update(&h, source, strlen(source) + 1);
     char **seen = NULL;
     size_t nseen = 0;
-    hash_includes(&h, source, dirs, ndirs, &seen, &nseen, 0);
+    int rc = hash_includes(&h, source, dirs, ndirs, &seen, &nseen, 0);
     for (size_t i = 0; i < nseen; i++)
         free(seen[i]);
     free(seen);
+    if (rc)
+        return err_set(err, ERR_ALLOC, label, 0, 0, "no host memory for the headers of the compile's key"), -1;
     uint8_t d[32];
     sha256_final(&h, d);
     sha256_hex(d, out);
+    return 0;
+}
+
+/* The compile's options and key; -1 with err set (options freed by the caller either way). */
+static int opts_and_key(const char *source, int arch, const char *const *include_dirs, size_t ninc, char **owned,
+                        const char **opts, size_t *nopts, char key[65], const char *label, err_t *err)
+{
+    int n = build_opts(arch, include_dirs, ninc, owned, opts, label, err);
+    if (n < 0)
+        return -1;
+    *nopts = (size_t)n;
+    return make_key(source, opts, *nopts, include_dirs, ninc < JIT_MAX_INCLUDES ? ninc : JIT_MAX_INCLUDES, key,
+                    label, err);
 }
 
 /* The disk cache for one use, held until disk_release (NULL: none). */
@@ -383,22 +432,36 @@ static void to_disk(jit_t *j, const cache_t *disk, const char *key, const jit_re
         j->report.cache_warning(j->report.user, &err);
 }
 
+/* Whether a failed entry failed for want of host memory, which may be had now: such a failure is
+ * not kept as the compile's answer, as a failed compile is. Called with the lock held. */
+static bool retry_alloc(const mem_entry *e)
+{
+    return e->state == ENTRY_FAILED && e->err.cause == ERR_ALLOC;
+}
+
 int jit_compile(jit_t *j, const char *prog_name, const char *source, const char *const *include_dirs, size_t ninc,
                 int arch, const char *label, const jit_result **out, jit_origin *origin, err_t *err)
 {
     char *owned[2 + JIT_MAX_INCLUDES] = {0};
     const char *opts[8 + JIT_MAX_INCLUDES];
-    size_t nopts = build_opts(arch, include_dirs, ninc, owned, opts);
+    size_t nopts = 0;
     char key[65];
-    make_key(source, opts, nopts, include_dirs, ninc < JIT_MAX_INCLUDES ? ninc : JIT_MAX_INCLUDES, key);
+    if (opts_and_key(source, arch, include_dirs, ninc, owned, opts, &nopts, key, label, err)) {
+        free_opts(owned, ninc);
+        return -1;
+    }
 
     pthread_mutex_lock(&j->lock);
     mem_entry *e = j->entries;
     while (e && strcmp(e->key, key) != 0)
         e = e->next;
-    if (e) {
-        while (e->state == ENTRY_PENDING)
-            pthread_cond_wait(&j->done, &j->lock);
+    while (e && e->state == ENTRY_PENDING)
+        pthread_cond_wait(&j->done, &j->lock);
+    if (e && retry_alloc(e)) {
+        e->state = ENTRY_PENDING; /* built again, in its entry: others wait on it as on a new one */
+        err_clear(&e->err);
+        pthread_mutex_unlock(&j->lock);
+    } else if (e) {
         int rc = 0;
         if (e->state == ENTRY_FAILED) {
             if (err && !err_isset(err))
@@ -413,13 +476,19 @@ int jit_compile(jit_t *j, const char *prog_name, const char *source, const char 
         pthread_mutex_unlock(&j->lock);
         free_opts(owned, ninc);
         return rc;
+    } else {
+        e = try_calloc(1, sizeof *e);
+        if (!e) {
+            pthread_mutex_unlock(&j->lock);
+            free_opts(owned, ninc);
+            return err_set(err, ERR_ALLOC, label, 0, 0, "no host memory for the compile's memory cache entry"), -1;
+        }
+        memcpy(e->key, key, sizeof key);
+        e->state = ENTRY_PENDING;
+        e->next = j->entries;
+        j->entries = e;
+        pthread_mutex_unlock(&j->lock);
     }
-    e = xcalloc(1, sizeof *e);
-    memcpy(e->key, key, sizeof key);
-    e->state = ENTRY_PENDING;
-    e->next = j->entries;
-    j->entries = e;
-    pthread_mutex_unlock(&j->lock);
 
     jit_origin got = JIT_DISK;
     const cache_t *disk = disk_acquire(j);
@@ -460,9 +529,12 @@ int jit_prepare(jit_t *j, const char *prog_name, const char *source, const char 
 {
     char *owned[2 + JIT_MAX_INCLUDES] = {0};
     const char *opts[8 + JIT_MAX_INCLUDES];
-    size_t nopts = build_opts(arch, include_dirs, ninc, owned, opts);
+    size_t nopts = 0;
     char key[65];
-    make_key(source, opts, nopts, include_dirs, ninc < JIT_MAX_INCLUDES ? ninc : JIT_MAX_INCLUDES, key);
+    if (opts_and_key(source, arch, include_dirs, ninc, owned, opts, &nopts, key, label, err)) {
+        free_opts(owned, ninc);
+        return -1;
+    }
     int rc = 0;
     pthread_mutex_lock(&j->lock);
     mem_entry *e = j->entries;
@@ -470,7 +542,7 @@ int jit_prepare(jit_t *j, const char *prog_name, const char *source, const char 
         e = e->next;
     while (e && e->state == ENTRY_PENDING)
         pthread_cond_wait(&j->done, &j->lock);
-    if (e) {
+    if (e && !retry_alloc(e)) {
         if (e->state == ENTRY_FAILED) {
             if (err && !err_isset(err))
                 *err = e->err;

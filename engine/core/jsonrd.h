@@ -1,5 +1,5 @@
 /* jsonrd.h — one strict reader for the JSON that core reads: configs, templates' parameter
- * blocks, wisdom files.
+ * blocks and the rule sets they share (kernels_src/rules.json), wisdom files.
  *
  * The rules live here once: a document is parsed rejecting duplicate keys; an object takes no key
  * but those it names (jsonrd_only: the unknown key and the keys allowed, in one line); a member of

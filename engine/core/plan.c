@@ -158,7 +158,10 @@ static int plan_eval(const plan_req *r, bool paste, plan_t *plan, err_t *err)
                            t->requires[i].rule, t->requires[i].why);
     }
     strbuf sw;
-    sb_init(&sw);
+    if (paste)
+        sb_try_init(&sw);
+    else
+        memset(&sw, 0, sizeof sw);
     for (size_t i = 0; i < t->nswitches; i++) {
         if (scope_eval(&s, t->switches[i].expr, &v, msg, sizeof msg)) {
             sb_free(&sw);
@@ -168,10 +171,8 @@ static int plan_eval(const plan_req *r, bool paste, plan_t *plan, err_t *err)
         if (paste) /* the text is for reports; the model plans too often to format it */
             sb_addf(&sw, "%s%s=%lld", i ? " " : "", t->switches[i].name, (long long)v);
     }
-    if (paste)
-        plan->switches = sb_steal(&sw);
-    else
-        sb_free(&sw);
+    if (paste && !(plan->switches = sb_steal(&sw)))
+        return err_set(err, ERR_ALLOC, label, 0, 0, "no host memory for the text of the plan's switches");
     for (size_t i = 0; i < t->nlets; i++) {
         if (scope_eval(&s, t->lets[i].expr, &v, msg, sizeof msg))
             return tpl_expr_fail(t, err, t->lets[i].name, msg);
@@ -248,7 +249,7 @@ static int plan_eval(const plan_req *r, bool paste, plan_t *plan, err_t *err)
         return 0;
 
     strbuf src;
-    sb_init(&src);
+    sb_try_init(&src);
     /* No shape here: shapes with the same switches share one CUBIN (and one cache entry). */
     sb_addf(&src, "/* pasted by engine: config %s, template %s, %s, %s */\n", r->config_name, t->name,
             dtype_name(dtype), arch_name(arch, (char[16]){0}, 16));
@@ -273,7 +274,9 @@ static int plan_eval(const plan_req *r, bool paste, plan_t *plan, err_t *err)
     }
     sb_addf(&src, "#line 1 \"%s\"\n", t->path);
     sb_add(&src, t->text);
-    plan->source = sb_steal(&src);
+    /* Source pasted with a failed addition is NULL, never compiled short. */
+    if (!(plan->source = sb_steal(&src)))
+        return err_set(err, ERR_ALLOC, label, 0, 0, "no host memory for the pasted source");
     return 0;
 }
 

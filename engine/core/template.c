@@ -265,6 +265,10 @@ typedef struct {
     const template_t *t;
     jsonrd rd;      /* the parameter block, placed in the file; errors point at members' keys */
     jsonrd_obj top; /* the block's object */
+    /* RULES_FILE beside the template, read and checked whole when a shared set is first named;
+     * NULL until then. */
+    char *rules_path, *rules_text;
+    json_t *rules;
 } loader;
 
 /* An error at the member path[0..depth) of the block (the nearest that can be found). */
@@ -286,49 +290,102 @@ static int get_expr(loader *ld, json_t *v, const char *const *path, size_t depth
 
 /* Rules several templates share are written once, in rules.json beside them: an element of
  * "constraints" or "requires" that is a string names a set there, whose rules take its place. The
- * file is strict like a template's block: an object of NAME: [{"rule", "why"}, ...]. */
+ * file is read by jsonrd as strictly as a template's block, and whole, so a broken set is refused
+ * even where no template names it: an object of NAME: [{"rule", "why"}, ...]. */
 #define RULES_FILE "rules.json"
 
-static int add_rule(tpl_rule **out, size_t *n, size_t *cap, json_t *r)
+/* Element i (value v) of the array at key of rd's top object, to read as the object KEY[i]: its
+ * errors point into the element. */
+static jsonrd_obj rule_at(const jsonrd *rd, const char *key, size_t i, json_t *v)
 {
-    json_t *rule = json_object_get(r, "rule"), *why = json_object_get(r, "why");
-    if (!json_is_object(r) || !json_is_string(rule) || !json_is_string(why) || json_object_size(r) != 2)
+    const char *path[] = {key};
+    size_t arr = 0, base = 0;
+    if (jsonloc_offset(rd->text, 0, path, 1, false, &arr) || jsonloc_element(rd->text, arr, i, &base))
+        base = 0;
+    char name[96];
+    snprintf(name, sizeof name, "%s[%zu]", key, i);
+    return jsonrd_at(rd, v, base, name);
+}
+
+/* One rule, o an object: {"rule": an expression that must hold, "why": the reason given when it does
+ * not}, and no other key. Appended to *out (NULL: only checked). */
+static int read_rule(const jsonrd_obj *o, tpl_rule **out, size_t *n, size_t *cap)
+{
+    static const char *const keys[] = {"rule", "why", NULL};
+    const char *rule, *why;
+    if (jsonrd_only(o, keys, "a rule") ||
+        jsonrd_string(o, "rule", JSONRD_REQUIRED, "an expression that must hold", &rule) < 0 ||
+        jsonrd_string(o, "why", JSONRD_REQUIRED, "the reason, said when the rule is broken", &why) < 0)
         return -1;
+    if (!out)
+        return 0;
     if (*n == *cap) {
         *cap = *cap ? 2 * *cap : 8;
         *out = xrealloc(*out, *cap * sizeof **out);
     }
-    (*out)[*n].rule = xstrdup(json_string_value(rule));
-    (*out)[*n].why = xstrdup(json_string_value(why));
+    (*out)[*n].rule = xstrdup(rule);
+    (*out)[*n].why = xstrdup(why);
     (*n)++;
     return 0;
 }
 
-/* The rules of shared set `name` appended to out; 0, or -1 with err set (naming rules.json). */
+static jsonrd rules_reader(const loader *ld)
+{
+    return (jsonrd){ld->rules_path, ld->rules_text, 1, 1, false, false, ld->rd.err};
+}
+
+/* RULES_FILE read and checked into ld->rules, for "KEY"[i] naming set `name`; errors in the file
+ * are placed in it, a file that cannot be read is the template's. */
+static int rules_open(loader *ld, const char *key, size_t i, const char *name)
+{
+    if (ld->rules)
+        return 0;
+    const char *path[] = {key};
+    size_t len = 0;
+    ld->rules_path = path_join(ld->t->dir, RULES_FILE);
+    ld->rules_text = read_file(ld->rules_path, &len);
+    if (!ld->rules_text)
+        return load_fail(ld, path, 1, "\"%s\"[%zu] names the shared rule set \"%s\", but %s does not load: %s", key, i,
+                         name, ld->rules_path, strerror(errno));
+    jsonrd rd = rules_reader(ld);
+    jsonrd_obj top;
+    if (jsonrd_load(&rd, len, 0, "invalid JSON", &ld->rules) || jsonrd_top(&rd, ld->rules, RULES_FILE, &top))
+        return -1;
+    const char *set_name;
+    json_t *set;
+    json_object_foreach(ld->rules, set_name, set)
+    {
+        if (jsonrd_array(&top, set_name, 0, NULL, &set) < 0)
+            return -1;
+        for (size_t k = 0; k < json_array_size(set); k++) {
+            jsonrd_obj o = rule_at(&rd, set_name, k, json_array_get(set, k));
+            if (!json_is_object(o.obj))
+                return jsonrd_fail(&o, NULL, false, "%s must be {\"rule\": \"...\", \"why\": \"...\"}, got %s", o.name,
+                                   jsonloc_kind(o.obj));
+            if (read_rule(&o, NULL, NULL, NULL))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* The rules of shared set `name` appended to out; 0, or -1 with err set. */
 static int add_shared(loader *ld, const char *key, size_t i, const char *name, tpl_rule **out, size_t *n, size_t *cap)
 {
-    char *file = path_join(ld->t->dir, RULES_FILE);
     const char *path[] = {key};
-    json_error_t jerr;
-    json_t *root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
-    int rc = 0;
-    if (!root) {
-        rc = load_fail(ld, path, 1, "\"%s\"[%zu] names the shared rule set \"%s\", but %s does not load: %s (line %d)",
-                       key, i, name, file, jerr.text, jerr.line);
-    } else {
-        json_t *set = json_object_get(root, name);
-        if (!json_is_object(root) || !json_is_array(set)) {
-            rc = load_fail(ld, path, 1, "\"%s\"[%zu]: %s has no rule set \"%s\" (an array of {\"rule\", \"why\"})", key, i,
-                           file, name);
-        } else {
-            for (size_t k = 0; k < json_array_size(set) && !rc; k++)
-                if (add_rule(out, n, cap, json_array_get(set, k)))
-                    rc = load_fail(ld, path, 1, "%s: \"%s\"[%zu] must be {\"rule\": \"...\", \"why\": \"...\"}", file, name, k);
-        }
-        json_decref(root);
+    if (rules_open(ld, key, i, name))
+        return -1;
+    json_t *set = json_object_get(ld->rules, name);
+    if (!set)
+        return load_fail(ld, path, 1, "\"%s\"[%zu]: %s has no rule set \"%s\" (an array of {\"rule\", \"why\"})", key, i,
+                         ld->rules_path, name);
+    jsonrd rd = rules_reader(ld);
+    for (size_t k = 0; k < json_array_size(set); k++) {
+        jsonrd_obj o = rule_at(&rd, name, k, json_array_get(set, k));
+        if (read_rule(&o, out, n, cap))
+            return -1;
     }
-    free(file);
-    return rc;
+    return 0;
 }
 
 static int load_rules(loader *ld, json_t *arr, const char *key, tpl_rule **out, size_t *n)
@@ -345,9 +402,14 @@ static int load_rules(loader *ld, json_t *arr, const char *key, tpl_rule **out, 
         if (json_is_string(r)) {
             if (add_shared(ld, key, i, json_string_value(r), out, n, &cap))
                 return -1;
-        } else if (add_rule(out, n, &cap, r)) {
-            return load_fail(ld, path, 1, "\"%s\"[%zu] must be {\"rule\": \"...\", \"why\": \"...\"} or a shared set's name", key, i);
+            continue;
         }
+        if (!json_is_object(r))
+            return load_fail(ld, path, 1, "\"%s\"[%zu] must be {\"rule\": \"...\", \"why\": \"...\"} or a shared set's name",
+                             key, i);
+        jsonrd_obj o = rule_at(&ld->rd, key, i, r);
+        if (read_rule(&o, out, n, &cap))
+            return -1;
     }
     return 0;
 }
@@ -702,11 +764,14 @@ static int template_parse_block(template_t *t, err_t *err)
         return -1;
     }
     char *json = xstrndup(start, (size_t)(end - start));
-    loader ld = {t, {t->path, json, 1, 1, false, true, err}, {.obj = NULL}};
+    loader ld = {t, {t->path, json, 1, 1, false, true, err}, {.obj = NULL}, NULL, NULL, NULL};
     jsonloc_position(t->text, (size_t)(start - t->text), &ld.rd.line, &ld.rd.col);
     int rc = parse_block(&ld, t);
     if (rc == 0)
         compile_progs(t);
+    json_decref(ld.rules);
+    free(ld.rules_text);
+    free(ld.rules_path);
     free(json);
     if (rc) {
         template_free(t);

@@ -78,9 +78,36 @@ void *try_realloc(void *p, size_t n)
     return try_fails() ? NULL : realloc(p, n ? n : 1);
 }
 
+void *try_malloc(size_t n)
+{
+    return try_fails() ? NULL : malloc(n ? n : 1);
+}
+
 char *try_strdup(const char *s)
 {
     return !s || try_fails() ? NULL : strdup(s);
+}
+
+/* fmt formatted into new memory: try_* memory (NULL when there is none) when soft, else xmalloc's. */
+static char *format_new(bool soft, const char *fmt, va_list ap)
+{
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    char *s = soft ? try_malloc((size_t)n + 1) : xmalloc((size_t)n + 1);
+    if (s)
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+char *try_asprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = format_new(true, fmt, ap);
+    va_end(ap);
+    return s;
 }
 
 char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
@@ -95,46 +122,96 @@ char *xstrndup(const char *s, size_t n)
 
 char *xasprintf(const char *fmt, ...)
 {
-    va_list ap, aq;
+    va_list ap;
     va_start(ap, fmt);
-    va_copy(aq, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *s = format_new(false, fmt, ap);
     va_end(ap);
-    char *s = xmalloc((size_t)n + 1);
-    vsnprintf(s, (size_t)n + 1, fmt, aq);
-    va_end(aq);
     return s;
+}
+
+/* read_file and try_read_file: the file into sb (made by the caller). */
+static char *read_into(strbuf *sb, const char *path, size_t *len)
+{
+    FILE *f = sb->failed ? NULL : fopen(path, "rb");
+    if (!f) {
+        int e = sb->failed ? ENOMEM : errno; /* fopen's reason, whatever sb_free does to errno */
+        sb_free(sb);
+        errno = e;
+        return NULL;
+    }
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && !sb->failed)
+        sb_addn(sb, chunk, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || sb->failed) {
+        errno = sb->failed ? ENOMEM : EIO;
+        sb_free(sb);
+        return NULL;
+    }
+    if (len)
+        *len = sb->len;
+    return sb_steal(sb);
 }
 
 char *read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
     strbuf sb;
     sb_init(&sb);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sb_addn(&sb, chunk, n);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        sb_free(&sb);
-        errno = EIO;
-        return NULL;
-    }
-    if (len)
-        *len = sb.len;
-    return sb_steal(&sb);
+    return read_into(&sb, path, len);
+}
+
+char *try_read_file(const char *path, size_t *len)
+{
+    strbuf sb;
+    sb_try_init(&sb);
+    return read_into(&sb, path, len);
 }
 
 void sb_init(strbuf *sb)
 {
     sb->cap = 256;
     sb->len = 0;
+    sb->soft = sb->failed = false;
     sb->buf = xmalloc(sb->cap);
     sb->buf[0] = '\0';
+}
+
+int sb_try_init(strbuf *sb)
+{
+    sb->len = 0;
+    sb->soft = true;
+    sb->buf = try_malloc(256);
+    sb->failed = !sb->buf;
+    sb->cap = sb->failed ? 0 : 256;
+    if (sb->buf)
+        sb->buf[0] = '\0';
+    return sb->failed ? -1 : 0;
+}
+
+/* Room for n more bytes and the NUL; false (a soft strbuf, failed) when there is none to be had. */
+static bool sb_room(strbuf *sb, size_t n)
+{
+    if (sb->failed)
+        return false;
+    if (sb->len + n + 1 <= sb->cap)
+        return true;
+    size_t cap = sb->cap;
+    while (sb->len + n + 1 > cap)
+        cap *= 2;
+    if (!sb->soft) {
+        sb->buf = xrealloc(sb->buf, cap);
+    } else {
+        char *b = try_realloc(sb->buf, cap);
+        if (!b) {
+            sb->failed = true;
+            return false;
+        }
+        sb->buf = b;
+    }
+    sb->cap = cap;
+    return true;
 }
 
 void sb_free(strbuf *sb)
@@ -146,11 +223,8 @@ void sb_free(strbuf *sb)
 
 void sb_addn(strbuf *sb, const char *s, size_t n)
 {
-    if (sb->len + n + 1 > sb->cap) {
-        while (sb->len + n + 1 > sb->cap)
-            sb->cap *= 2;
-        sb->buf = xrealloc(sb->buf, sb->cap);
-    }
+    if (!sb_room(sb, n))
+        return;
     memcpy(sb->buf + sb->len, s, n);
     sb->len += n;
     sb->buf[sb->len] = '\0';
@@ -160,20 +234,17 @@ void sb_add(strbuf *sb, const char *s) { sb_addn(sb, s, strlen(s)); }
 
 void sb_addf(strbuf *sb, const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, aq;
     va_start(ap, fmt);
-    char *s;
-    {
-        va_list aq;
-        va_copy(aq, ap);
-        int n = vsnprintf(NULL, 0, fmt, aq);
-        va_end(aq);
-        s = xmalloc((size_t)n + 1);
-        vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    /* Formatted in place: no scratch allocation to fail. */
+    if (n >= 0 && sb_room(sb, (size_t)n)) {
+        vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+        sb->len += (size_t)n;
     }
     va_end(ap);
-    sb_add(sb, s);
-    free(s);
 }
 
 void sb_add_double(strbuf *sb, double v)
@@ -262,6 +333,10 @@ void sb_add_json_string(strbuf *sb, const char *s)
 
 char *sb_steal(strbuf *sb)
 {
+    if (sb->failed) {
+        sb_free(sb);
+        return NULL;
+    }
     char *s = sb->buf;
     sb->buf = NULL;
     sb->len = sb->cap = 0;

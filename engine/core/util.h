@@ -26,24 +26,38 @@ char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same that give NULL when the host has no memory, for the objects the library's entry points
  * make (a context, a plan, a forced config, a call's entry and the table of them, a pick, a loaded
- * module's slot): their callers get ENGINE_ERROR_OUT_OF_MEMORY rather than an abort. try_strdup(NULL) is NULL too: the caller tells the two apart. */
+ * module's slot) and what a kernel's build makes below them (the plan's switches and pasted source,
+ * NVRTC's options and output, the compile's key and memory cache entry, the descriptions): their
+ * callers get ENGINE_ERROR_OUT_OF_MEMORY rather than an abort. try_strdup(NULL) is NULL too: the caller tells the two apart. */
 void *try_calloc(size_t n, size_t size);
+void *try_malloc(size_t n);
 void *try_realloc(void *p, size_t n);
 char *try_strdup(const char *s);
+char *try_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Tests: of this thread's next try_* allocations the first n succeed and the rest fail, as if the
  * host had no memory; n < 0 (the default): none fail. */
 void util_try_fail_after(int n);
 
 /* Read a whole file into a NUL-terminated buffer. Returns NULL and sets errno on failure. */
 char *read_file(const char *path, size_t *len);
+/* The same in try_* memory: NULL with errno ENOMEM when the host has none (where a file that cannot
+ * be read is not an error, its caller must tell the two apart). */
+char *try_read_file(const char *path, size_t *len);
 
 /* A growable string. sb_init/sb_free pair; sb.buf is always NUL-terminated. */
 typedef struct {
     char *buf;
     size_t len;
     size_t cap;
+    bool soft;   /* made by sb_try_init: grown with try_* memory */
+    bool failed; /* soft only: the host had no memory for an addition, dropped with all after it */
 } strbuf;
 void sb_init(strbuf *sb);
+/* A strbuf for text the library builds below its entry points (pasted source, descriptions):
+ * where the host has no memory it fails rather than exits. -1 (sb->failed) when even its first
+ * buffer could not be had; additions that cannot grow it set failed and are dropped, and then
+ * sb_steal gives NULL. sb_free it either way. */
+int sb_try_init(strbuf *sb);
 void sb_free(strbuf *sb);
 void sb_add(strbuf *sb, const char *s);
 void sb_addn(strbuf *sb, const char *s, size_t n);
@@ -55,7 +69,7 @@ void sb_add_double(strbuf *sb, double v);
 /* s as a JSON string, quoted: quotes, backslashes and control characters escaped, invalid UTF-8
  * replaced by U+FFFD (jansson, and every other reader, refuses it). NULL is written as "". */
 void sb_add_json_string(strbuf *sb, const char *s);
-/* Hand over the buffer; sb becomes empty. */
+/* Hand over the buffer; sb becomes empty. NULL for a soft strbuf that failed (its buffer freed). */
 char *sb_steal(strbuf *sb);
 
 /* Median of v[0..n), sorting v; 0 when n is 0. */

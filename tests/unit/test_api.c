@@ -382,9 +382,9 @@ static void test_host_out_of_memory(void **state)
  * ENGINE_ERROR_OUT_OF_MEMORY naming fn and leaves the context usable (what it made before the
  * failure, a pick, may stay), and the sweep ends at a success. Returns the failures seen. */
 typedef engine_status (*oom_call)(engine_ctx *ctx, void *arg);
-static int oom_sweep(engine_ctx *ctx, oom_call call, void *arg, const char *fn)
+static int oom_sweep_seen(engine_ctx *ctx, oom_call call, void *arg, const char *fn, strbuf *seen)
 {
-    for (int n = 0; n < 64; n++) {
+    for (int n = 0; n < 256; n++) {
         util_try_fail_after(n);
         engine_status st = call(ctx, arg);
         util_try_fail_after(-1);
@@ -394,9 +394,16 @@ static int oom_sweep(engine_ctx *ctx, oom_call call, void *arg, const char *fn)
         const char *why = engine_last_error(ctx);
         if (!strstr(why, fn) || !strstr(why, "no host memory"))
             fail_msg("allocation %d: %s", n, why);
+        if (seen)
+            sb_addf(seen, "%s\n", why);
     }
-    fail_msg("%s: no success within 64 allocations", fn);
+    fail_msg("%s: no success within 256 allocations", fn);
     return -1;
+}
+
+static int oom_sweep(engine_ctx *ctx, oom_call call, void *arg, const char *fn)
+{
+    return oom_sweep_seen(ctx, call, arg, fn, NULL);
 }
 
 static engine_status describe_call(engine_ctx *ctx, void *arg)
@@ -416,22 +423,48 @@ static engine_status plan_call(engine_ctx *ctx, void *arg)
     return st;
 }
 
+/* Whether every site of sites (NULL-terminated) is in seen's messages; fails naming the first
+ * one that is not. */
+static void assert_sites(const strbuf *seen, const char *const *sites)
+{
+    for (const char *const *s = sites; *s; s++)
+        if (!strstr(seen->buf, *s))
+            fail_msg("no failure at \"%s\" in the sweep:\n%s", *s, seen->buf);
+}
+
 /* Deeper than the entry points' own objects: a call's entry and the context's table of them
  * (engine_sgemm's first call takes the same path as engine_gemm_describe), the context's pick of
- * wisdom per dtype and op, and engine_warm's picks. */
+ * wisdom per dtype and op, and engine_warm's picks; below kernel_build, the plan's switches and
+ * pasted source, NVRTC's options, the headers read for the compile's key and the memory cache's
+ * entry (NVRTC's own output: test_jit); and the descriptions, the plan's and the call's. */
 static void test_host_out_of_memory_deeper(void **state)
 {
     (void)state;
     engine_ctx *ctx = no_device_ctx();
     engine_plan_desc d;
-    /* wisdom's choice: the plan, the context's pick for f32 NN, its table of calls (the pick and the
-     * table are kept from then on, so the retry that reaches the table has the slot to spare that the
-     * entry needs) */
+    /* wisdom's choice: the plan, the context's pick for f32 NN, the kernel, its table of calls (the
+     * pick and the table are kept from then on, so the retry that reaches the table has the slot to
+     * spare that the entry needs) */
     engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 96, 80, 64);
-    assert_int_equal(oom_sweep(ctx, describe_call, &d, "engine_gemm_describe"), 3);
-    /* the pick and the table are there now: the plan, the call's entry */
+    strbuf seen;
+    sb_init(&seen);
+    assert_true(oom_sweep_seen(ctx, describe_call, &d, "engine_gemm_describe", &seen) >= 12);
+    static const char *const first[] = {"for the plan\n", "for the context's pick", "for the text of the plan's switches",
+                                        "for the pasted source", "for NVRTC's options", "for the headers of the compile's key",
+                                        "for the compile's memory cache entry", "for the plan's description",
+                                        "for the call's entry", "for the description\n", NULL};
+    assert_sites(&seen, first);
+    sb_free(&seen);
+    /* the pick and the table are there now: the plan, the kernel (other switches: its own CUBIN), the
+     * call's entry */
     engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 97, 81, 65);
-    assert_int_equal(oom_sweep(ctx, describe_call, &d, "engine_gemm_describe"), 2);
+    sb_init(&seen);
+    assert_true(oom_sweep_seen(ctx, describe_call, &d, "engine_gemm_describe", &seen) >= 10);
+    static const char *const again[] = {"for the plan\n", "for the pasted source", "for the headers of the compile's key",
+                                        "for the plan's description", "for the call's entry", NULL};
+    assert_sites(&seen, again);
+    assert_null(strstr(seen.buf, "pick"));
+    sb_free(&seen);
     /* another op: a pick of its own */
     engine_plan_desc_init(&d, ENGINE_F64, ENGINE_ROW_MAJOR, ENGINE_TRANS, ENGINE_NO_TRANS, 64, 64, 64);
     assert_true(oom_sweep(ctx, plan_call, &d, "engine_plan_create") >= 2);

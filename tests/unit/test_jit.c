@@ -1,6 +1,6 @@
 /* test_jit.c — NVRTC to CUBIN without a GPU, the resource report, the memory and disk caches (keys
  * that follow included headers, one compile for concurrent requests), compile errors, and two jit_t
- * (two library contexts) sharing nothing but the disk cache's directory. */
+ * (two library contexts) sharing nothing but the disk cache's directory, host memory running out. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <setjmp.h>
@@ -14,6 +14,7 @@
 
 #include "cache.h"
 #include "jit.h"
+#include "util.h"
 
 static jit_t *J; /* the tests' compiler (main) */
 
@@ -310,6 +311,59 @@ static void test_two_jits_share_nothing(void **state)
     jit_free(NULL);
 }
 
+/* Host memory that runs out in a compile (its options, its memory cache entry, NVRTC's log, CUBIN and
+ * PTX copied out) is an error (ERR_ALLOC) naming what it was for, not an exit; and such a failure is
+ * not kept as the source's answer, as a failed compile is: the next request compiles again. */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    strbuf seen;
+    sb_init(&seen);
+    const jit_result *r = NULL;
+    jit_origin o;
+    int n = 0, rc = -1;
+    for (; n < 64 && rc; n++) { /* a fresh jit_t each time: the nth allocation of one first compile */
+        jit_t *j = jit_new();
+        err_t err;
+        err_clear(&err);
+        util_try_fail_after(n);
+        rc = jit_compile(j, "t.cu", k_src, NULL, 0, 80, "test", &r, &o, &err);
+        util_try_fail_after(-1);
+        if (rc) {
+            assert_int_equal(err.cause, ERR_ALLOC);
+            assert_string_equal(err.source, "test");
+            sb_addf(&seen, "%s\n", err.text);
+        } else {
+            assert_int_equal(o, JIT_COMPILED);
+            assert_true(r->cubin_size > 0 && strstr(r->ptx, ".entry gemm"));
+        }
+        jit_free(j);
+    }
+    assert_int_equal(rc, 0);
+    const char *sites[] = {"no host memory for NVRTC's options", "no host memory for the compile's memory cache entry",
+                           "no host memory for NVRTC's log", "no host memory for NVRTC's CUBIN",
+                           "no host memory for NVRTC's PTX", NULL};
+    for (const char **site = sites; *site; site++)
+        if (!strstr(seen.buf, *site))
+            fail_msg("no failure at %s; failures: %s", *site, seen.buf);
+    sb_free(&seen);
+    /* The entry that failed for memory compiles again on the next request. */
+    jit_t *j = jit_new();
+    err_t err;
+    err_clear(&err);
+    util_try_fail_after(2); /* the options, the entry, then not the log */
+    assert_int_equal(jit_compile(j, "t.cu", k_src, NULL, 0, 80, "test", &r, &o, &err), -1);
+    util_try_fail_after(-1);
+    assert_non_null(strstr(err.text, "NVRTC's log"));
+    err_clear(&err);
+    assert_int_equal(jit_compile(j, "t.cu", k_src, NULL, 0, 80, "test", &r, &o, &err), 0);
+    assert_int_equal(o, JIT_COMPILED);
+    jit_stats st;
+    jit_get_stats(j, &st);
+    assert_int_equal(st.nvrtc, 2);
+    jit_free(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_same_source),
         cmocka_unit_test(test_cache_replaced_under_readers),
         cmocka_unit_test(test_two_jits_share_nothing),
+        cmocka_unit_test(test_out_of_memory),
     };
     J = jit_new();
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

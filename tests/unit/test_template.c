@@ -393,6 +393,44 @@ static void test_shared_rules(void **state)
     rmdir(dir);
 }
 
+/* A broken rules.json as data: each folder of tests/fixtures/rules/invalid/ holds a rules.json (none:
+ * the file is missing), optionally its own t.cu (else k_rules_user, which names set "a" in
+ * "constraints" and "b" in "requires"), and the exact error line loading t.cu must give
+ * (`expected`). rules.json is read as strictly as any other file: whole, at its own line and
+ * column, the set and rule named. Adding a case is adding a folder. */
+#define RULES_DIR "tests/fixtures/rules/invalid"
+
+static const char *const k_rules_user =
+    "/* engine:template\n"
+    "{\"summary\": \"t\", \"dtypes\": [\"f32\"], \"params\": {\"B\": {\"default\": 4}},\n"
+    " \"constraints\": [{\"rule\": \"B > 1\", \"why\": \"own\"}, \"a\"],\n"
+    " \"requires\": [\"b\"],\n"
+    " \"launches\": [{\"kernel\": \"gemm\", \"grid\": [1, 1, 1], \"block\": [\"B\", 1, 1]}]}\n"
+    "*/\n";
+
+static int load_rules_case(const char *case_dir, char *got, size_t len)
+{
+    char *path = xasprintf("%s/t.cu", case_dir), *text = read_file(path, NULL);
+    template_t t;
+    err_t err;
+    err_clear(&err);
+    int rc = template_parse("t", path, text ? text : k_rules_user, &t, &err);
+    if (rc == 0)
+        template_free(&t);
+    else
+        err_format(&err, got, len);
+    assert_int_equal(rc ? err.code : EXIT_INPUT, EXIT_INPUT);
+    free(text);
+    free(path);
+    return rc;
+}
+
+static void test_rules_invalid(void **state)
+{
+    (void)state;
+    assert_true(run_fixtures(RULES_DIR, load_rules_case) >= 15);
+}
+
 /* "pdl": a boolean; the plan asks for programmatic dependent launch only on sm_90 and newer (the
  * griddepcontrol instructions exist there), and never for a template that did not promise to wait. */
 static void test_pdl(void **state)
@@ -665,6 +703,7 @@ int main(void)
         cmocka_unit_test(test_plan_refusals),
         cmocka_unit_test(test_compile_cost),
         cmocka_unit_test(test_shared_rules),
+        cmocka_unit_test(test_rules_invalid),
         cmocka_unit_test(test_pdl),
         cmocka_unit_test(test_pdl_modes),
         cmocka_unit_test(test_tensor_maps),

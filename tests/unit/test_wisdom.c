@@ -454,46 +454,28 @@ static void test_choice_format(void **state)
  * exact error line it must give (`expected`). Adding a case is adding a folder. */
 #define INVALID_DIR "tests/fixtures/wisdom/invalid"
 
+static int load_wisdom_case(const char *case_dir, char *got, size_t len)
+{
+    char *path = xasprintf("%s/wisdom.json", case_dir);
+    wisdom_t w;
+    wisdom_init(&w);
+    err_t err;
+    err_clear(&err);
+    int rc = wisdom_load_file(&w, path, &err);
+    if (rc) {
+        err_format(&err, got, len);
+        assert_int_equal(err.code, EXIT_INPUT);
+        assert_int_equal(w.nfiles, 0);
+    }
+    wisdom_free(&w);
+    free(path);
+    return rc;
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
-    struct dirent **cases = NULL;
-    int n = scandir(INVALID_DIR, &cases, NULL, alphasort);
-    assert_true(n > 2);
-    int ran = 0;
-    for (int i = 0; i < n; i++) {
-        const char *name = cases[i]->d_name;
-        if (name[0] == '.') {
-            free(cases[i]);
-            continue;
-        }
-        char *path = xasprintf(INVALID_DIR "/%s/wisdom.json", name);
-        char *exp_path = xasprintf(INVALID_DIR "/%s/expected", name);
-        char *want = read_file(exp_path, NULL);
-        assert_non_null(want);
-        want[strcspn(want, "\n")] = '\0';
-        wisdom_t w;
-        wisdom_init(&w);
-        err_t err;
-        err_clear(&err);
-        int rc = wisdom_load_file(&w, path, &err);
-        char line[ERR_SOURCE_LEN + ERR_TEXT_LEN + 64];
-        err_format(&err, line, sizeof line);
-        if (rc != -1 || strcmp(line, want) != 0)
-            fprintf(stderr, "case %s:\n  got:  %s\n  want: %s\n", name, rc ? line : "(loaded)", want);
-        assert_int_equal(rc, -1);
-        assert_int_equal(err.code, EXIT_INPUT);
-        assert_string_equal(line, want);
-        assert_int_equal(w.nfiles, 0);
-        wisdom_free(&w);
-        free(want);
-        free(exp_path);
-        free(path);
-        free(cases[i]);
-        ran++;
-    }
-    free(cases);
-    assert_true(ran >= 30);
+    assert_true(run_fixtures(INVALID_DIR, load_wisdom_case) >= 30);
 }
 
 /* The same through a file on disk: the error names the file's path. */
