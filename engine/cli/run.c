@@ -600,10 +600,12 @@ int run_bench(const opts_t *o)
         if (cli_layout(o, sh, &lay, &lerr)) /* refused at parse time already; here for the shape list */
             layout_packed(&lay, o->ta, o->tb, sh->m, sh->n, sh->k, 1);
         char ltext[192];
-        report_note(&rep, "problem: C = alpha*op(A)*op(B) + beta*C, %lldx%lldx%lld%s, alpha=%g beta=%g, seed %llu; timing: %d warm-up, median of %d runs x %d launches, L2 flushed before each run; cuBLAS in strict FP32/FP64 (pedantic math; bf16/f16: GemmEx, FP32 compute), in the same layout, timed by the same worker",
+        report_note(&rep, "problem: C = alpha*op(A)*op(B) + beta*C, %lldx%lldx%lld%s, alpha=%g beta=%g, seed %llu; timing: %d warm-up, median of %d runs x %d launches, L2 flushed before each run; cuBLAS in %s (bf16/f16: GemmEx, FP32 compute), in the same layout, timed by the same worker",
                     (long long)sh->m, (long long)sh->n, (long long)sh->k,
                     layout_text(&lay, sh->m, sh->n, sh->k, ltext, sizeof ltext), alpha, beta,
-                    (unsigned long long)o->seed, o->warmup, o->runs, o->iters);
+                    (unsigned long long)o->seed, o->warmup, o->runs, o->iters,
+                    r.su.cublas_pedantic ? "strict FP32/FP64 (pedantic math)"
+                                         : "FP32/FP64 in its default math (ENGINE_CUBLAS_MATH=default: no TF32)");
         if (r.pick) {
             report_note(&rep, "auto: %s", pick.why[s]);
             explain(o, &pick, s, o->format == FORMAT_TABLE);
@@ -653,6 +655,7 @@ int run_bench(const opts_t *o)
             }
             if (last) {
                 bool plain = !lay.ta && !lay.tb && lay.batch == 1 && layout_is_packed(&lay, sh->m, sh->n, sh->k);
+                bool ped = r.su.cublas_pedantic;
                 /* cuBLAS DGEMM runs on the FP64 tensor cores where there are any. */
                 double peak = d == DTYPE_F64 && arch_lookup((int)jnum(r.w.hello, "sm", 90))->fp64_tc_lanes > 0
                                   ? mc.fp64_tc
@@ -660,10 +663,13 @@ int run_bench(const opts_t *o)
                 const char *args = dtype_half((dtype_t)d)
                                        ? (plain ? "cublasGemmEx, CUBLAS_COMPUTE_32F, no reduced-precision reductions"
                                                 : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F, no reduced-precision reductions")
-                                   : !plain         ? (d == DTYPE_F64 ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F_PEDANTIC"
-                                                                      : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_PEDANTIC")
-                                   : d == DTYPE_F64 ? "cublasDgemm"
-                                                    : "cublasSgemm, CUBLAS_PEDANTIC_MATH";
+                                   : !plain ? (d == DTYPE_F64 ? (ped ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F_PEDANTIC"
+                                                                     : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F")
+                                               : ped ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_PEDANTIC"
+                                                     : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F")
+                                   : d == DTYPE_F64 ? (ped ? "cublasDgemm, CUBLAS_PEDANTIC_MATH" : "cublasDgemm, CUBLAS_DEFAULT_MATH")
+                                   : ped ? "cublasSgemm, CUBLAS_PEDANTIC_MATH"
+                                         : "cublasSgemm, CUBLAS_DEFAULT_MATH";
                 cublas_row(&rep, last, "cublas_", "cublas", args, (dtype_t)d, sh, &lay, alpha, beta, peak,
                            jnum(last, "cublas_ms", 0));
                 if (last_tf32) /* % cuBLAS: against strict SGEMM, as every row's */

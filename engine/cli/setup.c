@@ -3,6 +3,7 @@
 #include "setup.h"
 
 #include "arch.h"
+#include "blas.h"
 #include "jit.h"
 #include "labjit.h"
 #include "util.h"
@@ -37,6 +38,9 @@ int setup_cache(setup_t *su, const opts_t *o, bool workers, err_t *err)
 
 int setup_target(setup_t *su, const opts_t *o, int device, bool need_gpu, err_t *err)
 {
+    /* The workers read ENGINE_CUBLAS_MATH too: a bad value is refused here, before any GPU work. */
+    if (need_gpu && blas_math_from_env(&su->cublas_pedantic, err))
+        return -1;
     /* With --arch the engine needs no driver: its workers open the GPU and report on it. */
     if (need_gpu && !o->arch) {
         if (gpu_probe(&su->gpu, device, err))

@@ -22,6 +22,7 @@ typedef struct {
     int64_t smem_limit; /* bytes of shared memory a block may opt in to on the target */
     gpu_t gpu;          /* the GPU's properties (no context), when have_gpu */
     bool have_gpu;
+    bool cublas_pedantic; /* the workers' cuBLAS in strict math (ENGINE_CUBLAS_MATH, blas.h) */
 } setup_t;
 
 /* The CUBIN cache for this run: --cache DIR, the default directory, or with --no-cache none at

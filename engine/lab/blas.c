@@ -35,17 +35,33 @@ static int cublas_check(cublasStatus_t rc, const char *call, const char *file, i
 }
 #define CUBLAS_CHECK(call, err) cublas_check((call), #call, __FILE__, __LINE__, (err))
 
+int blas_math_from_env(bool *pedantic, err_t *err)
+{
+    const char *v = getenv("ENGINE_CUBLAS_MATH");
+    *pedantic = true;
+    if (!v || !*v || strcmp(v, "pedantic") == 0)
+        return 0;
+    if (strcmp(v, "default") == 0) {
+        *pedantic = false;
+        return 0;
+    }
+    return err_set(err, ERR_INPUT, "engine", 0, 0,
+                   "ENGINE_CUBLAS_MATH=%s: must be pedantic (strict FP32/FP64, the default) or default (cuBLAS's own "
+                   "choice, as a program gets it)",
+                   v);
+}
+
 int blas_open(blas_t *b, gpu_t *g, err_t *err)
 {
     memset(b, 0, sizeof *b);
-    if (blas_load(err))
+    if (blas_math_from_env(&b->pedantic, err) || blas_load(err))
         return -1;
     cublasHandle_t h;
     if (CUBLAS_CHECK(cb->cublasCreate(&h), err))
         return -1;
     /* CUstream and cudaStream_t are the same type: both name struct CUstream_st. */
     if (CUBLAS_CHECK(cb->cublasSetStream(h, (cudaStream_t)g->stream), err) ||
-        CUBLAS_CHECK(cb->cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), err) ||
+        CUBLAS_CHECK(cb->cublasSetMathMode(h, b->pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH), err) ||
         CUBLAS_CHECK(cb->cublasGetVersion(h, &b->version), err)) {
         cb->cublasDestroy(h);
         return -1;
@@ -119,7 +135,7 @@ int blas_gemm_half(blas_t *b, dtype_t dtype, dtype_t c_dtype, int M, int N, int 
                                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                           err);
     }
-    if (CUBLAS_CHECK(cb->cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), err))
+    if (CUBLAS_CHECK(cb->cublasSetMathMode(h, b->pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH), err))
         return -1;
     return rc;
 }
@@ -135,9 +151,10 @@ int blas_gemm_layout(blas_t *b, dtype_t dtype, bool tf32, int M, int N, int K, c
     /* Column-major, B's stored rows are its columns: B stored K x N (op N) is op(B)^T as it
      * stands, B stored N x K (op T) is op(B), which cuBLAS transposes; the same for A. */
     cudaDataType_t t = cuda_type(dtype);
-    cublasComputeType_t ct = dtype == DTYPE_F64 ? CUBLAS_COMPUTE_64F_PEDANTIC
+    cublasComputeType_t ct = dtype == DTYPE_F64 ? (b->pedantic ? CUBLAS_COMPUTE_64F_PEDANTIC : CUBLAS_COMPUTE_64F)
                              : tf32           ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                              : CUBLAS_COMPUTE_32F_PEDANTIC;
+                             : b->pedantic    ? CUBLAS_COMPUTE_32F_PEDANTIC
+                                              : CUBLAS_COMPUTE_32F;
     long long one = lay->batch > 1;
     return CUBLAS_CHECK(cb->cublasGemmStridedBatchedEx(b->handle, lay->tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                                                    lay->ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, alpha, (const void *)B,

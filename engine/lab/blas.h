@@ -1,6 +1,13 @@
 /* blas.h — cuBLAS as the reference and the yardstick: row-major C = alpha*A*B + beta*C in strict
  * FP32 (CUBLAS_PEDANTIC_MATH: no TF32, no reduced-precision shortcuts) or FP64, on the engine's
- * stream in the device's primary context. */
+ * stream in the device's primary context.
+ *
+ * ENGINE_CUBLAS_MATH=default runs FP32 and FP64 in cuBLAS's default math instead (what torch.matmul
+ * gets with TF32 off: still no TF32, but cuBLAS free to choose its own algorithms), for both the
+ * reference and the yardstick: a program's cuBLAS. torch.matmul's queued time against the pedantic
+ * yardstick's at the same calls: FP32, 49 workload calls (H200), median 1.01x (0.92-1.22x); FP64 Gram
+ * products (TN, K 65536-262144, H100) 0.77-0.93x, faster (docs/NOTES.md, "The yardstick"). This
+ * setting lets one run say whether the math mode is the difference. */
 #ifndef ENGINE_BLAS_H
 #define ENGINE_BLAS_H
 
@@ -10,9 +17,14 @@
 #include "template.h"
 
 typedef struct {
-    void *handle; /* cublasHandle_t */
-    int version;  /* e.g. 130100 */
+    void *handle;  /* cublasHandle_t */
+    int version;   /* e.g. 130100 */
+    bool pedantic; /* strict math (the default), or cuBLAS's default math (ENGINE_CUBLAS_MATH=default) */
 } blas_t;
+
+/* The math ENGINE_CUBLAS_MATH asks for: 0 with *pedantic set ("pedantic" or unset: true,
+ * "default": false), or -1 with err naming the variable, its value and the two allowed (exit 2). */
+int blas_math_from_env(bool *pedantic, err_t *err);
 
 /* Load libcublas (once; the command does not link it): 0, or EXIT_SYSTEM with err naming what failed
  * (the library not found, a symbol missing). blas_open calls it; needs no GPU. */
@@ -32,7 +44,8 @@ int blas_gemm_tf32(blas_t *b, int M, int N, int K, const void *alpha, CUdevicept
 
 /* The same product in any layout (layout.h), batches included: cublasGemmStridedBatchedEx with
  * A and B swapped and the transposes carried over (row-major C = op(A) op(B) is column-major
- * C^T = op(B)^T op(A)^T). tf32: the TF32 tensor cores (f32 only); otherwise pedantic FP32 or FP64.
+ * C^T = op(B)^T op(A)^T). tf32: the TF32 tensor cores (f32 only); otherwise FP32 or FP64, pedantic
+ * unless b says not.
  * Packed NN with one product takes blas_gemm's path (or blas_gemm_tf32's), so the yardstick there
  * is the call it always was. */
 int blas_gemm_layout(blas_t *b, dtype_t dtype, bool tf32, int M, int N, int K, const layout_t *lay, const void *alpha,
