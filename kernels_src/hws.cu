@@ -27,6 +27,18 @@
  * partial tile to the workspace, and a last launch (reduce) adds the slices in a fixed order,
  * applies alpha and beta and rounds once: as without split-K, one rounding a result.
  *
+ * EPI (the epilogue): 0 stores C from the accumulator registers, a 32-bit pair a thread, so that a
+ * warp's store covers 8 rows x 16 bytes (half of each sector) and a 64 x 256 tile takes each thread
+ * 128 stores while the tensor cores wait. 1 stages it through shared memory: each consumer
+ * warpgroup rounds 64 x 64 sub-tiles into one of two 8 KB buffers of its own (stmatrix, the copy
+ * engine's 128-byte swizzle: no bank conflicts) and writes them as rows of 16 bytes, a warp 4 whole
+ * 128-byte rows (16 stores a thread for 64 x 256). 2 has the copy engine store each sub-tile through
+ * a tensor map of C (rows 16-byte aligned, switch TMA_C; else as 1). beta reads C where the
+ * registers sit, as EPI 0 does, so each result is still rounded once; split-K's FP32 partials go
+ * out as with EPI 0. 1 and 2 take 16 KB a warpgroup beside the ring: 128x256 fits 4 stages. At
+ * K = 0 no wgmma writes the accumulators: 1 and 2 zero them; EPI 0 reads them unwritten (left as it
+ * is so that the shipped kernels' code stays the same; bench/hws_gpu.sh's `v k0` checks it).
+ *
  * KPROMOTE > 0: the tensor cores sum KPROMOTE elements of K, then FP32 adds fold the chain into a
  * second set of registers (hmma.cu's promotion; the tensor cores' sums truncate, docs/NOTES.md,
  * "BF16 and FP16"); it doubles the accumulators, so it fits only MI BN <= 128.
@@ -53,13 +65,15 @@
     "GROUP": {"default": 8, "min": 1, "max": 64, "doc": "rows of tiles a persistent block's schedule walks together (L2 reuse of B's columns)"},
     "SPLITK": {"default": 1, "min": 1, "max": 32, "doc": "K cut into SPLITK slices, each a work item of its own (few tiles: a few tokens through a layer): each slice writes its FP32 partial tile to the workspace and a last launch (reduce) adds them in a fixed order, applies alpha and beta and rounds once"},
     "PINGPONG": {"default": 0, "values": [0, 1], "doc": "0: the consumer warpgroups share each tile, BM / WGS rows each; 1: they take turns, each a whole tile of its own, so that one stores its tile while the other multiplies (its rings are not yet run on a GPU: bench/hws_gpu.sh checks them)"},
-    "PDL": {"default": 1, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 decided from the grid (plan_use_pdl)"}
+    "PDL": {"default": 1, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 decided from the grid (plan_use_pdl)"},
+    "EPI": {"default": 0, "values": [0, 1, 2], "doc": "the epilogue: 0 stores C straight from the accumulator registers (32-bit pairs, 8 rows x 16 bytes a warp's store); 1 stages each consumer warpgroup's tile through shared memory, 64 x 64 sub-tiles in two 8 KB buffers, and writes rows of 16 bytes (a warp 4 whole rows of 128 bytes); 2 as 1, but the copy engine stores each sub-tile (TMA, a tensor map of C) where C's rows are 16-byte aligned, else as 1 (1 and 2 are not yet run on a GPU: bench/hws_gpu.sh checks them)"}
   },
   "derived": {
     "THREADS": "128 * (WGS + 1)",
     "MI": "PINGPONG ? BM / 64 : BM / (64 * WGS)",
     "WN": "BN",
-    "STAGE_BYTES": "(BM + BN) * 128"
+    "STAGE_BYTES": "(BM + BN) * 128",
+    "EPI_BYTES": "EPI ? WGS * 16384 : 0"
   },
   "constraints": [
     {"rule": "ARCH_SPECIFIC == 1 && ARCH == 90", "why": "wgmma and setmaxnreg exist only on the architecture-specific target sm_90a (--arch sm_90a)"},
@@ -67,14 +81,16 @@
     {"rule": "MI * BN * (KPROMOTE > 0 ? 2 : 1) <= 256", "why": "a consumer thread holds MI BN / 2 accumulator registers, twice with promotion, of its 232"},
     {"rule": "STAGES * STAGE_BYTES + 1024 <= 232448", "why": "the ring must fit the 227 KB of shared memory a block may take on sm_90"},
     {"rule": "KPROMOTE % 64 == 0", "why": "promotion happens between k-tiles of 64"},
-    {"rule": "PINGPONG == 0 || (STAGES % WGS == 0 && STAGES / WGS >= 2)", "why": "taking turns, each consumer warpgroup has a ring of STAGES / WGS stages of its own, two at least"}
+    {"rule": "PINGPONG == 0 || (STAGES % WGS == 0 && STAGES / WGS >= 2)", "why": "taking turns, each consumer warpgroup has a ring of STAGES / WGS stages of its own, two at least"},
+    {"rule": "EPI == 0 || STAGES * STAGE_BYTES + 1024 + EPI_BYTES + 1024 <= 232448", "why": "the ring, its alignment slack, the staged epilogue's two 8 KB sub-tiles per consumer warpgroup and the 1 KB of static shared memory (the ring's barriers, padded to the dynamic part's 1024-byte alignment) must fit the 227 KB a block may take on sm_90: take fewer STAGES"}
   ],
   "switches": {
     "OP_TA": "TA",
     "OP_TB": "TB",
     "LDP": "LD_PACKED",
     "BATCHED": "BATCH > 1",
-    "EVEC_C": "ALIGN_C >= 2 ? 2 : 1",
+    "EVEC_C": "EPI ? ALIGN_C : (ALIGN_C >= 2 ? 2 : 1)",
+    "TMA_C": "EPI == 2 && ALIGN_C >= 8 && K > 0",
     "PACKA": "ALIGN_A < 8",
     "PACKB": "ALIGN_B < 8"
   },
@@ -99,14 +115,15 @@
     {"kernel": "prep_a", "if": "PACKA && K > 0", "grid": ["cdiv(ALP, 128)", "min(AR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * AR * (AL + ALP)"},
     {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(BR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * BR * (BL + BLP)"},
     {"kernel": "gemm", "grid": ["TILES * SPLITS", 1, "BATCH"], "block": ["THREADS", 1, 1], "persistent": true,
-     "smem": "STAGES * STAGE_BYTES + 1024"},
+     "smem": "STAGES * STAGE_BYTES + 1024 + EPI_BYTES"},
     {"kernel": "reduce", "if": "SPLITS > 1", "grid": ["cdiv(M * N, 256)", 1, "BATCH"], "block": [256, 1, 1], "smem": "0", "traffic": "BATCH * M * N * (2 * SPLITS + 1)"}
   ],
   "tensor_maps": [
     {"tensor": "A", "if": "!PACKA", "dims": ["AL", "AR", "BATCH"], "strides": ["LDA", "BATCH > 1 ? SA : LDA * AR"], "box": [64, "TA ? 64 : BM", 1]},
     {"tensor": "W", "if": "PACKA", "dims": ["AL", "AR", "BATCH"], "strides": ["ALP", "AR * ALP"], "box": [64, "TA ? 64 : BM", 1]},
     {"tensor": "B", "if": "!PACKB", "dims": ["BL", "BR", "BATCH"], "strides": ["LDB", "BATCH > 1 ? SB : LDB * BR"], "box": [64, "TB ? BN : 64", 1]},
-    {"tensor": "W", "if": "PACKB", "offset": "B_AT", "dims": ["BL", "BR", "BATCH"], "strides": ["BLP", "BR * BLP"], "box": [64, "TB ? BN : 64", 1]}
+    {"tensor": "W", "if": "PACKB", "offset": "B_AT", "dims": ["BL", "BR", "BATCH"], "strides": ["BLP", "BR * BLP"], "box": [64, "TB ? BN : 64", 1]},
+    {"tensor": "C", "if": "TMA_C", "dims": ["N", "M", "BATCH"], "strides": ["LDC", "BATCH > 1 ? SC : LDC * M"], "box": [64, 64, 1]}
   ]
 }
 */
@@ -229,8 +246,94 @@ extern "C" __global__ void __launch_bounds__(256) reduce(GEMM_ARGS)
     *c = float_to_half(v);
 }
 
+#if EPI
+/* The staged epilogue (EPI 1, 2). A consumer warpgroup writes its tile a 64 x 64 sub-tile at a time
+ * (one instruction's 64 rows, 64 of its columns) into one of its two 8 KB buffers after the ring, as
+ * 64 rows of 128 bytes laid out as the copy engine's 128-byte swizzle: the 16-byte chunk c of row r
+ * at r 128 + ((c ^ r % 8) 16) (the layout a tensor map with CU_TENSOR_MAP_SWIZZLE_128B reads, the
+ * buffers 1024-byte aligned). The swizzle, not padding, keeps shared memory free of bank conflicts
+ * both ways: stmatrix's 8 lanes of a phase give 8 rows' same chunk, which land in 8 different
+ * chunks (all 32 banks); a 16-byte read's 8 lanes of a phase take one row's 8 chunks. */
+
+/* Named barrier id among the 128 threads of one consumer warpgroup (ids 1, 2: 0 is __syncthreads'). */
+__device__ __forceinline__ void wg_bar(int id)
+{
+    asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+}
+
+/* Four 8 x 8 matrices of 16-bit pairs from the registers into shared memory (sm_90): register x of
+ * lane 4r + c holds row r, columns 2c and 2c + 1 of matrix x (the accumulators' layout: g = r,
+ * t = c); lanes 8x ... 8x + 7 give the addresses of matrix x's rows 0 ... 7. */
+__device__ __forceinline__ void stmatrix4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+__device__ __forceinline__ uint4 lds128(unsigned addr)
+{
+    uint4 v;
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+
+/* Eight elements (v, lowest address first) to cp, of which `left` lie inside C (its last columns):
+ * one 16-byte store where C's rows allow (EVEC_C 8), else stores of EVEC_C elements; 2-byte stores
+ * at C's right edge. */
+__device__ __forceinline__ void store8(T *cp, uint4 v, int left)
+{
+    if (EVEC_C >= 8 && left >= 8) {
+        *reinterpret_cast<uint4 *>(cp) = v;
+    } else if (EVEC_C == 4 && left >= 8) {
+        reinterpret_cast<uint2 *>(cp)[0] = make_uint2(v.x, v.y);
+        reinterpret_cast<uint2 *>(cp)[1] = make_uint2(v.z, v.w);
+    } else if (EVEC_C == 2 && left >= 8) {
+        reinterpret_cast<unsigned *>(cp)[0] = v.x;
+        reinterpret_cast<unsigned *>(cp)[1] = v.y;
+        reinterpret_cast<unsigned *>(cp)[2] = v.z;
+        reinterpret_cast<unsigned *>(cp)[3] = v.w;
+    } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            if (e < left) {
+                const unsigned x = e < 2 ? v.x : e < 4 ? v.y : e < 6 ? v.z : v.w;
+                cp[e] = static_cast<T>(e % 2 ? x >> 16 : x & 0xFFFFu);
+            }
+    }
+}
+
+#if TMA_C
+/* The copy engine stores a 64 x 64 box of C (columns c0, rows c1, product c2) from shared memory at
+ * src, laid out as the map's 128-byte swizzle; elements past C's edges are not written. One thread
+ * issues it; the group is committed, and waited on before its buffer is written again. */
+__device__ __forceinline__ void tma_store(const TensorMap &map, int c0, int c1, int c2, unsigned src)
+{
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+                     reinterpret_cast<unsigned long long>(&map)),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(src)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/* Until at most N of this thread's committed bulk stores are still reading shared memory. */
+template <int N> __device__ __forceinline__ void bulk_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+/* Until every one of them has finished, its writes done. */
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+#endif
+#endif
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    gemm(GEMM_ARGS, TMAP_ARG(tmap_a), TMAP_ARG(tmap_ap), TMAP_ARG(tmap_b), TMAP_ARG(tmap_bp))
+    gemm(GEMM_ARGS, TMAP_ARG(tmap_a), TMAP_ARG(tmap_ap), TMAP_ARG(tmap_b), TMAP_ARG(tmap_bp)
+#if TMA_C
+         , TMAP_ARG(tmap_c)
+#endif
+    )
 {
     grid_dep_sync();
     extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -301,6 +404,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     float acc[MI][NACC], total[PROM ? MI : 1][PROM ? NACC : 1];
     const int ring = PINGPONG ? cw : 0;
     unsigned it = 0; /* k-tiles taken from the ring so far: the producer's count of it */
+#if EPI
+    const unsigned ebuf = sbase + STAGES * STAGE_BYTES + cw * 16384; /* this warpgroup's two sub-tile buffers */
+    const int et = threadIdx.x % 128;
+    unsigned ep = 0; /* sub-tiles staged so far: its parity picks the buffer */
+#endif
     for (int i0 = 0, w = blockIdx.x; w < items; ++i0, w += gridDim.x) {
         if (PINGPONG && i0 % WGS != cw)
             continue; /* the other warpgroup's turn, from its own ring */
@@ -338,6 +446,83 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             }
         }
 
+#if EPI
+        if (kt0 == kt1) { /* K = 0: no wgmma wrote the sums (C = beta C) */
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int r = 0; r < NACC; ++r)
+                    acc[i][r] = 0.0f;
+        }
+        if (SPLITK == 1 || nsplit <= 1) { /* (<= 1: below, the compiler knows nsplit > 1) */
+            /* Staged: for each sub-tile (i, cb), rows mt + [0, 64) and columns nt + [0, 64) of C, (1) the
+             * registers' values (alpha sum + beta C, C read where the registers sit, and rounded once)
+             * go into buffer ep % 2 by stmatrix, x4 taking column groups j, j + 1 of rows 16q + [0, 16);
+             * (2) the warpgroup's barrier; (3) each thread takes chunks et % 8 of rows et / 8 + 16 k to C
+             * (EPI 1: a warp's store 4 rows of 128 bytes), or one thread has the copy engine store the
+             * sub-tile (TMA_C). Two buffers, so that one barrier a pass keeps a buffer's reads before its
+             * next writes: a thread writing buffer ep % 2 has passed pass ep - 1's barrier, which every
+             * thread reached after its reads of pass ep - 2. The copy engine's reads are asynchronous:
+             * the issuing thread waits until only the store just issued may still read (the one before,
+             * of the other buffer, has), and a second barrier before the writes tells the others. */
+#pragma unroll
+            for (int i = 0; i < MI; ++i) {
+                const int mt = bm * BM + row0 + 64 * i;
+                if (mt >= M)
+                    break; /* the warpgroup's rows past C's (the same for all its threads) */
+                const float *res = PROM ? total[PROM ? i : 0] : acc[i];
+#pragma unroll
+                for (int cb = 0; cb < BN / 64; ++cb) {
+                    const int nt = bn * BN + 64 * cb;
+                    if (nt >= N)
+                        break;
+                    const unsigned buf = ebuf + (ep++ & 1) * 8192;
+#if TMA_C
+                    wg_bar(1 + cw);
+#endif
+#pragma unroll
+                    for (int u = 0; u < 4; ++u) {
+                        unsigned r[4]; /* matrices (h, j) = (0, j0), (1, j0), (0, j0 + 1), (1, j0 + 1) */
+#pragma unroll
+                        for (int x = 0; x < 4; ++x) {
+                            const int h = x & 1, j = 8 * cb + 2 * u + (x >> 1);
+                            const int m = mt + 16 * q + 8 * h + g, n = bn * BN + 8 * j + 2 * t;
+                            float v0 = alpha * res[4 * j + 2 * h], v1 = alpha * res[4 * j + 2 * h + 1];
+                            if (beta != 0.0f && m < M && n < N) {
+                                const T *cp = c + (idx_t)m * LD_C + n;
+                                v0 += beta * half_to_float(cp[0]);
+                                if (n + 1 < N)
+                                    v1 += beta * half_to_float(cp[1]);
+                            }
+                            r[x] = float2_to_half2(v0, v1);
+                        }
+                        const int mx = lane >> 3, rr = lane & 7, row = 16 * q + 8 * (mx & 1) + rr, chunk = 2 * u + (mx >> 1);
+                        stmatrix4(buf + row * 128 + ((chunk ^ rr) << 4), r[0], r[1], r[2], r[3]);
+                    }
+#if TMA_C
+                    fence_async_smem(); /* the writes seen by the copy engine */
+                    wg_bar(1 + cw);
+                    if (et == 0) {
+                        tma_store(tmap_c, nt, mt, b, buf);
+                        bulk_commit();
+                        bulk_wait_read<1>();
+                    }
+#else
+                    wg_bar(1 + cw);
+#pragma unroll
+                    for (int k = 0; k < 4; ++k) {
+                        const int row = et / 8 + 16 * k, chunk = et % 8, m = mt + row, n = nt + 8 * chunk;
+                        const uint4 v = lds128(buf + row * 128 + ((chunk ^ (row & 7)) << 4));
+                        if (m < M && n < N)
+                            store8(c + (idx_t)m * LD_C + n, v, N - n);
+                    }
+#endif
+                }
+            }
+            continue;
+        }
+        /* Split-K: the slice's FP32 partial, for reduce, by EPI 0's code below. */
+#endif
         /* The tile: register 4j + 2h + e of instruction i holds row row0 + 64 i + 16q + 8h + g and
          * column 8j + 2t + e; the pair e = 0, 1 goes out as one 32-bit store where C allows. */
 #pragma unroll
@@ -379,4 +564,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 }
             }
     }
+#if TMA_C
+    if (et == 0)
+        bulk_wait_all(); /* the block's shared memory outlives the copy engine's last reads */
+#endif
 }

@@ -116,6 +116,53 @@ for dt in bf16 f16; do
     done
   done
 done
+echo "== hws's epilogues (EPI 0: from the registers; 1: staged through shared memory, 16-byte rows; 2: staged, the copy engine stores): no spills, the stores each names"
+# EPI 1 and 2 have not run on a GPU yet: bench/hws_gpu.sh (sections epi, epi-bench) verifies and times them.
+# Every op in both dtypes as shipped; the variants in bf16 NN and f16 TT (EPI 0's are the loop above).
+runs=()
+for dt in bf16 f16; do
+  for op in NN NT TN TT; do runs+=("$dt $op"); done
+done
+for v in "--set BN=128" "--set WGS=1 --set BM=64 --set BN=128" "--set WGS=1 --set BM=64 --set BN=64" "--set PINGPONG=1 --set BN=128" "--set PINGPONG=1 --set BM=64" "--set SPLITK=4 --set PINGPONG=1 --set BN=128" "--set BN=128 --set KPROMOTE=256" "--set BM=256 --set BN=128"; do
+  runs+=("bf16 NN $v" "f16 TT $v")
+done
+for run in "${runs[@]}"; do
+  read -r dt op set <<<"$run"
+  for e in 1 2; do
+    # shellcheck disable=SC2086
+    out=$($E compile configs/hws_bf16.json --arch sm_90a --dtype $dt --op $op --size 4096 --set EPI=$e $set 2>&1)
+    rc=$?
+    row=$(printf '%s\n' "$out" | grep "^hws_bf16.* sm_90a $dt ")
+    spill=$(printf '%s\n' "$row" | awk '{print $7 + $8 + $9}')
+    [ "$rc" = 0 ] && [ -n "$row" ] && [ "$spill" = 0 ] && pass "hws EPI=$e $dt $op ${set:-(as shipped)}: compiles, $(printf '%s\n' "$row" | awk '{print $6}') registers, no stack or spills" ||
+      fail "hws EPI=$e $dt $op $set: exit $rc, stack+spills ${spill:-none}" "$out"
+  done
+done
+# ptx FILE: the kernel's code without line information
+ptx_code() { grep -v -E '^[[:space:]]*\.(loc|file)[[:space:]]|^[[:space:]]*//' "$1"; }
+for e in 0 1 2; do
+  $E compile configs/hws_bf16.json --arch sm_90a --set EPI=$e --emit "$T/epi$e" >"$T/epi$e.txt" 2>&1
+  $E compile configs/hws_bf16.json --arch sm_90a --set EPI=$e --ldc +1 --batch 2 --emit "$T/epi$e-ld1" >"$T/epi$e-ld1.txt" 2>&1
+done
+$E compile configs/hws_bf16.json --arch sm_90a --emit "$T/epi-default" >/dev/null 2>&1
+cmp -s <(ptx_code "$T/epi0/hws_bf16.ptx") <(ptx_code "$T/epi-default/hws_bf16.ptx") && ! grep -q 'stmatrix\|st.global.v4\|cp.async.bulk.tensor.3d.global' "$T/epi0/hws_bf16.ptx" &&
+  pass "hws EPI 0 is the default: the same code, no stmatrix, 16-byte or bulk stores" || fail "hws EPI 0's PTX" "$(grep -c stmatrix "$T/epi0/hws_bf16.ptx")"
+p="$T/epi1/hws_bf16.ptx"
+[ "$(grep -c 'stmatrix.sync.aligned.m8n8.x4.shared.b16' "$p")" = 16 ] && [ "$(grep -c 'st.global.v4' "$p")" = 16 ] &&
+  ! grep -q 'st.global.b32\|st.global.u32\|cp.async.bulk.tensor.3d.global' "$p" && grep -q 'EVEC_C=8 TMA_C=0' "$T/epi1.txt" &&
+  pass "hws EPI 1 (128x256, 2 warpgroups): 4 sub-tiles a warpgroup, 4 stmatrix.x4 and 4 st.global.v4 each, no 32-bit stores" ||
+  fail "hws EPI 1's stores" "$(grep -c stmatrix "$p") stmatrix, $(grep -c st.global.v4 "$p") st.global.v4; $(tail -2 "$T/epi1.txt")"
+p="$T/epi2/hws_bf16.ptx"
+[ "$(grep -c 'cp.async.bulk.tensor.3d.global.shared::cta.bulk_group' "$p")" = 4 ] && grep -q 'cp.async.bulk.wait_group.read 1' "$p" &&
+  grep -q 'fence.proxy.async.shared::cta' "$p" && ! grep -q 'st.global.v4' "$p" && grep -q 'EVEC_C=8 TMA_C=1' "$T/epi2.txt" &&
+  pass "hws EPI 2 (C's rows 16-byte aligned): the copy engine stores the 4 sub-tiles, fenced, waited on" ||
+  fail "hws EPI 2's stores" "$(tail -2 "$T/epi2.txt")"
+p="$T/epi2-ld1/hws_bf16.ptx"
+grep -q 'EVEC_C=1 TMA_C=0' "$T/epi2-ld1.txt" && ! grep -q 'cp.async.bulk.tensor.3d.global\|st.global.v4' "$p" && grep -q 'stmatrix' "$p" &&
+  cmp -s <(ptx_code "$p") <(ptx_code "$T/epi1-ld1/hws_bf16.ptx") &&
+  pass "hws EPI 2, ldc packed + 1 (rows not 16-byte aligned): EPI 1's code, 2-byte stores" || fail "hws EPI 2 at ldc + 1" "$(tail -2 "$T/epi2-ld1.txt")"
+out=$($E compile configs/hws_bf16.json --arch sm_90a --set EPI=2 --m 64 --n 33 --k 0 2>&1)
+printf '%s\n' "$out" | grep -q 'TMA_C=0' && pass "hws EPI 2 at K = 0: no tensor maps, EPI 1's stores" || fail "hws EPI 2 at K = 0" "$out"
 out=$($E compile configs/hws_bf16.json --arch sm_90a --op TN --m 127 --n 129 --k 131 2>&1)
 printf '%s\n' "$out" | grep -q "PACKA=1 PACKB=1" && pass "hws at 127x129x131 TN: A and B packed first (rows of 127 and 129)" || fail "hws 127x129x131 packs" "$out"
 out=$($E compile configs/hws_bf16.json --arch sm_90a --op NT --m 128 --n 256 --k 512 --ldb +3 2>&1)
@@ -124,6 +171,10 @@ refuse "hws on sm_90 (not sm_90a)" "configs/hws_bf16.json:6:3: params break \"AR
   compile configs/hws_bf16.json --arch sm_90
 refuse "hws: turns need a ring each" "configs/hws_bf16.json (--set PINGPONG=1): params break \"PINGPONG == 0 || (STAGES % WGS == 0 && STAGES / WGS >= 2)\" (PINGPONG = 1, STAGES = 3, WGS = 2): taking turns, each consumer warpgroup has a ring of STAGES / WGS stages of its own, two at least" \
   compile configs/hws_bf16.json --arch sm_90a --set PINGPONG=1 --set BN=128 --set STAGES=3
+refuse "hws: the staged epilogue's buffers must fit beside the ring" "configs/hws_bf16.json (--set EPI=1): params break \"EPI == 0 || STAGES * STAGE_BYTES + 1024 + EPI_BYTES + 1024 <= 232448\" (EPI = 1, STAGES = 7): the ring, its alignment slack, the staged epilogue's two 8 KB sub-tiles per consumer warpgroup and the 1 KB of static shared memory (the ring's barriers, padded to the dynamic part's 1024-byte alignment) must fit the 227 KB a block may take on sm_90: take fewer STAGES" \
+  compile configs/hws_bf16.json --arch sm_90a --set BN=128 --set STAGES=7 --set EPI=1
+out=$($E compile configs/hws_bf16.json --arch sm_90a --set BN=128 --set STAGES=7 2>&1)
+[ $? = 0 ] && pass "hws 128x128, 7 stages, EPI 0: still fits" || fail "hws 128x128 7 stages EPI 0" "$out"
 refuse "hws on f32" "configs/hws_bf16.json: --dtype f32: template hws does not support f32" \
   compile configs/hws_bf16.json --arch sm_90a --dtype f32
 
