@@ -158,23 +158,52 @@ static void shape_logs(const shape_t *sh, int64_t batch, double *l)
     l[3] = log((double)(batch > 1 ? batch : 1));
 }
 
-/* An earlier loaded candidate with the same config file and overrides as entry e, or -1. The
+/* Whether candidates a and b run one config with the same overrides. */
+static bool same_set(const select_cand *a, const select_cand *b)
+{
+    if (a->entry->nsets != b->entry->nsets || strcmp(a->path, b->path) != 0)
+        return false;
+    for (size_t k = 0; k < a->entry->nsets; k++)
+        if (strcmp(a->entry->sets[k].key, b->entry->sets[k].key) != 0 ||
+            a->entry->sets[k].value != b->entry->sets[k].value)
+            return false;
+    return true;
+}
+
+/* An earlier loaded candidate with the same config file and overrides as candidate c, or -1. The
  * entries of a wisdom share a few dozen configs among hundreds of shapes, and loading one (its
  * template read and checked) costs far more than the plan and fit each entry needs. */
-static long same_config(const select_t *s, size_t upto, const char *path, const wisdom_entry *e)
+static long same_config(const select_t *s, size_t upto, const select_cand *c)
 {
-    for (size_t j = 0; j < upto; j++) {
-        const select_cand *x = &s->cands[j];
-        if (!x->loaded || x->entry->nsets != e->nsets || strcmp(x->path, path) != 0)
-            continue;
-        size_t k = 0;
-        while (k < e->nsets && strcmp(x->entry->sets[k].key, e->sets[k].key) == 0 &&
-               x->entry->sets[k].value == e->sets[k].value)
-            k++;
-        if (k == e->nsets)
+    for (size_t j = 0; j < upto; j++)
+        if (s->cands[j].loaded && same_set(&s->cands[j], c))
             return (long)j;
-    }
     return -1;
+}
+
+/* An entry never measured (tflops 0) has no efficiency of its own. Where the same config with the
+ * same overrides was measured at other candidates, it takes theirs (their geometric mean) instead
+ * of SELECT_EFF_UNKNOWN: default.json's bf16 h04_tuned (not measured) joined sm_90's few bf16
+ * entries at 0.5 while sm_90.json's own h04_tuned entry had it at 0.27, and won shapes where it
+ * then ran 0.18-0.43x cuBLAS (an H200, seed 16180339; hws ran 0.6-1.4x at neighbouring shapes). */
+static void lend_eff(select_t *s)
+{
+    for (size_t i = 0; i < s->ncands; i++) {
+        select_cand *c = &s->cands[i];
+        if (!c->loaded || c->t_entry > 0)
+            continue;
+        double logs = 0;
+        int n = 0;
+        for (size_t j = 0; j < s->ncands; j++) {
+            const select_cand *x = &s->cands[j];
+            if (x->loaded && x->t_entry > 0 && same_set(c, x)) {
+                logs += log(x->eff);
+                n++;
+            }
+        }
+        if (n)
+            c->eff = exp(logs / n);
+    }
 }
 
 void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_entry *const *entries,
@@ -198,7 +227,7 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
         err_t err;
         err_clear(&err);
         const char *dt = dtype_name(dtype);
-        long twin = same_config(s, i, c->path, e);
+        long twin = same_config(s, i, c);
         if (twin >= 0) {
             c->cfg = s->cands[twin].cfg;
             c->cfg_shared = true;
@@ -242,6 +271,7 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
         c->eff = fit_eff(s, c, &p);
         plan_free(&p);
     }
+    lend_eff(s);
 }
 
 void select_free(select_t *s)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "arch.h"
 #include "pickcmd.h"
 #include "select.h"
 #include "util.h"
@@ -331,6 +332,49 @@ static void test_user_wisdom_first(void **state)
     free(path);
 }
 
+/* An entry never measured (tflops 0) takes the efficiency its config and overrides were measured
+ * at elsewhere among the candidates (select.c, lend_eff), and SELECT_EFF_UNKNOWN only where they
+ * never were. bf16 on sm_90 with no device file of it: default.json's unmeasured h04_tuned joins
+ * sm_90.json's, measured (0.27): before, the guess 0.5 made it win shapes where it ran 0.18x
+ * cuBLAS. On sm_86 f32 no entry is measured: each keeps the guess. */
+static void test_unmeasured_entries_borrow(void **state)
+{
+    (void)state;
+    opts_t o = opts("bf16");
+    o.device_name = NULL;
+    pick_t p;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(pickcmd_init(&p, &o, NULL, 0, &err), 0);
+    size_t unmeasured = 0, measured = 0;
+    for (size_t c = 0; c < p.sel.ncands; c++) {
+        const select_cand *x = &p.sel.cands[c];
+        if (strcmp(x->label, "h04_tuned") != 0)
+            continue;
+        if (x->t_entry > 0)
+            measured = c + 1;
+        else
+            unmeasured = c + 1;
+    }
+    assert_true(measured && unmeasured);
+    const select_cand *m = &p.sel.cands[measured - 1], *u = &p.sel.cands[unmeasured - 1];
+    assert_true(m->eff < 0.4); /* the premise: measured well under the guess */
+    assert_true(fabs(u->eff - m->eff) < 1e-12);
+    pick_free(&p);
+
+    o = opts("f32");
+    o.device_name = NULL;
+    assert_int_equal(arch_parse("sm_86", &o.arch, &err), 0);
+    err_clear(&err);
+    assert_int_equal(pickcmd_init(&p, &o, NULL, 0, &err), 0);
+    assert_true(p.sel.ncands >= 2);
+    for (size_t c = 0; c < p.sel.ncands; c++) {
+        assert_true(p.sel.cands[c].t_entry == 0);
+        assert_true(p.sel.cands[c].eff == SELECT_EFF_UNKNOWN);
+    }
+    pick_free(&p);
+}
+
 /* An entry measured on a batch is exact at that shape and batch only; the shipped single-product
  * entry of the same shape still answers one product. */
 static void test_batch_entry_exact(void **state)
@@ -375,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_choices_and_explanations),
         cmocka_unit_test(test_user_wisdom_first),
         cmocka_unit_test(test_batch_entry_exact),
+        cmocka_unit_test(test_unmeasured_entries_borrow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
