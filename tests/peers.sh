@@ -155,4 +155,20 @@ else
   skip "--cli with the fake worker" "no $B/engine: run make"
 fi
 
+echo "== bench/yardstick.py: which cuBLAS is the yardstick (no GPU: --dry-run and bad input)"
+Y="python3 bench/yardstick.py"
+$Y --dry-run --shapes 64x64x65536:TN:f64,96x96x50000:TN:f64,2048x2048x2048:NN:f32 >"$T/y.out" 2>"$T/y.err"
+check_rc "yardstick --dry-run" 0 $? "$(cat "$T/y.err")"
+# One engine bench per dtype and op, in each math: the two TN f64 shapes share a command.
+[ "$(grep -c '^ENGINE_CUBLAS_MATH=' "$T/y.out")" = 4 ] &&
+  grep -qx 'ENGINE_CUBLAS_MATH=default .*/engine bench --auto --dtype f64 --op TN --shapes 64x64x65536,96x96x50000 --runs 10 --format jsonl' "$T/y.out" &&
+  grep -qx 'ENGINE_CUBLAS_MATH=pedantic .*/engine bench --auto --dtype f32 --op NN --shapes 2048x2048x2048 --runs 10 --format jsonl' "$T/y.out" &&
+  pass "...one bench per dtype and op, pedantic and default" || fail "...one bench per dtype and op, pedantic and default" "$(cat "$T/y.out")"
+for bad in 64x64:TN:f64 64x64x64:TT:f64 64x64x64:NN:f16 0x64x64:NN:f32; do
+  $Y --dry-run --shapes "$bad" >"$T/y.out" 2>"$T/y.err"
+  rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l <"$T/y.err")" = 1 ] && grep -q "^yardstick: --shapes: '$bad' is not" "$T/y.err" && [ ! -s "$T/y.out" ] &&
+    pass "yardstick --shapes $bad: exit 2, one line" || fail "yardstick --shapes $bad: exit 2, one line" "exit $rc: $(cat "$T/y.err")"
+done
+
 summary
