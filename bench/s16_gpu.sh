@@ -7,7 +7,8 @@
 #                several items a block, the staged epilogues), make test-gpu's gemv section (gemv in
 #                every dtype), and bench/yardstick.py
 #   CALL=tune    engine tune into a fresh wisdom directory (tuned/, every winner): FP64 narrow short
-#                K (tune/shapes_narrow_f64_short_k.json, NN) and Gram (tune/shapes_gram_f64.json, TN);
+#                K (tune/shapes_narrow_f64_short_k.json, NN), Gram (tune/shapes_gram_f64.json, TN) and
+#                LU updates (tune/shapes_lu_f64.json, NN);
 #                BF16 few tiles (tune/hws_few.json, NT), turns and epilogues (tune/hws_turns.json, NN),
 #                gemv in bf16 (tune/shapes_gemv_half.json, NT); each under its share of BUDGET
 #   CALL=judge   with WISDOM (a directory holding the merged files; default wisdom/): bench/workload.py
@@ -23,7 +24,7 @@ cd "$(dirname "$0")/.." || exit 2
 E=${ENGINE_BIN:-build/engine}
 OUT=${OUT:-build/s16}
 CALL=${CALL:-${1:-}}
-BUDGET=${BUDGET:-480}
+BUDGET=${BUDGET:-540}
 SEED=${SEED:-}
 mkdir -p "$OUT"
 export XDG_CACHE_HOME=${TMPDIR:-/tmp}/s16-cache XDG_DATA_HOME=${TMPDIR:-/tmp}/s16-data
@@ -54,8 +55,9 @@ tune)
     shift 3
     run "tune-$name" "$s" "$E" tune "$space" "$@" --wisdom "$W" --log "$OUT/tune-$name.jsonl" --runs 7
   }
-  t narrow 100 tune/shapes_narrow_f64_short_k.json --dtype f64 --op NN --strategy guided --budget 30
-  t gram 100 tune/shapes_gram_f64.json --dtype f64 --op TN --strategy guided --budget 30
+  t narrow 80 tune/shapes_narrow_f64_short_k.json --dtype f64 --op NN --strategy guided --budget 30
+  t gram 80 tune/shapes_gram_f64.json --dtype f64 --op TN --strategy guided --budget 30
+  t lu 90 tune/shapes_lu_f64.json --dtype f64 --op NN --strategy guided --budget 20
   t hws-few 110 tune/hws_few.json --dtype bf16 --op NT --strategy guided --budget 24
   t hws-turns 100 tune/hws_turns.json --dtype bf16 --strategy guided --budget 24
   [ -f tune/shapes_gemv_half.json ] && t gemv-half 60 tune/shapes_gemv_half.json --dtype bf16 --op NT
