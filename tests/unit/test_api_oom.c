@@ -15,6 +15,8 @@
 #include "apictx.h"
 #include "util.h"
 
+#include <jansson.h>
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +178,37 @@ static void test_host_out_of_memory_deeper(void **state)
     engine_destroy(ctx);
 }
 
+/* try_malloc as jansson's malloc: the sweep then fails jansson's allocations too. Only in this test:
+ * json_set_alloc_funcs is the process's, and a library must not take jansson over from the program
+ * that links it, so the library tells a failed parse by jansson's own error (jsonrd_load). */
+static void *jansson_try_malloc(size_t n) { return try_malloc(n); }
+
+/* engine_set_config with every allocation failing in turn, jansson's among them (the config's JSON,
+ * the template's block, the shared rules): ENGINE_ERROR_OUT_OF_MEMORY each time, where jansson's
+ * NULL used to read as invalid JSON ("invalid JSON: invalid token", ENGINE_ERROR_CONFIG). */
+static void test_set_config_out_of_memory(void **state)
+{
+    (void)state;
+    engine_ctx *ctx = no_device_ctx();
+    json_set_alloc_funcs(jansson_try_malloc, free);
+    int n = 0, parse = 0;
+    for (;; n++) {
+        util_try_fail_after(n);
+        engine_status st = engine_set_config(ctx, "configs/naive.json");
+        util_try_fail_after(-1);
+        if (st == ENGINE_SUCCESS)
+            break;
+        const char *why = engine_last_error(ctx);
+        if (st != ENGINE_ERROR_OUT_OF_MEMORY || !strstr(why, "no host memory"))
+            fail_msg("allocation %d: %s: %s", n, engine_status_string(st), why);
+        parse += strstr(why, "no host memory to parse the JSON") != NULL;
+        assert_true(n < 100000);
+    }
+    json_set_alloc_funcs(malloc, free);
+    assert_true(parse > 20); /* jansson's, in the config's text and the template's */
+    engine_destroy(ctx);
+}
+
 int main(void)
 {
     /* Before the first engine_create: the library reads its paths once. */
@@ -183,6 +216,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_out_of_memory),
         cmocka_unit_test(test_host_out_of_memory_deeper),
+        cmocka_unit_test(test_set_config_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
