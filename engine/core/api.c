@@ -267,7 +267,7 @@ engine_status engine_set_config(engine_ctx *c, const char *json_or_path)
     }
     if (rc) {
         free(cfg);
-        return api_fail(ENGINE_ERROR_CONFIG, &err);
+        return api_fail(err.cause == ERR_ALLOC ? ENGINE_ERROR_OUT_OF_MEMORY : ENGINE_ERROR_CONFIG, &err);
     }
     pthread_mutex_lock(&c->lock);
     /* Kept until the context goes: plans made with an earlier one still point at it. */

@@ -324,10 +324,13 @@ static int header_number(cursor *cur, const char *name, uint64_t *out, char *why
     return 0;
 }
 
-/* A NUL-terminated copy of n bytes. */
+/* A NUL-terminated copy of n bytes; NULL when the host has no memory for it (try_* memory: a library
+ * call reading the cache gets ENGINE_ERROR_OUT_OF_MEMORY, not an abort). */
 static char *copy_bytes(const char *p, size_t n)
 {
-    char *d = xmalloc(n + 1);
+    char *d = try_malloc(n + 1);
+    if (!d)
+        return NULL;
     if (n)
         memcpy(d, p, n);
     d[n] = '\0';
@@ -421,6 +424,11 @@ int cache_entry_parse(const char *buf, size_t len, const char *expect_key, cache
     e->ptx = copy_bytes(payload + e->log_size, e->ptx_size);
     e->cubin = copy_bytes(payload + e->log_size + e->ptx_size, e->cubin_size);
     e->compile_ms = (double)compile_us / 1000.0;
+    if (!e->log || !e->ptx || !e->cubin) { /* the entry is sound: only the copy could not be had */
+        snprintf(why, whylen, "no host memory for the disk cache entry's copy (%zu bytes)", len);
+        cache_entry_free(e);
+        return CACHE_PARSE_NOMEM;
+    }
     return 0;
 }
 
@@ -428,21 +436,28 @@ int cache_entry_parse(const char *buf, size_t len, const char *expect_key, cache
 
 static char *entry_path(const cache_t *c, const char *key)
 {
-    return xasprintf("%s/" FORMAT_DIR "/%.2s/%s", c->dir, key, key);
+    return try_asprintf("%s/" FORMAT_DIR "/%.2s/%s", c->dir, key, key);
 }
 
 /* Read fd to its end, at most MAX_ENTRY_BYTES + 1 bytes (enough to tell that a file is too large).
- * Returns a NUL-terminated buffer, or NULL with errno set. */
+ * Returns a NUL-terminated buffer, or NULL with errno set (ENOMEM: the host had no memory for it). */
 static char *read_fd(int fd, size_t hint, size_t *len)
 {
     size_t cap = hint + 1 < 4096 ? 4096 : hint + 1, n = 0;
     if (cap > MAX_ENTRY_BYTES + 2)
         cap = MAX_ENTRY_BYTES + 2;
-    char *buf = xmalloc(cap);
+    char *buf = try_malloc(cap);
+    if (!buf)
+        return errno = ENOMEM, NULL;
     while (n <= MAX_ENTRY_BYTES) {
         if (n + 1 == cap) {
             cap = cap * 2 > MAX_ENTRY_BYTES + 2 ? MAX_ENTRY_BYTES + 2 : cap * 2;
-            buf = xrealloc(buf, cap);
+            char *grown = try_realloc(buf, cap);
+            if (!grown) {
+                free(buf);
+                return errno = ENOMEM, NULL;
+            }
+            buf = grown;
         }
         ssize_t r = read(fd, buf + n, cap - 1 - n);
         if (r < 0 && errno == EINTR)
@@ -481,6 +496,10 @@ int cache_get(const cache_t *c, const char *key, cache_entry *e, err_t *warn)
         return CACHE_ERROR;
     }
     char *path = entry_path(c, key);
+    if (!path) {
+        err_set(warn, ERR_ALLOC, c->dir, 0, 0, "no host memory for the disk cache entry's path");
+        return CACHE_NOMEM;
+    }
     int rc;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -510,6 +529,11 @@ int cache_get(const cache_t *c, const char *key, cache_entry *e, err_t *warn)
     }
     size_t len;
     char *buf = read_fd(fd, (size_t)st.st_size, &len);
+    if (!buf && errno == ENOMEM) {
+        err_set(warn, ERR_ALLOC, path, 0, 0, "no host memory to read the disk cache entry (%jd bytes)", (intmax_t)st.st_size);
+        rc = CACHE_NOMEM;
+        goto out_close;
+    }
     if (!buf) {
         err_set(warn, ERR_SYSTEM, path, 0, 0, "cannot read cache entry: %s", errstr(errno, eb, sizeof eb));
         rc = CACHE_ERROR;
@@ -519,6 +543,11 @@ int cache_get(const cache_t *c, const char *key, cache_entry *e, err_t *warn)
     free(buf);
     if (parsed == 0) {
         rc = CACHE_HIT;
+        goto out_close;
+    }
+    if (parsed == CACHE_PARSE_NOMEM) { /* not damage: the entry stays */
+        err_set(warn, ERR_ALLOC, path, 0, 0, "%s", why);
+        rc = CACHE_NOMEM;
         goto out_close;
     }
 out_corrupt:

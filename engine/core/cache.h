@@ -71,9 +71,11 @@ typedef struct {
 /* Free the buffers of an entry filled by cache_get or cache_entry_parse and zero it. */
 void cache_entry_free(cache_entry *e);
 
-/* Outcomes of cache_get. Whatever it returns other than CACHE_HIT, the caller compiles and may
- * cache_put the result. */
+/* Outcomes of cache_get. Whatever it returns other than CACHE_HIT and CACHE_NOMEM, the caller
+ * compiles and may cache_put the result; CACHE_NOMEM is the caller's failure (a compile would need
+ * more memory still). */
 enum {
+    CACHE_NOMEM = -2,  /* the host had no memory to read the entry: warn says so (ERR_ALLOC); the entry stays */
     CACHE_ERROR = -1,  /* the entry could not be read (permissions, I/O, a malformed key): warn says why */
     CACHE_HIT = 0,     /* e holds the entry */
     CACHE_MISS = 1,    /* there is no entry for key */
@@ -99,7 +101,9 @@ int cache_put(const cache_t *c, const char *key, const cache_entry *e, err_t *er
 /* Parse the bytes of an entry file, checking everything cache_get checks; expect_key is the key the
  * file is stored under (NULL accepts any well-formed key). Returns 0 and fills e (free it with
  * cache_entry_free), or -1 with e zeroed and a one-line reason in why (at most whylen bytes with the
- * NUL). Sizes in the header are checked against len before any is used. Exposed for tests and fuzzers. */
+ * NUL); CACHE_PARSE_NOMEM (e zeroed, why says so) when the entry is sound but the host had no memory
+ * for its copy. Sizes in the header are checked against len before any is used. Exposed for tests and fuzzers. */
+enum { CACHE_PARSE_NOMEM = -2 };
 int cache_entry_parse(const char *buf, size_t len, const char *expect_key, cache_entry *e, char *why, size_t whylen);
 
 /* Serialize e as an entry file stored under key. Returns a newly allocated buffer and its length in

@@ -389,8 +389,9 @@ static void disk_release(jit_t *j, const cache_t *d)
 }
 
 /* Serve from the disk cache: 0 on a hit (res filled), -1 otherwise. A damaged entry is reported
- * and left for the caller to rebuild. */
-static int from_disk(jit_t *j, const cache_t *disk, const char *key, jit_result *res)
+ * and left for the caller to rebuild; -2 (ERR_ALLOC in err) when the host had no memory to read
+ * it: the caller fails rather than compiles. */
+static int from_disk(jit_t *j, const cache_t *disk, const char *key, jit_result *res, err_t *err)
 {
     if (!disk)
         return -1;
@@ -398,6 +399,11 @@ static int from_disk(jit_t *j, const cache_t *disk, const char *key, jit_result 
     err_t warn;
     err_clear(&warn);
     int rc = cache_get(disk, key, &e, &warn);
+    if (rc == CACHE_NOMEM) {
+        if (err && !err_isset(err))
+            *err = warn;
+        return -2;
+    }
     if (rc == CACHE_CORRUPT || rc == CACHE_ERROR) {
         if (j->report.cache_warning) /* the entry is rebuilt either way, and counted */
             j->report.cache_warning(j->report.user, &warn);
@@ -492,8 +498,8 @@ int jit_compile(jit_t *j, const char *prog_name, const char *source, const char 
 
     jit_origin got = JIT_DISK;
     const cache_t *disk = disk_acquire(j);
-    int rc = from_disk(j, disk, key, &e->res);
-    if (rc) {
+    int rc = from_disk(j, disk, key, &e->res, &e->err);
+    if (rc == -1) {
         got = JIT_COMPILED;
         pthread_mutex_lock(&j->lock);
         j->stats.nvrtc++;
@@ -558,7 +564,10 @@ int jit_prepare(jit_t *j, const char *prog_name, const char *source, const char 
     memset(&res, 0, sizeof res);
     *origin = JIT_DISK;
     const cache_t *disk = disk_acquire(j);
-    if (from_disk(j, disk, key, &res)) {
+    int got = from_disk(j, disk, key, &res, err);
+    if (got == -2) {
+        rc = -1;
+    } else if (got) {
         *origin = JIT_COMPILED;
         pthread_mutex_lock(&j->lock);
         j->stats.nvrtc++;

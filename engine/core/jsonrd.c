@@ -50,12 +50,33 @@ int jsonrd_fail(const jsonrd_obj *o, const char *key, bool at_key, const char *f
     return -1;
 }
 
+/* Whether two of jansson's errors are the same error at the same place. */
+static bool same_error(const json_error_t *a, const json_error_t *b)
+{
+    return a->line == b->line && a->column == b->column && a->position == b->position && strcmp(a->text, b->text) == 0;
+}
+
 int jsonrd_load(const jsonrd *rd, size_t len, size_t flags, const char *what, json_t **root)
 {
     json_error_t jerr;
     *root = json_loadb(rd->text, len, JSON_REJECT_DUPLICATES | flags, &jerr);
     if (*root)
         return 0;
+    /* jansson gives NULL when its malloc does, but says so only at some sites (code out of memory);
+     * at others it leaves no text, or reports the token it could not copy as a syntax error. A
+     * syntax error is the same error at the same place when parsed again; a failed allocation
+     * rarely is: parsed once more, a different error (or none) was the host's memory, and a library
+     * call says ENGINE_ERROR_OUT_OF_MEMORY rather than send the caller to fix valid JSON. */
+    bool nomem = json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0];
+    if (!nomem) {
+        json_error_t again;
+        *root = json_loadb(rd->text, len, JSON_REJECT_DUPLICATES | flags, &again);
+        if (*root)
+            return 0; /* the memory is back */
+        nomem = !same_error(&jerr, &again);
+    }
+    if (nomem)
+        return err_set(rd->err, ERR_ALLOC, rd->file, 0, 0, "no host memory to parse the JSON (%zu bytes)", len), -1;
     int line = jerr.line > 0 ? jerr.line : 0, col = jerr.column > 0 ? jerr.column : 0;
     if (line) {
         col = line == 1 && col ? rd->col + col - 1 : col;

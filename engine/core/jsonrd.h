@@ -40,7 +40,8 @@ typedef struct {
 enum { JSONRD_REQUIRED = 1, JSONRD_NONEMPTY = 2 };
 
 /* Parse len bytes of rd->text (JSON_REJECT_DUPLICATES | flags); on a syntax error "WHAT: text" at
- * its place and -1. */
+ * its place and -1; ERR_ALLOC ("no host memory to parse the JSON") and -1 where jansson's malloc
+ * failed, as far as that can be told (jsonrd.c). */
 int jsonrd_load(const jsonrd *rd, size_t len, size_t flags, const char *what, json_t **root);
 
 /* The top value as an object o; -1 with "WHAT must be a JSON object, got KIND" when it is not one. */

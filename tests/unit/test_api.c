@@ -2,7 +2,7 @@
  * (apiarg.h), the column-major mapping, engine_create's refusal where there is no driver, and plans
  * chosen from the shipped wisdom and compiled for sm_90 by a context made with no_device.
  * Long: a test for each rule engine.h states, in the header's order, over one shared no-device
- * context and its fixtures (the OOM sweep walks every entry point); split by the header's sections
+ * context and its fixtures (host out-of-memory: test_api_oom.c); split by the header's sections
  * if it grows further. */
 #include "helpers.h"
 
@@ -15,6 +15,7 @@
 
 #include "../../include/engine.h"
 #include "apiarg.h"
+#include "apictx.h"
 #include "apiplan.h"
 #include "gpu.h"
 #include "util.h"
@@ -237,20 +238,6 @@ static void test_create_without_gpu(void **state)
     assert_int_equal(engine_create(NULL, NULL), ENGINE_ERROR_INVALID_ARGUMENT);
 }
 
-static engine_ctx *no_device_ctx(void)
-{
-    engine_options o;
-    engine_options_init(&o);
-    o.no_device = 1;
-    o.arch = 0; /* sm_90 as an H100 has it: tc32 wisdom entries build for sm_90a, as on the GPU */
-    o.wisdom_dir = "wisdom";
-    o.user_wisdom_dir = ""; /* the shipped wisdom only */
-    o.device_name = "NVIDIA H100 80GB HBM3";
-    engine_ctx *ctx = NULL;
-    assert_int_equal(engine_create(&ctx, &o), ENGINE_SUCCESS);
-    return ctx;
-}
-
 /* A sized struct as two versions of engine.h lay it out: the newer adds b, whose default is 7,
  * past the older one's end (engine.h). */
 typedef struct {
@@ -335,147 +322,6 @@ static void test_sized_structs(void **state)
     desc.d.size = sizeof desc.d;
     assert_int_equal(engine_plan_create(ctx, &desc.d, &plan), ENGINE_SUCCESS);
     engine_plan_destroy(plan);
-    engine_destroy(ctx);
-}
-
-/* Host memory that runs out for an entry point's own objects (a context and its names, a forced
- * config, a plan) is ENGINE_ERROR_OUT_OF_MEMORY with nothing made, not an abort. */
-static void test_host_out_of_memory(void **state)
-{
-    (void)state;
-    engine_options o;
-    engine_options_init(&o);
-    o.no_device = 1;
-    o.wisdom_dir = "wisdom";
-    o.user_wisdom_dir = "";
-    o.device_name = "NVIDIA H100 80GB HBM3";
-    for (int n = 0; n < 4; n++) { /* the context, then each of its three names */
-        engine_ctx *ctx = (engine_ctx *)0x1;
-        util_try_fail_after(n);
-        assert_int_equal(engine_create(&ctx, &o), ENGINE_ERROR_OUT_OF_MEMORY);
-        util_try_fail_after(-1);
-        assert_null(ctx);
-        assert_non_null(strstr(engine_last_error(NULL), "engine_create: no host memory"));
-    }
-    engine_ctx *ctx = no_device_ctx();
-    for (int n = 0; n < 2; n++) { /* the config, then the context's list of them */
-        util_try_fail_after(n);
-        assert_int_equal(engine_set_config(ctx, "configs/naive.json"), ENGINE_ERROR_OUT_OF_MEMORY);
-        util_try_fail_after(-1);
-        assert_non_null(strstr(engine_last_error(ctx), "engine_set_config: no host memory"));
-    }
-    assert_int_equal(engine_set_config(ctx, "configs/naive.json"), ENGINE_SUCCESS);
-    engine_plan_desc d;
-    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 64, 64, 64);
-    engine_plan *plan = (engine_plan *)0x1;
-    util_try_fail_after(0);
-    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_ERROR_OUT_OF_MEMORY);
-    util_try_fail_after(-1);
-    assert_null(plan);
-    assert_non_null(strstr(engine_last_error(ctx), "engine_plan_create: no host memory"));
-    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
-    engine_plan_destroy(plan);
-    engine_destroy(ctx);
-}
-
-/* A call failing for host memory at its nth try_* allocation, n = 0, 1, ...: each failure is
- * ENGINE_ERROR_OUT_OF_MEMORY naming fn and leaves the context usable (what it made before the
- * failure, a pick, may stay), and the sweep ends at a success. Returns the failures seen. */
-typedef engine_status (*oom_call)(engine_ctx *ctx, void *arg);
-static int oom_sweep_seen(engine_ctx *ctx, oom_call call, void *arg, const char *fn, strbuf *seen)
-{
-    for (int n = 0; n < 256; n++) {
-        util_try_fail_after(n);
-        engine_status st = call(ctx, arg);
-        util_try_fail_after(-1);
-        if (st == ENGINE_SUCCESS)
-            return n;
-        assert_int_equal(st, ENGINE_ERROR_OUT_OF_MEMORY);
-        const char *why = engine_last_error(ctx);
-        if (!strstr(why, fn) || !strstr(why, "no host memory"))
-            fail_msg("allocation %d: %s", n, why);
-        if (seen)
-            sb_addf(seen, "%s\n", why);
-    }
-    fail_msg("%s: no success within 256 allocations", fn);
-    return -1;
-}
-
-static int oom_sweep(engine_ctx *ctx, oom_call call, void *arg, const char *fn)
-{
-    return oom_sweep_seen(ctx, call, arg, fn, NULL);
-}
-
-static engine_status describe_call(engine_ctx *ctx, void *arg)
-{
-    const engine_plan_desc *d = arg;
-    char text[512];
-    size_t need = 0;
-    const void *ptr = (const void *)(uintptr_t)0x10000;
-    return engine_gemm_describe(ctx, d, ptr, ptr, ptr, 0, text, sizeof text, &need);
-}
-
-static engine_status plan_call(engine_ctx *ctx, void *arg)
-{
-    engine_plan *p = NULL;
-    engine_status st = engine_plan_create(ctx, arg, &p);
-    engine_plan_destroy(p);
-    return st;
-}
-
-/* Whether every site of sites (NULL-terminated) is in seen's messages; fails naming the first
- * one that is not. */
-static void assert_sites(const strbuf *seen, const char *const *sites)
-{
-    for (const char *const *s = sites; *s; s++)
-        if (!strstr(seen->buf, *s))
-            fail_msg("no failure at \"%s\" in the sweep:\n%s", *s, seen->buf);
-}
-
-/* Deeper than the entry points' own objects: a call's entry and the context's table of them
- * (engine_sgemm's first call takes the same path as engine_gemm_describe), the context's pick of
- * wisdom per dtype and op, and engine_warm's picks; below kernel_build, the plan's switches and
- * pasted source, NVRTC's options, the headers read for the compile's key and the memory cache's
- * entry (NVRTC's own output: test_jit); and the descriptions, the plan's and the call's. */
-static void test_host_out_of_memory_deeper(void **state)
-{
-    (void)state;
-    engine_ctx *ctx = no_device_ctx();
-    engine_plan_desc d;
-    /* wisdom's choice: the plan, the context's pick for f32 NN, the kernel, its table of calls (the
-     * pick and the table are kept from then on, so the retry that reaches the table has the slot to
-     * spare that the entry needs) */
-    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 96, 80, 64);
-    strbuf seen;
-    sb_init(&seen);
-    assert_true(oom_sweep_seen(ctx, describe_call, &d, "engine_gemm_describe", &seen) >= 12);
-    static const char *const first[] = {"for the plan\n", "for the context's pick", "for the text of the plan's switches",
-                                        "for the pasted source", "for NVRTC's options", "for the headers of the compile's key",
-                                        "for the compile's memory cache entry", "for the plan's description",
-                                        "for the call's entry", "for the description\n", NULL};
-    assert_sites(&seen, first);
-    sb_free(&seen);
-    /* the pick and the table are there now: the plan, the kernel (other switches: its own CUBIN), the
-     * call's entry */
-    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 97, 81, 65);
-    sb_init(&seen);
-    assert_true(oom_sweep_seen(ctx, describe_call, &d, "engine_gemm_describe", &seen) >= 10);
-    static const char *const again[] = {"for the plan\n", "for the pasted source", "for the headers of the compile's key",
-                                        "for the plan's description", "for the call's entry", NULL};
-    assert_sites(&seen, again);
-    assert_null(strstr(seen.buf, "pick"));
-    sb_free(&seen);
-    /* another op: a pick of its own */
-    engine_plan_desc_init(&d, ENGINE_F64, ENGINE_ROW_MAJOR, ENGINE_TRANS, ENGINE_NO_TRANS, 64, 64, 64);
-    assert_true(oom_sweep(ctx, plan_call, &d, "engine_plan_create") >= 2);
-    engine_destroy(ctx);
-    /* engine_warm when no pick can be made */
-    ctx = no_device_ctx();
-    util_try_fail_after(0);
-    engine_status st = engine_warm(ctx, 1, NULL, NULL);
-    util_try_fail_after(-1);
-    assert_int_equal(st, ENGINE_ERROR_OUT_OF_MEMORY);
-    assert_non_null(strstr(engine_last_error(ctx), "no host memory"));
     engine_destroy(ctx);
 }
 
@@ -983,8 +829,6 @@ int main(void)
         cmocka_unit_test(test_tile_variant),
         cmocka_unit_test(test_sized_copy),
         cmocka_unit_test(test_sized_structs),
-        cmocka_unit_test(test_host_out_of_memory),
-        cmocka_unit_test(test_host_out_of_memory_deeper),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

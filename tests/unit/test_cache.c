@@ -113,6 +113,48 @@ static void put_ok(const cache_t *c, const char *key, const cache_entry *e)
     assert_int_equal(rc, 0);
 }
 
+/* An entry made from seed and stored under the key of name (key filled); its file's path (free it). */
+static char *stored(const cache_t *c, const char *name, unsigned seed, size_t cubin_size, char *key, cache_entry *e)
+{
+    key_for(name, key);
+    *e = make_entry(seed, cubin_size);
+    put_ok(c, key, e);
+    return path_of(c, key);
+}
+
+/* A host out of memory at each allocation of a read in turn (the entry's path, its bytes and their
+ * growth, its three copies): CACHE_NOMEM with ERR_ALLOC and nothing filled, and the entry stays (it
+ * is not damaged); then the read succeeds. Where jit's caller is the library, that is
+ * ENGINE_ERROR_OUT_OF_MEMORY rather than an abort (test_api_oom). */
+static void test_get_out_of_memory(void **state)
+{
+    fixture *f = *state;
+    char key[65];
+    cache_entry e, got;
+    char *path = stored(&f->c, "out of memory", 3, 100000, key, &e);
+    int n = 0;
+    for (;; n++) {
+        err_t warn;
+        err_clear(&warn);
+        util_try_fail_after(n);
+        int rc = cache_get(&f->c, key, &got, &warn);
+        util_try_fail_after(-1);
+        if (rc == CACHE_HIT)
+            break;
+        assert_int_equal(rc, CACHE_NOMEM);
+        assert_int_equal(warn.cause, ERR_ALLOC);
+        assert_non_null(strstr(warn.text, "no host memory"));
+        assert_null(got.log);
+        assert_null(got.cubin);
+        assert_true(exists(path));
+    }
+    assert_int_equal(n, 6);
+    assert_true(entry_equal(&e, &got));
+    cache_entry_free(&got);
+    cache_entry_free(&e);
+    free(path);
+}
+
 /* Replace the file at path with len bytes of data. */
 static void write_bytes(const char *path, const char *data, size_t len)
 {
@@ -360,10 +402,8 @@ static void test_corrupt_truncated(void **state)
 {
     fixture *f = *state;
     char key[65];
-    key_for("truncated", key);
-    cache_entry e = make_entry(5, 3000), got;
-    put_ok(&f->c, key, &e);
-    char *path = path_of(&f->c, key);
+    cache_entry e, got;
+    char *path = stored(&f->c, "truncated", 5, 3000, key, &e);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(truncate(path, st.st_size - 1), 0);
@@ -824,6 +864,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_put_get, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_get_out_of_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_dir, setup, teardown),

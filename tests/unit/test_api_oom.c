@@ -1,0 +1,222 @@
+/* test_api_oom.c — libengine when the host runs out of memory: every allocation an entry point makes
+ * through try_* (util_try_fail_after) fails in turn, and the call gives ENGINE_ERROR_OUT_OF_MEMORY
+ * naming what could not be had, leaves the context usable and leaks nothing (the ASan build checks
+ * that), where it used to abort in xoom. Split from test_api.c, whose no-device context it shares
+ * (apictx.h). */
+#include "helpers.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../../include/engine.h"
+#include "apictx.h"
+#include "util.h"
+
+#include <jansson.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Host memory that runs out for an entry point's own objects (a context and its names, a forced
+ * config, a plan) is ENGINE_ERROR_OUT_OF_MEMORY with nothing made, not an abort. */
+static void test_host_out_of_memory(void **state)
+{
+    (void)state;
+    engine_options o;
+    engine_options_init(&o);
+    o.no_device = 1;
+    o.wisdom_dir = "wisdom";
+    o.user_wisdom_dir = "";
+    o.device_name = "NVIDIA H100 80GB HBM3";
+    for (int n = 0; n < 4; n++) { /* the context, then each of its three names */
+        engine_ctx *ctx = (engine_ctx *)0x1;
+        util_try_fail_after(n);
+        assert_int_equal(engine_create(&ctx, &o), ENGINE_ERROR_OUT_OF_MEMORY);
+        util_try_fail_after(-1);
+        assert_null(ctx);
+        assert_non_null(strstr(engine_last_error(NULL), "engine_create: no host memory"));
+    }
+    engine_ctx *ctx = no_device_ctx();
+    for (int n = 0; n < 2; n++) { /* the config, then the context's list of them */
+        util_try_fail_after(n);
+        assert_int_equal(engine_set_config(ctx, "configs/naive.json"), ENGINE_ERROR_OUT_OF_MEMORY);
+        util_try_fail_after(-1);
+        assert_non_null(strstr(engine_last_error(ctx), "engine_set_config: no host memory"));
+    }
+    assert_int_equal(engine_set_config(ctx, "configs/naive.json"), ENGINE_SUCCESS);
+    engine_plan_desc d;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 64, 64, 64);
+    engine_plan *plan = (engine_plan *)0x1;
+    util_try_fail_after(0);
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_ERROR_OUT_OF_MEMORY);
+    util_try_fail_after(-1);
+    assert_null(plan);
+    assert_non_null(strstr(engine_last_error(ctx), "engine_plan_create: no host memory"));
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    engine_plan_destroy(plan);
+    engine_destroy(ctx);
+}
+
+/* A call failing for host memory at its nth try_* allocation, n = 0, 1, ...: each failure is
+ * ENGINE_ERROR_OUT_OF_MEMORY naming fn and leaves the context usable (what it made before the
+ * failure, a pick, may stay), and the sweep ends at a success. Returns the failures seen. */
+typedef engine_status (*oom_call)(engine_ctx *ctx, void *arg);
+static int oom_sweep_seen(engine_ctx *ctx, oom_call call, void *arg, const char *fn, strbuf *seen)
+{
+    for (int n = 0; n < 256; n++) {
+        util_try_fail_after(n);
+        engine_status st = call(ctx, arg);
+        util_try_fail_after(-1);
+        if (st == ENGINE_SUCCESS)
+            return n;
+        assert_int_equal(st, ENGINE_ERROR_OUT_OF_MEMORY);
+        const char *why = engine_last_error(ctx);
+        if (!strstr(why, fn) || !strstr(why, "no host memory"))
+            fail_msg("allocation %d: %s", n, why);
+        if (seen)
+            sb_addf(seen, "%s\n", why);
+    }
+    fail_msg("%s: no success within 256 allocations", fn);
+    return -1;
+}
+
+static int oom_sweep(engine_ctx *ctx, oom_call call, void *arg, const char *fn)
+{
+    return oom_sweep_seen(ctx, call, arg, fn, NULL);
+}
+
+/* The second problem of the sweep below: other switches than 96x80x64, so a CUBIN of its own. */
+static void engine_desc_init_97(engine_plan_desc *d)
+{
+    engine_plan_desc_init(d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 97, 81, 65);
+}
+
+static engine_status describe_call(engine_ctx *ctx, void *arg)
+{
+    const engine_plan_desc *d = arg;
+    char text[512];
+    size_t need = 0;
+    const void *ptr = (const void *)(uintptr_t)0x10000;
+    return engine_gemm_describe(ctx, d, ptr, ptr, ptr, 0, text, sizeof text, &need);
+}
+
+static engine_status plan_call(engine_ctx *ctx, void *arg)
+{
+    engine_plan *p = NULL;
+    engine_status st = engine_plan_create(ctx, arg, &p);
+    engine_plan_destroy(p);
+    return st;
+}
+
+/* Whether every site of sites (NULL-terminated) is in seen's messages; fails naming the first
+ * one that is not. */
+static void assert_sites(const strbuf *seen, const char *const *sites)
+{
+    for (const char *const *s = sites; *s; s++)
+        if (!strstr(seen->buf, *s))
+            fail_msg("no failure at \"%s\" in the sweep:\n%s", *s, seen->buf);
+}
+
+/* Deeper than the entry points' own objects: a call's entry and the context's table of them
+ * (engine_sgemm's first call takes the same path as engine_gemm_describe), the context's pick of
+ * wisdom per dtype and op, and engine_warm's picks; below kernel_build, the plan's switches and
+ * pasted source, NVRTC's options, the headers read for the compile's key and the memory cache's
+ * entry (NVRTC's own output: test_jit), the disk cache's entry read and copied (its path, its bytes,
+ * its copy); and the descriptions, the plan's and the call's. */
+static void test_host_out_of_memory_deeper(void **state)
+{
+    (void)state;
+    engine_plan_desc d;
+    /* The kernels in the disk cache first (a context of its own), so that the sweep reads them there. */
+    engine_ctx *ctx = no_device_ctx();
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 96, 80, 64);
+    assert_int_equal(describe_call(ctx, &d), ENGINE_SUCCESS);
+    engine_desc_init_97(&d);
+    assert_int_equal(describe_call(ctx, &d), ENGINE_SUCCESS);
+    engine_destroy(ctx);
+    ctx = no_device_ctx();
+    /* wisdom's choice: the plan, the context's pick for f32 NN, the kernel, its table of calls (the
+     * pick and the table are kept from then on, so the retry that reaches the table has the slot to
+     * spare that the entry needs) */
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 96, 80, 64);
+    strbuf seen;
+    sb_init(&seen);
+    assert_true(oom_sweep_seen(ctx, describe_call, &d, "engine_gemm_describe", &seen) >= 12);
+    static const char *const first[] = {"for the plan\n", "for the context's pick", "for the text of the plan's switches",
+                                        "for the pasted source", "for NVRTC's options", "for the headers of the compile's key",
+                                        "for the compile's memory cache entry", "for the plan's description",
+                                        "for the call's entry", "for the description\n", "for the disk cache entry's path",
+                                        "to read the disk cache entry", "for the disk cache entry's copy", NULL};
+    assert_sites(&seen, first);
+    sb_free(&seen);
+    /* the pick and the table are there now: the plan, the kernel (other switches: its own CUBIN), the
+     * call's entry */
+    engine_desc_init_97(&d);
+    sb_init(&seen);
+    assert_true(oom_sweep_seen(ctx, describe_call, &d, "engine_gemm_describe", &seen) >= 10);
+    static const char *const again[] = {"for the plan\n", "for the pasted source", "for the headers of the compile's key",
+                                        "to read the disk cache entry",
+                                        "for the plan's description", "for the call's entry", NULL};
+    assert_sites(&seen, again);
+    assert_null(strstr(seen.buf, "pick"));
+    sb_free(&seen);
+    /* another op: a pick of its own */
+    engine_plan_desc_init(&d, ENGINE_F64, ENGINE_ROW_MAJOR, ENGINE_TRANS, ENGINE_NO_TRANS, 64, 64, 64);
+    assert_true(oom_sweep(ctx, plan_call, &d, "engine_plan_create") >= 2);
+    engine_destroy(ctx);
+    /* engine_warm when no pick can be made */
+    ctx = no_device_ctx();
+    util_try_fail_after(0);
+    engine_status st = engine_warm(ctx, 1, NULL, NULL);
+    util_try_fail_after(-1);
+    assert_int_equal(st, ENGINE_ERROR_OUT_OF_MEMORY);
+    assert_non_null(strstr(engine_last_error(ctx), "no host memory"));
+    engine_destroy(ctx);
+}
+
+/* try_malloc as jansson's malloc: the sweep then fails jansson's allocations too. Only in this test:
+ * json_set_alloc_funcs is the process's, and a library must not take jansson over from the program
+ * that links it, so the library tells a failed parse by jansson's own error (jsonrd_load). */
+static void *jansson_try_malloc(size_t n) { return try_malloc(n); }
+
+/* engine_set_config with every allocation failing in turn, jansson's among them (the config's JSON,
+ * the template's block, the shared rules): ENGINE_ERROR_OUT_OF_MEMORY each time, where jansson's
+ * NULL used to read as invalid JSON ("invalid JSON: invalid token", ENGINE_ERROR_CONFIG). */
+static void test_set_config_out_of_memory(void **state)
+{
+    (void)state;
+    engine_ctx *ctx = no_device_ctx();
+    json_set_alloc_funcs(jansson_try_malloc, free);
+    int n = 0, parse = 0;
+    for (;; n++) {
+        util_try_fail_after(n);
+        engine_status st = engine_set_config(ctx, "configs/naive.json");
+        util_try_fail_after(-1);
+        if (st == ENGINE_SUCCESS)
+            break;
+        const char *why = engine_last_error(ctx);
+        if (st != ENGINE_ERROR_OUT_OF_MEMORY || !strstr(why, "no host memory"))
+            fail_msg("allocation %d: %s: %s", n, engine_status_string(st), why);
+        parse += strstr(why, "no host memory to parse the JSON") != NULL;
+        assert_true(n < 100000);
+    }
+    json_set_alloc_funcs(malloc, free);
+    assert_true(parse > 20); /* jansson's, in the config's text and the template's */
+    engine_destroy(ctx);
+}
+
+int main(void)
+{
+    /* Before the first engine_create: the library reads its paths once. */
+    setenv("ENGINE_TEMPLATES", "kernels_src", 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_host_out_of_memory),
+        cmocka_unit_test(test_host_out_of_memory_deeper),
+        cmocka_unit_test(test_set_config_out_of_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
