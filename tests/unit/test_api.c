@@ -1,9 +1,7 @@
 /* test_api.c — libengine (include/engine.h) without a GPU: the argument checks and their messages
  * (apiarg.h), the column-major mapping, engine_create's refusal where there is no driver, and plans
- * chosen from the shipped wisdom and compiled for sm_90 by a context made with no_device.
- * Long: a test for each rule engine.h states, in the header's order, over one shared no-device
- * context and its fixtures (host out-of-memory: test_api_oom.c); split by the header's sections
- * if it grows further. */
+ * chosen from the shipped wisdom and compiled for sm_90 by a context made with no_device (host
+ * out of memory: test_api_oom.c). */
 #include "helpers.h"
 
 #include <setjmp.h>
