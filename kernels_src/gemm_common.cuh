@@ -128,6 +128,10 @@ template <> struct VecType<float, 2> { typedef float2 type; };
 template <> struct VecType<float, 4> { typedef float4 type; };
 template <> struct VecType<double, 1> { typedef double type; };
 template <> struct VecType<double, 2> { typedef double2 type; };
+template <> struct VecType<half_bits, 1> { typedef unsigned short type; };
+template <> struct VecType<half_bits, 2> { typedef unsigned type; };
+template <> struct VecType<half_bits, 4> { typedef uint2 type; };
+template <> struct VecType<half_bits, 8> { typedef uint4 type; };
 
 /* Copy N elements as the widest accesses that fit (16 bytes at most: LDG.128, LDS.128, STG.128).
  * Both pointers must be aligned to the access: callers guarantee it through the templates'

@@ -24,16 +24,23 @@
  * of the rows allows (EVEC_L; V's by VEC_V and, for one vector, a check of its pointer). Example:
  * configs/gemv.json.
  *
+ * bf16 and f16 (class bf16/f16, as cublasGemmEx with CUBLAS_COMPUTE_32F): A, B and C in the type,
+ * loaded as stored (VEC 8: 8 halves a 16-byte load) and widened to float only for the products
+ * (tc); sums, alpha and beta in FP32; C read (beta != 0) and written in the type, rounded once to
+ * nearest even (gemm_common.cuh's float_to_half). A split of K goes through W as FP32 partials,
+ * added by reduce before the one rounding (switch SKMODE 1; SPLITK_MODE 0 and 2 refused there).
+ * sm_80+. Not yet timed on a GPU (tune/shapes_gemv_half.json).
+ *
  * engine:template
 {
-  "summary": "a matrix times a few vectors (N or M at most NV): the long operand streamed into registers, no shared-memory tiles",
-  "dtypes": ["f32", "f64"],
+  "summary": "a matrix times a few vectors (N or M at most NV): the long operand streamed into registers, no shared-memory tiles; bf16/f16 with FP32 sums and one rounding",
+  "dtypes": ["f32", "f64", "bf16", "f16"],
   "pdl": true,
   "peak": "fma",
   "params": {
     "NV": {"default": 4, "min": 1, "max": 16, "doc": "vectors a block takes: C's narrow side, in groups of NV over grid y"},
     "THREADS": {"default": 256, "min": 32, "max": 1024, "doc": "threads per block"},
-    "VEC": {"default": 4, "values": [1, 2, 4], "doc": "elements of L per load, at most 16 bytes (VL: 4 floats, 2 doubles at VEC 4)"},
+    "VEC": {"default": 4, "values": [1, 2, 4, 8], "doc": "elements of L per load, at most 16 bytes (VL: 4 floats, 2 doubles at VEC 4 or 8; 4 or 8 halves)"},
     "LANES": {"default": 32, "values": [1, 2, 4, 8, 16, 32], "doc": "LDOT 1: threads sharing one row of L along K"},
     "ROWS": {"default": 2, "min": 1, "max": 8, "doc": "LDOT 1: rows of L per group of LANES threads"},
     "KW": {"default": 8, "values": [1, 2, 4, 8, 16, 32], "doc": "LDOT 0: groups of threads along K in a block (every KW-th k to each)"},
@@ -43,13 +50,15 @@
     "SPLIT_BLOCKS": {"default": 528, "min": 1, "max": 65536, "doc": "SPLITK 0: the blocks to aim for (528: four an SM of an H100, enough loads in flight for DRAM)"},
     "SPLIT_WHOLE": {"default": 4, "min": 1, "max": 64, "doc": "SPLITK 0: a grid of SPLIT_BLOCKS / SPLIT_WHOLE blocks or more runs K whole"},
     "SPLIT_DEPTH": {"default": 128, "min": 16, "max": 65536, "doc": "SPLITK 0: the least K a split takes (switch SD) where the narrow side is one group of vectors, K >= 4 x SPLIT_DEPTH and the grid has at most SPLIT_BLOCKS / 8 blocks; 512 elsewhere: several groups, a short K or a fuller grid lost more to a split's waits than they gained (docs/RESULTS.md, session 11)"},
-    "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split of a block's rows writes and the others add after it (splitk.cuh)"},
+    "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split of a block's rows writes and the others add after it (splitk.cuh). bf16/f16 split through W only (FP32 partials, one rounding: switch SKMODE 1), whatever this says under SPLITK 0"},
     "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/core/template.h)"}
   },
   "constraints": [
     {"rule": "THREADS % 32 == 0", "why": "whole warps: the lanes' shuffles assume them, and KW (at most 32) groups of equal size"},
-    {"rule": "UNROLL * min(VEC * ELEM, 16) / 4 * (ROWS + NV) <= 160", "why": "UNROLL steps of loads (ROWS rows and NV vectors, VEC elements each) are held in registers: at most 160"},
-    {"rule": "KW == 1 || THREADS * min(VEC, 16 / ELEM) * NV * ELEM <= 49152", "why": "the KW groups' sums meet in at most 48 KB of static shared memory"}
+    {"rule": "UNROLL * (cdiv(min(VEC * ELEM, 16), 4) * ROWS + min(VEC, 16 / ELEM) * max(1, ELEM / 4) * NV) <= 160", "why": "UNROLL steps of loads (ROWS rows and NV vectors, VEC elements each) are held in registers: at most 160 (a vector read element by element takes a register an element, a 2-byte one too)"},
+    {"rule": "KW == 1 || THREADS * min(VEC, 16 / ELEM) * NV * max(ELEM, 4) <= 49152", "why": "the KW groups' sums (FP32 for bf16/f16) meet in at most 48 KB of static shared memory"},
+    {"rule": "ELEM != 2 || ARCH >= 80", "why": "bf16/f16: C's rounding to the half type (cvt.rn.bf16x2.f32) needs sm_80 or newer"},
+    {"rule": "ELEM != 2 || SPLITK <= 1 || SPLITK_MODE == 1", "why": "bf16/f16: the splits' FP32 sums must all be added before C's one rounding, which only SPLITK_MODE 1 does (FP32 partials in W, added by reduce); modes 0 and 2 add into a bf16/f16 C with atomics, a rounding at every add (SPLITK 0 splits through W by itself)"}
   ],
   "requires": [
     {"rule": "LDC == N || SPLITK <= 1", "why": "split-K's scale_c, reduce and workspace index C as packed M x N (SPLITK 0 does not split there)"},
@@ -59,12 +68,13 @@
     "VM": "N <= NV ? 0 : M <= NV ? 1 : N <= M ? 0 : 1",
     "NJ": "min(NV, VM ? M : N)",
     "LDOT": "VM ? TB : 1 - TA",
-    "EVEC_L": "(VM ? ALIGN_B : ALIGN_A) >= min(VEC, 16 / ELEM) ? min(VEC, 16 / ELEM) : (VM ? ALIGN_B : ALIGN_A) >= 2 && VEC > 2 ? 2 : 1",
+    "EVEC_L": "(VM ? ALIGN_B : ALIGN_A) >= min(VEC, 16 / ELEM) ? min(VEC, 16 / ELEM) : (VM ? ALIGN_B : ALIGN_A) >= 4 && min(VEC, 16 / ELEM) > 4 ? 4 : (VM ? ALIGN_B : ALIGN_A) >= 2 && VEC > 2 ? 2 : 1",
     "VK1": "(VM ? (TA ? LDA : 1) : (TB ? 1 : LDB)) == 1",
     "VEC_V": "VK1 && (NJ == 1 || (VM ? ALIGN_A : ALIGN_B) >= EVEC_L) ? 1 : 0",
     "SD": "cdiv(VM ? M : N, NJ) == 1 && K >= 4 * SPLIT_DEPTH && 8 * cdiv(VM ? N : M, LDOT ? THREADS / LANES * ROWS : THREADS / KW * min(VEC, 16 / ELEM)) <= SPLIT_BLOCKS ? SPLIT_DEPTH : 512",
     "SK": "SPLITK > 0 ? SPLITK : LDC != N || BATCH > 1 || SPLIT_WHOLE * cdiv(VM ? N : M, LDOT ? THREADS / LANES * ROWS : THREADS / KW * min(VEC, 16 / ELEM)) * cdiv(VM ? M : N, NJ) >= SPLIT_BLOCKS ? 1 : min(64, min(cdiv(SPLIT_BLOCKS, cdiv(VM ? N : M, LDOT ? THREADS / LANES * ROWS : THREADS / KW * min(VEC, 16 / ELEM)) * cdiv(VM ? M : N, NJ)), max(1, K / SD))) >= 64 ? 64 : min(64, min(cdiv(SPLIT_BLOCKS, cdiv(VM ? N : M, LDOT ? THREADS / LANES * ROWS : THREADS / KW * min(VEC, 16 / ELEM)) * cdiv(VM ? M : N, NJ)), max(1, K / SD))) >= 32 ? 32 : min(64, min(cdiv(SPLIT_BLOCKS, cdiv(VM ? N : M, LDOT ? THREADS / LANES * ROWS : THREADS / KW * min(VEC, 16 / ELEM)) * cdiv(VM ? M : N, NJ)), max(1, K / SD))) >= 16 ? 16 : min(64, min(cdiv(SPLIT_BLOCKS, cdiv(VM ? N : M, LDOT ? THREADS / LANES * ROWS : THREADS / KW * min(VEC, 16 / ELEM)) * cdiv(VM ? M : N, NJ)), max(1, K / SD))) >= 8 ? 8 : min(64, min(cdiv(SPLIT_BLOCKS, cdiv(VM ? N : M, LDOT ? THREADS / LANES * ROWS : THREADS / KW * min(VEC, 16 / ELEM)) * cdiv(VM ? M : N, NJ)), max(1, K / SD))) >= 4 ? 4 : min(64, min(cdiv(SPLIT_BLOCKS, cdiv(VM ? N : M, LDOT ? THREADS / LANES * ROWS : THREADS / KW * min(VEC, 16 / ELEM)) * cdiv(VM ? M : N, NJ)), max(1, K / SD))) >= 2 ? 2 : 1",
-    "SPLIT_SERIAL": "SK > 1 && SPLITK_MODE == 2 && cdiv(VM ? N : M, LDOT ? THREADS / LANES * ROWS : THREADS / KW * min(VEC, 16 / ELEM)) * cdiv(VM ? M : N, NJ) <= 4096",
+    "SPLIT_SERIAL": "SK > 1 && SPLITK_MODE == 2 && ELEM != 2 && cdiv(VM ? N : M, LDOT ? THREADS / LANES * ROWS : THREADS / KW * min(VEC, 16 / ELEM)) * cdiv(VM ? M : N, NJ) <= 4096",
+    "SKMODE": "ELEM == 2 ? 1 : SPLITK_MODE",
     "BATCHED": "BATCH > 1",
     "OP_TA": "TA",
     "OP_TB": "TB",
@@ -74,17 +84,17 @@
     "RB": "LDOT ? THREADS / LANES * ROWS : THREADS / KW * min(VEC, 16 / ELEM)",
     "GX": "cdiv(VM ? N : M, RB)",
     "GY": "cdiv(VM ? M : N, NJ)",
-    "SPLITS": "SK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL && K > 0 ? cdiv(cdiv(K, 16), cdiv(cdiv(K, 16), SK)) : SK"
+    "SPLITS": "SK > 1 && SKMODE != 1 && !SPLIT_SERIAL && K > 0 ? cdiv(cdiv(K, 16), cdiv(cdiv(K, 16), SK)) : SK"
   },
-  "workspace": "SK > 1 && SPLITK_MODE == 1 ? SK * M * N : 0",
+  "workspace": "SK > 1 && SKMODE == 1 ? SK * M * N * (ELEM == 2 ? 2 : 1) : 0",
   "stream_state": "SPLIT_SERIAL",
   "traffic": "BATCH * (M * K * (VM ? 1 : GY) + K * N * (VM ? GY : 1) + M * N)",
   "compile_cost": "60 + UNROLL * VEC * ROWS * NV / 2",
-  "model": {"tile": ["VM ? NJ : RB", "VM ? RB : NJ", 1], "atomics": "SK > 1 && SPLITK_MODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_L < min(VEC, 16 / ELEM) ? 110 : 100"},
+  "model": {"tile": ["VM ? NJ : RB", "VM ? RB : NJ", 1], "atomics": "SK > 1 && SKMODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_L < min(VEC, 16 / ELEM) ? 110 : 100"},
   "launches": [
-    {"kernel": "scale_c", "if": "SK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
+    {"kernel": "scale_c", "if": "SK > 1 && SKMODE != 1 && !SPLIT_SERIAL", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["GX", "GY", "BATCH > 1 ? BATCH : SPLITS"], "block": ["THREADS", 1, 1]},
-    {"kernel": "reduce", "if": "SK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
+    {"kernel": "reduce", "if": "SK > 1 && SKMODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]
 }
 */
@@ -93,10 +103,28 @@
 /* The splits this shape runs: SPLITK, or under SPLITK 0 the switch SK's choice; splitk.cuh reads SPLITK. */
 #undef SPLITK
 #define SPLITK SK
+/* ... and in the mode of switch SKMODE: SPLITK_MODE, or 1 for bf16/f16. Their splits write FP32
+ * partials to W and reduce adds them before C's one rounding (class bf16/f16, as cublasGemmEx):
+ * modes 0 and 2 add into C with atomics, which for a bf16/f16 C would round at every add. A
+ * constraint refuses SPLITK > 1 in those modes; SPLITK 0 takes mode 1 whatever SPLITK_MODE says. */
+#undef SPLITK_MODE
+#define SPLITK_MODE SKMODE
 #include "splitk.cuh"
 
-/* Elements of L per load: VEC, at most 16 bytes, so that one config serves both dtypes. */
+/* Elements of L per load: VEC, at most 16 bytes, so that one config serves every dtype. */
 #define VL (VEC * ELEM > 16 ? 16 / ELEM : VEC)
+
+/* An element of A or B in the compute type TC, in which every product and sum is formed: bf16 and
+ * f16 widened to float after their load (gemm_common.cuh), so that the loads stay 2 bytes an
+ * element; f32 and f64 as they are. */
+__device__ __forceinline__ TC tc(T x)
+{
+#if IS_HALF
+    return half_to_float(x);
+#else
+    return x;
+#endif
+}
 
 /* The long operand L (R x K), this block's J <= NJ vectors V (K x J) and C(r, j), as pointers and
  * strides. Columns past J read column J - 1 (vcol), so that the loops need no guards. */
@@ -120,8 +148,8 @@ __device__ __forceinline__ void split_k(int K, int &k0, int &k1)
 }
 
 /* One element of C: written as a kernel without split-K would, or this split's part added. */
-__device__ __forceinline__ void put_c(T *C, T *W, const Operands &o, int M, int N, int r, int j, T v, T alpha,
-                                      T beta, bool plain)
+__device__ __forceinline__ void put_c(T *C, T *W, const Operands &o, int M, int N, int r, int j, TC v, TC alpha,
+                                      TC beta, bool plain)
 {
     const idx_t at = (idx_t)r * o.ck + (idx_t)(o.j0 + j) * o.cj;
 #if SPLITK > 1
@@ -130,7 +158,14 @@ __device__ __forceinline__ void put_c(T *C, T *W, const Operands &o, int M, int 
         return;
     }
 #endif
+#if IS_HALF /* C read (beta != 0) and written in the half type, rounded once to nearest even */
+    float x = alpha * v;
+    if (beta != 0.0f)
+        x += beta * half_to_float(C[at]);
+    C[at] = float_to_half(x);
+#else
     store_c<1>(&C[at], &v, alpha, beta);
+#endif
 }
 
 #if LDOT
@@ -146,7 +181,7 @@ constexpr int RB = GROUPS * ROWS;
  * wisdom's 333 gemv kernels), so both stay written out until a GPU session can time the fold. */
 template <bool VV>
 __device__ __forceinline__ void dot_loop(const Operands &o, const T *const (&rows)[ROWS], int k0, int k1, int lane,
-                                         T (&acc)[ROWS][NJ])
+                                         TC (&acc)[ROWS][NJ])
 {
     constexpr int EV = EVEC_L, STEP = LANES * EV;
     const int kv = k0 + (k1 - k0) / EV * EV; /* end of the whole vectors */
@@ -178,7 +213,7 @@ __device__ __forceinline__ void dot_loop(const Operands &o, const T *const (&row
                 for (int j = 0; j < NJ; ++j)
 #pragma unroll
                     for (int e = 0; e < EV; ++e)
-                        acc[i][j] += l[u][i][e] * v[u][j][e];
+                        acc[i][j] += tc(l[u][i][e]) * tc(v[u][j][e]);
     }
 #pragma unroll 1
     for (; k + EV <= kv; k += STEP) {
@@ -201,7 +236,7 @@ __device__ __forceinline__ void dot_loop(const Operands &o, const T *const (&row
             for (int j = 0; j < NJ; ++j)
 #pragma unroll
                 for (int e = 0; e < EV; ++e)
-                    acc[i][j] += l[i][e] * v[j][e];
+                    acc[i][j] += tc(l[i][e]) * tc(v[j][e]);
     }
     /* The last K % EV elements of the range, one a lane. Not unrolled: unrolled, it cost f64 at
      * NJ 4 a spill (ptxas). */
@@ -211,10 +246,10 @@ __device__ __forceinline__ void dot_loop(const Operands &o, const T *const (&row
         for (int i = 0; i < ROWS; ++i)
 #pragma unroll
             for (int j = 0; j < NJ; ++j)
-                acc[i][j] += rows[i][kk] * o.V[(idx_t)kk * o.vk + o.vcol[j]];
+                acc[i][j] += tc(rows[i][kk]) * tc(o.V[(idx_t)kk * o.vk + o.vcol[j]]);
 }
 
-__device__ __forceinline__ void gemv_block(const Operands &o, int M, int N, int K, T alpha, T beta, T *C, T *W)
+__device__ __forceinline__ void gemv_block(const Operands &o, int M, int N, int K, TC alpha, TC beta, T *C, T *W)
 {
     const int lane = threadIdx.x % LANES, g = threadIdx.x / LANES;
     const int r0 = blockIdx.x * RB + g * ROWS;
@@ -223,12 +258,12 @@ __device__ __forceinline__ void gemv_block(const Operands &o, int M, int N, int 
 #pragma unroll
     for (int i = 0; i < ROWS; ++i)
         rows[i] = o.L + (idx_t)min(r0 + i, o.R - 1) * o.ldl;
-    T acc[ROWS][NJ];
+    TC acc[ROWS][NJ];
 #pragma unroll
     for (int i = 0; i < ROWS; ++i)
 #pragma unroll
         for (int j = 0; j < NJ; ++j)
-            acc[i][j] = T(0);
+            acc[i][j] = TC(0);
     int k0, k1;
     split_k(K, k0, k1);
     /* V's columns as vectors: contiguous along K (VEC_V), aligned as a whole column (one vector)
@@ -277,7 +312,7 @@ __device__ __forceinline__ void load_rows(T (&l)[VL], const T *Lk, const int (&o
     }
 }
 
-__device__ __forceinline__ void gemv_block(const Operands &o, int M, int N, int K, T alpha, T beta, T *C, T *W)
+__device__ __forceinline__ void gemv_block(const Operands &o, int M, int N, int K, TC alpha, TC beta, T *C, T *W)
 {
     const int tx = threadIdx.x % TX, w = threadIdx.x / TX;
     const int rb = blockIdx.x * RB + tx * VL;
@@ -286,25 +321,26 @@ __device__ __forceinline__ void gemv_block(const Operands &o, int M, int N, int 
 #pragma unroll
     for (int e = 0; e < VL; ++e)
         off[e] = min(rb + e, o.R - 1);
-    T acc[VL][NJ];
+    TC acc[VL][NJ];
 #pragma unroll
     for (int e = 0; e < VL; ++e)
 #pragma unroll
         for (int j = 0; j < NJ; ++j)
-            acc[e][j] = T(0);
+            acc[e][j] = TC(0);
     int k0, k1;
     split_k(K, k0, k1);
     int k = k0 + w;
 #pragma unroll 1
     for (; k + (UNROLL - 1) * KW < k1; k += UNROLL * KW) {
-        T l[UNROLL][VL], v[UNROLL][NJ];
+        T l[UNROLL][VL];
+        TC v[UNROLL][NJ];
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             const int kk = k + u * KW;
             load_rows(l[u], o.L + (idx_t)kk * o.ldl, off, full);
 #pragma unroll
             for (int j = 0; j < NJ; ++j)
-                v[u][j] = o.V[(idx_t)kk * o.vk + o.vcol[j]];
+                v[u][j] = tc(o.V[(idx_t)kk * o.vk + o.vcol[j]]);
         }
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u)
@@ -312,7 +348,7 @@ __device__ __forceinline__ void gemv_block(const Operands &o, int M, int N, int 
             for (int e = 0; e < VL; ++e)
 #pragma unroll
                 for (int j = 0; j < NJ; ++j)
-                    acc[e][j] += l[u][e] * v[u][j];
+                    acc[e][j] += tc(l[u][e]) * v[u][j];
     }
 #pragma unroll 1
     for (; k < k1; k += KW) {
@@ -320,10 +356,10 @@ __device__ __forceinline__ void gemv_block(const Operands &o, int M, int N, int 
         load_rows(l, o.L + (idx_t)k * o.ldl, off, full);
 #pragma unroll
         for (int j = 0; j < NJ; ++j) {
-            const T v = o.V[(idx_t)k * o.vk + o.vcol[j]];
+            const TC v = tc(o.V[(idx_t)k * o.vk + o.vcol[j]]);
 #pragma unroll
             for (int e = 0; e < VL; ++e)
-                acc[e][j] += l[e] * v;
+                acc[e][j] += tc(l[e]) * v;
         }
     }
     const bool plain = split_begin(blockIdx.y * gridDim.x + blockIdx.x);
@@ -339,7 +375,7 @@ __device__ __forceinline__ void gemv_block(const Operands &o, int M, int N, int 
     /* The KW groups' sums meet in shared memory, laid out so that the threads that add them up
      * store C's elements in the order they lie in memory: along r at VM 1 (C(r, j) = C[j][r]),
      * along j then r at VM 0. */
-    __shared__ T red[KW * RB * NJ];
+    __shared__ TC red[KW * RB * NJ];
     auto slot = [](int rr, int j) { return VM ? j * RB + rr : rr * NJ + j; };
 #pragma unroll
     for (int e = 0; e < VL; ++e)
@@ -349,7 +385,7 @@ __device__ __forceinline__ void gemv_block(const Operands &o, int M, int N, int 
     __syncthreads();
     for (int q = threadIdx.x; q < RB * NJ; q += THREADS) {
         const int rr = VM ? q % RB : q / NJ, j = VM ? q / RB : q % NJ;
-        T s = red[q];
+        TC s = red[q];
 #pragma unroll
         for (int g = 1; g < KW; ++g)
             s += red[g * RB * NJ + q];

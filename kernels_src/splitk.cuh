@@ -65,15 +65,16 @@ template <typename Tile> __device__ __forceinline__ void streamk_runs(int gx, in
 }
 
 /* The beta a whole tile is written with: under stream-K, C already holds beta * C. */
-__device__ __forceinline__ T tile_beta(T beta) { return STREAMK > 0 ? (beta == T(0) ? T(0) : T(1)) : beta; }
+__device__ __forceinline__ TC tile_beta(TC beta) { return STREAMK > 0 ? (beta == TC(0) ? TC(0) : TC(1)) : beta; }
 
-/* One element of a split's partial result, at offset `at` of C. */
-__device__ __forceinline__ void split_put(T *C, T *W, idx_t at, int M, int N, T v, T alpha)
+/* One element of a split's partial result, at offset `at` of C. The half types (gemv.cu) take mode 1
+ * only, W then holding TC (FP32) partials: an atomic add into their C would round at every add. */
+__device__ __forceinline__ void split_put(T *C, T *W, idx_t at, int M, int N, TC v, TC alpha)
 {
 #if SPLITK_MODE != 1
     atomicAdd(&C[at], alpha * v);
 #else
-    W[(long long)blockIdx.z * M * N + at] = v;
+    reinterpret_cast<TC *>(W)[(long long)blockIdx.z * M * N + at] = v;
 #endif
 }
 
@@ -128,7 +129,7 @@ __device__ __forceinline__ void split_end(int tile)
 #endif
 }
 
-#if SPLITK > 1 || STREAMK > 0
+#if (SPLITK > 1 || STREAMK > 0) && !IS_HALF
 /* Split-K's atomic modes (mode 2 only where its tiles outnumber SPLIT_TILES) and stream-K
  * (warptile.cu) run this first: C = beta * C (never reading C when beta is 0). */
 extern "C" __global__ void scale_c(GEMM_ARGS)
@@ -150,9 +151,17 @@ extern "C" __global__ void reduce(GEMM_ARGS)
     const idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (idx_t)M * N)
         return;
-    T s = T(0);
+    const TC *w = reinterpret_cast<const TC *>(W); /* the half types' partials are FP32 */
+    TC s = TC(0);
     for (int z = 0; z < SPLITK; ++z)
-        s += W[(long long)z * M * N + i];
+        s += w[(long long)z * M * N + i];
+#if IS_HALF /* C read (beta != 0) and written in the type, rounded once */
+    float v = alpha * s;
+    if (beta != 0.0f)
+        v += beta * half_to_float(C[i]);
+    C[i] = float_to_half(v);
+#else
     C[i] = beta == T(0) ? alpha * s : alpha * s + beta * C[i];
+#endif
 }
 #endif

@@ -32,7 +32,8 @@
 #   wisdom; sliced K in warptile
 #   gemv (a matrix times a few vectors): both loops in every op, f32 and f64, odd shapes with N or M
 #   of 1-5, LANES and KW variants, ld + 1 and + 8, batches, split-K's three modes with empty splits,
-#   column groups past NV, memcheck and racecheck
+#   column groups past NV, memcheck and racecheck; bf16 and f16 (class bf16/f16) in every op at N = 1,
+#   3, 16 and M = 1, 5, odd K, ld + 1 and + 4, batches, NV 16, split-K through the FP32 workspace
 #   crash isolation: a faulting config among good ones in bench and verify; engine tune over a
 #   space holding a faulting and a hanging kernel; a second tune served from the CUBIN cache; a
 #   tune of 100 warptile points at 4096^3 whose winner verifies

@@ -202,7 +202,7 @@ sanitize_verify "DMMA k-slices" dmma-slicek "memcheck racecheck synccheck initch
 fi
 
 if want gemv; then
-echo "== gemv: a matrix times a few vectors, both loops (LDOT) in every op, both dtypes, odd shapes, split-K, column groups, sanitizers"
+echo "== gemv: a matrix times a few vectors, both loops (LDOT) in every op, f32, f64, bf16, f16, odd shapes, split-K, column groups, sanitizers"
 # N or M of 1-5 with odd K (the vector loop's tail), a K below one vector, rows past a block.
 GSH=1x1x1,1x33x5,17x1x5,3x1000x999,1000x4x999,5x1025x4097,4097x2x65,1x8193x1025,130x3x7,2x2x3
 for op in NN NT TN TT; do
@@ -233,6 +233,33 @@ run_verify "gemv NV 4 at 130x66x72 and 66x130x34, op TT" gemv-groups-tt configs/
 sanitize_verify "gemv both loops (op NN), split-K mode 2" gemv-san "memcheck racecheck" configs/gemv.json --set SPLITK=3 \
   --set SPLITK_MODE=2 --shapes 3x1000x99,1000x4x99
 sanitize_verify "gemv op TN" gemv-san-tn "memcheck" configs/gemv.json --op TN --shapes 3x1000x99,1000x4x99,66x130x34
+# bf16 and f16 (class bf16/f16: A, B, C in the type, FP32 sums, one rounding; verify runs beta 0 and
+# beta != 0): N = 1, 3, 16 and M = 1, 5 mirrored, odd K (2-byte loads), K a multiple of 8 (16-byte
+# loads at VEC 8), the random-seed shapes that ran hws/hmma at 0.09-0.23x cuBLAS (2304x1x8189,
+# 128x1x8195, 2545x3x1923); 128x1x8195 and 1x300x65537 split K through the FP32 workspace (SPLITK 0).
+HSH=1x1x1,17x1x5,4096x1x4096,2304x1x8189,128x1x8195,1000x3x999,2545x3x1923,1000x16x1024,1x4096x4096,1x4097x4095,5x2545x1923,3x1000x999,16x1000x1000,1x300x65537
+for dt in bf16 f16; do
+  for op in NN NT TN TT; do
+    run_verify "gemv $dt op $op, VEC 8" gemv-$dt-$op configs/gemv.json --dtype $dt --op "$op" --set VEC=8 --shapes $HSH
+    run_verify "gemv $dt op $op, VEC 4, LANES 4 ROWS 4 KW 1 UNROLL 1" gemv-$dt-l4-$op configs/gemv.json --dtype $dt --op "$op" \
+      --set LANES=4 --set ROWS=4 --set KW=1 --set UNROLL=1 --set THREADS=64 --shapes 1x33x5,17x1x5,3x1000x999,1000x4x999
+  done
+  run_verify "gemv $dt NV 16 (16 vectors a block), op NT" gemv-$dt-nv16 configs/gemv.json --dtype $dt --op NT --set NV=16 \
+    --set UNROLL=1 --set KW=1 --shapes 1000x16x1024,16x1000x1000,1000x13x999,13x1000x999
+  run_verify "gemv $dt op NN, lda/ldb/ldc + 1" gemv-$dt-pad1 configs/gemv.json --dtype $dt --set VEC=8 --lda +1 --ldb +1 --ldc +1 \
+    --shapes 1x33x5,17x1x5,3x1000x999,1000x4x999
+  run_verify "gemv $dt op TT, lda/ldb/ldc + 4 (8-byte loads)" gemv-$dt-pad4 configs/gemv.json --dtype $dt --op TT --set VEC=8 \
+    --lda +4 --ldb +4 --ldc +4 --shapes 1x33x5,17x1x5,3x1000x1000,1000x4x1000
+  run_verify "gemv $dt batch 3, op NT" gemv-$dt-batch configs/gemv.json --dtype $dt --batch 3 --op NT --set VEC=8 --shapes 1x33x5,17x1x5,5x1025x97,1000x3x1024
+  for op in NN TN; do
+    run_verify "gemv $dt SPLITK 5 mode 1 (FP32 partials in W) op $op" gemv-$dt-sk1-$op configs/gemv.json --dtype $dt --op "$op" \
+      --set VEC=8 --set SPLITK=5 --set SPLITK_MODE=1 --shapes 1x1x1,17x1x40,3x1000x999,1000x4x999,2x300x65537
+  done
+done
+sanitize_verify "gemv bf16 split-K through W, VEC 8" gemv-bf16-san "memcheck" configs/gemv.json --dtype bf16 --set VEC=8 \
+  --set SPLITK=5 --set SPLITK_MODE=1 --shapes 3x1000x99,1000x4x99,128x1x8195
+sanitize_verify "gemv f16 op TN, KW 8 (FP32 sums in shared memory)" gemv-f16-san "memcheck racecheck" configs/gemv.json --dtype f16 \
+  --op TN --set VEC=8 --shapes 3x1000x99,1000x4x99,66x130x34
 fi
 
 if want sm90a; then
