@@ -556,15 +556,25 @@ engine_status engine_warm(engine_ctx *c, int jobs, engine_warm_progress progress
     size_t n = 0;
     err_t err;
     err_clear(&err);
+    err_t oom;
+    err_clear(&oom);
     pthread_mutex_lock(&c->lock);
     for (int d = 0; d < 2; d++)
         for (int op = 0; op < 4; op++)
             for (int b = 0; b < 2; b++) {
-                pick_t *pk = apiplan_pick(c, d ? DTYPE_F64 : DTYPE_F32, op, b, fn, &err);
+                err_t e;
+                err_clear(&e);
+                pick_t *pk = apiplan_pick(c, d ? DTYPE_F64 : DTYPE_F32, op, b, fn, &e);
                 if (pk)
                     picks[n++] = pk;
+                else if (e.cause == ERR_ALLOC && !err_isset(&oom))
+                    oom = e; /* not a pick without wisdom: warming the others would leave these out */
+                else if (!err_isset(&err))
+                    err = e;
             }
     pthread_mutex_unlock(&c->lock);
+    if (err_isset(&oom))
+        return api_fail(ENGINE_ERROR_OUT_OF_MEMORY, &oom);
     if (!n)
         return api_fail(err.cause == ERR_ALLOC ? ENGINE_ERROR_OUT_OF_MEMORY : ENGINE_ERROR_CONFIG, &err);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

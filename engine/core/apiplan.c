@@ -39,8 +39,16 @@ pick_t *apiplan_pick(engine_ctx *c, dtype_t dtype, int op, int batched, const ch
     pick_params pp = {.device = c->device, .probe = false, .arch = c->arch, .arch_guessed = c->arch_guessed, .sms = c->sms,
                       .device_name = c->device_name, .dtype = dtype, .op = op, .batch = batched ? 2 : 1,
                       .wisdom_dir = c->wisdom_dir, .user_dir = c->user_wisdom_dir, .warn = NULL};
+    const bool was_set = err_isset(err);
     if (pick_init_with(pk, &pp, NULL, 0, err)) {
         free(pk);
+        /* Host memory that ran out reading wisdom or loading a candidate's config is named by the
+         * entry point, with where it ran out. */
+        if (!was_set && err->cause == ERR_ALLOC && strcmp(err->source, fn) != 0) {
+            err_t at = *err;
+            err_clear(err);
+            err_set(err, ERR_ALLOC, fn, 0, 0, "%s (%s)", at.text, at.source);
+        }
         return NULL;
     }
     c->picks[dtype][op][batched] = pk;

@@ -35,6 +35,22 @@ char *path_join(const char *dir, const char *name)
     return xasprintf("%s/%s", dir, name);
 }
 
+char *try_path_join(const char *dir, const char *name)
+{
+    if (name[0] == '/' || !dir || !*dir || strcmp(dir, ".") == 0)
+        return try_strdup(name);
+    return try_asprintf("%s/%s", dir, name);
+}
+
+char *try_path_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *d = try_strdup(!slash ? "." : slash == path ? "/" : path);
+    if (d && slash && slash != path)
+        d[slash - path] = '\0';
+    return d;
+}
+
 static char *canonical(const char *dir, const char *rel)
 {
     char *joined = xasprintf("%s/%s", dir, rel), resolved[PATH_MAX];

@@ -39,5 +39,8 @@ char *paths_user_wisdom_dir(void);
 char *path_dirname(const char *path);
 /* Join dir and name unless name is absolute, newly allocated. */
 char *path_join(const char *dir, const char *name);
+/* The same two in try_* memory (util.h): NULL when the host has no memory. */
+char *try_path_dirname(const char *path);
+char *try_path_join(const char *dir, const char *name);
 
 #endif

@@ -6,6 +6,7 @@
 #include "paths.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +18,19 @@
 static char *resolve_config(const char *config, const char *wisdom_path)
 {
     if (config[0] == '/' || access(config, R_OK) == 0)
-        return xstrdup(config);
-    char *dir = path_dirname(wisdom_path);
-    char *root = path_join(dir, "..");
-    char *p = path_join(root, config);
+        return try_strdup(config);
+    char *dir = try_path_dirname(wisdom_path);
+    char *root = dir ? try_path_join(dir, "..") : NULL;
+    char *p = root ? try_path_join(root, config) : NULL;
     free(root);
     free(dir);
     return p;
+}
+
+/* The host had no memory for what the pick holds (of the wisdom in dir): ERR_ALLOC. */
+static int no_memory(err_t *err, const char *dir, const char *what)
+{
+    return err_set(err, ERR_ALLOC, dir, 0, 0, "no host memory %s", what), -1;
 }
 
 /* Index of the entry with this path and these overrides (n of sets), adding it when new. */
@@ -66,18 +73,25 @@ size_t pick_entry_of_cand(pick_t *p, size_t c)
 }
 
 /* The user's wisdom, one file at a time: a damaged file is reported in one line and left out (it
- * stays on disk as it is: --auto-tune then refuses to write over it), the others are read. */
-static void load_user(wisdom_t *w, const char *dir, FILE *warn)
+ * stays on disk as it is: --auto-tune then refuses to write over it), the others are read. A file
+ * that could not be read for lack of host memory is no damage: -1 with ERR_ALLOC in err. */
+static int load_user(wisdom_t *w, const char *dir, FILE *warn, err_t *out)
 {
     size_t n;
     char **names = wisdom_list_dir(dir, &n);
     if (!names)
-        return;
+        return errno == ENOMEM ? no_memory(out, dir, "to list the user's wisdom directory") : 0;
+    int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        char *path = path_join(dir, names[i]);
+        char *path = rc ? NULL : try_path_join(dir, names[i]);
         err_t err;
         err_clear(&err);
-        if (wisdom_load_file(w, path, &err) && warn) {
+        if (!rc && !path)
+            rc = no_memory(out, dir, "for a user wisdom file's path");
+        else if (!rc && wisdom_load_file(w, path, &err) && err.cause == ERR_ALLOC) {
+            *out = err;
+            rc = -1;
+        } else if (!rc && err_isset(&err) && warn) {
             char line[ERR_SOURCE_LEN + ERR_TEXT_LEN + 64];
             err_format(&err, line, sizeof line);
             fprintf(warn, "engine: %s (this user wisdom file is ignored; fix or remove it)\n", line);
@@ -86,6 +100,7 @@ static void load_user(wisdom_t *w, const char *dir, FILE *warn)
         free(names[i]);
     }
     free(names);
+    return rc;
 }
 
 /* SMs of a GPU of this arch when there is none to ask: the usual data-centre part of each. */
@@ -103,23 +118,36 @@ static int usual_sms(int arch)
     }
 }
 
+/* The entries of w at level as candidates, appended to entries, files and paths (n of them): -1 when
+ * the host has no memory (those added so far are kept, n counting them). */
 static int add_candidates(pick_t *p, const wisdom_t *w, int level, dtype_t dtype, const char *device,
                           const wisdom_entry ***entries, const wisdom_file ***files, char ***paths, size_t *n)
 {
     size_t count = wisdom_level_entries(w, device, p->arch, dtype, level, NULL, 0);
-    wisdom_choice *ch = xcalloc(count ? count : 1, sizeof *ch);
+    wisdom_choice *ch = try_calloc(count ? count : 1, sizeof *ch);
+    if (!ch)
+        return -1;
     wisdom_level_entries(w, device, p->arch, dtype, level, ch, count);
-    *entries = xrealloc(*entries, (*n + count + 1) * sizeof **entries);
-    *files = xrealloc(*files, (*n + count + 1) * sizeof **files);
-    *paths = xrealloc(*paths, (*n + count + 1) * sizeof **paths);
-    for (size_t i = 0; i < count; i++) {
+    const wisdom_entry **e = try_realloc(*entries, (*n + count + 1) * sizeof **entries);
+    if (e)
+        *entries = e;
+    const wisdom_file **f = e ? try_realloc(*files, (*n + count + 1) * sizeof **files) : NULL;
+    if (f)
+        *files = f;
+    char **pa = f ? try_realloc(*paths, (*n + count + 1) * sizeof **paths) : NULL;
+    if (pa)
+        *paths = pa;
+    int rc = pa ? 0 : -1;
+    for (size_t i = 0; i < count && rc == 0; i++) {
         (*entries)[*n] = ch[i].entry;
         (*files)[*n] = ch[i].file;
-        (*paths)[*n] = resolve_config(ch[i].entry->config, ch[i].file->path);
-        (*n)++;
+        if (!((*paths)[*n] = resolve_config(ch[i].entry->config, ch[i].file->path)))
+            rc = -1;
+        else
+            (*n)++;
     }
     free(ch);
-    return 0;
+    return rc;
 }
 
 /* Keep the candidates measured in the problem's op (wisdom_entry.op). Where the level holds none for
@@ -236,15 +264,17 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     err_clear(&ignored);
     bool have_gpu = pp->probe && gpu_driver_present() && gpu_probe(&g, pp->device, &ignored) == 0;
     p->arch = pp->arch ? pp->arch : have_gpu ? g.sm : 90;
-    p->device = xstrdup(pp->device_name ? pp->device_name : have_gpu ? g.name : "");
+    p->device = try_strdup(pp->device_name ? pp->device_name : have_gpu ? g.name : "");
     int sms = pp->sms ? pp->sms : have_gpu ? g.sms : usual_sms(p->arch);
     double clock = have_gpu && g.clock_khz > 0 ? g.clock_khz * 1e3 : 1.98e9;
     dtype_t dtype = pp->dtype;
     const char *dir = pp->wisdom_dir ? pp->wisdom_dir : paths_wisdom_dir();
-    p->user_dir = !pp->user_dir ? paths_user_wisdom_dir() : *pp->user_dir ? xstrdup(pp->user_dir) : NULL;
-    if (p->user_dir)
-        load_user(&p->user, p->user_dir, pp->warn);
-    if (wisdom_load_dir(&p->shipped, dir, err)) {
+    p->user_dir = !pp->user_dir ? paths_user_wisdom_dir() : *pp->user_dir ? try_strdup(pp->user_dir) : NULL;
+    if (!p->device || (pp->user_dir && *pp->user_dir && !p->user_dir)) {
+        pick_free(p);
+        return no_memory(err, dir, "for the pick's device and directory names");
+    }
+    if ((p->user_dir && load_user(&p->user, p->user_dir, pp->warn, err)) || wisdom_load_dir(&p->shipped, dir, err)) {
         pick_free(p);
         return -1;
     }
@@ -255,43 +285,56 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     const wisdom_file **files = NULL;
     char **paths = NULL;
     size_t n = 0;
+    int rc = 0;
     if (level) {
         if (lu == level)
-            add_candidates(p, &p->user, level, dtype, dev, &entries, &files, &paths, &n);
-        if (ls == level)
-            add_candidates(p, &p->shipped, level, dtype, dev, &entries, &files, &paths, &n);
+            rc = add_candidates(p, &p->user, level, dtype, dev, &entries, &files, &paths, &n);
+        if (ls == level && rc == 0)
+            rc = add_candidates(p, &p->shipped, level, dtype, dev, &entries, &files, &paths, &n);
     }
     /* A level with few entries the problem's op can use (its own or NN's: a user's first --auto-tune
      * on a GPU without shipped entries of its own writes a device-level file of one or two) does not
      * shadow the levels below: they join it until there are PICK_OP_ENOUGH. Exact entries are looked
      * for in candidate order, so the more specific level's still win at their own shapes. */
     int last = level;
-    while (level && last < WISDOM_DEFAULT && usable(entries, n, pp->op) < PICK_OP_ENOUGH) {
+    while (rc == 0 && level && last < WISDOM_DEFAULT && usable(entries, n, pp->op) < PICK_OP_ENOUGH) {
         last++;
-        add_candidates(p, &p->user, last, dtype, dev, &entries, &files, &paths, &n);
-        add_candidates(p, &p->shipped, last, dtype, dev, &entries, &files, &paths, &n);
+        rc = add_candidates(p, &p->user, last, dtype, dev, &entries, &files, &paths, &n);
+        if (rc == 0)
+            rc = add_candidates(p, &p->shipped, last, dtype, dev, &entries, &files, &paths, &n);
     }
     /* A copy of the level's candidates, for the NN entries where every entry of the op is left out
      * (below). */
     const size_t n_all = n;
-    const wisdom_entry **entries_all = xmalloc((n ? n : 1) * sizeof *entries_all);
-    const wisdom_file **files_all = xmalloc((n ? n : 1) * sizeof *files_all);
-    char **paths_all = xmalloc((n ? n : 1) * sizeof *paths_all);
-    for (size_t i = 0; i < n; i++)
-        entries_all[i] = entries[i], files_all[i] = files[i], paths_all[i] = xstrdup(paths[i]);
+    const wisdom_entry **entries_all = rc ? NULL : try_malloc((n ? n : 1) * sizeof *entries_all);
+    const wisdom_file **files_all = rc ? NULL : try_malloc((n ? n : 1) * sizeof *files_all);
+    char **paths_all = rc ? NULL : try_calloc(n ? n : 1, sizeof *paths_all);
+    rc = rc || !entries_all || !files_all || !paths_all;
+    for (size_t i = 0; i < n && !rc; i++) {
+        entries_all[i] = entries[i], files_all[i] = files[i], paths_all[i] = try_strdup(paths[i]);
+        rc = !paths_all[i];
+    }
+    if (rc) {
+        for (size_t i = 0; i < n; i++)
+            free(paths[i]), free(paths_all ? paths_all[i] : NULL);
+        free(entries), free(files), free(paths);
+        free(entries_all), free(files_all), free(paths_all);
+        pick_free(p);
+        return no_memory(err, dir, "for the wisdom candidates");
+    }
     char note[192];
     bool mixed = keep_op(pp->op, pp->batch, entries, files, paths, &n, note, sizeof note);
     const char *op_note = *note ? note : NULL;
     select_gpu sg;
     select_gpu_init(&sg, p->arch, sms, clock);
     sg.arch_guessed = !pp->arch || pp->arch_guessed;
-    select_init(&p->sel, &sg, dtype, entries, files, paths, n);
+    rc = select_init(&p->sel, &sg, dtype, entries, files, paths, n, err);
     /* The op's entries, all left out (3xTF32 ones where the target is not sm_90a), are as good as
      * none: weigh the NN entries instead, as where the level holds none of the op. */
     bool any = false;
-    for (size_t c = 0; c < n; c++)
+    for (size_t c = 0; rc == 0 && c < n; c++)
         any = any || p->sel.cands[c].loaded;
-    if (pp->op && (!op_note || mixed) && n && !any) {
+    if (rc == 0 && pp->op && (!op_note || mixed) && n && !any) {
         warn_left_out(&p->sel, pp->left_out);
         select_free(&p->sel);
         n = n_all;
@@ -302,29 +345,37 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
                  wisdom_op_name(pp->op));
         op_note = note;
         mixed = false;
-        select_init(&p->sel, &sg, dtype, entries, files, paths, n);
+        rc = select_init(&p->sel, &sg, dtype, entries, files, paths, n, err);
     }
     for (size_t i = 0; i < n_all; i++)
         free(paths_all[i]);
     free(entries_all);
     free(files_all);
     free(paths_all);
-    p->op_note = op_note ? xstrdup(op_note) : NULL;
-    p->sel.op = pp->op;
-    if (mixed)
-        p->sel.exact_op = pp->op;
-    warn_left_out(&p->sel, pp->left_out);
     free(entries);
     free(files);
     free(paths);
-    p->entry_of_cand = xcalloc(n ? n : 1, sizeof *p->entry_of_cand);
+    if (rc) {
+        pick_free(p);
+        return -1;
+    }
+    p->op_note = op_note ? try_strdup(op_note) : NULL;
+    p->sel.op = pp->op;
+    if (mixed)
+        p->sel.exact_op = pp->op;
+    p->entry_of_cand = try_calloc(n ? n : 1, sizeof *p->entry_of_cand);
+    p->nshapes = nshapes;
+    p->of_shape = try_calloc(nshapes ? nshapes : 1, sizeof *p->of_shape);
+    p->why = try_calloc(nshapes ? nshapes : 1, sizeof *p->why);
+    p->explain = try_calloc(nshapes ? nshapes : 1, sizeof *p->explain);
+    p->result = try_calloc(nshapes ? nshapes : 1, sizeof *p->result);
+    if ((op_note && !p->op_note) || !p->entry_of_cand || !p->of_shape || !p->why || !p->explain || !p->result) {
+        pick_free(p);
+        return no_memory(err, dir, "for the pick's tables");
+    }
+    warn_left_out(&p->sel, pp->left_out);
     for (size_t c = 0; c < n; c++)
         p->entry_of_cand[c] = (size_t)-1;
-    p->nshapes = nshapes;
-    p->of_shape = xcalloc(nshapes ? nshapes : 1, sizeof *p->of_shape);
-    p->why = xcalloc(nshapes ? nshapes : 1, sizeof *p->why);
-    p->explain = xcalloc(nshapes ? nshapes : 1, sizeof *p->explain);
-    p->result = xcalloc(nshapes ? nshapes : 1, sizeof *p->result);
     for (size_t s = 0; s < nshapes; s++) {
         if (select_pick_in(&p->sel, &shapes[s], pp->batch, pp->aligns ? &pp->aligns[s] : NULL,
                            pp->layouts ? &pp->layouts[s] : NULL, &p->result[s])) {

@@ -21,7 +21,9 @@
  * named on the command line always wins over wisdom (cli.c drops --auto then).
  *
  * Choose for every shape with pick_init_with: fails (EXIT_INPUT) on a malformed shipped wisdom file
- * or a shape that nothing covers. */
+ * or a shape that nothing covers, and with ERR_ALLOC where the host had no memory to read wisdom
+ * or load a candidate's config (try_* memory, util.h: the library's first pick; the per-shape
+ * texts of the command's shapes still use xmalloc's). */
 #ifndef ENGINE_PICK_H
 #define ENGINE_PICK_H
 

@@ -206,21 +206,29 @@ static void lend_eff(select_t *s)
     }
 }
 
-void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_entry *const *entries,
-                 const wisdom_file *const *files, char **paths, size_t n)
+int select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_entry *const *entries,
+                const wisdom_file *const *files, char **paths, size_t n, err_t *out_err)
 {
     memset(s, 0, sizeof *s);
     s->gpu = *g;
     s->dtype = dtype;
     s->exact_op = -1;
-    s->cands = xcalloc(n ? n : 1, sizeof *s->cands);
+    s->cands = try_calloc(n ? n : 1, sizeof *s->cands);
+    if (!s->cands) {
+        for (size_t i = 0; i < n; i++)
+            free(paths[i]);
+        return err_set(out_err, ERR_ALLOC, n ? files[0]->path : "", 0, 0, "no host memory for the wisdom candidates"), -1;
+    }
+    /* Every path taken over at once: select_free frees them whatever is left undone. */
     s->ncands = n;
+    for (size_t i = 0; i < n; i++) {
+        s->cands[i].entry = entries[i];
+        s->cands[i].file = files[i];
+        s->cands[i].path = paths[i];
+    }
     for (size_t i = 0; i < n; i++) {
         select_cand *c = &s->cands[i];
         const wisdom_entry *e = entries[i];
-        c->entry = e;
-        c->file = files[i];
-        c->path = paths[i];
         wisdom_align(e, &c->align);
         wisdom_packed_align(e, &c->align_pk);
         c->align_packed = layout_align_eq(&c->align, &c->align_pk);
@@ -232,11 +240,23 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
             c->cfg = s->cands[twin].cfg;
             c->cfg_shared = true;
         } else if (config_load_guess(c->path, e->sets, e->nsets, dt, g->arch, g->arch_guessed, &c->cfg, &err)) {
+            /* A config that did not load for lack of memory is no verdict on the entry: leaving it
+             * out would change the pick for good. */
+            if (err.cause == ERR_ALLOC) {
+                if (!err_isset(out_err))
+                    *out_err = err;
+                return -1;
+            }
             err_format(&err, c->err_text, sizeof c->err_text);
-            c->label = xstrdup(c->path);
+            if (!(c->label = try_strdup(c->path)))
+                return err_set(out_err, ERR_ALLOC, c->file->path, e->line, 0, "no host memory for a candidate's label"), -1;
             continue;
         }
-        c->label = xstrdup(c->cfg.label);
+        if (!(c->label = try_strdup(c->cfg.label))) {
+            if (!c->cfg_shared)
+                config_free(&c->cfg);
+            return err_set(out_err, ERR_ALLOC, c->file->path, e->line, 0, "no host memory for a candidate's label"), -1;
+        }
         /* --auto runs an entry of a dtype as that dtype's kernel: one whose config is held to another
          * accuracy class (a 1xTF32 config, class tf32, in an f32 entry) is left out, with the rule. */
         acc_class held = acc_class_of(c->cfg.accuracy, c->cfg.dtype), own = acc_class_of(ACC_NATIVE, c->cfg.dtype);
@@ -272,6 +292,7 @@ void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_e
         plan_free(&p);
     }
     lend_eff(s);
+    return 0;
 }
 
 void select_free(select_t *s)

@@ -106,9 +106,11 @@ typedef struct {
 } select_t;
 
 /* Load the candidates: entries[i] of files[i] with its config at paths[i] (taken over, freed by
- * select_free). A config that does not load is kept as a candidate that is never chosen. */
-void select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_entry *const *entries,
-                 const wisdom_file *const *files, char **paths, size_t n);
+ * select_free). A config that does not load is kept as a candidate that is never chosen, with its
+ * reason; one that did not load for lack of host memory fails the whole: -1 with ERR_ALLOC in err
+ * (select_free s then, as always). */
+int select_init(select_t *s, const select_gpu *g, dtype_t dtype, const wisdom_entry *const *entries,
+                const wisdom_file *const *files, char **paths, size_t n, err_t *err);
 void select_free(select_t *s);
 
 /* Estimated seconds of candidate c at the shape (a batch of `batch` products, 0 or 1: one), in s->op;

@@ -36,17 +36,28 @@ void wisdom_entry_free(wisdom_entry *e)
     memset(e, 0, sizeof *e);
 }
 
-void wisdom_entry_copy(wisdom_entry *dst, const wisdom_entry *src)
+int wisdom_entry_copy(wisdom_entry *dst, const wisdom_entry *src)
 {
     *dst = *src;
-    dst->config = xstrdup(src->config);
-    dst->source = src->source ? xstrdup(src->source) : NULL;
-    dst->sets = xcalloc(src->nsets ? src->nsets : 1, sizeof *dst->sets);
-    for (size_t i = 0; i < src->nsets; i++) {
-        dst->sets[i].text = xstrdup(src->sets[i].text);
-        dst->sets[i].key = xstrdup(src->sets[i].key);
-        dst->sets[i].value = src->sets[i].value;
+    dst->nsets = 0;
+    dst->config = try_strdup(src->config);
+    dst->source = try_strdup(src->source);
+    dst->sets = try_calloc(src->nsets ? src->nsets : 1, sizeof *dst->sets);
+    if (!dst->config || (src->source && !dst->source) || !dst->sets) {
+        wisdom_entry_free(dst);
+        return -1;
     }
+    for (size_t i = 0; i < src->nsets; i++) {
+        param_set *ps = &dst->sets[dst->nsets++];
+        ps->text = try_strdup(src->sets[i].text);
+        ps->key = try_strdup(src->sets[i].key);
+        ps->value = src->sets[i].value;
+        if (!ps->text || !ps->key) {
+            wisdom_entry_free(dst);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 void wisdom_file_free(wisdom_file *f)
@@ -73,17 +84,27 @@ void wisdom_free(wisdom_t *w)
 }
 
 /* Move f into w after every file whose path sorts before it or equal: w stays in path order, and a
- * path loaded twice keeps its load order. */
-static void add_file(wisdom_t *w, wisdom_file *f)
+ * path loaded twice keeps its load order. w->files has room for one more. */
+static void insert_file(wisdom_t *w, wisdom_file *f)
 {
     size_t at = w->nfiles;
     while (at > 0 && strcmp(w->files[at - 1].path, f->path) > 0)
         at--;
-    w->files = xrealloc(w->files, (w->nfiles + 1) * sizeof *w->files);
     memmove(&w->files[at + 1], &w->files[at], (w->nfiles - at) * sizeof *w->files);
     w->files[at] = *f;
     w->nfiles++;
     memset(f, 0, sizeof *f);
+}
+
+/* The same, making the room: -1 (f and w as they were) when the host has no memory for it. */
+static int add_file(wisdom_t *w, wisdom_file *f)
+{
+    wisdom_file *files = try_realloc(w->files, (w->nfiles + 1) * sizeof *w->files);
+    if (!files)
+        return -1;
+    w->files = files;
+    insert_file(w, f);
+    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -176,6 +197,13 @@ bool wisdom_param_name_ok(const char *s)
 /* ---------------------------------------------------------------------------------------------- */
 /* Reading                                                                                         */
 
+/* The host had no memory for what an entry or a file holds: ERR_ALLOC at the file (what, e.g.
+ * "for the wisdom entry's config"). */
+static int no_memory(const jsonrd *rd, int line, const char *what)
+{
+    return err_set(rd->err, ERR_ALLOC, rd->file, line, 0, "no host memory %s", what), -1;
+}
+
 static int parse_entry(const jsonrd *rd, const wisdom_file *f, size_t idx, size_t base, int line, json_t *obj,
                        wisdom_entry *e)
 {
@@ -255,14 +283,17 @@ static int parse_entry(const jsonrd *rd, const wisdom_file *f, size_t idx, size_
     if (jsonrd_string(&o, "config", JSONRD_REQUIRED | JSONRD_NONEMPTY, "the config's path, e.g. configs/warptile_db.json",
                       &s) < 0)
         return -1;
-    e->config = xstrdup(s);
+    if (!(e->config = try_strdup(s)))
+        return no_memory(rd, line, "for the wisdom entry's config");
 
     jsonrd_obj set;
     int has = jsonrd_object(&o, "set", 0, "an object of parameter values", &set);
     if (has < 0)
         return -1;
     if (has) {
-        e->sets = xcalloc(json_object_size(set.obj) ? json_object_size(set.obj) : 1, sizeof *e->sets);
+        e->sets = try_calloc(json_object_size(set.obj) ? json_object_size(set.obj) : 1, sizeof *e->sets);
+        if (!e->sets)
+            return no_memory(rd, line, "for the wisdom entry's overrides");
         const char *key;
         json_t *v;
         json_object_foreach(set.obj, key, v)
@@ -274,9 +305,11 @@ static int parse_entry(const jsonrd *rd, const wisdom_file *f, size_t idx, size_
             if (jsonrd_int(&set, key, 0, INT64_MIN, INT64_MAX, NULL, &x) < 0)
                 return -1;
             param_set *ps = &e->sets[e->nsets++];
-            ps->key = xstrdup(key);
+            ps->key = try_strdup(key);
             ps->value = x;
-            ps->text = xasprintf("%s=%lld", key, (long long)x);
+            ps->text = try_asprintf("%s=%lld", key, (long long)x);
+            if (!ps->key || !ps->text)
+                return no_memory(rd, line, "for the wisdom entry's overrides");
         }
     }
     /* tflops and vs_cublas: numbers, finite, >= 0 (-0 is stored as 0). */
@@ -297,7 +330,9 @@ static int parse_entry(const jsonrd *rd, const wisdom_file *f, size_t idx, size_
     s = NULL;
     if (jsonrd_string(&o, "source", 0, NULL, &s) < 0)
         return -1;
-    e->source = s ? xstrdup(s) : NULL;
+    e->source = try_strdup(s);
+    if (s && !e->source)
+        return no_memory(rd, line, "for the wisdom entry's source");
     return 0;
 }
 
@@ -321,7 +356,9 @@ static int parse_file(const jsonrd *rd, json_t *root, wisdom_file *f)
         return -1;
     if (dev && !*dev)
         return jsonrd_fail(&top, "device", false, "\"device\" must not be empty (leave it out for an arch-level file)");
-    f->device = dev ? xstrdup(dev) : NULL;
+    f->device = try_strdup(dev);
+    if (dev && !f->device)
+        return no_memory(rd, 0, "for the wisdom file's device");
     if (jsonrd_string(&top, "arch", 0, NULL, &arch) < 0)
         return -1;
     if (arch) {
@@ -340,7 +377,9 @@ static int parse_file(const jsonrd *rd, json_t *root, wisdom_file *f)
     size_t arr = 0;
     jsonloc_offset(rd->text, 0, pent, 1, false, &arr);
     size_t n = json_array_size(entries);
-    f->entries = xcalloc(n ? n : 1, sizeof *f->entries);
+    f->entries = try_calloc(n ? n : 1, sizeof *f->entries);
+    if (!f->entries)
+        return no_memory(rd, 0, "for the wisdom file's entries");
     /* One pass over the array: each entry's offset and line from the one before it. */
     size_t base = arr, at = 0;
     int line = 1, col = 1;
@@ -364,21 +403,25 @@ static int parse_file(const jsonrd *rd, json_t *root, wisdom_file *f)
 int wisdom_parse(wisdom_t *w, const char *path, const char *text, size_t len, err_t *err)
 {
     /* Exactly len bytes: a NUL inside is for the JSON parser to refuse, not to cut the text. */
-    char *copy = xmalloc(len + 1);
-    memcpy(copy, text, len);
-    copy[len] = '\0';
+    char *copy = try_malloc(len + 1);
     wisdom_file f;
     memset(&f, 0, sizeof f);
-    f.path = xstrdup(path);
+    f.path = try_strdup(path);
     int rc = -1;
     jsonrd rd = {path, copy, 1, 1, false, false, err};
     json_t *root;
+    if (!copy || !f.path) {
+        err_set(err, ERR_ALLOC, path, 0, 0, "no host memory to read the wisdom file");
+        goto out;
+    }
+    memcpy(copy, text, len);
+    copy[len] = '\0';
     if (jsonrd_load(&rd, len, 0, "invalid JSON", &root))
         goto out;
     rc = parse_file(&rd, root, &f);
     json_decref(root);
-    if (rc == 0)
-        add_file(w, &f);
+    if (rc == 0 && add_file(w, &f))
+        rc = (err_set(err, ERR_ALLOC, path, 0, 0, "no host memory for the list of wisdom files"), -1);
 out:
     wisdom_file_free(&f);
     free(copy);
@@ -391,7 +434,9 @@ int wisdom_load_file(wisdom_t *w, const char *path, err_t *err)
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return err_set(err, ERR_INPUT, path, 0, 0, "is a directory, not a wisdom file"), -1;
     size_t len = 0;
-    char *text = read_file(path, &len);
+    char *text = try_read_file(path, &len);
+    if (!text && errno == ENOMEM)
+        return err_set(err, ERR_ALLOC, path, 0, 0, "no host memory to read the wisdom file"), -1;
     if (!text)
         return err_set(err, ERR_INPUT, path, 0, 0, "cannot read wisdom: %s", strerror(errno)), -1;
     int rc = wisdom_parse(w, path, text, len, err);
@@ -405,17 +450,32 @@ char **wisdom_list_dir(const char *dir, size_t *n)
     DIR *d = opendir(dir);
     if (!d)
         return NULL;
-    char **names = xmalloc(sizeof *names);
+    char **names = try_malloc(sizeof *names);
     struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
+    while (names && (de = readdir(d)) != NULL) {
         size_t l = strlen(de->d_name);
         /* Dot files are skipped: wisdom_record's temp files, editors' backups. */
         if (de->d_name[0] == '.' || l < 6 || strcmp(de->d_name + l - 5, ".json") != 0)
             continue;
-        names = xrealloc(names, (*n + 1) * sizeof *names);
-        names[(*n)++] = xstrdup(de->d_name);
+        char **more = try_realloc(names, (*n + 1) * sizeof *names);
+        char *name = more ? try_strdup(de->d_name) : NULL;
+        if (more)
+            names = more;
+        if (!name) {
+            for (size_t i = 0; i < *n; i++)
+                free(names[i]);
+            free(names);
+            names = NULL;
+            break;
+        }
+        names[(*n)++] = name;
     }
     closedir(d);
+    if (!names) {
+        *n = 0;
+        errno = ENOMEM;
+        return NULL;
+    }
     if (*n > 1)
         qsort(names, *n, sizeof *names, cmp_strp);
     return names;
@@ -428,6 +488,8 @@ int wisdom_load_dir(wisdom_t *w, const char *dir, err_t *err)
     if (!names) {
         if (errno == ENOENT)
             return 0; /* no wisdom yet: every lookup finds nothing */
+        if (errno == ENOMEM)
+            return err_set(err, ERR_ALLOC, dir, 0, 0, "no host memory to list the wisdom directory"), -1;
         return err_set(err, ERR_INPUT, dir, 0, 0, "cannot read the wisdom directory: %s", strerror(errno)), -1;
     }
     /* Into a scratch wisdom first, so that a bad file leaves w as it was. */
@@ -435,12 +497,19 @@ int wisdom_load_dir(wisdom_t *w, const char *dir, err_t *err)
     wisdom_init(&tmp);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        char *p = path_join(dir, names[i]);
-        rc = wisdom_load_file(&tmp, p, err);
+        char *p = try_path_join(dir, names[i]);
+        rc = p ? wisdom_load_file(&tmp, p, err)
+               : (err_set(err, ERR_ALLOC, dir, 0, 0, "no host memory for a wisdom file's path"), -1);
         free(p);
     }
+    /* Room for them all first, so that w takes every file or none. */
+    wisdom_file *room = rc == 0 ? try_realloc(w->files, (w->nfiles + tmp.nfiles + 1) * sizeof *w->files) : NULL;
+    if (room)
+        w->files = room;
+    else if (rc == 0)
+        rc = (err_set(err, ERR_ALLOC, dir, 0, 0, "no host memory for the list of wisdom files"), -1);
     for (size_t i = 0; i < tmp.nfiles && rc == 0; i++)
-        add_file(w, &tmp.files[i]);
+        insert_file(w, &tmp.files[i]);
     wisdom_free(&tmp);
     for (size_t i = 0; i < n; i++)
         free(names[i]);

@@ -10,8 +10,8 @@
 #include <stddef.h>
 
 void wisdom_entry_free(wisdom_entry *e);
-/* A deep copy: dst owns its strings and sets. */
-void wisdom_entry_copy(wisdom_entry *dst, const wisdom_entry *src);
+/* A deep copy: dst owns its strings and sets. -1 (dst empty) when the host has no memory for it. */
+int wisdom_entry_copy(wisdom_entry *dst, const wisdom_entry *src);
 void wisdom_file_free(wisdom_file *f);
 /* "MxNxK". */
 void wisdom_format_shape(const shape_t *s, char *buf, size_t len);

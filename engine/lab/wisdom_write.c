@@ -244,6 +244,7 @@ int wisdom_record(const char *path, const char *device_name, int arch, const wis
     }
 
     wisdom_entry *same = NULL;
+    int copied = 0;
     for (size_t i = 0; i < f->nentries; i++)
         if (cmp_entry(&f->entries[i], e) == 0)
             same = &f->entries[i];
@@ -254,11 +255,15 @@ int wisdom_record(const char *path, const char *device_name, int arch, const wis
     }
     if (same) {
         wisdom_entry_free(same);
-        wisdom_entry_copy(same, e);
+        copied = wisdom_entry_copy(same, e);
         what = WISDOM_REPLACED;
     } else {
         f->entries = xrealloc(f->entries, (f->nentries + 1) * sizeof *f->entries);
-        wisdom_entry_copy(&f->entries[f->nentries++], e);
+        copied = wisdom_entry_copy(&f->entries[f->nentries++], e);
+    }
+    if (copied) {
+        err_set(err, ERR_ALLOC, path, 0, 0, "no host memory for the wisdom entry");
+        goto out;
     }
     qsort(f->entries, f->nentries, sizeof *f->entries, cmp_entry);
     text = wisdom_file_to_json(f);

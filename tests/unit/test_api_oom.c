@@ -21,17 +21,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* No-device options as apictx.h's context has them, over this wisdom and user wisdom. */
+static void oom_options(engine_options *o, const char *wisdom, const char *user)
+{
+    engine_options_init(o);
+    o->no_device = 1;
+    o->wisdom_dir = wisdom;
+    o->user_wisdom_dir = user;
+    o->device_name = "NVIDIA H100 80GB HBM3";
+}
+
 /* Host memory that runs out for an entry point's own objects (a context and its names, a forced
  * config, a plan) is ENGINE_ERROR_OUT_OF_MEMORY with nothing made, not an abort. */
 static void test_host_out_of_memory(void **state)
 {
     (void)state;
     engine_options o;
-    engine_options_init(&o);
-    o.no_device = 1;
-    o.wisdom_dir = "wisdom";
-    o.user_wisdom_dir = "";
-    o.device_name = "NVIDIA H100 80GB HBM3";
+    oom_options(&o, "wisdom", "");
     for (int n = 0; n < 4; n++) { /* the context, then each of its three names */
         engine_ctx *ctx = (engine_ctx *)0x1;
         util_try_fail_after(n);
@@ -118,7 +124,22 @@ static void assert_sites(const strbuf *seen, const char *const *sites)
 {
     for (const char *const *s = sites; *s; s++)
         if (!strstr(seen->buf, *s))
-            fail_msg("no failure at \"%s\" in the sweep:\n%s", *s, seen->buf);
+        {
+            fprintf(stderr, "%s", seen->buf);
+            fail_msg("no failure at \"%s\" in the sweep", *s);
+        }
+}
+
+/* A no-device context as apictx.h's over the small wisdom of tests/fixtures/wisdom_oom (its user
+ * directory and its shipped one): a sweep through the context's first pick fails each of the pick's
+ * allocations in turn, and the shipped wisdom's thousands of entries would take thousands of runs. */
+static engine_ctx *fixture_ctx(void)
+{
+    engine_options o;
+    oom_options(&o, "tests/fixtures/wisdom_oom/shipped", "tests/fixtures/wisdom_oom/user");
+    engine_ctx *ctx = NULL;
+    assert_int_equal(engine_create(&ctx, &o), ENGINE_SUCCESS);
+    return ctx;
 }
 
 /* Deeper than the entry points' own objects: a call's entry and the context's table of them
@@ -132,21 +153,34 @@ static void test_host_out_of_memory_deeper(void **state)
     (void)state;
     engine_plan_desc d;
     /* The kernels in the disk cache first (a context of its own), so that the sweep reads them there. */
-    engine_ctx *ctx = no_device_ctx();
+    engine_ctx *ctx = fixture_ctx();
     engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 96, 80, 64);
     assert_int_equal(describe_call(ctx, &d), ENGINE_SUCCESS);
     engine_desc_init_97(&d);
     assert_int_equal(describe_call(ctx, &d), ENGINE_SUCCESS);
     engine_destroy(ctx);
-    ctx = no_device_ctx();
-    /* wisdom's choice: the plan, the context's pick for f32 NN, the kernel, its table of calls (the
-     * pick and the table are kept from then on, so the retry that reaches the table has the slot to
-     * spare that the entry needs) */
-    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 96, 80, 64);
+    ctx = fixture_ctx();
+    /* the context's pick for f32 NN first, at a problem of its own: every allocation of the pick
+     * (the wisdom read, the candidates and their configs) fails in turn; once it is made, the next
+     * retry has the allocations to spare for the kernel, so the sites below it are the next sweep's */
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 200, 200, 200);
     strbuf seen;
     sb_init(&seen);
+    assert_true(oom_sweep_seen(ctx, describe_call, &d, "engine_gemm_describe", &seen) >= 100);
+    static const char *const picking[] = {"for the plan\n", "for the context's pick", "to list the user's wisdom directory",
+                                          "for a user wisdom file's path", "to list the wisdom directory",
+                                          "to read the wisdom file", "for the wisdom entry's overrides",
+                                          "for the wisdom candidates", "for a candidate's label", "for the pick's tables",
+                                          NULL};
+    assert_sites(&seen, picking);
+    sb_free(&seen);
+    /* wisdom's choice with the pick there: the plan, the kernel, the call's entry (the table of calls
+     * is kept from the call above, so the retry that reaches the table has the slot to spare that the
+     * entry needs) */
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 96, 80, 64);
+    sb_init(&seen);
     assert_true(oom_sweep_seen(ctx, describe_call, &d, "engine_gemm_describe", &seen) >= 12);
-    static const char *const first[] = {"for the plan\n", "for the context's pick", "for the text of the plan's switches",
+    static const char *const first[] = {"for the plan\n", "for the text of the plan's switches",
                                         "for the pasted source", "for NVRTC's options", "for the headers of the compile's key",
                                         "for the compile's memory cache entry", "for the plan's description",
                                         "for the call's entry", "for the description\n", "for the disk cache entry's path",
@@ -169,7 +203,7 @@ static void test_host_out_of_memory_deeper(void **state)
     assert_true(oom_sweep(ctx, plan_call, &d, "engine_plan_create") >= 2);
     engine_destroy(ctx);
     /* engine_warm when no pick can be made */
-    ctx = no_device_ctx();
+    ctx = fixture_ctx();
     util_try_fail_after(0);
     engine_status st = engine_warm(ctx, 1, NULL, NULL);
     util_try_fail_after(-1);

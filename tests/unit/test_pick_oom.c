@@ -1,0 +1,119 @@
+/* test_pick_oom.c — a context's first pick when the host runs out of memory: pick_init_with as the
+ * library calls it (no shapes, apiplan_pick) over a small wisdom (tests/fixtures/wisdom_oom: a user
+ * directory and a shipped one, every level, two configs with overrides), with its nth try_*
+ * allocation failing for n = 0, 1, ... (util_try_fail_after; jansson's too, through
+ * json_set_alloc_funcs as test_api_oom does). Each failure is ERR_ALLOC, never a pick made from
+ * fewer candidates (a config that did not load for lack of memory used to be left out of the
+ * candidates for good), nor a crash or a leak (the ASan build), until the pick succeeds and is the
+ * one made with memory to spare. No GPU. */
+#include "helpers.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pick.h"
+#include "util.h"
+
+#define H100 "NVIDIA H100 80GB HBM3"
+#define FIXTURE "tests/fixtures/wisdom_oom"
+
+static int pick_fixture(pick_t *p, err_t *err)
+{
+    pick_params pp = {.probe = false, .arch = 90, .arch_guessed = true, .device_name = H100, .dtype = DTYPE_F32,
+                      .batch = 1, .wisdom_dir = FIXTURE "/shipped", .user_dir = FIXTURE "/user"};
+    err_clear(err);
+    return pick_init_with(p, &pp, NULL, 0, err);
+}
+
+/* The candidates of p as text, one line each: label, loaded or why not. */
+static char *cands_text(const pick_t *p)
+{
+    strbuf sb;
+    sb_init(&sb);
+    for (size_t c = 0; c < p->sel.ncands; c++)
+        sb_addf(&sb, "%s %s %s\n", p->sel.cands[c].label, p->sel.cands[c].loaded ? "loaded" : "left out:",
+                p->sel.cands[c].err_text);
+    return sb_steal(&sb);
+}
+
+/* The model's choice at each of a few shapes, as labels. */
+static char *choices_text(const pick_t *p)
+{
+    static const shape_t shapes[] = {{1000, 1000, 1000}, {64, 64, 64}, {32, 4096, 4096}, {96, 160, 200}, {4096, 4096, 4096}};
+    strbuf sb;
+    sb_init(&sb);
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        select_result r;
+        if (select_pick_in(&p->sel, &shapes[s], 1, NULL, NULL, &r))
+            sb_add(&sb, "none\n");
+        else
+            sb_addf(&sb, "%s\n", p->sel.cands[r.chosen].label);
+    }
+    return sb_steal(&sb);
+}
+
+static void *jansson_try_malloc(size_t n) { return try_malloc(n); }
+
+static void test_pick_out_of_memory(void **state)
+{
+    (void)state;
+    pick_t p;
+    err_t err;
+    assert_int_equal(pick_fixture(&p, &err), 0);
+    char *want = cands_text(&p), *want_choice = choices_text(&p);
+    pick_free(&p);
+    /* every entry of f32 at every level, both configs loaded */
+    assert_non_null(strstr(want, "warptile_db loaded"));
+    assert_non_null(strstr(want, "warptile_splitk[BM=16,BN=32,BK=32,WM=16,WN=32,WNITER=1,TM=2,TN=4,THREADS=32"));
+
+    json_set_alloc_funcs(jansson_try_malloc, free);
+    strbuf seen;
+    sb_init(&seen);
+    int n = 0;
+    for (;; n++) {
+        util_try_fail_after(n);
+        int rc = pick_fixture(&p, &err);
+        util_try_fail_after(-1);
+        if (rc == 0)
+            break;
+        if (err.cause != ERR_ALLOC || !strstr(err.text, "no host memory"))
+            fail_msg("allocation %d: %s: %s: %s", n, err_cause_name(err.cause), err.source, err.text);
+        sb_addf(&seen, "%s\n", err.text);
+        assert_true(n < 100000);
+    }
+    json_set_alloc_funcs(malloc, free);
+    char *got = cands_text(&p), *got_choice = choices_text(&p);
+    pick_free(&p);
+    assert_string_equal(got, want);
+    assert_string_equal(got_choice, want_choice);
+    free(got), free(got_choice), free(want), free(want_choice);
+    /* the sites: listing and reading both directories, the wisdom's own strings, the candidates and
+     * the pick's tables, and a candidate's config (its JSON, through jansson) */
+    static const char *const sites[] = {"to list the user's wisdom directory", "for a user wisdom file's path",
+                                        "to list the wisdom directory", "for a wisdom file's path",
+                                        "to read the wisdom file", "to parse the JSON", "for the wisdom file's device",
+                                        "for the wisdom file's entries", "for the wisdom entry's config",
+                                        "for the wisdom entry's overrides", "for the wisdom entry's source",
+                                        "for the list of wisdom files", "for the wisdom candidates",
+                                        "for a candidate's label", "for the pick's tables", NULL};
+    for (const char *const *s = sites; *s; s++)
+        if (!strstr(seen.buf, *s))
+            fail_msg("no failure \"%s\" in the sweep of %d:\n%s", *s, n, seen.buf);
+    sb_free(&seen);
+}
+
+int main(void)
+{
+    use_repo_templates();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pick_out_of_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
