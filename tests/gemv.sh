@@ -57,8 +57,8 @@ switches "N = 2 row-major B: V not contiguous along K, read element by element" 
 
 echo "== bf16 and f16: the loops, 8 halves a load where the rows allow, split-K only through W (switch SKMODE 1)"
 for dt in bf16 f16; do
-  switches "$dt NT, N = 1, VEC 8: rows of A 16 bytes a load" "VM=0 NJ=1 LDOT=1 EVEC_L=8 VK1=1 VEC_V=1" --dtype $dt --op NT --m 4096 --n 1 --k 4096 --set VEC=8
-  switches "$dt NT, N = 1, VEC 4: 8 bytes" "EVEC_L=4" --dtype $dt --op NT --m 4096 --n 1 --k 4096
+  switches "$dt NT, N = 1, the shipped VEC 8: rows of A 16 bytes a load" "VM=0 NJ=1 LDOT=1 EVEC_L=8 VK1=1 VEC_V=1" --dtype $dt --op NT --m 4096 --n 1 --k 4096
+  switches "$dt NT, N = 1, VEC 4: 8 bytes" "EVEC_L=4" --dtype $dt --op NT --m 4096 --n 1 --k 4096 --set VEC=4
   switches "$dt NN, lda + 4: 4 halves a load" "EVEC_L=4" --dtype $dt --m 4096 --n 1 --k 4096 --set VEC=8 --lda +4
   switches "$dt NN, lda + 2: 2 halves a load" "EVEC_L=2" --dtype $dt --m 4096 --n 1 --k 4096 --set VEC=8 --lda +2
   switches "$dt NT, odd K: one half a load" "EVEC_L=1" --dtype $dt --op NT --m 2304 --n 1 --k 8189 --set VEC=8
