@@ -89,7 +89,7 @@
   "workspace": "SK > 1 && SKMODE == 1 ? SK * M * N * (ELEM == 2 ? 2 : 1) : 0",
   "stream_state": "SPLIT_SERIAL",
   "traffic": "BATCH * (M * K * (VM ? 1 : GY) + K * N * (VM ? GY : 1) + M * N)",
-  "compile_cost": "60 + UNROLL * VEC * ROWS * NV / 2",
+  "compile_cost": "60 + UNROLL * min(VEC, 16 / ELEM) * ROWS * NV / 2",
   "model": {"tile": ["VM ? NJ : RB", "VM ? RB : NJ", 1], "atomics": "SK > 1 && SKMODE != 1 ? M * N * (SPLIT_SERIAL ? SPLITS - 1 : SPLITS) : 0", "slow": "EVEC_L < min(VEC, 16 / ELEM) ? 110 : 100"},
   "launches": [
     {"kernel": "scale_c", "if": "SK > 1 && SKMODE != 1 && !SPLIT_SERIAL", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},

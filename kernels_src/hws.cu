@@ -36,8 +36,9 @@
  * a tensor map of C (rows 16-byte aligned, switch TMA_C; else as 1). beta reads C where the
  * registers sit, as EPI 0 does, so each result is still rounded once; split-K's FP32 partials go
  * out as with EPI 0. 1 and 2 take 16 KB a warpgroup beside the ring: 128x256 fits 4 stages. At
- * K = 0 no wgmma writes the accumulators: 1 and 2 zero them; EPI 0 reads them unwritten (left as it
- * is so that the shipped kernels' code stays the same; bench/hws_gpu.sh's `v k0` checks it).
+ * K = 0 no wgmma writes the accumulators: 1 and 2 zero them; EPI 0 reads them unwritten, but never
+ * runs there: kernel_launch refuses K < 1 and the engine makes C = beta C itself (session.c,
+ * apiplan.c's scale), so `v k0` in bench/hws_gpu.sh checks that path, not this kernel.
  *
  * KPROMOTE > 0: the tensor cores sum KPROMOTE elements of K, then FP32 adds fold the chain into a
  * second set of registers (hmma.cu's promotion; the tensor cores' sums truncate, docs/NOTES.md,
@@ -281,6 +282,21 @@ __device__ __forceinline__ uint4 lds128(unsigned addr)
     return v;
 }
 
+/* C's element for beta: under TMA_C the kernel writes C only through the copy engine, so the
+ * compiler would read it on the non-coherent path (ld.global.nc); each element is read before its
+ * own sub-tile's store, so that would hold today, but read past L1 (ld.global.cg) it stays right
+ * whatever order a later edit gives the stores. EPI 1 writes C itself: a plain read. */
+__device__ __forceinline__ float c_elem(const T *p)
+{
+#if TMA_C
+    unsigned short v;
+    asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(v) : "l"(p));
+    return half_to_float(v);
+#else
+    return half_to_float(*p);
+#endif
+}
+
 /* Eight elements (v, lowest address first) to cp, of which `left` lie inside C (its last columns):
  * one 16-byte store where C's rows allow (EVEC_C 8), else stores of EVEC_C elements; 2-byte stores
  * at C's right edge. */
@@ -490,9 +506,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                             float v0 = alpha * res[4 * j + 2 * h], v1 = alpha * res[4 * j + 2 * h + 1];
                             if (beta != 0.0f && m < M && n < N) {
                                 const T *cp = c + (idx_t)m * LD_C + n;
-                                v0 += beta * half_to_float(cp[0]);
+                                v0 += beta * c_elem(cp);
                                 if (n + 1 < N)
-                                    v1 += beta * half_to_float(cp[1]);
+                                    v1 += beta * c_elem(cp + 1);
                             }
                             r[x] = float2_to_half2(v0, v1);
                         }
