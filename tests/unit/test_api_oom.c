@@ -73,7 +73,7 @@ static void test_host_out_of_memory(void **state)
 typedef engine_status (*oom_call)(engine_ctx *ctx, void *arg);
 static int oom_sweep_seen(engine_ctx *ctx, oom_call call, void *arg, const char *fn, strbuf *seen)
 {
-    for (int n = 0; n < 256; n++) {
+    for (int n = 0; n < 100000; n++) {
         util_try_fail_after(n);
         engine_status st = call(ctx, arg);
         util_try_fail_after(-1);
@@ -86,7 +86,7 @@ static int oom_sweep_seen(engine_ctx *ctx, oom_call call, void *arg, const char 
         if (seen)
             sb_addf(seen, "%s\n", why);
     }
-    fail_msg("%s: no success within 256 allocations", fn);
+    fail_msg("%s: no success within 100000 allocations", fn);
     return -1;
 }
 
@@ -171,7 +171,9 @@ static void test_host_out_of_memory_deeper(void **state)
                                           "for a user wisdom file's path", "to list the wisdom directory",
                                           "to read the wisdom file", "for the wisdom entry's overrides",
                                           "for the wisdom candidates", "for a candidate's label", "for the pick's tables",
-                                          NULL};
+                                          /* a candidate's config and its template */
+                                          "to read the config", "for the config's label", "to read the template",
+                                          "for the template's rules", "for the template's compiled expressions", NULL};
     assert_sites(&seen, picking);
     sb_free(&seen);
     /* wisdom's choice with the pick there: the plan, the kernel, the call's entry (the table of calls
@@ -226,6 +228,8 @@ static void test_set_config_out_of_memory(void **state)
     engine_ctx *ctx = no_device_ctx();
     json_set_alloc_funcs(jansson_try_malloc, free);
     int n = 0, parse = 0;
+    strbuf seen;
+    sb_init(&seen);
     for (;; n++) {
         util_try_fail_after(n);
         engine_status st = engine_set_config(ctx, "configs/naive.json");
@@ -233,13 +237,26 @@ static void test_set_config_out_of_memory(void **state)
         if (st == ENGINE_SUCCESS)
             break;
         const char *why = engine_last_error(ctx);
-        if (st != ENGINE_ERROR_OUT_OF_MEMORY || !strstr(why, "no host memory"))
+        if (st != ENGINE_ERROR_OUT_OF_MEMORY || !strstr(why, "engine_set_config: no host memory"))
             fail_msg("allocation %d: %s: %s", n, engine_status_string(st), why);
         parse += strstr(why, "no host memory to parse the JSON") != NULL;
+        sb_addf(&seen, "%s\n", why);
         assert_true(n < 100000);
     }
     json_set_alloc_funcs(malloc, free);
     assert_true(parse > 20); /* jansson's, in the config's text and the template's */
+    /* the config's own memory, its template's (config.c, template*.c, expr.c) and the context's */
+    static const char *const sites[] = {
+        "to read the config", "for the config's text", "for the config's name", "for the config's values",
+        "for the config's overrides", "for the config's label", "for the template's path", "to read the template",
+        "for the template's name", "for the template's parameter block", "for the template's summary",
+        "for the template's parameters", "for a template parameter's name", "for a template parameter's doc",
+        "for a template parameter's values", "for a template expression", "for a template expression's name",
+        "for the template's named expressions", "for the template's rules", "for a template rule's text",
+        "for a launch's kernel name", "for the template's compiled expressions",
+        "engine_set_config: no host memory for the config\n", NULL};
+    assert_sites(&seen, sites);
+    sb_free(&seen);
     engine_destroy(ctx);
 }
 
