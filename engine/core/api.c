@@ -261,8 +261,9 @@ engine_status engine_set_config(engine_ctx *c, const char *json_or_path)
         rc = config_parse_guess("engine_set_config", json_or_path, strlen(json_or_path), NULL, 0, NULL, c->arch,
                                 c->arch_guessed, cfg, &err);
     } else {
-        char *path = entries_resolve(NULL, json_or_path);
-        rc = config_load_guess(path, NULL, 0, NULL, c->arch, c->arch_guessed, cfg, &err);
+        char *path = entries_try_resolve(NULL, json_or_path);
+        rc = path ? config_load_guess(path, NULL, 0, NULL, c->arch, c->arch_guessed, cfg, &err)
+                  : err_set(&err, ERR_ALLOC, json_or_path, 0, 0, "no host memory for the config's path");
         free(path);
     }
     if (rc && err.cause == ERR_ALLOC) {
