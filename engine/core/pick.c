@@ -269,10 +269,12 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     double clock = have_gpu && g.clock_khz > 0 ? g.clock_khz * 1e3 : 1.98e9;
     dtype_t dtype = pp->dtype;
     const char *dir = pp->wisdom_dir ? pp->wisdom_dir : paths_wisdom_dir();
-    p->user_dir = !pp->user_dir ? paths_user_wisdom_dir() : *pp->user_dir ? try_strdup(pp->user_dir) : NULL;
-    if (!p->device || (pp->user_dir && *pp->user_dir && !p->user_dir)) {
+    bool nomem = false;
+    p->user_dir = !pp->user_dir ? paths_user_wisdom_dir(&nomem) : *pp->user_dir ? try_strdup(pp->user_dir) : NULL;
+    if (!p->device || nomem || (pp->user_dir && *pp->user_dir && !p->user_dir)) {
         pick_free(p);
-        return no_memory(err, dir, "for the pick's device and directory names");
+        return no_memory(err, dir,
+                         nomem ? "for the user wisdom directory's name" : "for the pick's device and directory names");
     }
     if ((p->user_dir && load_user(&p->user, p->user_dir, pp->warn, err)) || wisdom_load_dir(&p->shipped, dir, err)) {
         pick_free(p);
