@@ -114,9 +114,13 @@ int pickcmd_main(const opts_t *o)
     for (size_t s = 0; s < o->nshapes; s++)
         options_layout(o, &o->shapes[s], p.sel.dtype, &lays[s], &al[s]);
     double t1 = now_ms();
-    for (size_t s = 0; s < o->nshapes; s++)
-        if (select_pick_in(&p.sel, &o->shapes[s], o->batch, &al[s], &lays[s], &res[s]))
+    for (size_t s = 0; s < o->nshapes; s++) {
+        int sr = select_pick_in(&p.sel, &o->shapes[s], o->batch, &al[s], &lays[s], &res[s]);
+        if (sr == SELECT_NOMEM)
+            xoom(p.sel.ncands * sizeof(double));
+        if (sr)
             res[s].nw = (size_t)-1;
+    }
     double t_pick = now_ms() - t1;
     char arch[16];
     if (o->format == FORMAT_TABLE)
@@ -133,7 +137,10 @@ int pickcmd_main(const opts_t *o)
         }
         const select_cand *c = &p.sel.cands[res[s].chosen];
         select_variant v;
-        const bool var = pick_tile_variants() && select_tile_variant(&p.sel, &res[s], sh, &lays[s], PICK_TILE_GAIN, &v);
+        const int tv = pick_tile_variants() ? select_tile_variant(&p.sel, &res[s], sh, &lays[s], PICK_TILE_GAIN, &v) : 0;
+        if (tv == SELECT_NOMEM)
+            xoom(sizeof v);
+        const bool var = tv == 1;
         char vtext[96] = "";
         if (var)
             select_variant_text(&v, vtext, sizeof vtext);

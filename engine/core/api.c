@@ -261,13 +261,21 @@ engine_status engine_set_config(engine_ctx *c, const char *json_or_path)
         rc = config_parse_guess("engine_set_config", json_or_path, strlen(json_or_path), NULL, 0, NULL, c->arch,
                                 c->arch_guessed, cfg, &err);
     } else {
-        char *path = entries_resolve(NULL, json_or_path);
-        rc = config_load_guess(path, NULL, 0, NULL, c->arch, c->arch_guessed, cfg, &err);
+        char *path = entries_try_resolve(NULL, json_or_path);
+        rc = path ? config_load_guess(path, NULL, 0, NULL, c->arch, c->arch_guessed, cfg, &err)
+                  : err_set(&err, ERR_ALLOC, json_or_path, 0, 0, "no host memory for the config's path");
         free(path);
+    }
+    if (rc && err.cause == ERR_ALLOC) {
+        /* named by the entry point, as its own objects' are, with where it ran out */
+        char text[ERR_TEXT_LEN + ERR_SOURCE_LEN + 8];
+        snprintf(text, sizeof text, "%s (%s)", err.text, err.source);
+        free(cfg);
+        return api_fail_text(ENGINE_ERROR_OUT_OF_MEMORY, "engine_set_config", text);
     }
     if (rc) {
         free(cfg);
-        return api_fail(err.cause == ERR_ALLOC ? ENGINE_ERROR_OUT_OF_MEMORY : ENGINE_ERROR_CONFIG, &err);
+        return api_fail(ENGINE_ERROR_CONFIG, &err);
     }
     pthread_mutex_lock(&c->lock);
     /* Kept until the context goes: plans made with an earlier one still point at it. */

@@ -239,8 +239,9 @@ static engine_status build(engine_ctx *c, engine_plan *pl, const layout_t *lay, 
 }
 
 /* base with variant v's values (a tile side halved): the context's copy, made on first use. The copy
- * shares base's template and text; its values, label and overrides are its own. Lock held. */
-static const config_t *variant_of(engine_ctx *c, const config_t *base, const select_variant *v)
+ * shares base's template and text; its values, label and overrides are its own. NULL with ERR_ALLOC
+ * in err when the host had no memory for it. Lock held. */
+static const config_t *variant_of(engine_ctx *c, const config_t *base, const select_variant *v, err_t *err)
 {
     for (size_t i = 0; i < c->nvariants; i++) {
         const struct apiplan_variant *x = &c->variants[i];
@@ -248,74 +249,90 @@ static const config_t *variant_of(engine_ctx *c, const config_t *base, const sel
             strcmp(x->v.key2, v->key2) == 0 && x->v.value2 == v->value2)
             return x->cfg;
     }
-    config_t *cfg = xmalloc(sizeof *cfg);
+    /* The table's slot first: what follows cannot fail once the copy is made. */
+    struct apiplan_variant *table = try_realloc(c->variants, (c->nvariants + 1) * sizeof *c->variants);
+    config_t *cfg = table ? try_malloc(sizeof *cfg) : NULL;
+    if (table)
+        c->variants = table;
+    if (!cfg)
+        return err_set(err, ERR_ALLOC, base->label, 0, 0, "no host memory for the tile variant's config"), NULL;
     *cfg = *base;
-    cfg->values = xmalloc((base->tpl.nparams ? base->tpl.nparams : 1) * sizeof *cfg->values);
-    memcpy(cfg->values, base->values, base->tpl.nparams * sizeof *cfg->values);
+    cfg->values = try_malloc((base->tpl.nparams ? base->tpl.nparams : 1) * sizeof *cfg->values);
     const char *keys[2] = {v->key, v->key2};
     const int64_t vals[2] = {v->value, v->value2};
+    char set[96];
+    select_variant_text(v, set, sizeof set);
+    size_t n = strlen(base->label);
+    cfg->label = base->label[n ? n - 1 : 0] == ']' ? try_asprintf("%.*s,%s]", (int)(n - 1), base->label, set)
+                                                 : try_asprintf("%s[%s]", base->label, set);
+    /* As the command line reruns it: --set KEY=VALUE for each override. */
+    strbuf ov;
+    sb_try_init(&ov);
+    sb_add(&ov, base->overrides ? base->overrides : "");
+    for (int j = 0; j < 2 && *keys[j]; j++)
+        sb_addf(&ov, "%s--set %s=%lld", ov.len ? " " : "", keys[j], (long long)vals[j]);
+    cfg->overrides = sb_steal(&ov);
+    if (!cfg->values || !cfg->label || !cfg->overrides) {
+        free(cfg->values), free(cfg->label), free(cfg->overrides), free(cfg);
+        return err_set(err, ERR_ALLOC, base->label, 0, 0, "no host memory for the tile variant's values"), NULL;
+    }
+    memcpy(cfg->values, base->values, base->tpl.nparams * sizeof *cfg->values);
     for (int j = 0; j < 2 && *keys[j]; j++) {
         int at = template_param_index(&base->tpl, keys[j]);
         if (at >= 0)
             cfg->values[at] = vals[j];
     }
-    char set[96];
-    select_variant_text(v, set, sizeof set);
-    size_t n = strlen(base->label);
-    cfg->label = base->label[n ? n - 1 : 0] == ']' ? xasprintf("%.*s,%s]", (int)(n - 1), base->label, set)
-                                                 : xasprintf("%s[%s]", base->label, set);
-    /* As the command line reruns it: --set KEY=VALUE for each override. */
-    strbuf ov;
-    sb_init(&ov);
-    sb_add(&ov, base->overrides ? base->overrides : "");
-    for (int j = 0; j < 2 && *keys[j]; j++)
-        sb_addf(&ov, "%s--set %s=%lld", ov.len ? " " : "", keys[j], (long long)vals[j]);
-    cfg->overrides = sb_steal(&ov);
-    c->variants = xrealloc(c->variants, (c->nvariants + 1) * sizeof *c->variants);
     c->variants[c->nvariants++] = (struct apiplan_variant){.base = base, .v = *v, .cfg = cfg};
     return cfg;
 }
 
 /* The shipped config NAME in dtype, loaded into *slot on first use (NULL where it does not load, as
- * naive in bf16). Lock held. */
-static const config_t *shipped(engine_ctx *c, config_t **slot, const char *name, dtype_t dtype)
+ * naive in bf16). NULL with ERR_ALLOC in err, *slot left empty, where the host had no memory to load
+ * it: no verdict on the config. Lock held. */
+static const config_t *shipped(engine_ctx *c, config_t **slot, const char *name, dtype_t dtype, err_t *err)
 {
-    if (!*slot) {
-        config_t *cfg = xcalloc(1, sizeof *cfg);
-        err_t err;
-        err_clear(&err);
-        /* The shipped configs beside the library, else beside the wisdom (wisdom/../configs), as a
-         * wisdom entry's config is found. */
-        char *path = entries_resolve(NULL, name);
-        if (access(path, R_OK) != 0) {
-            char *root = path_join(c->wisdom_dir ? c->wisdom_dir : paths_wisdom_dir(), "..");
-            char *file = xasprintf("configs/%s.json", name);
-            free(path);
-            path = path_join(root, file);
-            free(root);
-            free(file);
-        }
-        if (config_load_guess(path, NULL, 0, dtype_name(dtype), c->arch, c->arch_guessed, cfg, &err)) {
-            free(cfg);
-            cfg = NULL;
-        }
+    if (*slot)
+        return *slot;
+    config_t *cfg = try_calloc(1, sizeof *cfg);
+    /* The shipped configs beside the library, else beside the wisdom (wisdom/../configs), as a
+     * wisdom entry's config is found. */
+    char *path = cfg ? entries_try_resolve(NULL, name) : NULL;
+    if (path && access(path, R_OK) != 0) {
+        char *root = try_path_join(c->wisdom_dir ? c->wisdom_dir : paths_wisdom_dir(), "..");
+        char *file = try_asprintf("configs/%s.json", name);
         free(path);
-        *slot = cfg;
+        path = root && file ? try_path_join(root, file) : NULL;
+        free(root);
+        free(file);
     }
-    return *slot;
+    if (!path) {
+        free(cfg);
+        return err_set(err, ERR_ALLOC, name, 0, 0, "no host memory for the shipped config's path"), NULL;
+    }
+    err_t e;
+    err_clear(&e);
+    if (config_load_guess(path, NULL, 0, dtype_name(dtype), c->arch, c->arch_guessed, cfg, &e)) {
+        if (e.cause == ERR_ALLOC && !err_isset(err))
+            *err = e;
+        free(cfg);
+        cfg = NULL;
+    }
+    free(path);
+    *slot = cfg;
+    return cfg;
 }
 
 /* The shipped naive config for dtype, the fallback for any layout (NULL in bf16 and f16). Lock held. */
-static const config_t *naive_for(engine_ctx *c, dtype_t dtype)
+static const config_t *naive_for(engine_ctx *c, dtype_t dtype, err_t *err)
 {
-    return shipped(c, &c->naive[dtype], "naive", dtype);
+    return shipped(c, &c->naive[dtype], "naive", dtype, err);
 }
 
 /* The config a half dtype runs where wisdom holds no entry of it: the half walk's last step. Lock held. */
 #define HALF_DEFAULT "h04_tuned"
-static const config_t *half_default_for(engine_ctx *c, dtype_t dtype)
+static const config_t *half_default_for(engine_ctx *c, dtype_t dtype, err_t *err)
 {
-    return dtype_half(dtype) ? shipped(c, &c->half_default[dtype], HALF_DEFAULT, dtype) : NULL;
+    return dtype_half(dtype) ? shipped(c, &c->half_default[dtype], HALF_DEFAULT, dtype, err) : NULL;
 }
 
 /* Wisdom's choice refused the layout (a template that cannot do it says so by a declared rule): the
@@ -345,9 +362,13 @@ static engine_status fall_back(engine_ctx *c, engine_plan *pl, const layout_t *l
         if (j < n) {
             cfg = &pk->sel.cands[w[j].cand].cfg;
         } else {
+            err_t e;
+            err_clear(&e);
             pthread_mutex_lock(&c->lock);
-            cfg = naive_for(c, pl->p.dtype);
+            cfg = naive_for(c, pl->p.dtype, &e);
             pthread_mutex_unlock(&c->lock);
+            if (!cfg && e.cause == ERR_ALLOC)
+                return *err = e, ENGINE_ERROR_OUT_OF_MEMORY;
         }
         if (!cfg)
             break;
@@ -499,19 +520,30 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
     } else if (pl->run) {
         pick_t *pick = apiplan_pick(c, p->dtype, 2 * p->ta + p->tb, p->batch > 1, fn, &err);
         shape_t sh = {p->M, p->N, p->K};
+        int sr = pick ? select_pick_in(&pick->sel, &sh, p->batch, al, &lay, &r) : 0;
+        int tv = pick && !sr && pick_tile_variants()
+                     ? select_tile_variant(&pick->sel, &r, &sh, &lay, PICK_TILE_GAIN, &pl->variant)
+                     : 0;
         if (!pick) {
             st = err.cause == ERR_ALLOC ? ENGINE_ERROR_OUT_OF_MEMORY : ENGINE_ERROR_CONFIG;
-        } else if (!select_pick_in(&pick->sel, &sh, p->batch, al, &lay, &r)) {
+        } else if (sr == SELECT_NOMEM || tv == SELECT_NOMEM) {
+            err_set(&err, ERR_ALLOC, pick->sel.ncands ? pick->sel.cands[0].path : "", 0, 0,
+                    "no host memory for the selection's %s", tv ? "tile variants" : "distances");
+            st = ENGINE_ERROR_OUT_OF_MEMORY;
+        } else if (!sr) {
             pk = pick;
             pl->cfg = &pick->sel.cands[r.chosen].cfg;
-            if (pick_tile_variants() && select_tile_variant(&pick->sel, &r, &sh, &lay, PICK_TILE_GAIN, &pl->variant)) {
-                pl->cfg = variant_of(c, pl->cfg, &pl->variant);
+            if (tv) {
+                pl->cfg = variant_of(c, pl->cfg, &pl->variant, &err);
                 pl->has_variant = true;
+                st = pl->cfg ? st : ENGINE_ERROR_OUT_OF_MEMORY;
             }
-        } else if ((pl->cfg = half_default_for(c, p->dtype))) {
+        } else if ((pl->cfg = half_default_for(c, p->dtype, &err))) {
             /* bf16, f16 where wisdom has nothing for the call: the half walk's last step */
             memset(&r, 0, sizeof r);
             pl->by_default = true;
+        } else if (err.cause == ERR_ALLOC) {
+            st = ENGINE_ERROR_OUT_OF_MEMORY;
         } else {
             /* As pick_init says it: the first entry left out says why, else nothing covers the shape. */
             const char *why = pick->sel.ncands ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
@@ -525,7 +557,8 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
     pthread_mutex_unlock(&c->lock);
     if (st) {
         free(pl);
-        return fail(st, &err);
+        /* the pick's own failures are named by fn already (apiplan_pick) */
+        return strcmp(err.source, fn) == 0 ? fail(st, &err) : build_fail(st, fn, &err);
     }
     /* Plan and compile (or find the CUBIN) outside the lock: a compile takes seconds. */
     if (pl->run) {

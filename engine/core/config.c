@@ -32,8 +32,13 @@ int param_set_parse_at(const char *text, const char *file, int line, param_set *
     int64_t v;
     if (parse_i64(eq + 1, &v))
         return err_set(err, ERR_INPUT, src, line, 0, "\"%s\": VALUE must be a whole number", text);
-    out->text = xstrdup(text);
-    out->key = xstrndup(text, (size_t)(eq - text));
+    out->text = try_strdup(text);
+    out->key = try_strdup(text);
+    if (!out->text || !out->key) {
+        param_set_free(out);
+        return err_set(err, ERR_ALLOC, src, line, 0, "no host memory for the override \"%s\"", text);
+    }
+    out->key[eq - text] = '\0';
     out->value = v;
     out->file = file;
     out->line = line;
@@ -69,10 +74,23 @@ static jsonrd reader(const config_t *cfg, err_t *err)
     return (jsonrd){cfg->path, cfg->text, 1, 1, true, false, err};
 }
 
-static void list_params(const template_t *t, strbuf *sb)
+/* fmt appended to the NUL-terminated buf of len bytes, cut where it is full: the lists in messages,
+ * no longer than a message (ERR_TEXT_LEN) and built without memory that could run out. */
+static void buf_addf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void buf_addf(char *buf, size_t len, const char *fmt, ...)
 {
+    size_t at = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + at, len - at, fmt, ap);
+    va_end(ap);
+}
+
+static void list_params(const template_t *t, char *buf, size_t len)
+{
+    buf[0] = '\0';
     for (size_t i = 0; i < t->nparams; i++)
-        sb_addf(sb, "%s%s", i ? ", " : "", t->params[i].name);
+        buf_addf(buf, len, "%s%s", i ? ", " : "", t->params[i].name);
 }
 
 /* Where a message about param i should point: its value in the file, or where it was overridden. */
@@ -108,10 +126,11 @@ static int fail_param(ctx_t *c, int idx, const char *fmt, ...)
     return jsonrd_fail_path(&rd, path, 1, true, "%s", text);
 }
 
-static void values_list(const int64_t *v, size_t n, strbuf *sb)
+static void values_list(const int64_t *v, size_t n, char *buf, size_t len)
 {
+    buf[0] = '\0';
     for (size_t i = 0; i < n; i++)
-        sb_addf(sb, "%s%lld", i ? (i + 1 == n ? " or " : ", ") : "", (long long)v[i]);
+        buf_addf(buf, len, "%s%lld", i ? (i + 1 == n ? " or " : ", ") : "", (long long)v[i]);
 }
 
 /* The message for a parameter outside its allowed values or range. */
@@ -124,12 +143,9 @@ static int value_error(ctx_t *c, int i)
         for (size_t j = 0; j < p->nvalues; j++)
             ok = ok || p->values[j] == v;
         if (!ok) {
-            strbuf sb;
-            sb_init(&sb);
-            values_list(p->values, p->nvalues, &sb);
-            fail_param(c, i, "params.%s = %lld must be %s (%s)", p->name, (long long)v, sb.buf, p->doc);
-            sb_free(&sb);
-            return -1;
+            char list[ERR_TEXT_LEN];
+            values_list(p->values, p->nvalues, list, sizeof list);
+            return fail_param(c, i, "params.%s = %lld must be %s (%s)", p->name, (long long)v, list, p->doc);
         }
     }
     if (p->has_min && v < p->min)
@@ -205,20 +221,24 @@ static int check_rules(ctx_t *c, int arch)
         return fail_param(c, where, "params.%s = %lld does not divide params.%s = %lld: %s", b,
                           (long long)cfg->values[ib], a, (long long)cfg->values[ia], r->why);
     }
-    strbuf sb;
-    sb_init(&sb);
+    char list[ERR_TEXT_LEN] = "";
     for (int j = 0; j < m.n; j++)
-        sb_addf(&sb, "%s%s = %lld", j ? ", " : "", t->params[m.idx[j]].name, (long long)cfg->values[m.idx[j]]);
+        buf_addf(list, sizeof list, "%s%s = %lld", j ? ", " : "", t->params[m.idx[j]].name,
+                 (long long)cfg->values[m.idx[j]]);
     /* When the target architecture is part of the rule, say which one: the fix may be --arch. */
     if (strstr(r->rule, "ARCH"))
-        sb_addf(&sb, "%starget %s", m.n ? ", " : "", arch_name(arch, (char[16]){0}, 16));
-    fail_param(c, at, "params break \"%s\" (%s): %s", r->rule, sb.buf, r->why);
-    sb_free(&sb);
-    return -1;
+        buf_addf(list, sizeof list, "%starget %s", m.n ? ", " : "", arch_name(arch, (char[16]){0}, 16));
+    return fail_param(c, at, "params break \"%s\" (%s): %s", r->rule, list, r->why);
 }
 
 static int parse(const char *path, const char *text, size_t len, const param_set *sets, size_t nsets,
                  const char *dtype_override, int arch, bool guessed, config_t *cfg, err_t *err);
+
+/* The host had no memory for what the config holds: ERR_ALLOC, first error winning. */
+static void no_memory(err_t *err, const config_t *cfg, const char *what)
+{
+    err_set(err, ERR_ALLOC, cfg->path, 0, 0, "no host memory %s", what);
+}
 
 int config_load(const char *path, const param_set *sets, size_t nsets, const char *dtype_override,
                 int arch, config_t *cfg, err_t *err)
@@ -230,9 +250,11 @@ int config_load_guess(const char *path, const param_set *sets, size_t nsets, con
                       bool guessed, config_t *cfg, err_t *err)
 {
     size_t len = 0;
-    char *text = read_file(path, &len);
+    char *text = try_read_file(path, &len);
     if (!text) {
         memset(cfg, 0, sizeof *cfg);
+        if (errno == ENOMEM)
+            return err_set(err, ERR_ALLOC, path, 0, 0, "no host memory to read the config"), -1;
         return err_set(err, ERR_INPUT, path, 0, 0, "cannot read config: %s", strerror(errno)), -1;
     }
     int rc = parse(path, text, len, sets, nsets, dtype_override, arch, guessed, cfg, err);
@@ -256,9 +278,13 @@ static int parse(const char *path, const char *text, size_t len, const param_set
                  const char *dtype_override, int arch, bool guessed, config_t *cfg, err_t *err)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->path = xstrdup(path);
+    cfg->path = try_strdup(path);
     /* Exactly len bytes: a NUL inside is for the JSON parser to refuse, not to cut the text. */
-    cfg->text = xmalloc(len + 1);
+    cfg->text = try_malloc(len + 1);
+    if (!cfg->path || !cfg->text) {
+        config_free(cfg);
+        return err_set(err, ERR_ALLOC, path, 0, 0, "no host memory for the config's text"), -1;
+    }
     memcpy(cfg->text, text, len);
     cfg->text[len] = '\0';
     jsonrd rd = reader(cfg, err);
@@ -278,8 +304,10 @@ static int parse(const char *path, const char *text, size_t len, const param_set
         jsonrd_string(&top, "description", 0, NULL, &description) < 0 ||
         jsonrd_string(&top, "accuracy", 0, NULL, &accuracy) < 0)
         goto out;
-    cfg->name = xstrdup(name);
-    cfg->description = xstrdup(description);
+    if (!(cfg->name = try_strdup(name)) || !(cfg->description = try_strdup(description))) {
+        no_memory(err, cfg, "for the config's name");
+        goto out;
+    }
     acc_kind acc_given = ACC_NATIVE;
     if (accuracy && acc_kind_parse(accuracy, &acc_given)) {
         jsonrd_fail(&top, "accuracy", false, "\"accuracy\" must be \"f32\", \"f64\" or \"tf32\", got \"%s\"", accuracy);
@@ -296,7 +324,7 @@ static int parse(const char *path, const char *text, size_t len, const param_set
     err_t terr;
     err_clear(&terr);
     if (template_load(tname, &cfg->tpl, &terr)) {
-        if (terr.source[0])
+        if (terr.source[0] || terr.cause == ERR_ALLOC)
             *err = err_isset(err) ? *err : terr; /* the template file itself is broken */
         else
             jsonrd_fail(&top, "template", false, "%s", terr.text);
@@ -320,8 +348,12 @@ static int parse(const char *path, const char *text, size_t len, const param_set
                     dtype_name(cfg->dtype));
         goto out;
     }
-    cfg->values = xcalloc(t->nparams, sizeof *cfg->values);
-    cfg->origin = xcalloc(t->nparams, sizeof *cfg->origin);
+    cfg->values = try_calloc(t->nparams, sizeof *cfg->values);
+    cfg->origin = try_calloc(t->nparams, sizeof *cfg->origin);
+    if (!cfg->values || !cfg->origin) {
+        no_memory(err, cfg, "for the config's values");
+        goto out;
+    }
     for (size_t i = 0; i < t->nparams; i++)
         cfg->values[i] = t->params[i].def;
 
@@ -333,12 +365,10 @@ static int parse(const char *path, const char *text, size_t len, const param_set
     {
         int idx = template_param_index(t, key);
         if (idx < 0) {
-            strbuf sb;
-            sb_init(&sb);
-            list_params(t, &sb);
+            char list[ERR_TEXT_LEN];
+            list_params(t, list, sizeof list);
             jsonrd_fail(&params, key, true, "params.%s: template %s has no parameter \"%s\" (it takes %s)", key,
-                        t->name, key, sb.buf);
-            sb_free(&sb);
+                        t->name, key, list);
             goto out;
         }
         if (jsonrd_int(&params, key, 0, INT64_MIN, INT64_MAX, NULL, &cfg->values[idx]) < 0)
@@ -346,18 +376,15 @@ static int parse(const char *path, const char *text, size_t len, const param_set
         cfg->origin[idx] = FROM_FILE;
     }
     strbuf ov;
-    sb_init(&ov);
+    sb_try_init(&ov);
     for (size_t i = 0; i < nsets; i++) {
         int idx = template_param_index(t, sets[i].key);
         if (idx < 0) {
-            strbuf sb;
-            sb_init(&sb);
-            list_params(t, &sb);
-            char text[ERR_TEXT_LEN];
-            snprintf(text, sizeof text, "template %s has no parameter \"%s\" (it takes %s)", t->name, sets[i].key,
-                     sb.buf);
+            char list[ERR_TEXT_LEN], text[ERR_TEXT_LEN] = "";
+            list_params(t, list, sizeof list);
+            buf_addf(text, sizeof text, "template %s has no parameter \"%s\" (it takes %s)", t->name, sets[i].key,
+                     list);
             fail_set(err, cfg->path, &sets[i], text);
-            sb_free(&sb);
             sb_free(&ov);
             goto out;
         }
@@ -365,18 +392,25 @@ static int parse(const char *path, const char *text, size_t len, const param_set
         cfg->origin[idx] = FROM_SET;
         sb_addf(&ov, "%s--set %s", ov.len ? " " : "", sets[i].text);
     }
-    cfg->overrides = sb_steal(&ov);
+    if (!(cfg->overrides = sb_steal(&ov))) {
+        no_memory(err, cfg, "for the config's overrides");
+        goto out;
+    }
     if (nsets) {
         /* Rows of a sweep must tell the variants apart: name[KEY=VALUE,...]. */
         strbuf lb;
-        sb_init(&lb);
+        sb_try_init(&lb);
         sb_addf(&lb, "%s[", cfg->name);
         for (size_t i = 0; i < nsets; i++)
             sb_addf(&lb, "%s%s", i ? "," : "", sets[i].text);
         sb_add(&lb, "]");
         cfg->label = sb_steal(&lb);
     } else {
-        cfg->label = xstrdup(cfg->name);
+        cfg->label = try_strdup(cfg->name);
+    }
+    if (!cfg->label) {
+        no_memory(err, cfg, "for the config's label");
+        goto out;
     }
     for (size_t i = 0; i < t->nparams; i++) {
         if (cfg->origin[i] == FROM_DEFAULT && !t->params[i].has_default) {

@@ -34,14 +34,20 @@ void entries_free(entry_t *e, size_t n)
     free(e);
 }
 
-char *entries_resolve(const char *dir, const char *name)
+/* entries_resolve (soft false: xmalloc's memory) and entries_try_resolve (try_*'s). */
+static char *resolve(const char *dir, const char *name, bool soft)
 {
-    char *p = path_join(dir, name);
+    char *p = soft ? try_path_join(dir, name) : path_join(dir, name);
     struct stat st;
-    if (stat(p, &st) == 0 || strchr(name, '/') || !paths_configs_dir())
+    if (!p || stat(p, &st) == 0 || strchr(name, '/') || !paths_configs_dir())
         return p;
-    const char *dot = strrchr(name, '.');
-    char *shipped = xasprintf("%s/%s%s", paths_configs_dir(), name, dot && strcmp(dot, ".json") == 0 ? "" : ".json");
+    const char *dot = strrchr(name, '.'), *ext = dot && strcmp(dot, ".json") == 0 ? "" : ".json";
+    char *shipped = soft ? try_asprintf("%s/%s%s", paths_configs_dir(), name, ext)
+                         : xasprintf("%s/%s%s", paths_configs_dir(), name, ext);
+    if (!shipped) {
+        free(p);
+        return NULL;
+    }
     if (stat(shipped, &st) == 0) {
         free(p);
         return shipped;
@@ -49,6 +55,9 @@ char *entries_resolve(const char *dir, const char *name)
     free(shipped);
     return p;
 }
+
+char *entries_resolve(const char *dir, const char *name) { return resolve(dir, name, false); }
+char *entries_try_resolve(const char *dir, const char *name) { return resolve(dir, name, true); }
 
 static void push_entry(entry_t **v, size_t *n, char *path)
 {

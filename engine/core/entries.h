@@ -29,5 +29,7 @@ void entries_free(entry_t *e, size_t n);
  * one; else name relative to dir, so that the error which follows names the file looked for. The
  * one place a name is resolved: CONFIG arguments, @LIST lines (dir: the list's), space files. */
 char *entries_resolve(const char *dir, const char *name);
+/* The same in try_* memory (util.h), for the library: NULL when the host has none. */
+char *entries_try_resolve(const char *dir, const char *name);
 
 #endif

@@ -1,6 +1,8 @@
 /* expr.c — recursive-descent evaluator for expr.h's integer language. */
 #include "expr.h"
 
+#include "util.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -366,6 +368,7 @@ typedef struct {
     expr_prog *pr;
     const char *p;
     bool failed;
+    bool nomem; /* failed for want of host memory, not of syntax */
     int depth;
 } compiler;
 
@@ -374,13 +377,15 @@ static int c_cond(compiler *c);
 static int node(compiler *c, int op, int a, int b, int x)
 {
     if (c->pr->nn == c->pr->cap) {
-        c->pr->cap = c->pr->cap ? 2 * c->pr->cap : 16;
-        enode *n = realloc(c->pr->n, c->pr->cap * sizeof *n);
+        /* cap grows only with the array: compiling goes on after a failure (c->failed) */
+        size_t cap = c->pr->cap ? 2 * c->pr->cap : 16;
+        enode *n = try_realloc(c->pr->n, cap * sizeof *n);
         if (!n) {
-            c->failed = true;
+            c->failed = c->nomem = true;
             return -1;
         }
         c->pr->n = n;
+        c->pr->cap = cap;
     }
     c->pr->n[c->pr->nn] = (enode){op, a, b, x, 0, NULL, 0};
     return (int)c->pr->nn++;
@@ -563,19 +568,22 @@ void expr_prog_free(expr_prog *p)
     free(p);
 }
 
-expr_prog *expr_compile(const char *src)
+expr_prog *expr_compile(const char *src, bool *nomem)
 {
-    expr_prog *pr = calloc(1, sizeof *pr);
+    *nomem = false;
+    expr_prog *pr = try_calloc(1, sizeof *pr);
     size_t len = strlen(src);
-    if (!pr || !(pr->src = malloc(len + 1))) {
+    if (!pr || !(pr->src = try_malloc(len + 1))) {
         free(pr);
+        *nomem = true;
         return NULL;
     }
     memcpy(pr->src, src, len + 1);
-    compiler c = {pr, pr->src, false, 0};
+    compiler c = {pr, pr->src, false, false, 0};
     pr->root = c_cond(&c);
     c_ws(&c);
     if (c.failed || *c.p != '\0' || pr->root < 0) {
+        *nomem = c.nomem;
         expr_prog_free(pr);
         return NULL;
     }

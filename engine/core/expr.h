@@ -24,11 +24,12 @@ int expr_eval(const char *src, expr_lookup_fn lookup, void *ctx, int64_t *out, c
 
 /* The same expression parsed once and evaluated many times (template plans evaluate the same
  * few dozen expressions at every shape the selection model weighs). expr_compile returns NULL when
- * src does not parse (or nests too deep); expr_run gives exactly expr_eval's value, and returns -1
+ * src does not parse (or nests too deep), *nomem false, or when the host had no memory for the
+ * program (try_* memory), *nomem true; expr_run gives exactly expr_eval's value, and returns -1
  * without a message on any error (an unknown name, division by zero, overflow in a taken branch):
  * the caller then runs expr_eval for the message, so errors read the same either way. */
 typedef struct expr_prog expr_prog;
-expr_prog *expr_compile(const char *src);
+expr_prog *expr_compile(const char *src, bool *nomem);
 int expr_run(const expr_prog *p, expr_lookup_fn lookup, void *ctx, int64_t *out);
 void expr_prog_free(expr_prog *p);
 

@@ -162,12 +162,13 @@ void paths_free(void)
 const char *paths_tune_dir(void) { return g_tune; }
 const char *paths_wisdom_dir(void) { return g_wisdom ? g_wisdom : "wisdom"; }
 
-char *paths_user_wisdom_dir(void)
+char *paths_user_wisdom_dir(bool *nomem)
 {
     const char *x = getenv("XDG_DATA_HOME"), *h = getenv("HOME");
-    if (x && *x)
-        return xasprintf("%s/engine/wisdom", x);
-    return h && *h ? xasprintf("%s/.local/share/engine/wisdom", h) : NULL;
+    char *d = x && *x ? try_asprintf("%s/engine/wisdom", x) : h && *h ? try_asprintf("%s/.local/share/engine/wisdom", h)
+                                                                    : NULL;
+    *nomem = !d && ((x && *x) || (h && *h));
+    return d;
 }
 
 const char *paths_exe(void) { return g_exe ? g_exe : "/proc/self/exe"; }

@@ -6,6 +6,7 @@
 #ifndef ENGINE_PATHS_H
 #define ENGINE_PATHS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Work out the directories once, from /proc/self/exe (argv0 as a fallback). */
@@ -32,8 +33,9 @@ const char *paths_exe(void);
 const char *paths_wisdom_dir(void);
 
 /* The user's wisdom (written by --auto-tune, read before the shipped one): $XDG_DATA_HOME/engine/wisdom,
- * else $HOME/.local/share/engine/wisdom; newly allocated, NULL when neither variable is set. */
-char *paths_user_wisdom_dir(void);
+ * else $HOME/.local/share/engine/wisdom; newly allocated (try_* memory), NULL when neither variable
+ * is set, or with *nomem true when the host had no memory for it. */
+char *paths_user_wisdom_dir(bool *nomem);
 
 /* Directory part of path ("." when there is none), newly allocated. */
 char *path_dirname(const char *path);

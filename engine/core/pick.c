@@ -269,10 +269,12 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     double clock = have_gpu && g.clock_khz > 0 ? g.clock_khz * 1e3 : 1.98e9;
     dtype_t dtype = pp->dtype;
     const char *dir = pp->wisdom_dir ? pp->wisdom_dir : paths_wisdom_dir();
-    p->user_dir = !pp->user_dir ? paths_user_wisdom_dir() : *pp->user_dir ? try_strdup(pp->user_dir) : NULL;
-    if (!p->device || (pp->user_dir && *pp->user_dir && !p->user_dir)) {
+    bool nomem = false;
+    p->user_dir = !pp->user_dir ? paths_user_wisdom_dir(&nomem) : *pp->user_dir ? try_strdup(pp->user_dir) : NULL;
+    if (!p->device || nomem || (pp->user_dir && *pp->user_dir && !p->user_dir)) {
         pick_free(p);
-        return no_memory(err, dir, "for the pick's device and directory names");
+        return no_memory(err, dir,
+                         nomem ? "for the user wisdom directory's name" : "for the pick's device and directory names");
     }
     if ((p->user_dir && load_user(&p->user, p->user_dir, pp->warn, err)) || wisdom_load_dir(&p->shipped, dir, err)) {
         pick_free(p);
@@ -377,8 +379,13 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     for (size_t c = 0; c < n; c++)
         p->entry_of_cand[c] = (size_t)-1;
     for (size_t s = 0; s < nshapes; s++) {
-        if (select_pick_in(&p->sel, &shapes[s], pp->batch, pp->aligns ? &pp->aligns[s] : NULL,
-                           pp->layouts ? &pp->layouts[s] : NULL, &p->result[s])) {
+        int sr = select_pick_in(&p->sel, &shapes[s], pp->batch, pp->aligns ? &pp->aligns[s] : NULL,
+                                pp->layouts ? &pp->layouts[s] : NULL, &p->result[s]);
+        if (sr == SELECT_NOMEM) {
+            pick_free(p);
+            return no_memory(err, dir, "for the selection's distances");
+        }
+        if (sr) {
             const char *why = n ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
             for (size_t c = 0; c < n && !p->sel.cands[c].loaded; c++)
                 why = p->sel.cands[c].err_text;
@@ -390,8 +397,14 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
         p->of_shape[s] = pick_entry_of_cand(p, p->result[s].chosen);
         p->why[s] = why_of(&p->sel, &p->result[s], dev);
         select_variant v;
-        if (tile_variants && select_tile_variant(&p->sel, &p->result[s], &shapes[s],
-                                                 pp->layouts ? &pp->layouts[s] : NULL, PICK_TILE_GAIN, &v)) {
+        int tv = tile_variants ? select_tile_variant(&p->sel, &p->result[s], &shapes[s],
+                                                     pp->layouts ? &pp->layouts[s] : NULL, PICK_TILE_GAIN, &v)
+                               : 0;
+        if (tv == SELECT_NOMEM) {
+            pick_free(p);
+            return no_memory(err, dir, "for the selection's tile variants");
+        }
+        if (tv) {
             p->of_shape[s] = variant_entry(p, p->result[s].chosen, &v);
             char set[96];
             char *w = xasprintf("%s with %s (its tile padded at this shape: the model estimates %.1f us)", p->why[s],
@@ -467,8 +480,11 @@ void pick_tune_candidates(pick_t *p, const shape_t *shapes, const layout_t *layo
         }
         /* Around the model's choice: its config a step away in split depth, tile or stages. */
         select_variant v[PICK_TUNE_NEAR];
+        bool nomem;
         size_t nv = select_neighbours(&p->sel, r->chosen, &shapes[s], layouts ? &layouts[s] : NULL, v,
-                                      PICK_TUNE_NEAR);
+                                      PICK_TUNE_NEAR, &nomem);
+        if (nomem) /* the command's (--auto-tune), as this function's tables */
+            xoom(sizeof v);
         /* The choice first, then its variants and the model's next candidates in turn, fastest
          * estimate first in each: a short budget times some of both. */
         size_t others[PICK_TUNE_MODEL], no = 0;

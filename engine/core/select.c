@@ -401,8 +401,13 @@ int select_pick_in(const select_t *s, const shape_t *sh, int64_t batch, const la
     shape_logs(sh, r->batch, ls);
     /* Nearest by doubt (distance, and operands of another alignment class): with every class alike
      * that is the order of the distance. */
-    double *dist = xmalloc((s->ncands ? s->ncands : 1) * sizeof *dist);
-    double *key = xmalloc((s->ncands ? s->ncands : 1) * sizeof *key);
+    double *dist = try_malloc((s->ncands ? s->ncands : 1) * sizeof *dist);
+    double *key = try_malloc((s->ncands ? s->ncands : 1) * sizeof *key);
+    if (!dist || !key) {
+        free(dist);
+        free(key);
+        return SELECT_NOMEM;
+    }
     for (size_t i = 0; i < s->ncands; i++) {
         const double *le = s->cands[i].logs;
         dist[i] = !s->cands[i].loaded ? INFINITY
@@ -544,8 +549,9 @@ static const struct {
 };
 
 size_t select_neighbours(const select_t *s, size_t ci, const shape_t *sh, const layout_t *lay, select_variant *out,
-                         size_t max)
+                         size_t max, bool *nomem)
 {
+    *nomem = false;
     const select_cand *c = &s->cands[ci];
     if (!c->loaded)
         return 0;
@@ -570,7 +576,11 @@ size_t select_neighbours(const select_t *s, size_t ci, const shape_t *sh, const 
     const plan_launch *bl = &base.launches[base.main_launch];
     int occ_base = arch_occupancy(ai, (int)(bl->block[0] * bl->block[1] * bl->block[2]), SELECT_REGS_GUESS, (int)bl->smem);
     plan_free(&base);
-    int64_t *values = xmalloc((t->nparams ? t->nparams : 1) * sizeof *values);
+    int64_t *values = try_malloc((t->nparams ? t->nparams : 1) * sizeof *values);
+    if (!values) {
+        *nomem = true;
+        return 0;
+    }
     size_t n = 0;
     for (size_t d = 0; d < sizeof near_steps / sizeof near_steps[0]; d++) {
         int at = template_param_index(t, near_steps[d].key);
@@ -646,19 +656,22 @@ size_t select_neighbours(const select_t *s, size_t ci, const shape_t *sh, const 
     return n;
 }
 
-bool select_tile_variant(const select_t *s, const select_result *r, const shape_t *sh, const layout_t *lay, double gain,
-                         select_variant *out)
+int select_tile_variant(const select_t *s, const select_result *r, const shape_t *sh, const layout_t *lay, double gain,
+                        select_variant *out)
 {
     if (r->exact)
-        return false;
+        return 0;
     double t = -1;
     for (size_t j = 0; j < r->nw; j++)
         if (r->w[j].cand == r->chosen)
             t = r->w[j].t_est;
     if (t <= 0)
-        return false;
+        return 0;
     select_variant v[16];
-    size_t n = select_neighbours(s, r->chosen, sh, lay, v, 16);
+    bool nomem;
+    size_t n = select_neighbours(s, r->chosen, sh, lay, v, 16, &nomem);
+    if (nomem)
+        return SELECT_NOMEM;
     const select_cand *c = &s->cands[r->chosen];
     for (size_t i = 0; i < n; i++) { /* fastest estimate first */
         if (strcmp(v[i].key, "BM") != 0 && strcmp(v[i].key, "BN") != 0)
@@ -674,9 +687,9 @@ bool select_tile_variant(const select_t *s, const select_result *r, const shape_
         if (4 * (padded - side) < padded)
             continue;
         *out = v[i];
-        return true;
+        return 1;
     }
-    return false;
+    return 0;
 }
 
 char *select_variant_text(const select_variant *v, char *buf, size_t len)

@@ -145,9 +145,13 @@ typedef struct {
  * alignment class (above). */
 double select_score(const select_weighed *w);
 
+/* What select_pick_in and its kin, and select_tile_variant, return when the host had no memory
+ * for their scratch arrays (try_* memory: the library's ENGINE_ERROR_OUT_OF_MEMORY). */
+#define SELECT_NOMEM (-2)
+
 /* The choice for sh: the exact entry when there is one (the first in candidate order), else the
  * lowest score among the SELECT_K nearest entries whose config can run sh (those refused are passed
- * over). Returns -1 when no candidate can run sh. */
+ * over). Returns -1 when no candidate can run sh, SELECT_NOMEM when the host had no memory. */
 int select_pick(const select_t *s, const shape_t *sh, select_result *r);
 /* The same for a strided batch of `batch` products (0 or 1: one): an exact entry has the shape and
  * the batch; the distance has the batch as a fourth coordinate (select_distance). */
@@ -187,7 +191,7 @@ typedef struct {
  * quadrupled, BM, BN and BK halved and doubled (a tile side with THREADS, or its warp tile WM / WN,
  * by the same factor where the side alone breaks a rule), STAGES one less and one more. */
 size_t select_neighbours(const select_t *s, size_t c, const shape_t *sh, const layout_t *lay, select_variant *out,
-                         size_t max);
+                         size_t max, bool *nomem);
 
 /* v's overrides as text, "BM=64" or "BM=64,THREADS=64" (what a label, --explain and a plan's
  * description show); returns buf. */
@@ -198,8 +202,9 @@ char *select_variant_text(const select_variant *v, char *buf, size_t len);
  * times faster at sh than the candidate itself: the shape pads the candidate's tile (M or N well
  * under its BM or BN: 64 tokens through a 128-row tile). Only halving, and only where a quarter
  * of the tile or more is padding (the side's own rounding up): there the model's padding term is
- * the first-order effect; the fastest such variant. false: none (or an exact choice). */
-bool select_tile_variant(const select_t *s, const select_result *r, const shape_t *sh, const layout_t *lay, double gain,
+ * the first-order effect; the fastest such variant. 1: one, in out; 0: none (or an exact choice);
+ * SELECT_NOMEM: the host had no memory to look. */
+int select_tile_variant(const select_t *s, const select_result *r, const shape_t *sh, const layout_t *lay, double gain,
                          select_variant *out);
 
 /* Log distance of entry e from sh at `batch` products: wisdom_distance with ln(batch ratio) as a

@@ -1,5 +1,6 @@
 /* template.c — load a template's parameter block; plan a launch for one shape. */
 #include "template.h"
+#include "template_impl.h"
 
 
 #include "arch.h"
@@ -73,61 +74,72 @@ static int cmp_prog(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void add_prog(template_t *t, size_t *cap, const char *text)
+/* text compiled into t->progs; nothing once *nomem is set (the host had no memory). */
+static void add_prog(template_t *t, size_t *cap, const char *text, bool *nomem)
 {
-    if (!text)
+    if (!text || *nomem)
         return;
-    expr_prog *p = expr_compile(text);
+    expr_prog *p = expr_compile(text, nomem);
     if (!p) /* a syntax error: left to expr_eval, which reports it where it always has */
         return;
     if (t->nprogs == *cap) {
-        *cap = *cap ? 2 * *cap : 64;
-        t->progs = xrealloc(t->progs, *cap * sizeof *t->progs);
+        tpl_prog *grown = try_realloc(t->progs, 2 * (*cap ? *cap : 32) * sizeof *t->progs);
+        if (!grown) {
+            expr_prog_free(p);
+            *nomem = true;
+            return;
+        }
+        t->progs = grown;
+        *cap = 2 * (*cap ? *cap : 32);
     }
     t->progs[t->nprogs++] = (tpl_prog){text, p};
 }
 
-/* Compile every expression of t (template.h, progs). */
-static void compile_progs(template_t *t)
+/* Compile every expression of t (template.h, progs); ERR_ALLOC when the host had no memory. */
+static int compile_progs(template_t *t, err_t *err)
 {
     size_t cap = 0;
+    bool nm = false, *nomem = &nm;
     for (size_t i = 0; i < t->nderived; i++)
-        add_prog(t, &cap, t->derived[i].expr);
+        add_prog(t, &cap, t->derived[i].expr, nomem);
     for (size_t i = 0; i < t->nconstraints; i++)
-        add_prog(t, &cap, t->constraints[i].rule);
+        add_prog(t, &cap, t->constraints[i].rule, nomem);
     for (size_t i = 0; i < t->nrequires; i++)
-        add_prog(t, &cap, t->requires[i].rule);
+        add_prog(t, &cap, t->requires[i].rule, nomem);
     for (size_t i = 0; i < t->nswitches; i++)
-        add_prog(t, &cap, t->switches[i].expr);
+        add_prog(t, &cap, t->switches[i].expr, nomem);
     for (size_t i = 0; i < t->nlets; i++)
-        add_prog(t, &cap, t->lets[i].expr);
+        add_prog(t, &cap, t->lets[i].expr, nomem);
     const char *one[] = {t->workspace, t->traffic, t->stream_state, t->compile_cost, t->model_tile[0],
                          t->model_tile[1], t->model_tile[2], t->model_atomics, t->model_slow};
     for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
-        add_prog(t, &cap, one[i]);
+        add_prog(t, &cap, one[i], nomem);
     for (size_t i = 0; i < t->nlaunches; i++) {
         const tpl_launch *l = &t->launches[i];
-        add_prog(t, &cap, l->cond);
-        add_prog(t, &cap, l->smem);
-        add_prog(t, &cap, l->traffic);
+        add_prog(t, &cap, l->cond, nomem);
+        add_prog(t, &cap, l->smem, nomem);
+        add_prog(t, &cap, l->traffic, nomem);
         for (int d = 0; d < 3; d++) {
-            add_prog(t, &cap, l->grid[d]);
-            add_prog(t, &cap, l->block[d]);
+            add_prog(t, &cap, l->grid[d], nomem);
+            add_prog(t, &cap, l->block[d], nomem);
         }
     }
     for (size_t i = 0; i < t->ntmaps; i++) {
         const tpl_tmap *m = &t->tmaps[i];
-        add_prog(t, &cap, m->cond);
-        add_prog(t, &cap, m->offset);
+        add_prog(t, &cap, m->cond, nomem);
+        add_prog(t, &cap, m->offset, nomem);
         for (int d = 0; d < 3; d++) {
-            add_prog(t, &cap, m->dims[d]);
-            add_prog(t, &cap, m->box[d]);
+            add_prog(t, &cap, m->dims[d], nomem);
+            add_prog(t, &cap, m->box[d], nomem);
         }
-        add_prog(t, &cap, m->strides[0]);
-        add_prog(t, &cap, m->strides[1]);
+        add_prog(t, &cap, m->strides[0], nomem);
+        add_prog(t, &cap, m->strides[1], nomem);
     }
+    if (nm)
+        return err_set(err, ERR_ALLOC, t->path, 0, 0, "no host memory for the template's compiled expressions"), -1;
     if (t->nprogs)
         qsort(t->progs, t->nprogs, sizeof *t->progs, cmp_prog);
+    return 0;
 }
 
 void scope_set(tpl_scope *s, const char *name, int64_t v)
@@ -261,157 +273,17 @@ int template_compile_cost(const template_t *t, const int64_t *values, dtype_t dt
 
 /* ---- loading -------------------------------------------------------------------------------- */
 
-typedef struct {
-    const template_t *t;
-    jsonrd rd;      /* the parameter block, placed in the file; errors point at members' keys */
-    jsonrd_obj top; /* the block's object */
-    /* RULES_FILE beside the template, read and checked whole when a shared set is first named;
-     * NULL until then. */
-    char *rules_path, *rules_text;
-    json_t *rules;
-} loader;
-
-/* An error at the member path[0..depth) of the block (the nearest that can be found). */
-#define load_fail(ld, path, depth, ...) jsonrd_fail_path(&(ld)->rd, path, depth, true, __VA_ARGS__)
+/* loader, load_fail and no_memory: template_impl.h. */
 
 /* An expression is a JSON string or integer. */
 static int get_expr(loader *ld, json_t *v, const char *const *path, size_t depth, char **out)
 {
-    if (json_is_string(v)) {
-        *out = xstrdup(json_string_value(v));
-        return 0;
-    }
-    if (json_is_integer(v)) {
-        *out = xasprintf("%lld", (long long)json_integer_value(v));
-        return 0;
+    if (json_is_string(v) || json_is_integer(v)) {
+        *out = json_is_string(v) ? try_strdup(json_string_value(v))
+                                 : try_asprintf("%lld", (long long)json_integer_value(v));
+        return *out ? 0 : no_memory(ld, "for a template expression");
     }
     return load_fail(ld, path, depth, "%s must be an expression (string or integer)", path[depth - 1]);
-}
-
-/* Rules several templates share are written once, in rules.json beside them: an element of
- * "constraints" or "requires" that is a string names a set there, whose rules take its place. The
- * file is read by jsonrd as strictly as a template's block, and whole, so a broken set is refused
- * even where no template names it: an object of NAME: [{"rule", "why"}, ...]. */
-#define RULES_FILE "rules.json"
-
-/* Element i (value v) of the array at key of rd's top object, to read as the object KEY[i]: its
- * errors point into the element. */
-static jsonrd_obj rule_at(const jsonrd *rd, const char *key, size_t i, json_t *v)
-{
-    const char *path[] = {key};
-    size_t arr = 0, base = 0;
-    if (jsonloc_offset(rd->text, 0, path, 1, false, &arr) || jsonloc_element(rd->text, arr, i, &base))
-        base = 0;
-    char name[96];
-    snprintf(name, sizeof name, "%s[%zu]", key, i);
-    return jsonrd_at(rd, v, base, name);
-}
-
-/* One rule, o an object: {"rule": an expression that must hold, "why": the reason given when it does
- * not}, and no other key. Appended to *out (NULL: only checked). */
-static int read_rule(const jsonrd_obj *o, tpl_rule **out, size_t *n, size_t *cap)
-{
-    static const char *const keys[] = {"rule", "why", NULL};
-    const char *rule, *why;
-    if (jsonrd_only(o, keys, "a rule") ||
-        jsonrd_string(o, "rule", JSONRD_REQUIRED, "an expression that must hold", &rule) < 0 ||
-        jsonrd_string(o, "why", JSONRD_REQUIRED, "the reason, said when the rule is broken", &why) < 0)
-        return -1;
-    if (!out)
-        return 0;
-    if (*n == *cap) {
-        *cap = *cap ? 2 * *cap : 8;
-        *out = xrealloc(*out, *cap * sizeof **out);
-    }
-    (*out)[*n].rule = xstrdup(rule);
-    (*out)[*n].why = xstrdup(why);
-    (*n)++;
-    return 0;
-}
-
-static jsonrd rules_reader(const loader *ld)
-{
-    return (jsonrd){ld->rules_path, ld->rules_text, 1, 1, false, false, ld->rd.err};
-}
-
-/* RULES_FILE read and checked into ld->rules, for "KEY"[i] naming set `name`; errors in the file
- * are placed in it, a file that cannot be read is the template's. */
-static int rules_open(loader *ld, const char *key, size_t i, const char *name)
-{
-    if (ld->rules)
-        return 0;
-    const char *path[] = {key};
-    size_t len = 0;
-    ld->rules_path = path_join(ld->t->dir, RULES_FILE);
-    ld->rules_text = read_file(ld->rules_path, &len);
-    if (!ld->rules_text)
-        return load_fail(ld, path, 1, "\"%s\"[%zu] names the shared rule set \"%s\", but %s does not load: %s", key, i,
-                         name, ld->rules_path, strerror(errno));
-    jsonrd rd = rules_reader(ld);
-    jsonrd_obj top;
-    if (jsonrd_load(&rd, len, 0, "invalid JSON", &ld->rules) || jsonrd_top(&rd, ld->rules, RULES_FILE, &top))
-        return -1;
-    const char *set_name;
-    json_t *set;
-    json_object_foreach(ld->rules, set_name, set)
-    {
-        if (jsonrd_array(&top, set_name, 0, NULL, &set) < 0)
-            return -1;
-        for (size_t k = 0; k < json_array_size(set); k++) {
-            jsonrd_obj o = rule_at(&rd, set_name, k, json_array_get(set, k));
-            if (!json_is_object(o.obj))
-                return jsonrd_fail(&o, NULL, false, "%s must be {\"rule\": \"...\", \"why\": \"...\"}, got %s", o.name,
-                                   jsonloc_kind(o.obj));
-            if (read_rule(&o, NULL, NULL, NULL))
-                return -1;
-        }
-    }
-    return 0;
-}
-
-/* The rules of shared set `name` appended to out; 0, or -1 with err set. */
-static int add_shared(loader *ld, const char *key, size_t i, const char *name, tpl_rule **out, size_t *n, size_t *cap)
-{
-    const char *path[] = {key};
-    if (rules_open(ld, key, i, name))
-        return -1;
-    json_t *set = json_object_get(ld->rules, name);
-    if (!set)
-        return load_fail(ld, path, 1, "\"%s\"[%zu]: %s has no rule set \"%s\" (an array of {\"rule\", \"why\"})", key, i,
-                         ld->rules_path, name);
-    jsonrd rd = rules_reader(ld);
-    for (size_t k = 0; k < json_array_size(set); k++) {
-        jsonrd_obj o = rule_at(&rd, name, k, json_array_get(set, k));
-        if (read_rule(&o, out, n, cap))
-            return -1;
-    }
-    return 0;
-}
-
-static int load_rules(loader *ld, json_t *arr, const char *key, tpl_rule **out, size_t *n)
-{
-    const char *path[] = {key};
-    if (!arr)
-        return 0;
-    if (!json_is_array(arr))
-        return load_fail(ld, path, 1, "\"%s\" must be an array of {\"rule\", \"why\"} (or names of shared sets)", key);
-    size_t cap = 0;
-    *n = 0;
-    for (size_t i = 0; i < json_array_size(arr); i++) {
-        json_t *r = json_array_get(arr, i);
-        if (json_is_string(r)) {
-            if (add_shared(ld, key, i, json_string_value(r), out, n, &cap))
-                return -1;
-            continue;
-        }
-        if (!json_is_object(r))
-            return load_fail(ld, path, 1, "\"%s\"[%zu] must be {\"rule\": \"...\", \"why\": \"...\"} or a shared set's name",
-                             key, i);
-        jsonrd_obj o = rule_at(&ld->rd, key, i, r);
-        if (read_rule(&o, out, n, &cap))
-            return -1;
-    }
-    return 0;
 }
 
 static int load_named(loader *ld, json_t *obj, const char *key, tpl_named **out, size_t *n)
@@ -421,14 +293,16 @@ static int load_named(loader *ld, json_t *obj, const char *key, tpl_named **out,
         return 0;
     if (!json_is_object(obj))
         return load_fail(ld, path, 1, "\"%s\" must be an object of NAME: expression", key);
-    *out = xcalloc(json_object_size(obj), sizeof **out);
+    if (!(*out = try_calloc(json_object_size(obj), sizeof **out)))
+        return no_memory(ld, "for the template's named expressions");
     const char *name;
     json_t *v;
     json_object_foreach(obj, name, v)
     {
         path[1] = name;
         tpl_named *nd = &(*out)[(*n)++];
-        nd->name = xstrdup(name);
+        if (!(nd->name = try_strdup(name)))
+            return no_memory(ld, "for a template expression's name");
         if (get_expr(ld, v, path, 2, &nd->expr))
             return -1;
     }
@@ -439,7 +313,8 @@ static int load_param(loader *ld, const jsonrd_obj *params, const char *name, js
 {
     static const char *const allowed[] = {"doc", "default", "min", "max", "values", NULL};
     const char *path[] = {"params", name, NULL};
-    p->name = xstrdup(name);
+    if (!(p->name = try_strdup(name)))
+        return no_memory(ld, "for a template parameter's name");
     jsonrd_obj po = jsonrd_member(params, name, spec, NULL);
     if (!json_is_object(spec))
         return load_fail(ld, path, 2, "params.%s must be an object", name);
@@ -448,7 +323,8 @@ static int load_param(loader *ld, const jsonrd_obj *params, const char *name, js
     const char *doc = "";
     if (jsonrd_string(&po, "doc", 0, NULL, &doc) < 0)
         return -1;
-    p->doc = xstrdup(doc);
+    if (!(p->doc = try_strdup(doc)))
+        return no_memory(ld, "for a template parameter's doc");
     const char *ints[] = {"default", "min", "max"};
     int64_t *slot[] = {&p->def, &p->min, &p->max};
     bool *has[] = {&p->has_default, &p->has_min, &p->has_max};
@@ -463,8 +339,9 @@ static int load_param(loader *ld, const jsonrd_obj *params, const char *name, js
         path[2] = "values";
         if (!json_is_array(vals) || json_array_size(vals) == 0)
             return load_fail(ld, path, 3, "params.%s.values must be a non-empty array of integers", name);
+        if (!(p->values = try_calloc(json_array_size(vals), sizeof *p->values)))
+            return no_memory(ld, "for a template parameter's values");
         p->nvalues = json_array_size(vals);
-        p->values = xcalloc(p->nvalues, sizeof *p->values);
         for (size_t i = 0; i < p->nvalues; i++) {
             json_t *e = json_array_get(vals, i);
             if (!json_is_integer(e))
@@ -489,7 +366,8 @@ static int load_launch(loader *ld, size_t idx, json_t *l, tpl_launch *out)
     json_t *k = json_object_get(l, "kernel");
     if (!json_is_string(k))
         return load_fail(ld, path, 1, "%s.kernel must be a string", idxs);
-    out->kernel = xstrdup(json_string_value(k));
+    if (!(out->kernel = try_strdup(json_string_value(k))))
+        return no_memory(ld, "for a launch's kernel name");
     const char *dims[] = {"grid", "block"};
     for (int d = 0; d < 2; d++) {
         json_t *a = json_object_get(l, dims[d]);
@@ -503,13 +381,10 @@ static int load_launch(loader *ld, size_t idx, json_t *l, tpl_launch *out)
         }
     }
     json_t *smem = json_object_get(l, "smem"), *cond = json_object_get(l, "if");
-    out->smem = xstrdup("0");
-    if (smem) {
-        free(out->smem);
-        out->smem = NULL;
-        if (get_expr(ld, smem, path, 1, &out->smem))
-            return -1;
-    }
+    if (!smem && !(out->smem = try_strdup("0")))
+        return no_memory(ld, "for a template expression");
+    if (smem && get_expr(ld, smem, path, 1, &out->smem))
+        return -1;
     if (cond && get_expr(ld, cond, path, 1, &out->cond))
         return -1;
     if (jsonrd_bool(&lo, "persistent", 0, &out->persistent) < 0)
@@ -559,8 +434,8 @@ static int load_tmap(loader *ld, size_t idx, json_t *m, tpl_tmap *out)
     const char *p_if[] = {"tensor_maps", "if"}, *p_off[] = {"tensor_maps", "offset"};
     if ((cond && get_expr(ld, cond, p_if, 1, &out->cond)) || (off && get_expr(ld, off, p_off, 1, &out->offset)))
         return -1;
-    if (!out->offset)
-        out->offset = xstrdup("0");
+    if (!out->offset && !(out->offset = try_strdup("0")))
+        return no_memory(ld, "for a template expression");
     return load_exprs(ld, m, "dims", 3, what, out->dims) || load_exprs(ld, m, "strides", 2, what, out->strides) ||
            load_exprs(ld, m, "box", 3, what, out->box);
 }
@@ -581,7 +456,10 @@ static int parse_block(loader *ld, template_t *t)
     const char *summary = "";
     if (jsonrd_string(&ld->top, "summary", 0, NULL, &summary) < 0)
         goto out;
-    t->summary = xstrdup(summary);
+    if (!(t->summary = try_strdup(summary))) {
+        no_memory(ld, "for the template's summary");
+        goto out;
+    }
 
     json_t *dtypes = json_object_get(root, "dtypes");
     const char *p_dtypes[] = {"dtypes"};
@@ -624,7 +502,10 @@ static int parse_block(loader *ld, template_t *t)
         goto out;
     }
     jsonrd_obj po = jsonrd_member(&ld->top, "params", params, NULL);
-    t->params = xcalloc(json_object_size(params), sizeof *t->params);
+    if (!(t->params = try_calloc(json_object_size(params), sizeof *t->params))) {
+        no_memory(ld, "for the template's parameters");
+        goto out;
+    }
     const char *name;
     json_t *spec;
     json_object_foreach(params, name, spec)
@@ -633,8 +514,8 @@ static int parse_block(loader *ld, template_t *t)
             goto out;
     }
     if (load_named(ld, json_object_get(root, "derived"), "derived", &t->derived, &t->nderived) ||
-        load_rules(ld, json_object_get(root, "constraints"), "constraints", &t->constraints, &t->nconstraints) ||
-        load_rules(ld, json_object_get(root, "requires"), "requires", &t->requires, &t->nrequires) ||
+        template_load_rules(ld, json_object_get(root, "constraints"), "constraints", &t->constraints, &t->nconstraints) ||
+        template_load_rules(ld, json_object_get(root, "requires"), "requires", &t->requires, &t->nrequires) ||
         load_named(ld, json_object_get(root, "switches"), "switches", &t->switches, &t->nswitches) ||
         load_named(ld, json_object_get(root, "let"), "let", &t->lets, &t->nlets))
         goto out;
@@ -714,36 +595,52 @@ int template_load(const char *name, template_t *t, err_t *err)
     const char *const *dirs;
     size_t ndirs = paths_template_dirs(&dirs);
     for (size_t i = 0; i < ndirs && !t->text; i++) {
-        char *path = xasprintf("%s/%s.cu", dirs[i], name);
-        t->text = read_file(path, NULL);
+        char *path = try_asprintf("%s/%s.cu", dirs[i], name);
+        if (!path)
+            return err_set(err, ERR_ALLOC, dirs[i], 0, 0, "no host memory for the template's path"), -1;
+        t->text = try_read_file(path, NULL);
+        if (!t->text && errno == ENOMEM) {
+            err_set(err, ERR_ALLOC, path, 0, 0, "no host memory to read the template");
+            free(path);
+            return -1;
+        }
         if (t->text) {
             t->path = path;
-            t->dir = xstrdup(dirs[i]);
+            t->dir = try_strdup(dirs[i]);
         } else {
             free(path);
         }
     }
     if (!t->text) {
         strbuf sb;
-        sb_init(&sb);
+        sb_try_init(&sb);
         for (size_t i = 0; i < ndirs; i++)
             sb_addf(&sb, "%s%s", i ? ", " : "", dirs[i]);
-        err_set(err, ERR_INPUT, NULL, 0, 0, "template \"%s\" not found (searched: %s)", name,
-                ndirs ? sb.buf : "no template directory; set ENGINE_TEMPLATES");
+        if (sb.failed)
+            err_set(err, ERR_ALLOC, NULL, 0, 0, "no host memory for the template directories' names");
+        else
+            err_set(err, ERR_INPUT, NULL, 0, 0, "template \"%s\" not found (searched: %s)", name,
+                    ndirs ? sb.buf : "no template directory; set ENGINE_TEMPLATES");
         sb_free(&sb);
         return -1;
     }
-    t->name = xstrdup(name);
+    if (!t->dir || !(t->name = try_strdup(name))) {
+        err_set(err, ERR_ALLOC, t->path, 0, 0, "no host memory for the template's name");
+        template_free(t);
+        return -1;
+    }
     return template_parse_block(t, err);
 }
 
 int template_parse(const char *name, const char *path, const char *text, template_t *t, err_t *err)
 {
     memset(t, 0, sizeof *t);
-    t->name = xstrdup(name);
-    t->path = xstrdup(path);
-    t->dir = path_dirname(path);
-    t->text = xstrdup(text);
+    if (!(t->name = try_strdup(name)) || !(t->path = try_strdup(path)) || !(t->dir = try_path_dirname(path)) ||
+        !(t->text = try_strdup(text))) {
+        err_set(err, ERR_ALLOC, path, 0, 0, "no host memory for the template's text");
+        template_free(t);
+        return -1;
+    }
     return template_parse_block(t, err);
 }
 
@@ -763,12 +660,19 @@ static int template_parse_block(template_t *t, err_t *err)
         template_free(t);
         return -1;
     }
-    char *json = xstrndup(start, (size_t)(end - start));
+    char *json = try_malloc((size_t)(end - start) + 1);
+    if (!json) {
+        err_set(err, ERR_ALLOC, t->path, 0, 0, "no host memory for the template's parameter block");
+        template_free(t);
+        return -1;
+    }
+    memcpy(json, start, (size_t)(end - start));
+    json[end - start] = '\0';
     loader ld = {t, {t->path, json, 1, 1, false, true, err}, {.obj = NULL}, NULL, NULL, NULL};
     jsonloc_position(t->text, (size_t)(start - t->text), &ld.rd.line, &ld.rd.col);
     int rc = parse_block(&ld, t);
     if (rc == 0)
-        compile_progs(t);
+        rc = compile_progs(t, err);
     json_decref(ld.rules);
     free(ld.rules_text);
     free(ld.rules_path);

@@ -28,7 +28,9 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * make (a context, a plan, a forced config, a call's entry and the table of them, a pick, a loaded
  * module's slot) and what a kernel's build makes below them (the plan's switches and pasted source,
  * NVRTC's options and output, the compile's key and memory cache entry, the disk cache entry read
- * and copied, the descriptions) and a context's pick (the wisdom read, its candidates): their
+ * and copied, the descriptions) and a context's pick (the wisdom read, its candidates, each one's
+ * config and template: config.c, template*.c, expr.c; the selection's scratch arrays, a tile
+ * variant's config, the shipped configs a plan falls back to): their
  * callers get ENGINE_ERROR_OUT_OF_MEMORY rather than an abort. try_strdup(NULL) is NULL too: the caller tells the two apart. */
 void *try_calloc(size_t n, size_t size);
 void *try_malloc(size_t n);

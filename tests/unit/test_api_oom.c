@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 /* No-device options as apictx.h's context has them, over this wisdom and user wisdom. */
 static void oom_options(engine_options *o, const char *wisdom, const char *user)
@@ -73,20 +74,21 @@ static void test_host_out_of_memory(void **state)
 typedef engine_status (*oom_call)(engine_ctx *ctx, void *arg);
 static int oom_sweep_seen(engine_ctx *ctx, oom_call call, void *arg, const char *fn, strbuf *seen)
 {
-    for (int n = 0; n < 256; n++) {
+    for (int n = 0; n < 100000; n++) {
         util_try_fail_after(n);
         engine_status st = call(ctx, arg);
         util_try_fail_after(-1);
         if (st == ENGINE_SUCCESS)
             return n;
-        assert_int_equal(st, ENGINE_ERROR_OUT_OF_MEMORY);
         const char *why = engine_last_error(ctx);
+        if (st != ENGINE_ERROR_OUT_OF_MEMORY)
+            fail_msg("allocation %d: %s: %s", n, engine_status_string(st), why);
         if (!strstr(why, fn) || !strstr(why, "no host memory"))
             fail_msg("allocation %d: %s", n, why);
         if (seen)
             sb_addf(seen, "%s\n", why);
     }
-    fail_msg("%s: no success within 256 allocations", fn);
+    fail_msg("%s: no success within 100000 allocations", fn);
     return -1;
 }
 
@@ -171,7 +173,10 @@ static void test_host_out_of_memory_deeper(void **state)
                                           "for a user wisdom file's path", "to list the wisdom directory",
                                           "to read the wisdom file", "for the wisdom entry's overrides",
                                           "for the wisdom candidates", "for a candidate's label", "for the pick's tables",
-                                          NULL};
+                                          /* a candidate's config and its template */
+                                          "to read the config", "for the config's label", "to read the template",
+                                          "for the template's rules", "for the template's compiled expressions",
+                                          "for the selection's distances", NULL};
     assert_sites(&seen, picking);
     sb_free(&seen);
     /* wisdom's choice with the pick there: the plan, the kernel, the call's entry (the table of calls
@@ -192,7 +197,8 @@ static void test_host_out_of_memory_deeper(void **state)
     engine_desc_init_97(&d);
     sb_init(&seen);
     assert_true(oom_sweep_seen(ctx, describe_call, &d, "engine_gemm_describe", &seen) >= 10);
-    static const char *const again[] = {"for the plan\n", "for the pasted source", "for the headers of the compile's key",
+    static const char *const again[] = {"for the plan\n", "for the selection's distances", "for the pasted source",
+                                        "for the headers of the compile's key",
                                         "to read the disk cache entry",
                                         "for the plan's description", "for the call's entry", NULL};
     assert_sites(&seen, again);
@@ -212,6 +218,64 @@ static void test_host_out_of_memory_deeper(void **state)
     engine_destroy(ctx);
 }
 
+/* The configs the library makes beside wisdom's: a tile variant of wisdom's choice (64 tokens
+ * through the shipped wisdom's 128-row tc32 tile, test_api's test_tile_variant) and the shipped
+ * config a half dtype runs where wisdom has none (h04_tuned): each allocation of them, and of the
+ * selection's scratch arrays, fails in turn; the pick is made beforehand (its sweep is above). */
+static void test_variant_and_shipped_out_of_memory(void **state)
+{
+    (void)state;
+    engine_plan_desc d, d0;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_TRANS, 64, 4608, 3584);
+    d.alignment = 16;
+    engine_plan_desc_init(&d0, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_TRANS, 2048, 2048, 2048);
+    d0.alignment = 16;
+    engine_ctx *ctx = no_device_ctx();
+    assert_int_equal(plan_call(ctx, &d0), ENGINE_SUCCESS); /* the pick of f32 NT */
+    strbuf seen;
+    sb_init(&seen);
+    assert_true(oom_sweep_seen(ctx, plan_call, &d, "engine_plan_create", &seen) >= 4);
+    static const char *const variant[] = {"for the selection's distances", "for the selection's tile variants",
+                                          "for the tile variant's config", "for the tile variant's values", NULL};
+    assert_sites(&seen, variant);
+    sb_free(&seen);
+    engine_destroy(ctx);
+    /* bf16 over an empty wisdom directory: h04_tuned, found beside it (DIR/../configs) */
+    char root[] = "/tmp/engine_oom_XXXXXX", wdir[64], cdir[64], repo[4096];
+    assert_non_null(mkdtemp(root));
+    snprintf(wdir, sizeof wdir, "%s/wisdom", root);
+    snprintf(cdir, sizeof cdir, "%s/configs", root);
+    assert_non_null(realpath("configs", repo));
+    assert_int_equal(mkdir(wdir, 0700), 0);
+    assert_int_equal(symlink(repo, cdir), 0);
+    engine_options o;
+    oom_options(&o, wdir, "");
+    assert_int_equal(engine_create(&ctx, &o), ENGINE_SUCCESS);
+    engine_plan_desc_init(&d, ENGINE_BF16, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 64, 64, 64);
+    /* the pick first, and only it: the first call to fail past it (in the selection, before the
+     * shipped config is loaded and kept) */
+    for (int n = 0;; n++) {
+        util_try_fail_after(n);
+        engine_status st = plan_call(ctx, &d);
+        util_try_fail_after(-1);
+        assert_int_equal(st, ENGINE_ERROR_OUT_OF_MEMORY);
+        if (strstr(engine_last_error(ctx), "for the selection's distances"))
+            break;
+        assert_true(n < 100000);
+    }
+    sb_init(&seen);
+    assert_true(oom_sweep_seen(ctx, plan_call, &d, "engine_plan_create", &seen) >= 4);
+    static const char *const shipped[] = {"engine_plan_create: no host memory for the shipped config's path (h04_tuned)",
+                                          "engine_plan_create: no host memory to read the config (", "h04_tuned.json)",
+                                          NULL};
+    assert_sites(&seen, shipped);
+    sb_free(&seen);
+    engine_destroy(ctx);
+    unlink(cdir);
+    rmdir(wdir);
+    rmdir(root);
+}
+
 /* try_malloc as jansson's malloc: the sweep then fails jansson's allocations too. Only in this test:
  * json_set_alloc_funcs is the process's, and a library must not take jansson over from the program
  * that links it, so the library tells a failed parse by jansson's own error (jsonrd_load). */
@@ -226,6 +290,8 @@ static void test_set_config_out_of_memory(void **state)
     engine_ctx *ctx = no_device_ctx();
     json_set_alloc_funcs(jansson_try_malloc, free);
     int n = 0, parse = 0;
+    strbuf seen;
+    sb_init(&seen);
     for (;; n++) {
         util_try_fail_after(n);
         engine_status st = engine_set_config(ctx, "configs/naive.json");
@@ -233,13 +299,26 @@ static void test_set_config_out_of_memory(void **state)
         if (st == ENGINE_SUCCESS)
             break;
         const char *why = engine_last_error(ctx);
-        if (st != ENGINE_ERROR_OUT_OF_MEMORY || !strstr(why, "no host memory"))
+        if (st != ENGINE_ERROR_OUT_OF_MEMORY || !strstr(why, "engine_set_config: no host memory"))
             fail_msg("allocation %d: %s: %s", n, engine_status_string(st), why);
         parse += strstr(why, "no host memory to parse the JSON") != NULL;
+        sb_addf(&seen, "%s\n", why);
         assert_true(n < 100000);
     }
     json_set_alloc_funcs(malloc, free);
     assert_true(parse > 20); /* jansson's, in the config's text and the template's */
+    /* the config's own memory, its template's (config.c, template*.c, expr.c) and the context's */
+    static const char *const sites[] = {
+        "to read the config", "for the config's text", "for the config's name", "for the config's values",
+        "for the config's overrides", "for the config's label", "for the template's path", "to read the template",
+        "for the template's name", "for the template's parameter block", "for the template's summary",
+        "for the template's parameters", "for a template parameter's name", "for a template parameter's doc",
+        "for a template parameter's values", "for a template expression", "for a template expression's name",
+        "for the template's named expressions", "for the template's rules", "for a template rule's text",
+        "for a launch's kernel name", "for the template's compiled expressions",
+        "engine_set_config: no host memory for the config\n", NULL};
+    assert_sites(&seen, sites);
+    sb_free(&seen);
     engine_destroy(ctx);
 }
 
@@ -251,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_host_out_of_memory),
         cmocka_unit_test(test_host_out_of_memory_deeper),
         cmocka_unit_test(test_set_config_out_of_memory),
+        cmocka_unit_test(test_variant_and_shipped_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
