@@ -190,9 +190,11 @@ static const char scale_half[] =
 static int build_scale(engine_ctx *c, engine_plan *pl, err_t *err)
 {
     dtype_t d = pl->p.dtype;
-    char *src = xasprintf("#define T %s\n#define BF16 %d\n%s%s",
-                          d == DTYPE_F64 ? "double" : dtype_half(d) ? "unsigned short" : "float", d == DTYPE_BF16,
-                          dtype_half(d) ? scale_half : scale_plain, scale_src);
+    char *src = try_asprintf("#define T %s\n#define BF16 %d\n%s%s",
+                             d == DTYPE_F64 ? "double" : dtype_half(d) ? "unsigned short" : "float", d == DTYPE_BF16,
+                             dtype_half(d) ? scale_half : scale_plain, scale_src);
+    if (!src)
+        return err_set(err, ERR_ALLOC, "engine_scale_c", 0, 0, "no host memory for the C = beta C kernel's source"), -1;
     double t0 = now_ms();
     int rc =
         jit_compile(c->jit, "engine_scale_c.cu", src, NULL, 0, c->arch, "engine_scale_c", &pl->k.jit, &pl->origin, err);
@@ -573,7 +575,7 @@ engine_status apiplan_build(engine_ctx *c, const apiarg_problem *p, const layout
         }
     } else if (pl->scale && build_scale(c, pl, &err)) {
         engine_plan_destroy(pl);
-        return fail(api_status_of(&err), &err);
+        return build_fail(api_status_of(&err), fn, &err);
     }
     pl->pk = pk;
     pl->r = r;
@@ -638,7 +640,10 @@ static int workspace_for(engine_ctx *c, engine_stream stream, size_t bytes, CUde
         if (c->ws[i].stream == stream)
             w = &c->ws[i];
     if (!w) {
-        c->ws = xrealloc(c->ws, (c->nws + 1) * sizeof *c->ws);
+        apiplan_workspace *ws = try_realloc(c->ws, (c->nws + 1) * sizeof *c->ws);
+        if (!ws)
+            return err_set(err, ERR_ALLOC, "workspace", 0, 0, "no host memory for a stream's workspace entry"), -1;
+        c->ws = ws;
         w = &c->ws[c->nws++];
         memset(w, 0, sizeof *w);
         w->stream = stream;
@@ -646,12 +651,16 @@ static int workspace_for(engine_ctx *c, engine_stream stream, size_t bytes, CUde
     if (bytes > w->bytes) {
         size_t grow = w->bytes * 2 > bytes ? w->bytes * 2 : bytes;
         CUdeviceptr p = 0;
+        CUdeviceptr *retired = c->retired;
+        /* Room to retire the old buffer first: queued work may still read it (freed with the
+         * context), so it must never be dropped for want of a slot. */
+        if (w->ptr && !(retired = try_realloc(c->retired, (c->nretired + 1) * sizeof *c->retired)))
+            return err_set(err, ERR_ALLOC, "workspace", 0, 0, "no host memory to retire a stream's workspace"), -1;
+        c->retired = retired;
         if (gpu_alloc(&c->gpu, grow, &p, err))
             return -1;
-        if (w->ptr) { /* queued work may still read it: freed with the context */
-            c->retired = xrealloc(c->retired, (c->nretired + 1) * sizeof *c->retired);
+        if (w->ptr)
             c->retired[c->nretired++] = w->ptr;
-        }
         w->ptr = p;
         w->bytes = grow;
     }
@@ -749,7 +758,7 @@ engine_status apiplan_execute_ws(const engine_plan *pl, const char *fn, double a
         }
         pthread_mutex_unlock(&c->lock);
         if (rc)
-            return fail(api_status_of(&err), &err);
+            return build_fail(api_status_of(&err), fn, &err);
     }
     return kernel_launch(k, &call, W, (CUstream)stream, &err) ? fail(api_status_of(&err), &err) : ENGINE_SUCCESS;
 }

@@ -218,6 +218,24 @@ static void test_host_out_of_memory_deeper(void **state)
     engine_destroy(ctx);
 }
 
+/* C = beta C (K = 0) takes a kernel of the library's own, not wisdom's: its source fails for host
+ * memory like a config's, with the entry point's name. */
+static void test_scale_out_of_memory(void **state)
+{
+    (void)state;
+    engine_plan_desc d;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 8, 8, 0);
+    engine_ctx *ctx = fixture_ctx();
+    strbuf seen;
+    sb_init(&seen);
+    assert_true(oom_sweep_seen(ctx, plan_call, &d, "engine_plan_create", &seen) >= 1);
+    static const char *const sites[] = {"engine_plan_create: no host memory for the C = beta C kernel's source (engine_scale_c)",
+                                        NULL};
+    assert_sites(&seen, sites);
+    sb_free(&seen);
+    engine_destroy(ctx);
+}
+
 /* The configs the library makes beside wisdom's: a tile variant of wisdom's choice (64 tokens
  * through the shipped wisdom's 128-row tc32 tile, test_api's test_tile_variant) and the shipped
  * config a half dtype runs where wisdom has none (h04_tuned): each allocation of them, and of the
@@ -331,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_host_out_of_memory_deeper),
         cmocka_unit_test(test_set_config_out_of_memory),
         cmocka_unit_test(test_variant_and_shipped_out_of_memory),
+        cmocka_unit_test(test_scale_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
