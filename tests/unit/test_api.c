@@ -507,7 +507,7 @@ static void half_nt_plan_text(engine_ctx *ctx, engine_dtype dt, char *text, size
 }
 
 /* The half types: the typed entry's checks; the shipped wisdom weighed by the model on the H100 (hws at
- * 4096^3 NT: bf16's tuned device entries, f16's arch-level ones in wisdom/sm_90.json); where wisdom has no entry of
+ * 4096^3 NT: bf16's tuned device entries, f16's mirrored from them, bench/half_mirror.py); where wisdom has no entry of
  * the type (a directory of FP32 entries only) the shipped h04_tuned plans (NT and, column-major, TN:
  * compiled here), K = 0's scale kernel compiles for them; a forced f32 config is the other dtype. */
 static void test_half_plans(void **state)
@@ -521,8 +521,8 @@ static void test_half_plans(void **state)
     for (int i = 0; i < 2; i++) {
         half_nt_plan_text(ctx, hdt[i], text, sizeof text);
         assert_non_null(strstr(text, "\"chosen_by\":\"wisdom\""));
-        /* bf16: the device file's tuned entries (bench/half_tune.sh); f16 (none tuned): the arch's */
-        assert_non_null(strstr(text, i ? "wisdom/sm_90.json" : "wisdom/nvidia-h100-80gb-hbm3.json"));
+        /* bf16: the device file's tuned entries (bench/half_tune.sh); f16: bf16's mirrored there */
+        assert_non_null(strstr(text, "wisdom/nvidia-h100-80gb-hbm3.json"));
         assert_non_null(strstr(text, i ? "configs/hws_f16.json" : "configs/hws_bf16.json"));
     }
     engine_destroy(ctx);
