@@ -21,7 +21,7 @@ import sys
 import tarfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wisdom_file import entry_line, order  # noqa: E402  (entries as the engine writes them)
+from wisdom_file import entry_line, key, order  # noqa: E402  (entries as the engine writes them)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HALF = ("bf16", "f16")
@@ -29,10 +29,6 @@ HALF = ("bf16", "f16")
 
 class Invalid(Exception):
     pass
-
-
-def key(e):
-    return (e["dtype"], e.get("op", "NN"), e.get("batch", 1), tuple(e["align"]) if "align" in e else None, e["shape"])
 
 
 def members(path):

@@ -15,13 +15,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wisdom_file import write  # noqa: E402  (entries as the engine writes them)
+from wisdom_file import key, write  # noqa: E402  (entries as the engine writes them)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def key(e):
-    return (e.get("op", "NN"), e.get("batch", 1), tuple(e.get("align", ())), e["shape"])
 
 
 def main():
@@ -29,10 +25,10 @@ def main():
     ap.add_argument("--into", default=os.path.join(ROOT, "wisdom", "nvidia-h100-80gb-hbm3.json"))
     a = ap.parse_args()
     doc = json.load(open(a.into))
-    have = {key(e) for e in doc["entries"] if e["dtype"] == "f16"}
+    have = {key(e) for e in doc["entries"]}
     added = 0
     for e in list(doc["entries"]):
-        if e["dtype"] != "bf16" or e["config"] != "configs/hws_bf16.json" or key(e) in have:
+        if e["dtype"] != "bf16" or e["config"] != "configs/hws_bf16.json" or key(dict(e, dtype="f16")) in have:
             continue
         m = dict(e, dtype="f16", config="configs/hws_f16.json")
         m["source"] = "bf16's entry mirrored, not measured in f16 (bench/half_mirror.py: hws runs both types alike): " + e.get("source", "")

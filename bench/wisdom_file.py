@@ -9,6 +9,11 @@ DTYPE_ORDER = {"f32": 0, "f64": 1, "bf16": 2, "f16": 3}
 OP_ORDER = {"NN": 0, "NT": 1, "TN": 2, "TT": 3}
 
 
+def key(e):
+    """What names an entry in a file: no two of one file share it (wisdom.h)."""
+    return (e["dtype"], e.get("op", "NN"), e.get("batch", 1), tuple(e["align"]) if "align" in e else None, e["shape"])
+
+
 def order(e):
     m, n, k = (int(x) for x in e["shape"].split("x"))
     return (DTYPE_ORDER[e["dtype"]], OP_ORDER[e.get("op", "NN")], e.get("batch", 1), m, n, k, tuple(e.get("align", ())))
