@@ -11,6 +11,10 @@
 #                                      the same run, wisdom entries with ENGINE_PDL=0 / 1
 #   RUNS=7 (default)  ONLY="configs" or "wisdom"  ENGINE_BIN=another/engine  BASELINE=file
 #   CONFIGS="configs/a.json ..." (default configs/*.json)  WISDOM=dir (default wisdom)
+#   WISDOM_FILE=file                   the entries to time (default WISDOM/<this GPU>.json): a GPU that
+#                                      stands in for another times that one's file, e.g. on an H200
+#                                      WISDOM_FILE=wisdom/nvidia-h100-80gb-hbm3.json (--auto runs each
+#                                      entry at its shape, the file being arch-level there)
 #   ENGINE_ARGS="--arch sm_90"  more options for every engine bench
 #   ROWS=rows.jsonl                    judge the rows of an earlier run ($OUT/rows.jsonl) again,
 #                                      timing nothing (DEVICE names its GPU)
@@ -24,6 +28,9 @@
 set -u
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+# The baseline's ratios were timed against cuBLAS in pedantic math (the yardstick until 2026-11-28,
+# engine/lab/blas.h): the guard keeps that math, so a ratio moves only when our time does.
+export ENGINE_CUBLAS_MATH=${ENGINE_CUBLAS_MATH:-pedantic}
 E=${ENGINE_BIN:-build/engine}
 [ -x "$E" ] || { echo "regress: $E is missing: run make first"; exit 2; }
 OUTDIR=${OUT:-build/regress}
@@ -66,7 +73,7 @@ if want configs; then
   done
 fi
 if want wisdom; then
-  W=${WISDOM:-wisdom}/$slug.json
+  W=${WISDOM_FILE:-${WISDOM:-wisdom}/$slug.json}
   if [ -f "$W" ]; then
     # One bench per (dtype, op, batch) of the entries, each entry timed as it was recorded: a batch
     # entry as its batch of products, an op's entry in its op (packed strides, as tune records them).

@@ -154,6 +154,16 @@ keys=$(python3 -c 'import json,sys; print(";".join(sorted(json.loads(l)["key"] f
   grep -q '"batch":64' "$tmp/regress/rows.jsonl" && grep -q '"op":"NT"' "$tmp/regress/rows.jsonl" &&
   pass "wisdom entries timed in their own op and batch, one baseline row each" ||
   fail "wisdom entries in their own op and batch" "$keys $(tail -3 "$tmp/reg.out")"
+# A stand-in GPU times another device's file (WISDOM_FILE): arch-level on this GPU, each entry exact.
+mkdir -p "$tmp/wisdom3"
+sed 's/"device": "Fake GPU 0"/"device": "Other GPU"/' "$tmp/wisdom2/fake-gpu-0.json" >"$tmp/wisdom3/other-gpu.json"
+reg UPDATE=1 ONLY=wisdom WISDOM=$tmp/wisdom3 BASELINE=$tmp/base3.jsonl
+grep -q 'regress: no wisdom file .*/wisdom3/fake-gpu-0.json for this GPU: wisdom rows skipped' "$tmp/reg.out" &&
+  pass "without WISDOM_FILE another device's file is not timed (said)" || fail "another device's file without WISDOM_FILE" "$(cat "$tmp/reg.out")"
+reg UPDATE=1 ONLY=wisdom WISDOM=$tmp/wisdom3 WISDOM_FILE=$tmp/wisdom3/other-gpu.json BASELINE=$tmp/base3.jsonl
+keys=$(python3 -c 'import json,sys; print(";".join(sorted(json.loads(l)["key"] for l in open(sys.argv[1]))))' "$tmp/base3.jsonl" 2>&1)
+[ "$keys" = "wisdom f32 512x512x512;wisdom f32 512x512x512 NT;wisdom f32 512x512x512 batch 64" ] &&
+  pass "WISDOM_FILE: a stand-in times another device's entries, one row each" || fail "WISDOM_FILE" "$keys $(tail -3 "$tmp/reg.out")"
 
 # bench/layouts.sh, quick mode, its checks skipped (nothing to check on the fake worker): the 12
 # f64 rows at 4096^3 in the table and again in the steady-state table, whose requests carry the
