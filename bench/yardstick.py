@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Which cuBLAS is the yardstick? (issue 39: "the bench and the program disagree"). At each shape,
-one run: engine bench --auto's own cuBLAS in pedantic math (the default) and in cuBLAS's default
-math (ENGINE_CUBLAS_MATH=default, engine/lab/blas.h), and torch.matmul (TF32 off) on operands laid
+one run: engine bench --auto's own cuBLAS in pedantic math (ENGINE_CUBLAS_MATH=pedantic, the bench's
+yardstick until 2026-11-28) and in cuBLAS's default math (the bench's since: engine/lab/blas.h says
+what this script measured), and torch.matmul (TF32 off) on operands laid
 out as the op says, each timed with the L2 flushed before every call; engine's kernel beside them.
 If torch's time matches the default-math yardstick where it beats the pedantic one, the math mode
 is the difference; if neither cuBLAS time matches torch's, it lives elsewhere (the call torch makes,

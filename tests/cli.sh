@@ -33,13 +33,13 @@ else
   [ "$(grep -c . "$tmp/out")" -le 2 ] && pass "...with a short message" || fail "...with a short message" "$(cat "$tmp/out")"
 fi
 
-# ENGINE_CUBLAS_MATH (lab/blas.h): a value other than pedantic or default is bad input, refused in
+# ENGINE_CUBLAS_MATH (lab/blas.h): a value other than default or pedantic is bad input, refused in
 # one line on stderr before the GPU is looked for (exit 2 with or without one); bench, verify, tune.
 for cmd in "bench configs/naive.json --size 64" "verify configs/naive.json --shapes 8x8x8" "tune tune/warptile.json --shapes 64x64x64"; do
   ENGINE_CUBLAS_MATH=fast $E $cmd >/dev/null 2>"$tmp/out"
   rc=$?
   [ "$rc" = 2 ] && [ "$(grep -c . "$tmp/out")" = 1 ] &&
-    grep -qx 'engine: ENGINE_CUBLAS_MATH=fast: must be pedantic (strict FP32/FP64, the default) or default (.*)' "$tmp/out" &&
+    grep -qx 'engine: ENGINE_CUBLAS_MATH=fast: must be default (.*) or pedantic (strict FP32/FP64)' "$tmp/out" &&
     pass "ENGINE_CUBLAS_MATH=fast: engine ${cmd%% *} exits 2, one line" ||
     fail "ENGINE_CUBLAS_MATH=fast: engine ${cmd%% *} exits 2, one line" "exit $rc: $(cat "$tmp/out")"
 done

@@ -604,8 +604,8 @@ int run_bench(const opts_t *o)
                     (long long)sh->m, (long long)sh->n, (long long)sh->k,
                     layout_text(&lay, sh->m, sh->n, sh->k, ltext, sizeof ltext), alpha, beta,
                     (unsigned long long)o->seed, o->warmup, o->runs, o->iters,
-                    r.su.cublas_pedantic ? "strict FP32/FP64 (pedantic math)"
-                                         : "FP32/FP64 in its default math (ENGINE_CUBLAS_MATH=default: no TF32)");
+                    r.su.cublas_pedantic ? "strict FP32/FP64 (ENGINE_CUBLAS_MATH=pedantic)"
+                                         : "FP32/FP64 in its default math (no TF32)");
         if (r.pick) {
             report_note(&rep, "auto: %s", pick.why[s]);
             explain(o, &pick, s, o->format == FORMAT_TABLE);

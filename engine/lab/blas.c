@@ -38,16 +38,16 @@ static int cublas_check(cublasStatus_t rc, const char *call, const char *file, i
 int blas_math_from_env(bool *pedantic, err_t *err)
 {
     const char *v = getenv("ENGINE_CUBLAS_MATH");
-    *pedantic = true;
-    if (!v || !*v || strcmp(v, "pedantic") == 0)
+    *pedantic = false;
+    if (!v || !*v || strcmp(v, "default") == 0)
         return 0;
-    if (strcmp(v, "default") == 0) {
-        *pedantic = false;
+    if (strcmp(v, "pedantic") == 0) {
+        *pedantic = true;
         return 0;
     }
     return err_set(err, ERR_INPUT, "engine", 0, 0,
-                   "ENGINE_CUBLAS_MATH=%s: must be pedantic (strict FP32/FP64, the default) or default (cuBLAS's own "
-                   "choice, as a program gets it)",
+                   "ENGINE_CUBLAS_MATH=%s: must be default (cuBLAS's own choice, as a program gets it: the "
+                   "default) or pedantic (strict FP32/FP64)",
                    v);
 }
 

@@ -1,13 +1,13 @@
-/* blas.h — cuBLAS as the reference and the yardstick: row-major C = alpha*A*B + beta*C in strict
- * FP32 (CUBLAS_PEDANTIC_MATH: no TF32, no reduced-precision shortcuts) or FP64, on the engine's
- * stream in the device's primary context.
+/* blas.h — cuBLAS as the reference and the yardstick: row-major C = alpha*A*B + beta*C in FP32 or
+ * FP64, on the engine's stream in the device's primary context, in cuBLAS's default math: what a
+ * program calling cublasSgemm/cublasDgemm or torch.matmul (TF32 off) gets. No TF32 either way.
  *
- * ENGINE_CUBLAS_MATH=default runs FP32 and FP64 in cuBLAS's default math instead (what torch.matmul
- * gets with TF32 off: still no TF32, but cuBLAS free to choose its own algorithms), for both the
- * reference and the yardstick: a program's cuBLAS. torch.matmul's queued time against the pedantic
- * yardstick's at the same calls: FP32, 49 workload calls (H200), median 1.01x (0.92-1.22x); FP64 Gram
- * products (TN, K 65536-262144, H100) 0.77-0.93x, faster (docs/NOTES.md, "The yardstick"). This
- * setting lets one run say whether the math mode is the difference. */
+ * ENGINE_CUBLAS_MATH=pedantic runs them in CUBLAS_PEDANTIC_MATH instead, the yardstick of every
+ * figure before 2026-11-28 and of the regression guard's baseline (bench/regress.sh pins it). Why
+ * the default changed: bench/yardstick.py on an H200 (bench/data/h200-yardstick-2026-11-28.jsonl)
+ * found FP32 the same in both maths (within 0.3%) but pedantic FP64 1.05-1.81x slower than default
+ * (96x96x50000 TN 0.059 vs 0.033 ms, 7936x7936x256 NN 0.728 vs 0.576 ms), with torch.matmul within
+ * a few percent of default: the pedantic yardstick flattered FP64 against what programs get. */
 #ifndef ENGINE_BLAS_H
 #define ENGINE_BLAS_H
 
@@ -19,11 +19,11 @@
 typedef struct {
     void *handle;  /* cublasHandle_t */
     int version;   /* e.g. 130100 */
-    bool pedantic; /* strict math (the default), or cuBLAS's default math (ENGINE_CUBLAS_MATH=default) */
+    bool pedantic; /* cuBLAS's default math (the default), or strict (ENGINE_CUBLAS_MATH=pedantic) */
 } blas_t;
 
-/* The math ENGINE_CUBLAS_MATH asks for: 0 with *pedantic set ("pedantic" or unset: true,
- * "default": false), or -1 with err naming the variable, its value and the two allowed (exit 2). */
+/* The math ENGINE_CUBLAS_MATH asks for: 0 with *pedantic set ("default" or unset: false,
+ * "pedantic": true), or -1 with err naming the variable, its value and the two allowed (exit 2). */
 int blas_math_from_env(bool *pedantic, err_t *err);
 
 /* Load libcublas (once; the command does not link it): 0, or EXIT_SYSTEM with err naming what failed
