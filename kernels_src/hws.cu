@@ -113,8 +113,8 @@
   "compile_cost": "250",
   "model": {"tile": ["BM", "BN", 64]},
   "launches": [
-    {"kernel": "prep_a", "if": "PACKA && K > 0", "grid": ["cdiv(ALP, 128)", "min(AR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * AR * (AL + ALP)"},
-    {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(BR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * BR * (BL + BLP)"},
+    {"kernel": "prep_a", "if": "PACKA && K > 0", "grid": ["cdiv(ALP, 128)", "min(cdiv(AR, 8), 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * AR * (AL + ALP)"},
+    {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(cdiv(BR, 8), 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * BR * (BL + BLP)"},
     {"kernel": "gemm", "grid": ["TILES * SPLITS", 1, "BATCH"], "block": ["THREADS", 1, 1], "persistent": true,
      "smem": "STAGES * STAGE_BYTES + 1024 + EPI_BYTES"},
     {"kernel": "reduce", "if": "SPLITS > 1", "grid": ["cdiv(M * N, 256)", 1, "BATCH"], "block": [256, 1, 1], "smem": "0", "traffic": "BATCH * M * N * (2 * SPLITS + 1)"}
@@ -179,7 +179,11 @@ template <bool MN> __device__ __forceinline__ unsigned long long op_desc(unsigne
 }
 
 /* An operand stored as rows x len (ld apart, batch sx apart) copied into out with its rows padded
- * to lp = rup(len, 8) by zeros, the batch rows x lp apart: rows the copy engine can read. */
+ * to lp = rup(len, 8) by zeros, the batch rows x lp apart: rows the copy engine can read. A thread
+ * has PACK_ROWS rows' loads in flight before it stores (the plan's grid gives a block PACK_ROWS
+ * rows at a time): with one 2-byte element a thread, the copy of 8193 x 8190 ran several times
+ * slower than DRAM's rate (bench/data/h200-s17-diag-2026-11-28.jsonl), as pack_ld.cuh once did. */
+constexpr int PACK_ROWS = 8;
 __device__ __forceinline__ void pack_rows(const T *x, int len, int rows, int ld, long long sx, T *out)
 {
     const int lp = rup(len, 8), col = blockIdx.x * 128 + threadIdx.x;
@@ -188,8 +192,16 @@ __device__ __forceinline__ void pack_rows(const T *x, int len, int rows, int ld,
         return;
     x += b * sx;
     out += b * rows * lp;
-    for (int r = blockIdx.y; r < rows; r += gridDim.y)
-        out[(long long)r * lp + col] = col < len ? x[(long long)r * ld + col] : T(0);
+    for (int r0 = blockIdx.y * PACK_ROWS; r0 < rows; r0 += gridDim.y * PACK_ROWS) {
+        T v[PACK_ROWS];
+#pragma unroll
+        for (int i = 0; i < PACK_ROWS; ++i)
+            v[i] = col < len && r0 + i < rows ? x[(long long)(r0 + i) * ld + col] : T(0);
+#pragma unroll
+        for (int i = 0; i < PACK_ROWS; ++i)
+            if (r0 + i < rows)
+                out[(long long)(r0 + i) * lp + col] = v[i];
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(128) prep_a(GEMM_ARGS)

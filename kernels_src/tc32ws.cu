@@ -110,7 +110,7 @@
   "launches": [
     {"kernel": "prep_a", "if": "PRE_A && K > 0", "grid": ["cdiv(KP, 32)", "cdiv(M, 32)", "BATCH"], "block": [32, 8, 1], "smem": "0", "traffic": "BATCH * M * (K + PARTS * KP)"},
     {"kernel": "prep_bt", "if": "B_PRE && K > 0", "grid": ["cdiv(KP, 32)", "cdiv(N, 32)", "BATCH"], "block": [32, 8, 1], "smem": "0", "traffic": "BATCH * N * (K + PARTS * KP)"},
-    {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(BR, 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * BR * (BL + BLP)"},
+    {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(cdiv(BR, 4), 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * BR * (BL + BLP)"},
     {"kernel": "scale_c", "if": "SPLITS > 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["TILES * SPLITS", 1, "BATCH"], "block": ["THREADS", 1, 1], "persistent": true,
      "smem": "STAGES * STAGE_BYTES + 1024"}
@@ -197,10 +197,14 @@ extern "C" __global__ void __launch_bounds__(256) prep_bt(GEMM_ARGS)
 }
 
 /* prep_b (PACKB: B's rows not 16-byte aligned, or its batch stride not): B as stored, its rows
- * (BL = K or N elements) padded to rup(BL, 4) with zeros, into W after A's parts. */
+ * (BL = K or N elements) padded to rup(BL, 4) with zeros, into W after A's parts. A thread has
+ * ROWS rows' loads in flight before it stores (the plan's grid gives a block ROWS rows at a time,
+ * as pack_ld.cuh): one row a thread copied 7671 x 14547 at a fifth of DRAM's rate, 1.29 ms of
+ * 63x14547x7671's 1.31 against 0.24 at the aligned 64x14544x7672 (bench/data/h200-s17-diag-2026-11-28.jsonl). */
 extern "C" __global__ void __launch_bounds__(128) prep_b(GEMM_ARGS)
 {
     grid_dep_sync();
+    constexpr int ROWS = 4;
     const int bl = OP_TB ? K : N, br = OP_TB ? N : K, blp = rup(bl, 4);
     const long long b = blockIdx.z, at = b_at(M, K);
     const float *src = B + b * sb;
@@ -208,8 +212,16 @@ extern "C" __global__ void __launch_bounds__(128) prep_b(GEMM_ARGS)
     const int c = blockIdx.x * 128 + threadIdx.x;
     if (c >= blp)
         return;
-    for (int r = blockIdx.y; r < br; r += gridDim.y)
-        dst[(long long)r * blp + c] = c < bl ? src[(long long)r * LD_B + c] : 0.0f;
+    for (int r0 = blockIdx.y * ROWS; r0 < br; r0 += gridDim.y * ROWS) {
+        float v[ROWS];
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i)
+            v[i] = c < bl && r0 + i < br ? src[(long long)(r0 + i) * LD_B + c] : 0.0f;
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i)
+            if (r0 + i < br)
+                dst[(long long)(r0 + i) * blp + c] = v[i];
+    }
 }
 
 /* Work item w of a product: split w / tiles of tile w % tiles (the splits outermost, so that the
