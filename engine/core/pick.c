@@ -281,79 +281,104 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
         return -1;
     }
     const char *dev = *p->device ? p->device : NULL;
-    int lu = wisdom_first_level(&p->user, dev, p->arch, dtype), ls = wisdom_first_level(&p->shipped, dev, p->arch, dtype);
+    int lu = wisdom_first_level(&p->user, dev, p->arch, dtype),
+        ls = wisdom_first_level(&p->shipped, dev, p->arch, dtype);
     int level = lu && (!ls || lu <= ls) ? lu : ls;
     const wisdom_entry **entries = NULL;
     const wisdom_file **files = NULL;
     char **paths = NULL;
     size_t n = 0;
     int rc = 0;
-    if (level) {
-        if (lu == level)
-            rc = add_candidates(p, &p->user, level, dtype, dev, &entries, &files, &paths, &n);
-        if (ls == level && rc == 0)
-            rc = add_candidates(p, &p->shipped, level, dtype, dev, &entries, &files, &paths, &n);
-    }
-    /* A level with few entries the problem's op can use (its own or NN's: a user's first --auto-tune
-     * on a GPU without shipped entries of its own writes a device-level file of one or two) does not
-     * shadow the levels below: they join it until there are PICK_OP_ENOUGH. Exact entries are looked
-     * for in candidate order, so the more specific level's still win at their own shapes. */
-    int last = level;
-    while (rc == 0 && level && last < WISDOM_DEFAULT && usable(entries, n, pp->op) < PICK_OP_ENOUGH) {
-        last++;
-        rc = add_candidates(p, &p->user, last, dtype, dev, &entries, &files, &paths, &n);
-        if (rc == 0)
-            rc = add_candidates(p, &p->shipped, last, dtype, dev, &entries, &files, &paths, &n);
-    }
-    /* A copy of the level's candidates, for the NN entries where every entry of the op is left out
-     * (below). */
-    const size_t n_all = n;
-    const wisdom_entry **entries_all = rc ? NULL : try_malloc((n ? n : 1) * sizeof *entries_all);
-    const wisdom_file **files_all = rc ? NULL : try_malloc((n ? n : 1) * sizeof *files_all);
-    char **paths_all = rc ? NULL : try_calloc(n ? n : 1, sizeof *paths_all);
-    rc = rc || !entries_all || !files_all || !paths_all;
-    for (size_t i = 0; i < n && !rc; i++) {
-        entries_all[i] = entries[i], files_all[i] = files[i], paths_all[i] = try_strdup(paths[i]);
-        rc = !paths_all[i];
-    }
-    if (rc) {
-        for (size_t i = 0; i < n; i++)
-            free(paths[i]), free(paths_all ? paths_all[i] : NULL);
-        free(entries), free(files), free(paths);
-        free(entries_all), free(files_all), free(paths_all);
-        pick_free(p);
-        return no_memory(err, dir, "for the wisdom candidates");
-    }
     char note[192];
-    bool mixed = keep_op(pp->op, pp->batch, entries, files, paths, &n, note, sizeof note);
-    const char *op_note = *note ? note : NULL;
+    const char *op_note = NULL;
+    bool mixed = false;
     select_gpu sg;
     select_gpu_init(&sg, p->arch, sms, clock);
     sg.arch_guessed = !pp->arch || pp->arch_guessed;
-    rc = select_init(&p->sel, &sg, dtype, entries, files, paths, n, err);
-    /* The op's entries, all left out (3xTF32 ones where the target is not sm_90a), are as good as
-     * none: weigh the NN entries instead, as where the level holds none of the op. */
-    bool any = false;
-    for (size_t c = 0; rc == 0 && c < n; c++)
-        any = any || p->sel.cands[c].loaded;
-    if (rc == 0 && pp->op && (!op_note || mixed) && n && !any) {
-        warn_left_out(&p->sel, pp->left_out);
-        select_free(&p->sel);
-        n = n_all;
-        for (size_t i = 0; i < n; i++)
-            entries[i] = entries_all[i], files[i] = files_all[i], paths[i] = paths_all[i], paths_all[i] = NULL;
-        keep_op(0, pp->batch, entries, files, paths, &n, note, sizeof note);
-        snprintf(note, sizeof note, "every wisdom entry of op %s at this level is left out: weighed the NN entries",
-                 wisdom_op_name(pp->op));
-        op_note = note;
-        mixed = false;
+    /* A level with few entries the problem's op can use (its own or NN's: a user's first --auto-tune
+     * on a GPU without shipped entries of its own writes a device-level file of one or two) does not
+     * shadow the levels below: they join it until there are PICK_OP_ENOUGH. Exact entries are looked
+     * for in candidate order, so the more specific level's still win at their own shapes. Entries the
+     * target cannot run count for nothing: where fewer than PICK_OP_ENOUGH of the level's load (hws's
+     * on sm_90 without its a, which leaves only the bf16 gemv entries tuned for 1-16 columns), the
+     * levels below join too and the candidates are built again (gemv had won 4096^3 at 12 ms). */
+    int last = level;
+    for (;;) {
+        if (level) {
+            if (lu == level)
+                rc = add_candidates(p, &p->user, level, dtype, dev, &entries, &files, &paths, &n);
+            if (ls == level && rc == 0)
+                rc = add_candidates(p, &p->shipped, level, dtype, dev, &entries, &files, &paths, &n);
+        }
+        for (int l = level + 1; rc == 0 && level && l <= last; l++) {
+            rc = add_candidates(p, &p->user, l, dtype, dev, &entries, &files, &paths, &n);
+            if (rc == 0)
+                rc = add_candidates(p, &p->shipped, l, dtype, dev, &entries, &files, &paths, &n);
+        }
+        while (rc == 0 && level && last < WISDOM_DEFAULT && usable(entries, n, pp->op) < PICK_OP_ENOUGH) {
+            last++;
+            rc = add_candidates(p, &p->user, last, dtype, dev, &entries, &files, &paths, &n);
+            if (rc == 0)
+                rc = add_candidates(p, &p->shipped, last, dtype, dev, &entries, &files, &paths, &n);
+        }
+        /* A copy of the level's candidates, for the NN entries where every entry of the op is left out
+         * (below). */
+        const size_t n_all = n;
+        const wisdom_entry **entries_all = rc ? NULL : try_malloc((n ? n : 1) * sizeof *entries_all);
+        const wisdom_file **files_all = rc ? NULL : try_malloc((n ? n : 1) * sizeof *files_all);
+        char **paths_all = rc ? NULL : try_calloc(n ? n : 1, sizeof *paths_all);
+        rc = rc || !entries_all || !files_all || !paths_all;
+        for (size_t i = 0; i < n && !rc; i++) {
+            entries_all[i] = entries[i], files_all[i] = files[i], paths_all[i] = try_strdup(paths[i]);
+            rc = !paths_all[i];
+        }
+        if (rc) {
+            for (size_t i = 0; i < n; i++)
+                free(paths[i]), free(paths_all ? paths_all[i] : NULL);
+            free(entries), free(files), free(paths);
+            free(entries_all), free(files_all), free(paths_all);
+            pick_free(p);
+            return no_memory(err, dir, "for the wisdom candidates");
+        }
+        mixed = keep_op(pp->op, pp->batch, entries, files, paths, &n, note, sizeof note);
+        op_note = *note ? note : NULL;
         rc = select_init(&p->sel, &sg, dtype, entries, files, paths, n, err);
+        /* The op's entries, all left out (3xTF32 ones where the target is not sm_90a), are as good as
+         * none: weigh the NN entries instead, as where the level holds none of the op. */
+        bool any = false;
+        for (size_t c = 0; rc == 0 && c < n; c++)
+            any = any || p->sel.cands[c].loaded;
+        if (rc == 0 && pp->op && (!op_note || mixed) && n && !any) {
+            warn_left_out(&p->sel, pp->left_out);
+            select_free(&p->sel);
+            n = n_all;
+            for (size_t i = 0; i < n; i++)
+                entries[i] = entries_all[i], files[i] = files_all[i], paths[i] = paths_all[i], paths_all[i] = NULL;
+            keep_op(0, pp->batch, entries, files, paths, &n, note, sizeof note);
+            snprintf(note, sizeof note, "every wisdom entry of op %s at this level is left out: weighed the NN entries",
+                     wisdom_op_name(pp->op));
+            op_note = note;
+            mixed = false;
+            rc = select_init(&p->sel, &sg, dtype, entries, files, paths, n, err);
+        }
+        for (size_t i = 0; i < n_all; i++)
+            free(paths_all[i]);
+        free(entries_all);
+        free(files_all);
+        free(paths_all);
+        size_t loaded = 0;
+        for (size_t c = 0; rc == 0 && c < n; c++)
+            loaded += p->sel.cands[c].loaded;
+        if (rc == 0 && level && last < WISDOM_DEFAULT && loaded < PICK_OP_ENOUGH) {
+            select_free(&p->sel); /* again with the next level: the candidates' paths are the select's */
+            memset(&p->sel, 0, sizeof p->sel);
+            free(entries), free(files), free(paths);
+            entries = NULL, files = NULL, paths = NULL, n = 0;
+            last++;
+            continue;
+        }
+        break;
     }
-    for (size_t i = 0; i < n_all; i++)
-        free(paths_all[i]);
-    free(entries_all);
-    free(files_all);
-    free(paths_all);
     free(entries);
     free(files);
     free(paths);
