@@ -25,3 +25,17 @@ tune_seconds() {
   [ "$left" -gt "$TUNE_S" ] && left=$TUNE_S
   echo "$left"
 }
+# A device call's steps within one budget (bench/s16_gpu.sh, s17_gpu.sh): CALL_TAG names the call in
+# $OUT/summary.txt's lines, BUDGET its seconds from CALL_T0 (set by call_start).
+# call_run NAME SECONDS CMD...: CMD under timeout (at most what is left), its output in $OUT/NAME.log.
+call_start() { CALL_TAG=$1 CALL_T0=$(date +%s); }
+call_left() { echo $((BUDGET - ($(date +%s) - CALL_T0))); }
+call_log() { echo "$CALL_TAG: $*" | tee -a "$OUT/summary.txt"; }
+call_run() {
+  local name=$1 s=$2
+  shift 2
+  [ "$(call_left)" -lt "$s" ] && s=$(call_left)
+  if [ "$s" -le 5 ]; then call_log "$name: skipped (no time left)"; return; fi
+  timeout "$s" "$@" >"$OUT/$name.log" 2>&1
+  call_log "$name: exit $? after $(($(date +%s) - CALL_T0)) s"
+}

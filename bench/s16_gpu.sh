@@ -28,18 +28,10 @@ BUDGET=${BUDGET:-540}
 SEED=${SEED:-}
 mkdir -p "$OUT"
 export XDG_CACHE_HOME=${TMPDIR:-/tmp}/s16-cache XDG_DATA_HOME=${TMPDIR:-/tmp}/s16-data
-T0=$(date +%s)
-left() { echo $((BUDGET - ($(date +%s) - T0))); }
-log() { echo "s16: $*" | tee -a "$OUT/summary.txt"; }
-# run NAME SECONDS CMD...: CMD under timeout (at most what is left), its output in $OUT/NAME.log
-run() {
-  local name=$1 s=$2
-  shift 2
-  [ "$(left)" -lt "$s" ] && s=$(left)
-  if [ "$s" -le 5 ]; then log "$name: skipped (no time left)"; return; fi
-  timeout "$s" "$@" >"$OUT/$name.log" 2>&1
-  log "$name: exit $? after $(($(date +%s) - T0)) s"
-}
+. bench/lib.sh
+call_start s16
+run() { call_run "$@"; }
+log() { call_log "$@"; }
 
 case "$CALL" in
 checks)

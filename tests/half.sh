@@ -191,11 +191,12 @@ refuse "--dtype F16 (names are lower case)" "engine: --dtype F16: expected f32, 
 
 echo "== selection: the dtype is part of the key; without device entries the model weighs the dtype's templates"
 pk() { $E pick --device-name "NVIDIA H100 80GB HBM3" --format jsonl "$@" 2>&1; }
+mkdir -p "$T/archonly" && cp wisdom/sm_90.json wisdom/default.json "$T/archonly/"
 for dt in bf16 f16; do
   out=$(pk --dtype $dt --shapes 4096x4096x4096,8192x8192x8192,17x33x5)
   n=$(printf '%s\n' "$out" | grep -c "\"config\": *\"configs/hws_$dt.json\"")
-  $E pick --device-name "NVIDIA H100 80GB HBM3" --dtype $dt --shapes 4096x4096x4096 2>&1 | grep -q "wisdom/sm_90.json" && [ "$n" -ge 2 ] &&
-    pass "pick $dt on the H100 (sm_90a): wisdom/sm_90.json's arch defaults, hws at the squares" || fail "pick $dt on the H100" "$out"
+  $E pick --wisdom "$T/archonly" --device-name "NVIDIA H100 80GB HBM3" --dtype $dt --shapes 4096x4096x4096 2>&1 | grep -q "archonly/sm_90.json" && [ "$n" -ge 2 ] &&
+    pass "pick $dt on the H100 (sm_90a): hws at the squares; without the device's file, sm_90.json's arch defaults" || fail "pick $dt on the H100" "$out"
   out=$($E pick --format jsonl --dtype $dt --arch sm_86 --shapes 4096x4096x4096,17x33x5 2>&1)
   [ "$(printf '%s\n' "$out" | grep -c '"config": *"configs/h04_tuned.json"')" = 2 ] && ! printf '%s\n' "$out" | grep -q 'left out' &&
     pass "pick $dt on sm_86: h04_tuned (wisdom/default.json), nothing left out" || fail "pick $dt on sm_86" "$out"
@@ -236,4 +237,68 @@ mkdir -p "$T/w2" && cp wisdom/*.json "$T/w2/" && cp "$T/h100.json" "$T/w2/nvidia
 out=$($E pick --wisdom "$T/w2" --device-name "NVIDIA H100 80GB HBM3" --dtype bf16 --op NT --shapes 520x4104x4096 2>&1)
 printf '%s\n' "$out" | grep -q 'hws_bf16\[BM=128,BN=128\].*exact\|wisdom holds this shape' && pass "...the merged file loads; its entry is exact at its shape" ||
   fail "...the merged file loads" "$out"
+
+echo "== bench/merge_tuned.py: a tune's entries (any dtype) into a shipped file, an A/B deciding"
+mkdir -p "$T/mt"
+printf '{"version": 1, "device": "NVIDIA H200", "arch": "sm_90", "entries": [\n%s,\n%s\n]}\n' \
+  '{"dtype": "f64", "op": "TN", "shape": "64x64x65537", "config": "/elsewhere/configs/dgemm_dmma_splitk.json", "set": {"SPLITK": 64}, "tflops": 20, "vs_cublas": 1.3, "source": "engine tune dgemm_dmma_splitk"}' \
+  '{"dtype": "bf16", "shape": "1001x1003x1005", "config": "/elsewhere/configs/hws_bf16.json", "set": {"BN": 128}, "tflops": 200, "vs_cublas": 0.9, "source": "engine tune hws_bf16"}' >"$T/mt/tuned.json"
+row() { printf '{"template": "%s", "dtype": "%s", "op": "%s", "M": %s, "N": %s, "K": %s, "status": "%s", "ms": %s}\n' "$@"; }
+{ row dmma f64 TN 64 64 65537 ok 1.0; row cublas f64 TN 64 64 65537 ok 0.5; row hws bf16 NN 1001 1003 1005 ok 1.0; } >"$T/mt/before.jsonl"
+{ row dmma f64 TN 64 64 65537 ok 0.9; row cublas f64 TN 64 64 65537 ok 0.1; row hws bf16 NN 1001 1003 1005 ok 0.99; } >"$T/mt/after.jsonl"
+cp wisdom/nvidia-h100-80gb-hbm3.json "$T/mt/h100.json"
+before=$(grep -c '"dtype"' "$T/mt/h100.json")
+python3 bench/merge_tuned.py "$T/mt/tuned.json" --into "$T/mt/h100.json" --data bench/data/x.jsonl \
+  --ab "$T/mt/before.jsonl" "$T/mt/after.jsonl" >"$T/out" 2>&1
+check_rc "merge_tuned.py --ab" 0 $? "$(cat "$T/out")"
+[ "$(grep -c '"dtype"' "$T/mt/h100.json")" = $((before + 1)) ] && grep -q '1 added, 0 replaced, 1 skipped' "$T/out" &&
+  grep -q 'f64 TN 64x64x65537: before 1.0 ms, after 0.9 ms (ok): in' "$T/out" &&
+  grep -q 'bf16 NN 1001x1003x1005: before 1.0 ms, after 0.99 ms (ok): left out' "$T/out" &&
+  pass "...10% faster goes in, 1% (within the margin) stays out; cuBLAS's rows are not ours" || fail "...the A/B" "$(cat "$T/out")"
+grep -q '"op": "TN", "shape": "64x64x65537", "config": "configs/dgemm_dmma_splitk.json", "set": {"SPLITK": 64}.*"source": "measured on an H200, not on the NVIDIA H100 80GB HBM3 this file is for (2026-11-28, bench/data/x.jsonl): engine tune dgemm_dmma_splitk"' "$T/mt/h100.json" &&
+  pass "...the repository's config path; the source says where, when and which data" || fail "...the entry" "$(grep 65537 "$T/mt/h100.json")"
+python3 bench/merge_tuned.py "$T/mt/tuned.json" --into "$T/mt/h100.json" --data x --skip bf16:NN:1001x1003x1005 >"$T/out" 2>&1
+[ "$(grep -c '"dtype"' "$T/mt/h100.json")" = $((before + 1)) ] && grep -q '0 added, 1 replaced, 1 skipped' "$T/out" &&
+  pass "...merged again: replaced, not doubled; --skip leaves an entry out" || fail "...merged again" "$(cat "$T/out")"
+cp "$T/mt/h100.json" "$T/mt/keep.json"
+for bad in "--skip bf16:XX:1x1x1" "--skip nope" "--ab $T/mt/none.jsonl $T/mt/after.jsonl"; do
+  python3 bench/merge_tuned.py "$T/mt/tuned.json" --into "$T/mt/h100.json" --data x $bad >"$T/out" 2>&1
+  rc=$?
+  [ "$rc" = 2 ] && [ "$(grep -c . "$T/out")" = 1 ] && grep -q '^merge_tuned: ' "$T/out" && cmp -s "$T/mt/h100.json" "$T/mt/keep.json" &&
+    pass "merge_tuned.py $bad: exit 2, one line, the file untouched" || fail "merge_tuned.py $bad (exit $rc)" "$(cat "$T/out")"
+done
+sed 's#/elsewhere/configs/hws_bf16.json#/elsewhere/configs/nosuch.json#' "$T/mt/tuned.json" >"$T/mt/bad.json"
+python3 bench/merge_tuned.py "$T/mt/bad.json" --into "$T/mt/h100.json" --data x >"$T/out" 2>&1
+rc=$?
+[ "$rc" = 2 ] && grep -q 'config configs/nosuch.json is not in the repository' "$T/out" && cmp -s "$T/mt/h100.json" "$T/mt/keep.json" &&
+  pass "merge_tuned.py: a config the repository lacks: exit 2, the file untouched" || fail "merge_tuned.py unknown config (exit $rc)" "$(cat "$T/out")"
+
+echo "== bench/half_mirror.py: f16 entries from bf16's (hws and gemv), measured f16 never touched"
+printf '{"version": 1, "device": "NVIDIA H100 80GB HBM3", "arch": "sm_90", "entries": [\n%s,\n%s,\n%s,\n%s,\n%s,\n%s\n]}\n' \
+  '{"dtype": "bf16", "shape": "1024x1024x1024", "config": "configs/hws_bf16.json", "set": {"BN": 128}, "tflops": 300, "vs_cublas": 0.8, "source": "tuned A"}' \
+  '{"dtype": "bf16", "op": "NT", "shape": "4096x1x4096", "config": "configs/gemv.json", "set": {"VEC": 8}, "tflops": 3, "vs_cublas": 1.4, "source": "tuned B"}' \
+  '{"dtype": "bf16", "shape": "2048x2048x2048", "config": "configs/hws_bf16.json", "tflops": 600, "vs_cublas": 0.9, "source": "tuned C"}' \
+  '{"dtype": "bf16", "shape": "512x512x512", "config": "configs/h04_tuned.json", "tflops": 50, "vs_cublas": 0.3, "source": "tuned D"}' \
+  '{"dtype": "f16", "shape": "2048x2048x2048", "config": "configs/hws_f16.json", "tflops": 610, "vs_cublas": 0.91, "source": "measured in f16"}' \
+  '{"dtype": "f16", "shape": "1024x1024x1024", "config": "configs/hws_f16.json", "tflops": 1, "vs_cublas": 0.1, "source": "bf16'"'"'s entry mirrored, not measured in f16 (old)"}' >"$T/mirror.json"
+python3 bench/half_mirror.py --into "$T/mirror.json" >"$T/out" 2>&1
+check_rc "half_mirror.py" 0 $? "$(cat "$T/out")"
+grep -q '1 f16 entries mirrored into .*, 1 mirrored again' "$T/out" &&
+  grep -q '"dtype": "f16", "op": "NT", "shape": "4096x1x4096", "config": "configs/gemv.json", "set": {"VEC": 8}' "$T/mirror.json" &&
+  grep -q '"dtype": "f16", "shape": "1024x1024x1024", "config": "configs/hws_f16.json", "set": {"BN": 128}, "tflops": 300.0' "$T/mirror.json" &&
+  grep -q '"dtype": "f16", "shape": "2048x2048x2048", .*"source": "measured in f16"' "$T/mirror.json" &&
+  ! grep -q '"dtype": "f16", "shape": "512x512x512"' "$T/mirror.json" &&
+  pass "...gemv mirrored as is, an old mirror renewed, the measured f16 entry and h04_tuned left alone" || fail "...the mirror" "$(cat "$T/out"; grep f16 "$T/mirror.json")"
+cp "$T/mirror.json" "$T/mirror1.json"
+python3 bench/half_mirror.py --into "$T/mirror.json" >"$T/out" 2>&1
+grep -q ' 0 f16 entries mirrored into .*, 0 mirrored again' "$T/out" && cmp -s "$T/mirror.json" "$T/mirror1.json" &&
+  pass "...a second run changes nothing" || fail "...a second run" "$(cat "$T/out")"
+python3 bench/half_mirror.py --into "$T/none.json" >"$T/out" 2>&1
+rc=$?
+[ "$rc" = 2 ] && [ "$(grep -c . "$T/out")" = 1 ] && grep -q "^half_mirror: .*none.json" "$T/out" &&
+  pass "half_mirror.py: a file that is not there: exit 2, one line" || fail "half_mirror.py missing file (exit $rc)" "$(cat "$T/out")"
+cp wisdom/nvidia-h100-80gb-hbm3.json "$T/shipped.json"
+python3 bench/half_mirror.py --into "$T/shipped.json" >"$T/out" 2>&1
+cmp -s "$T/shipped.json" wisdom/nvidia-h100-80gb-hbm3.json && pass "...the shipped file is mirrored already (a run changes nothing)" ||
+  fail "...the shipped file is not mirrored" "$(cat "$T/out")"
 summary

@@ -334,14 +334,30 @@ static void test_user_wisdom_first(void **state)
 
 /* An entry never measured (tflops 0) takes the efficiency its config and overrides were measured
  * at elsewhere among the candidates (select.c, lend_eff), and SELECT_EFF_UNKNOWN only where they
- * never were. bf16 on sm_90 with no device file of it: default.json's unmeasured h04_tuned joins
- * sm_90.json's, measured (0.27): before, the guess 0.5 made it win shapes where it ran 0.18x
- * cuBLAS. On sm_86 f32 no entry is measured: each keeps the guess. */
+ * never were. bf16 on sm_90 with no device file of it: an unmeasured h04_tuned entry (as
+ * default.json's) beside a measured one (as sm_90.json's, 0.27): before, the guess 0.5 made it win
+ * shapes where it ran 0.18x cuBLAS. On sm_86 f32 no entry is measured: each keeps the guess. */
 static void test_unmeasured_entries_borrow(void **state)
 {
     (void)state;
+    /* An arch-level file of its own (the shipped one's bf16 entries are enough to keep default.json's
+     * unmeasured h04_tuned out): the same config measured at 2048^3 and unmeasured (tflops 0) at 4096^3. */
+    char dir[160];
+    snprintf(dir, sizeof dir, "%s/borrow-wisdom", g_dir);
+    mkdir(dir, 0755);
+    char *path = xasprintf("%s/sm_90.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"version\": 1, \"arch\": \"sm_90\", \"entries\": [\n"
+          "  {\"dtype\": \"bf16\", \"shape\": \"2048x2048x2048\", \"config\": \"configs/h04_tuned.json\", "
+          "\"tflops\": 180.0, \"vs_cublas\": 0.26},\n"
+          "  {\"dtype\": \"bf16\", \"shape\": \"4096x4096x4096\", \"config\": \"configs/h04_tuned.json\", "
+          "\"tflops\": 0.0, \"vs_cublas\": 0.0}\n]}\n",
+          f);
+    fclose(f);
     opts_t o = opts("bf16");
     o.device_name = NULL;
+    o.wisdom = dir;
     pick_t p;
     err_t err;
     err_clear(&err);
@@ -361,6 +377,9 @@ static void test_unmeasured_entries_borrow(void **state)
     assert_true(m->eff < 0.4); /* the premise: measured well under the guess */
     assert_true(fabs(u->eff - m->eff) < 1e-12);
     pick_free(&p);
+    unlink(path);
+    rmdir(dir);
+    free(path);
 
     o = opts("f32");
     o.device_name = NULL;
