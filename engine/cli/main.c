@@ -70,7 +70,12 @@ static void out_of_memory(size_t n)
 int main(int argc, char **argv)
 {
     util_set_oom(out_of_memory);
-    paths_init(argv[0]);
+    err_t err;
+    err_clear(&err);
+    if (paths_init(argv[0], &err)) { /* no host memory for the directories' names: exit 3, as xoom's */
+        err_print(stderr, &err);
+        return err.code;
+    }
     jitlog_init(false);
     int rc;
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {

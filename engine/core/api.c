@@ -70,17 +70,28 @@ size_t engine_struct_size(const char *name)
 }
 
 /* Templates, shipped configs and wisdom are found next to the library, as the command finds them
- * next to itself: build/libengine.so -> kernels_src/, PREFIX/lib -> PREFIX/share/engine/. */
-static pthread_once_t g_paths_once = PTHREAD_ONCE_INIT;
+ * next to itself: build/libengine.so -> kernels_src/, PREFIX/lib -> PREFIX/share/engine/. Worked
+ * out by the first engine_create that finds host memory for their names: one that finds none fails
+ * with ENGINE_ERROR_OUT_OF_MEMORY and leaves the work to the next (a once that failed for good would
+ * fail every later context too). Read-only once done. */
+static pthread_mutex_t g_paths_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool g_paths_done;
 static const char g_anchor; /* an address inside the library, for dladdr */
-static void paths_once(void)
+static int paths_ready(err_t *err)
 {
-    Dl_info info;
-    if (dladdr(&g_anchor, &info) && info.dli_fname)
-        paths_init_beside(info.dli_fname);
-    else
-        paths_init(NULL);
+    int rc = 0;
+    pthread_mutex_lock(&g_paths_lock);
+    if (!g_paths_done) {
+        Dl_info info;
+        if (dladdr(&g_anchor, &info) && info.dli_fname)
+            rc = paths_init_beside(info.dli_fname, err);
+        else
+            rc = paths_init(NULL, err);
+        g_paths_done = rc == 0;
+    }
+    pthread_mutex_unlock(&g_paths_lock);
     /* No jit reporter: a library never prints; a failed compile is its status and first error line. */
+    return rc;
 }
 
 /* A call works in the context's (primary) CUDA context and gives the caller's current one back as
@@ -135,7 +146,10 @@ static engine_status create(engine_ctx **out, const engine_options *given)
             return api_fail(st, &bad);
     }
     const engine_options *opt = &mine;
-    pthread_once(&g_paths_once, paths_once);
+    err_t nopaths;
+    err_clear(&nopaths);
+    if (paths_ready(&nopaths))
+        return api_fail_text(api_status_of(&nopaths), "engine_create", nopaths.text);
     engine_ctx *c = try_calloc(1, sizeof *c);
     jit_t *jit = c ? jit_new() : NULL;
     if (!jit) {

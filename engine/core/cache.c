@@ -62,51 +62,69 @@ bool cache_key_valid(const char *key)
 
 /* ---- directories ---- */
 
-/* dir + "/" + name, without doubling the slash when dir ends in one. */
+/* dir + "/" + name, without doubling the slash when dir ends in one; NULL when the host has no
+ * memory for it. */
 static char *join_trimmed(const char *dir, const char *name)
 {
     size_t n = strlen(dir);
     while (n > 1 && dir[n - 1] == '/')
         n--;
-    return xasprintf("%.*s/%s", (int)n, dir, name);
+    return try_asprintf("%.*s/%s", (int)n, dir, name);
 }
 
-/* rm -r without following symbolic links; best effort. */
-static void remove_tree(const char *path)
+/* rm -r of name in the directory at, without following symbolic links; best effort. Each child is
+ * named relative to its directory's descriptor, so no path is built: nothing to run out of memory
+ * for (cache_close cannot report it, and a temporary cache would be left behind). */
+static void remove_at(int at, const char *name)
 {
     struct stat st;
-    if (lstat(path, &st) != 0)
+    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return;
     if (!S_ISDIR(st.st_mode)) {
-        unlink(path);
+        unlinkat(at, name, 0);
         return;
     }
-    DIR *d = opendir(path);
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (d) {
         struct dirent *de;
         while ((de = readdir(d)) != NULL) {
             if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                 continue;
-            char *child = xasprintf("%s/%s", path, de->d_name);
-            remove_tree(child);
-            free(child);
+            remove_at(dirfd(d), de->d_name);
         }
         closedir(d);
+    } else if (fd >= 0) {
+        close(fd);
     }
-    rmdir(path);
+    unlinkat(at, name, AT_REMOVEDIR);
+}
+
+static void remove_tree(const char *path) { remove_at(AT_FDCWD, path); }
+
+/* The host had no memory for what (a name, an entry's bytes): ERR_ALLOC, -1. */
+static int no_memory(err_t *err, const char *source, const char *what)
+{
+    err_set(err, ERR_ALLOC, source, 0, 0, "no host memory for %s", what);
+    return -1;
 }
 
 char *cache_default_dir(err_t *err)
 {
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && xdg[0] == '/') /* the XDG spec says to ignore a relative path */
-        return join_trimmed(xdg, "engine");
-    const char *home = getenv("HOME");
-    if (home && home[0] == '/')
-        return join_trimmed(home, ".cache/engine");
-    err_set(err, ERR_SYSTEM, "engine", 0, 0,
-            "no cache directory: neither XDG_CACHE_HOME nor HOME is set to an absolute path");
-    return NULL;
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char *d;
+    if (xdg && xdg[0] == '/') { /* the XDG spec says to ignore a relative path */
+        d = join_trimmed(xdg, "engine");
+    } else if (home && home[0] == '/') {
+        d = join_trimmed(home, ".cache/engine");
+    } else {
+        err_set(err, ERR_SYSTEM, "engine", 0, 0,
+                "no cache directory: neither XDG_CACHE_HOME nor HOME is set to an absolute path");
+        return NULL;
+    }
+    if (!d)
+        no_memory(err, "engine", "the cache directory's name");
+    return d;
 }
 
 /* Make root usable as a cache root: a writable directory with the format directory in it. On
@@ -114,8 +132,9 @@ char *cache_default_dir(err_t *err)
 static int open_root(cache_t *c, const char *root, err_t *err)
 {
     char eb[128];
-    if (mkdir_p(root, 0755) != 0) {
-        err_set(err, ERR_SYSTEM, root, 0, 0, "cannot create the cache directory: %s", errstr(errno, eb, sizeof eb));
+    if (mkdir_p(root, 0755) != 0) { /* ENOMEM: no host memory for its copy of the name */
+        err_set(err, errno == ENOMEM ? ERR_ALLOC : ERR_SYSTEM, root, 0, 0, "cannot create the cache directory: %s",
+                errstr(errno, eb, sizeof eb));
         return -1;
     }
     if (!is_dir(root)) {
@@ -132,6 +151,10 @@ static int open_root(cache_t *c, const char *root, err_t *err)
         return -1;
     }
     char *vdir = join_trimmed(abs, FORMAT_DIR);
+    if (!vdir) {
+        no_memory(err, abs, "the cache directory's name");
+        goto out_fail;
+    }
     if (mkdir(vdir, 0755) != 0 && errno != EEXIST) {
         err_set(err, ERR_SYSTEM, vdir, 0, 0, "cannot create the cache directory: %s", errstr(errno, eb, sizeof eb));
         goto out_fail;
@@ -172,6 +195,8 @@ int cache_open_temp(cache_t *c, err_t *err)
     if (!tmp || tmp[0] == '\0')
         tmp = "/tmp";
     char *tmpl = join_trimmed(tmp, "engine-cache-XXXXXX");
+    if (!tmpl)
+        return no_memory(err, tmp, "the temporary cache directory's name");
     if (!mkdtemp(tmpl)) {
         char eb[128];
         err_set(err, ERR_SYSTEM, tmpl, 0, 0, "cannot create a temporary cache directory: %s",
@@ -229,9 +254,13 @@ char *cache_entry_format(const char *key, const cache_entry *e, size_t *len)
     if (!cache_key_valid(key))
         return NULL;
     strbuf sb;
-    sb_init(&sb);
+    sb_try_init(&sb); /* a cache_put with no memory for it fails, as any other write failure */
     sb_addf(&sb, MAGIC "\nkey %s\ncompile_us %" PRIu64 "\nlog %zu\nptx %zu\ncubin %zu\n", key, ms_to_us(e->compile_ms),
             e->log_size, e->ptx_size, e->cubin_size);
+    if (sb.failed) {
+        sb_free(&sb);
+        return NULL;
+    }
     sha256_ctx h;
     sha256_init(&h);
     sha256_update(&h, sb.buf, sb.len);
@@ -248,7 +277,7 @@ char *cache_entry_format(const char *key, const cache_entry *e, size_t *len)
     if (e->cubin_size)
         sb_addn(&sb, e->cubin, e->cubin_size);
     *len = sb.len;
-    return sb_steal(&sb);
+    return sb_steal(&sb); /* NULL when an addition found no memory */
 }
 
 /* A read position in an entry file. */
@@ -573,8 +602,8 @@ static char *temp_name(const char *dir)
     x ^= x >> 33; /* splitmix64 finaliser */
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
-    return xasprintf("%s/" TEMP_PREFIX "%ld-%ld-%lu-%08" PRIx32, dir, (long)getpid(), (long)syscall(SYS_gettid), n,
-                     (uint32_t)x);
+    return try_asprintf("%s/" TEMP_PREFIX "%ld-%ld-%lu-%08" PRIx32, dir, (long)getpid(), (long)syscall(SYS_gettid), n,
+                        (uint32_t)x);
 }
 
 int cache_put(const cache_t *c, const char *key, const cache_entry *e, err_t *err)
@@ -584,16 +613,25 @@ int cache_put(const cache_t *c, const char *key, const cache_entry *e, err_t *er
         err_set(err, ERR_SYSTEM, c->dir, 0, 0, "invalid cache key \"%.80s\"", key ? key : "(null)");
         return -1;
     }
+    /* With no host memory for any of these the entry is not written, as on a full disk: the caller
+     * has its kernel and only a later run recompiles. */
     size_t len;
     char *buf = cache_entry_format(key, e, &len);
-    char *shard = xasprintf("%s/" FORMAT_DIR "/%.2s", c->dir, key);
-    char *path = xasprintf("%s/%s", shard, key);
+    char *shard = buf ? try_asprintf("%s/" FORMAT_DIR "/%.2s", c->dir, key) : NULL;
+    char *path = shard ? try_asprintf("%s/%s", shard, key) : NULL;
     char *tmp = NULL;
     int rc = -1, fd = -1, saved = 0;
+    if (!path) {
+        no_memory(err, c->dir, "the cache entry or its name");
+        goto out_free;
+    }
 
     for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
         free(tmp);
-        tmp = temp_name(shard);
+        if (!(tmp = temp_name(shard))) {
+            saved = ENOMEM;
+            break;
+        }
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         saved = errno;
         if (fd < 0 && saved == ENOENT) { /* first entry in this shard, or the directory was removed */
@@ -605,9 +643,9 @@ int cache_put(const cache_t *c, const char *key, const cache_entry *e, err_t *er
             break;
         }
     }
-    if (fd < 0) {
-        err_set(err, ERR_SYSTEM, path, 0, 0, "cannot create a temporary file for the cache entry: %s",
-                errstr(saved, eb, sizeof eb));
+    if (fd < 0) { /* ENOMEM: no host memory for its name (temp_name) or the shard's (mkdir_p) */
+        err_set(err, saved == ENOMEM ? ERR_ALLOC : ERR_SYSTEM, path, 0, 0,
+                "cannot create a temporary file for the cache entry: %s", errstr(saved, eb, sizeof eb));
         goto out_free;
     }
     if (write_all(fd, buf, len) != 0) {
@@ -654,11 +692,14 @@ static bool is_shard_name(const char *s)
 
 /* Visit every entry and temporary file under dir/v1/<xx>/; files are named for what they are, and
  * anything else found there is left alone. A file that vanishes during the walk (another process
- * cleared or replaced it) is skipped. */
+ * cleared or replaced it) is skipped. With no host memory for a name the walk stops there (a count
+ * or a clearing that went on would be silently short): ERR_ALLOC, -1. */
 static int walk(const cache_t *c, visit_fn fn, void *ctx, err_t *err)
 {
     char eb[128];
-    char *vdir = xasprintf("%s/" FORMAT_DIR, c->dir);
+    char *vdir = try_asprintf("%s/" FORMAT_DIR, c->dir);
+    if (!vdir)
+        return no_memory(err, c->dir, "the cache directory's name");
     int rc = 0;
     DIR *top = opendir(vdir);
     if (!top) {
@@ -672,7 +713,11 @@ static int walk(const cache_t *c, visit_fn fn, void *ctx, err_t *err)
     while (rc == 0 && (sd = readdir(top)) != NULL) {
         if (!is_shard_name(sd->d_name))
             continue;
-        char *shard = xasprintf("%s/%s", vdir, sd->d_name);
+        char *shard = try_asprintf("%s/%s", vdir, sd->d_name);
+        if (!shard) {
+            rc = no_memory(err, vdir, "a cache directory's name");
+            break;
+        }
         DIR *d = opendir(shard);
         if (!d) {
             if (errno != ENOENT && errno != ENOTDIR) {
@@ -695,8 +740,8 @@ static int walk(const cache_t *c, visit_fn fn, void *ctx, err_t *err)
             struct stat st;
             if (fstatat(dirfd(d), fe->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
                 continue;
-            char *path = xasprintf("%s/%s", shard, fe->d_name);
-            rc = fn(path, kind, &st, ctx, err);
+            char *path = try_asprintf("%s/%s", shard, fe->d_name);
+            rc = path ? fn(path, kind, &st, ctx, err) : no_memory(err, shard, "a cache file's name");
             free(path);
         }
         closedir(d);

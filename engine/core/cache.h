@@ -35,12 +35,13 @@ typedef struct {
 
 /* The default root: $XDG_CACHE_HOME/engine when XDG_CACHE_HOME is set to an absolute path, else
  * $HOME/.cache/engine when HOME is. Returns a newly allocated string, or NULL with err set
- * (EXIT_SYSTEM) when neither variable is usable. */
+ * (EXIT_SYSTEM) when neither variable is usable (ERR_ALLOC: the host had no memory for it). */
 char *cache_default_dir(err_t *err);
 
 /* Open the cache rooted at dir (NULL: cache_default_dir), creating it and its missing parents with
  * mode 0755. Returns 0, or -1 with err set (EXIT_SYSTEM, source = the path) when the directory cannot
- * be created or is not a writable directory. cache_close undoes it. */
+ * be created or is not a writable directory (ERR_ALLOC where the host had no memory for a name).
+ * cache_close undoes it. */
 int cache_open(cache_t *c, const char *dir, err_t *err);
 
 /* Open a private cache in a fresh directory made by mkdtemp under $TMPDIR (or /tmp), for --no-cache:
@@ -94,8 +95,9 @@ int cache_get(const cache_t *c, const char *key, cache_entry *e, err_t *warn);
  * entry's directory (named .tmp-<pid>-<tid>-<counter>-<random>, created exclusively) and renamed over
  * the final name, so concurrent writers of one key leave one complete entry and readers never see a
  * partial one. No fsync: an entry lost or truncated by a crash is caught by its checksum later.
- * Returns 0, or -1 with err set (EXIT_SYSTEM, source = the path); a failed put leaves no file behind
- * and nothing worse than a later recompile, so callers may treat it as a warning. */
+ * Returns 0, or -1 with err set (EXIT_SYSTEM, source = the path; ERR_ALLOC when the host had no
+ * memory for the entry's bytes or a name); a failed put leaves no file behind and nothing worse than
+ * a later recompile, so callers may treat it as a warning. */
 int cache_put(const cache_t *c, const char *key, const cache_entry *e, err_t *err);
 
 /* Parse the bytes of an entry file, checking everything cache_get checks; expect_key is the key the
@@ -106,8 +108,9 @@ int cache_put(const cache_t *c, const char *key, const cache_entry *e, err_t *er
 enum { CACHE_PARSE_NOMEM = -2 };
 int cache_entry_parse(const char *buf, size_t len, const char *expect_key, cache_entry *e, char *why, size_t whylen);
 
-/* Serialize e as an entry file stored under key. Returns a newly allocated buffer and its length in
- * *len, or NULL when key is not a valid key. Exposed for tests. */
+/* Serialize e as an entry file stored under key. Returns a newly allocated buffer (try_* memory) and
+ * its length in *len, or NULL when key is not a valid key or the host had no memory for it. Exposed
+ * for tests. */
 char *cache_entry_format(const char *key, const cache_entry *e, size_t *len);
 
 /* What the cache holds. */
@@ -117,14 +120,15 @@ typedef struct {
     size_t temp_files; /* temporary files: writes in progress now, or leftovers of interrupted ones */
 } cache_stats;
 
-/* Count the entries of the cache (format v1 only). Returns 0, or -1 with err set (EXIT_SYSTEM). */
+/* Count the entries of the cache (format v1 only). Returns 0, or -1 with err set (EXIT_SYSTEM;
+ * ERR_ALLOC when the host had no memory for a file's name, where the count stops). */
 int cache_info(const cache_t *c, cache_stats *st, err_t *err);
 
 /* Remove every entry and temporary file (format v1 only); *removed (may be NULL) is how many entries.
  * Only files named like entries or temporary files are touched; the directories stay. A cache_put
  * running at the same moment may fail (its temporary file is gone); it loses nothing but the entry.
  * Returns 0, or -1 with err set (EXIT_SYSTEM) naming the first file or directory that could not be
- * removed. */
+ * removed, or ERR_ALLOC when the host had no memory for a name (the clearing stops there). */
 int cache_clear(const cache_t *c, size_t *removed, err_t *err);
 
 #endif

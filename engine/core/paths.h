@@ -6,14 +6,18 @@
 #ifndef ENGINE_PATHS_H
 #define ENGINE_PATHS_H
 
+#include "err.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Work out the directories once, from /proc/self/exe (argv0 as a fallback). */
-void paths_init(const char *argv0);
+/* Work out the directories once, from /proc/self/exe (argv0 as a fallback). Returns 0, or -1 with
+ * err set (ERR_ALLOC) and no directory known when the host had no memory for their names: the
+ * library's context creation reports ENGINE_ERROR_OUT_OF_MEMORY, the command exits 3. */
+int paths_init(const char *argv0, err_t *err);
 /* The same for a library: the directories next to file (libengine.so in build/ or PREFIX/lib finds
  * ../kernels_src or ../share/engine/kernels_src as the binary does). */
-void paths_init_beside(const char *file);
+int paths_init_beside(const char *file, err_t *err);
 void paths_free(void);
 
 /* Template directories, searched in order: each entry of $ENGINE_TEMPLATES (colon-separated), then
@@ -37,7 +41,8 @@ const char *paths_wisdom_dir(void);
  * is set, or with *nomem true when the host had no memory for it. */
 char *paths_user_wisdom_dir(bool *nomem);
 
-/* Directory part of path ("." when there is none), newly allocated. */
+/* Directory part of path ("." when there is none), newly allocated (xmalloc's memory: for the
+ * command's and the lab's callers, which stop when the host has none). */
 char *path_dirname(const char *path);
 /* Join dir and name unless name is absolute, newly allocated. */
 char *path_join(const char *dir, const char *name);

@@ -477,7 +477,11 @@ int mkdir_p(const char *path, mode_t mode)
         errno = ENOENT;
         return -1;
     }
-    char *p = xstrdup(path);
+    char *p = try_strdup(path); /* the cache's writes use it: no memory is their failure, not an exit */
+    if (!p) {
+        errno = ENOMEM;
+        return -1;
+    }
     int rc = 0, e = 0;
     for (char *s = p + 1;; s++) {
         if (*s != '/' && *s != '\0')

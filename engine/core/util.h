@@ -30,7 +30,8 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * NVRTC's options and output, the compile's key and memory cache entry, the disk cache entry read
  * and copied, the descriptions) and a context's pick (the wisdom read, its candidates, each one's
  * config and template: config.c, template*.c, expr.c; the selection's scratch arrays, a tile
- * variant's config, the shipped configs a plan falls back to): their
+ * variant's config, the shipped configs a plan falls back to), the disk cache's names and the entry
+ * it writes (cache.c) and the template, config and wisdom directories' names (paths.c): their
  * callers get ENGINE_ERROR_OUT_OF_MEMORY rather than an abort. try_strdup(NULL) is NULL too: the caller tells the two apart. */
 void *try_calloc(size_t n, size_t size);
 void *try_malloc(size_t n);
@@ -106,7 +107,8 @@ double now_ms(void);
 
 /* Whether path is a directory (following links). */
 bool is_dir(const char *path);
-/* mkdir -p. Returns 0, or -1 with errno from the component that failed. */
+/* mkdir -p. Returns 0, or -1 with errno from the component that failed (ENOMEM: no host memory for
+ * its copy of path). */
 int mkdir_p(const char *path, mode_t mode);
 
 /* strcmp for qsort over an array of char *. */

@@ -29,7 +29,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     setenv("ENGINE_TEMPLATES", "kernels_src:tests/templates", 1);
-    paths_init(NULL);
+    paths_init(NULL, NULL);
     return 0;
 }
 

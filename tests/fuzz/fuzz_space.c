@@ -20,7 +20,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     setenv("ENGINE_TEMPLATES", "kernels_src:tests/templates", 1);
-    paths_init(NULL);
+    paths_init(NULL, NULL);
     snprintf(g_path, sizeof g_path, "%s/engine-fuzz-space-%d.json", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp",
              (int)getpid());
     return 0;

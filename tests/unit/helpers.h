@@ -17,7 +17,7 @@
 static inline void use_repo_templates(void)
 {
     setenv("ENGINE_TEMPLATES", "kernels_src:tests/templates", 1);
-    paths_init(NULL);
+    paths_init(NULL, NULL);
 }
 
 /* Write text to a fresh temporary .json file; returns its path (free it). */

@@ -32,6 +32,37 @@ static void oom_options(engine_options *o, const char *wisdom, const char *user)
     o->device_name = "NVIDIA H100 80GB HBM3";
 }
 
+/* The library's first context works out where templates, configs and wisdom lie (paths_init_beside):
+ * with no host memory for their names that engine_create is ENGINE_ERROR_OUT_OF_MEMORY with nothing
+ * made, not an exit, and the next one tries again. Runs first, while the paths are not worked out. */
+static void test_paths_out_of_memory(void **state)
+{
+    (void)state;
+    engine_options o;
+    oom_options(&o, "wisdom", "");
+    int n = 0;
+    for (;; n++) {
+        engine_ctx *ctx = (engine_ctx *)0x1;
+        util_try_fail_after(n);
+        engine_status st = engine_create(&ctx, &o);
+        util_try_fail_after(-1);
+        assert_int_equal(st, ENGINE_ERROR_OUT_OF_MEMORY);
+        assert_null(ctx);
+        if (!strstr(engine_last_error(NULL), "directories")) /* past the paths: the context's own */
+            break;
+        assert_non_null(strstr(engine_last_error(NULL), "engine_create: no host memory for the names of"));
+    }
+    assert_true(n >= 5); /* the library's directory, the variable's copy and directory, canonical names */
+    /* The paths the later attempt worked out are whole: a plan finds its templates. */
+    engine_ctx *ctx = no_device_ctx();
+    engine_plan_desc d;
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_NO_TRANS, 64, 64, 64);
+    engine_plan *plan = NULL;
+    assert_int_equal(engine_plan_create(ctx, &d, &plan), ENGINE_SUCCESS);
+    engine_plan_destroy(plan);
+    engine_destroy(ctx);
+}
+
 /* Host memory that runs out for an entry point's own objects (a context and its names, a forced
  * config, a plan) is ENGINE_ERROR_OUT_OF_MEMORY with nothing made, not an abort. */
 static void test_host_out_of_memory(void **state)
@@ -345,6 +376,7 @@ int main(void)
     /* Before the first engine_create: the library reads its paths once. */
     setenv("ENGINE_TEMPLATES", "kernels_src", 1);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_paths_out_of_memory),
         cmocka_unit_test(test_host_out_of_memory),
         cmocka_unit_test(test_host_out_of_memory_deeper),
         cmocka_unit_test(test_set_config_out_of_memory),

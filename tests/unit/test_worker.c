@@ -389,7 +389,7 @@ static void test_not_json_and_arguments(void **state)
 static void test_default_exe(void **state)
 {
     (void)state;
-    paths_init(NULL);
+    assert_int_equal(paths_init(NULL, NULL), 0);
     setenv("ENGINE_WORKER", FAKE, 1);
     assert_string_equal(worker_default_exe(), FAKE);
     setenv("ENGINE_WORKER", "", 1);
