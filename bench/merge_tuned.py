@@ -13,7 +13,7 @@ tuned file's device is not --into's, the entry's "source" says so: measured on G
 file), not on the device the file is for, then the tune's own text. --ab reads `engine bench --auto
 --format jsonl` rows at the tuned shapes, timed in one call with the wisdom before the merge and
 with every tuned entry in: an entry goes in only where its row is verified (status ok) and at least
-MARGIN faster than the row before (a loss or a tie keeps what was there). Exit 0; 2 bad input (one line)."""
+MARGIN faster than the row before (a loss, a tie or no row keeps what was there). Exit 0; 2 bad input (one line)."""
 import argparse
 import json
 import os
@@ -32,8 +32,9 @@ def skip_key(text):
     return tuple(parts)
 
 
-def ab_skips(before, after, margin):
-    """(dtype, op, shape) of each tuned shape whose row after the merge is not MARGIN faster."""
+def ab_wins(before, after, margin):
+    """(dtype, op, shape) of each shape whose row after the merge is verified and MARGIN faster
+    than before (or before had no verified row). Rows of one product: a batch's shape is its own."""
     def rows(path):
         out = {}
         with open(path) as f:
@@ -46,16 +47,16 @@ def ab_skips(before, after, margin):
                 out[(r["dtype"], r.get("op", "NN"), f"{r['M']}x{r['N']}x{r['K']}")] = r
         return out
     b, a = rows(before), rows(after)
-    skips = set()
+    wins = set()
     for k, r in a.items():
         old = b.get(k)
         win = r.get("status") == "ok" and r.get("ms") and (
             not old or old.get("status") != "ok" or r["ms"] <= (1 - margin) * old["ms"])
         print(f"merge_tuned: {k[0]} {k[1]} {k[2]}: before {old.get('ms') if old else None} ms, after "
               f"{r.get('ms')} ms ({r.get('status')}): {'in' if win else 'left out'}")
-        if not win:
-            skips.add(k)
-    return skips
+        if win:
+            wins.add(k)
+    return wins
 
 
 def main(argv=None):
@@ -71,8 +72,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     try:
         skips = {skip_key(s) for s in a.skip}
-        if a.ab:
-            skips |= ab_skips(a.ab[0], a.ab[1], a.margin)
+        wins = ab_wins(a.ab[0], a.ab[1], a.margin) if a.ab else None
         with open(a.tuned) as f:
             tuned = json.load(f)
         with open(a.into) as f:
@@ -84,7 +84,8 @@ def main(argv=None):
     have = {key(e): i for i, e in enumerate(into["entries"])}
     added = replaced = skipped = 0
     for e in tuned["entries"]:
-        if (e["dtype"], e.get("op", "NN"), e["shape"]) in skips:
+        k = (e["dtype"], e.get("op", "NN"), e["shape"])
+        if k in skips or (wins is not None and k not in wins):  # --ab: no row, no entry
             skipped += 1
             continue
         e = dict(e)

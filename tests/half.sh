@@ -240,7 +240,8 @@ printf '%s\n' "$out" | grep -q 'hws_bf16\[BM=128,BN=128\].*exact\|wisdom holds t
 
 echo "== bench/merge_tuned.py: a tune's entries (any dtype) into a shipped file, an A/B deciding"
 mkdir -p "$T/mt"
-printf '{"version": 1, "device": "NVIDIA H200", "arch": "sm_90", "entries": [\n%s,\n%s\n]}\n' \
+printf '{"version": 1, "device": "NVIDIA H200", "arch": "sm_90", "entries": [\n%s,\n%s,\n%s\n]}\n' \
+  '{"dtype": "f64", "shape": "100x100x100", "config": "configs/dgemm_dmma.json", "tflops": 1, "vs_cublas": 1, "source": "engine tune"}' \
   '{"dtype": "f64", "op": "TN", "shape": "64x64x65537", "config": "/elsewhere/configs/dgemm_dmma_splitk.json", "set": {"SPLITK": 64}, "tflops": 20, "vs_cublas": 1.3, "source": "engine tune dgemm_dmma_splitk"}' \
   '{"dtype": "bf16", "shape": "1001x1003x1005", "config": "/elsewhere/configs/hws_bf16.json", "set": {"BN": 128}, "tflops": 200, "vs_cublas": 0.9, "source": "engine tune hws_bf16"}' >"$T/mt/tuned.json"
 row() { printf '{"template": "%s", "dtype": "%s", "op": "%s", "M": %s, "N": %s, "K": %s, "status": "%s", "ms": %s}\n' "$@"; }
@@ -251,14 +252,15 @@ before=$(grep -c '"dtype"' "$T/mt/h100.json")
 python3 bench/merge_tuned.py "$T/mt/tuned.json" --into "$T/mt/h100.json" --data bench/data/x.jsonl \
   --ab "$T/mt/before.jsonl" "$T/mt/after.jsonl" >"$T/out" 2>&1
 check_rc "merge_tuned.py --ab" 0 $? "$(cat "$T/out")"
-[ "$(grep -c '"dtype"' "$T/mt/h100.json")" = $((before + 1)) ] && grep -q '1 added, 0 replaced, 1 skipped' "$T/out" &&
+[ "$(grep -c '"dtype"' "$T/mt/h100.json")" = $((before + 1)) ] && grep -q '1 added, 0 replaced, 2 skipped' "$T/out" &&
   grep -q 'f64 TN 64x64x65537: before 1.0 ms, after 0.9 ms (ok): in' "$T/out" &&
   grep -q 'bf16 NN 1001x1003x1005: before 1.0 ms, after 0.99 ms (ok): left out' "$T/out" &&
-  pass "...10% faster goes in, 1% (within the margin) stays out; cuBLAS's rows are not ours" || fail "...the A/B" "$(cat "$T/out")"
+  ! grep -q '100x100x100' "$T/mt/h100.json" &&
+  pass "...10% faster goes in; 1% (within the margin) and an entry with no row stay out; cuBLAS's rows are not ours" || fail "...the A/B" "$(cat "$T/out")"
 grep -q '"op": "TN", "shape": "64x64x65537", "config": "configs/dgemm_dmma_splitk.json", "set": {"SPLITK": 64}.*"source": "measured on an H200, not on the NVIDIA H100 80GB HBM3 this file is for (2026-11-28, bench/data/x.jsonl): engine tune dgemm_dmma_splitk"' "$T/mt/h100.json" &&
   pass "...the repository's config path; the source says where, when and which data" || fail "...the entry" "$(grep 65537 "$T/mt/h100.json")"
 python3 bench/merge_tuned.py "$T/mt/tuned.json" --into "$T/mt/h100.json" --data x --skip bf16:NN:1001x1003x1005 >"$T/out" 2>&1
-[ "$(grep -c '"dtype"' "$T/mt/h100.json")" = $((before + 1)) ] && grep -q '0 added, 1 replaced, 1 skipped' "$T/out" &&
+[ "$(grep -c '"dtype"' "$T/mt/h100.json")" = $((before + 2)) ] && grep -q '1 added, 1 replaced, 1 skipped' "$T/out" &&
   pass "...merged again: replaced, not doubled; --skip leaves an entry out" || fail "...merged again" "$(cat "$T/out")"
 cp "$T/mt/h100.json" "$T/mt/keep.json"
 for bad in "--skip bf16:XX:1x1x1" "--skip nope" "--ab $T/mt/none.jsonl $T/mt/after.jsonl"; do
