@@ -167,7 +167,8 @@ ENGINE_API engine_status engine_wait(engine_ctx *ctx);
  * first calls of those problems find them there. progress (may be NULL) is called after each kernel,
  * one call at a time, from the thread that compiled it. Nothing is loaded and nothing stays in
  * memory. Fails (ENGINE_ERROR_COMPILE, the first failure's line) when some kernel did not compile;
- * the others are cached all the same. */
+ * the others are cached all the same. ENGINE_ERROR_OUT_OF_MEMORY, with nothing compiled, when the
+ * host had no memory for its picks, its list of kernels or its threads. */
 typedef void (*engine_warm_progress)(void *user, size_t done, size_t total, const char *label);
 ENGINE_API engine_status engine_warm(engine_ctx *ctx, int jobs, engine_warm_progress progress, void *user);
 

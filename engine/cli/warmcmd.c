@@ -75,7 +75,10 @@ int warm_main(const opts_t *o)
         progress_clear(&prog);
         printf("warm: %zu kernels in %.1f s: %zu compiled, %zu already cached, %zu failed\n", st.total, st.ms / 1e3,
                st.compiled, st.cached, st.failed);
-        if (wr) {
+        if (wr == -2) { /* no host memory for the list of kernels: exit 3, as the command's xoom does */
+            err_print(stderr, &first);
+            rc = first.code;
+        } else if (wr) {
             fprintf(stderr, "warm: the first failure: ");
             err_print(stderr, &first);
             rc = EXIT_INPUT;

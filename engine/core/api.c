@@ -605,8 +605,13 @@ engine_status engine_warm(engine_ctx *c, int jobs, engine_warm_progress progress
     err_t first;
     err_clear(&first);
     /* The picks are the context's and stay (nothing frees them before engine_destroy). */
-    if (warm_run(c->jit, picks, n, c->smem_limit, jobs > 0 ? jobs : cores > 0 ? (int)cores : 1, progress ? warm_report : NULL,
-                 &cb, &st, &first))
+    int wr = warm_run(c->jit, picks, n, c->smem_limit, jobs > 0 ? jobs : cores > 0 ? (int)cores : 1,
+                      progress ? warm_report : NULL, &cb, &st, &first);
+    if (wr == -2) { /* no host memory for the list of kernels or the threads: nothing was prepared */
+        snprintf(first.source, sizeof first.source, "%s", fn);
+        return api_fail(ENGINE_ERROR_OUT_OF_MEMORY, &first);
+    }
+    if (wr)
         return api_fail(ENGINE_ERROR_COMPILE, &first);
     return ENGINE_SUCCESS;
 }

@@ -30,7 +30,7 @@ struct apicall_entry {
     const char *fn;       /* the API function of its first call, for messages (a literal) */
     engine_plan *plan;    /* BUILT, READY */
     engine_status st;     /* FAILED: why */
-    char *why;
+    char *why;            /* its copy of the reason, or why_lost (never freed): set_why */
     unsigned long fallback_calls; /* calls that ran cuBLAS */
     struct apicall_entry *next;   /* the build queue */
 };
@@ -92,12 +92,32 @@ static struct apicall_entry *insert(engine_ctx *c, const plan_key *k, uint64_t h
     return e;
 }
 
+/* An entry's reason where the host had no memory for its copy: the status (e->st) is kept all the
+ * same, and only the line is lost. Static and read-only, never freed (free_why). */
+static const char why_lost[] = "its kernel could not be built or loaded (no host memory to keep the reason)";
+
+static void free_why(struct apicall_entry *e)
+{
+    if (e->why != why_lost)
+        free(e->why);
+    e->why = NULL;
+}
+
+/* e->why: a copy of text, or why_lost when the host has no memory for one (not an exit: the library's
+ * calls go on, on cuBLAS, and describe says what it can). */
+static void set_why(struct apicall_entry *e, const char *text)
+{
+    free_why(e);
+    e->why = try_strdup(text);
+    if (!e->why)
+        e->why = (char *)why_lost; /* only ever read (describe) or compared (free_why) */
+}
+
 static void fail_entry(struct apicall_entry *e, engine_status st)
 {
     e->state = CALL_FAILED;
     e->st = st;
-    free(e->why);
-    e->why = xstrdup(engine_last_error(NULL)); /* this thread's: the failed call's own line */
+    set_why(e, engine_last_error(NULL)); /* this thread's: the failed call's own line */
 }
 
 /* ---- the background builds ----------------------------------------------------------------- */
@@ -154,7 +174,7 @@ static void enqueue(engine_ctx *c, struct apicall_entry *e)
         c->building--;
         e->state = CALL_FAILED;
         e->st = ENGINE_ERROR_CUDA;
-        e->why = xstrdup("no background thread could be started to build its kernel");
+        set_why(e, "no background thread could be started to build its kernel");
         return;
     }
     pthread_cond_signal(&c->work);
@@ -381,7 +401,7 @@ void apicall_free(engine_ctx *c)
     for (size_t i = 0; i < c->plans_cap; i++)
         if (c->plans[i]) {
             engine_plan_destroy(c->plans[i]->plan);
-            free(c->plans[i]->why);
+            free_why(c->plans[i]);
             free(c->plans[i]);
         }
     free(c->plans);

@@ -44,6 +44,8 @@ static int by_src(const void *a, const void *b)
     return c ? c : by_key(a, b);
 }
 
+/* NULL when the host has no memory for the key (a plan that fails for memory falls back to the
+ * entry's key like any plan that fails: its build says why). */
 static char *source_key(const warm_task *t, int64_t smem_limit)
 {
     plan_t plan;
@@ -60,7 +62,7 @@ static char *source_key(const warm_task *t, int64_t smem_limit)
                                                    .align = &t->al});
     if (template_plan(&r, &plan, &err) || !plan.source) {
         plan_free(&plan);
-        return xstrdup(t->key);
+        return try_strdup(t->key);
     }
     sha256_ctx h;
     sha256_init(&h);
@@ -71,7 +73,9 @@ static char *source_key(const warm_task *t, int64_t smem_limit)
     plan_free(&plan);
     uint8_t d[32];
     sha256_final(&h, d);
-    char *hex = xmalloc(65);
+    char *hex = try_malloc(65);
+    if (!hex)
+        return NULL;
     for (int i = 0; i < 32; i++)
         snprintf(hex + 2 * i, 3, "%02x", d[i]);
     return hex;
@@ -117,6 +121,26 @@ static void *worker(void *arg)
     }
 }
 
+/* The tasks and their names, freed. */
+static void free_tasks(warm_work *w)
+{
+    for (size_t i = 0; i < w->ntasks; i++) {
+        free(w->tasks[i].key);
+        free(w->tasks[i].src);
+    }
+    free(w->tasks);
+    w->tasks = NULL;
+    w->ntasks = 0;
+}
+
+/* No host memory for what: the tasks so far freed, nothing prepared (no thread has started). */
+static int no_memory(warm_work *w, const char *what)
+{
+    free_tasks(w);
+    err_set(w->first, ERR_ALLOC, "warm", 0, 0, "no host memory for %s", what);
+    return -2;
+}
+
 int warm_run(jit_t *jit, pick_t *const *picks, size_t npicks, int64_t smem_limit, int jobs, warm_progress_fn cb,
              void *user, warm_stats *st, err_t *first)
 {
@@ -132,10 +156,17 @@ int warm_run(jit_t *jit, pick_t *const *picks, size_t npicks, int64_t smem_limit
             int64_t batch = wisdom_batch(e);
             warm_task t = {.cfg = &cd->cfg, .M = e->shape.m, .N = e->shape.n, .K = e->shape.k, .al = cd->align};
             layout_packed(&t.lay, e->op >> 1, e->op & 1, t.M, t.N, t.K, batch);
-            t.key = xasprintf("%s %lldx%lldx%lld %s batch %lld align %d,%d,%d", cd->label, (long long)t.M,
+            t.key = try_asprintf("%s %lldx%lldx%lld %s batch %lld align %d,%d,%d", cd->label, (long long)t.M,
                               (long long)t.N, (long long)t.K, wisdom_op_name(e->op), (long long)batch, t.al.a, t.al.b,
                               t.al.c);
-            w.tasks = xrealloc(w.tasks, (w.ntasks + 1) * sizeof *w.tasks);
+            if (!t.key)
+                return no_memory(&w, "a kernel's label");
+            warm_task *grown = try_realloc(w.tasks, (w.ntasks + 1) * sizeof *w.tasks);
+            if (!grown) {
+                free(t.key);
+                return no_memory(&w, "the list of kernels");
+            }
+            w.tasks = grown;
             w.tasks[w.ntasks++] = t;
         }
     }
@@ -152,7 +183,8 @@ int warm_run(jit_t *jit, pick_t *const *picks, size_t npicks, int64_t smem_limit
     w.ntasks = n;
     /* Entries that plan to the same source are one kernel: compiled once, not twice at once. */
     for (size_t i = 0; i < w.ntasks; i++)
-        w.tasks[i].src = source_key(&w.tasks[i], smem_limit);
+        if (!(w.tasks[i].src = source_key(&w.tasks[i], smem_limit)))
+            return no_memory(&w, "a kernel's source key"); /* the ones after it are NULL: free(NULL) */
     if (w.ntasks)
         qsort(w.tasks, w.ntasks, sizeof *w.tasks, by_src);
     n = 0;
@@ -165,12 +197,15 @@ int warm_run(jit_t *jit, pick_t *const *picks, size_t npicks, int64_t smem_limit
         w.tasks[n++] = w.tasks[i];
     }
     w.ntasks = n;
-    st->total = n;
-    pthread_mutex_init(&w.lock, NULL);
     size_t nth = jobs < 1 ? 1 : (size_t)jobs;
     if (nth > n)
         nth = n ? n : 1;
-    pthread_t *th = xcalloc(nth, sizeof *th);
+    /* Before any thread starts: without it nothing has run, and nothing is left running. */
+    pthread_t *th = try_calloc(nth, sizeof *th);
+    if (!th)
+        return no_memory(&w, "the threads");
+    st->total = n;
+    pthread_mutex_init(&w.lock, NULL);
     size_t started = 0;
     for (size_t i = 0; i < nth; i++)
         if (pthread_create(&th[i], NULL, worker, &w) == 0)
@@ -181,11 +216,7 @@ int warm_run(jit_t *jit, pick_t *const *picks, size_t npicks, int64_t smem_limit
         pthread_join(th[i], NULL);
     free(th);
     pthread_mutex_destroy(&w.lock);
-    for (size_t i = 0; i < w.ntasks; i++) {
-        free(w.tasks[i].key);
-        free(w.tasks[i].src);
-    }
-    free(w.tasks);
+    free_tasks(&w);
     st->ms = now_ms() - w.t0;
     return st->failed ? -1 : 0;
 }

@@ -27,7 +27,9 @@ typedef void (*warm_progress_fn)(void *user, const warm_stats *st, const char *l
 
 /* Prepare every loaded candidate of the picks (duplicates across picks once) with jobs threads
  * (< 1: one), through jit and its disk cache. Returns 0 when every one is in the cache, -1 when
- * some failed; first holds the first failure's line. */
+ * some failed; first holds the first failure's line. -2 (ERR_ALLOC in first, source "warm") when
+ * the host had no memory for the list of kernels, their labels or source keys, or the threads:
+ * nothing was prepared, nothing is left allocated or running. */
 int warm_run(jit_t *jit, pick_t *const *picks, size_t npicks, int64_t smem_limit, int jobs, warm_progress_fn cb,
              void *user, warm_stats *st, err_t *first);
 

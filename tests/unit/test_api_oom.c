@@ -249,6 +249,44 @@ static void test_host_out_of_memory_deeper(void **state)
     engine_destroy(ctx);
 }
 
+static engine_status warm_call(engine_ctx *ctx, void *arg)
+{
+    (void)arg;
+    return engine_warm(ctx, 2, NULL, NULL);
+}
+
+/* engine_warm with every allocation of its thread failing in turn, past the picks (their sweep is
+ * above): its list of kernels, their labels and source keys (and the plans those are hashed from),
+ * the threads. Each is ENGINE_ERROR_OUT_OF_MEMORY naming engine_warm, with nothing compiled, nothing
+ * leaked (the ASan build) and no thread left running, where warm.c's xasprintf, xrealloc, xstrdup,
+ * xmalloc and xcalloc exited; the sweep ends at a warm that finds the fixture's kernels cached. Only
+ * this thread's allocations fail (util_try_fail_after is per thread): the workers' compiles are
+ * test_jit's and test_cache_oom's. */
+static void test_warm_out_of_memory(void **state)
+{
+    (void)state;
+    engine_ctx *ctx = fixture_ctx();
+    /* the picks first, and the kernels compiled: a sweep that made the picks on its way would reach
+     * warm's own allocations only with thousands to spare (the picks' allocations are not redone) */
+    assert_int_equal(engine_warm(ctx, 2, NULL, NULL), ENGINE_SUCCESS);
+    strbuf seen;
+    sb_init(&seen);
+    assert_true(oom_sweep_seen(ctx, warm_call, NULL, "engine_warm", &seen) >= 8);
+    static const char *const sites[] = {"engine_warm: no host memory for a kernel's label",
+                                        "engine_warm: no host memory for the list of kernels",
+                                        "engine_warm: no host memory for a kernel's source key",
+                                        "engine_warm: no host memory for the threads", NULL};
+    assert_sites(&seen, sites);
+    sb_free(&seen);
+    /* the picks are the context's: the first allocation is the first kernel's label */
+    util_try_fail_after(0);
+    assert_int_equal(engine_warm(ctx, 1, NULL, NULL), ENGINE_ERROR_OUT_OF_MEMORY);
+    util_try_fail_after(-1);
+    assert_non_null(strstr(engine_last_error(ctx), "engine_warm: no host memory for a kernel's label"));
+    assert_int_equal(engine_warm(ctx, 1, NULL, NULL), ENGINE_SUCCESS);
+    engine_destroy(ctx);
+}
+
 /* C = beta C (K = 0) takes a kernel of the library's own, not wisdom's: its source fails for host
  * memory like a config's, with the entry point's name. */
 static void test_scale_out_of_memory(void **state)
@@ -382,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_set_config_out_of_memory),
         cmocka_unit_test(test_variant_and_shipped_out_of_memory),
         cmocka_unit_test(test_scale_out_of_memory),
+        cmocka_unit_test(test_warm_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
