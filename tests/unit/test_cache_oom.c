@@ -22,48 +22,7 @@
 #include "sha256.h"
 #include "util.h"
 
-typedef struct {
-    char root[64]; /* the mkdtemp directory the test's cache lives in */
-    cache_t c;     /* the cache opened on root */
-} fixture;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static int setup(void **state)
-{
-    fixture *f = xcalloc(1, sizeof *f);
-    snprintf(f->root, sizeof f->root, "/tmp/engine-cache-oom-XXXXXX");
-    if (!mkdtemp(f->root))
-        return -1;
-    err_t err;
-    err_clear(&err);
-    if (cache_open(&f->c, f->root, &err) != 0)
-        return -1;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    cache_close(&f->c);
-    nftw(f->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-    free(f);
-    return 0;
-}
-
-static void key_for(const char *name, char key[CACHE_KEY_LEN + 1])
-{
-    uint8_t d[SHA256_DIGEST_LEN];
-    sha256(name, strlen(name), d);
-    sha256_hex(d, key);
-}
+#include "cachefix.h"
 
 /* An entry of cubin_size bytes (more than the format's first buffer: its growth is swept too). */
 static cache_entry make_entry(size_t cubin_size)
