@@ -179,29 +179,12 @@ template <bool MN> __device__ __forceinline__ unsigned long long op_desc(unsigne
 }
 
 /* An operand stored as rows x len (ld apart, batch sx apart) copied into out with its rows padded
- * to lp = rup(len, 8) by zeros, the batch rows x lp apart: rows the copy engine can read. A thread
- * has PACK_ROWS rows' loads in flight before it stores (the plan's grid gives a block PACK_ROWS
- * rows at a time): with one 2-byte element a thread, the copy of 8193 x 8190 ran several times
- * slower than DRAM's rate (bench/data/h200-s17-diag-2026-11-28.jsonl), as pack_ld.cuh once did. */
-constexpr int PACK_ROWS = 8;
+ * to lp = rup(len, 8) by zeros, the batch rows x lp apart (tma.cuh's pad_rows; the plan's grid
+ * gives a block 8 rows at a time, the 16 bytes a thread has in flight). */
 __device__ __forceinline__ void pack_rows(const T *x, int len, int rows, int ld, long long sx, T *out)
 {
-    const int lp = rup(len, 8), col = blockIdx.x * 128 + threadIdx.x;
-    const long long b = blockIdx.z;
-    if (col >= lp)
-        return;
-    x += b * sx;
-    out += b * rows * lp;
-    for (int r0 = blockIdx.y * PACK_ROWS; r0 < rows; r0 += gridDim.y * PACK_ROWS) {
-        T v[PACK_ROWS];
-#pragma unroll
-        for (int i = 0; i < PACK_ROWS; ++i)
-            v[i] = col < len && r0 + i < rows ? x[(long long)(r0 + i) * ld + col] : T(0);
-#pragma unroll
-        for (int i = 0; i < PACK_ROWS; ++i)
-            if (r0 + i < rows)
-                out[(long long)(r0 + i) * lp + col] = v[i];
-    }
+    const int lp = rup(len, 8);
+    pad_rows<8>(x, sx, len, rows, ld, lp, out);
 }
 
 extern "C" __global__ void __launch_bounds__(128) prep_a(GEMM_ARGS)

@@ -197,31 +197,14 @@ extern "C" __global__ void __launch_bounds__(256) prep_bt(GEMM_ARGS)
 }
 
 /* prep_b (PACKB: B's rows not 16-byte aligned, or its batch stride not): B as stored, its rows
- * (BL = K or N elements) padded to rup(BL, 4) with zeros, into W after A's parts. A thread has
- * ROWS rows' loads in flight before it stores (the plan's grid gives a block ROWS rows at a time,
- * as pack_ld.cuh): one row a thread copied 7671 x 14547 at a fifth of DRAM's rate, 1.29 ms of
- * 63x14547x7671's 1.31 against 0.24 at the aligned 64x14544x7672 (bench/data/h200-s17-diag-2026-11-28.jsonl). */
+ * (BL = K or N elements) padded to rup(BL, 4) with zeros, into W after A's parts (tma.cuh's
+ * pad_rows; the plan's grid gives a block 4 rows at a time, the 16 bytes a thread has in flight:
+ * one row a thread copied 7671 x 14547 in 1.29 ms of 63x14547x7671's 1.31). */
 extern "C" __global__ void __launch_bounds__(128) prep_b(GEMM_ARGS)
 {
     grid_dep_sync();
-    constexpr int ROWS = 4;
     const int bl = OP_TB ? K : N, br = OP_TB ? N : K, blp = rup(bl, 4);
-    const long long b = blockIdx.z, at = b_at(M, K);
-    const float *src = B + b * sb;
-    float *dst = W + at + b * br * blp;
-    const int c = blockIdx.x * 128 + threadIdx.x;
-    if (c >= blp)
-        return;
-    for (int r0 = blockIdx.y * ROWS; r0 < br; r0 += gridDim.y * ROWS) {
-        float v[ROWS];
-#pragma unroll
-        for (int i = 0; i < ROWS; ++i)
-            v[i] = c < bl && r0 + i < br ? src[(long long)(r0 + i) * LD_B + c] : 0.0f;
-#pragma unroll
-        for (int i = 0; i < ROWS; ++i)
-            if (r0 + i < br)
-                dst[(long long)(r0 + i) * blp + c] = v[i];
-    }
+    pad_rows<4>(B, sb, bl, br, LD_B, blp, W + b_at(M, K));
 }
 
 /* Work item w of a product: split w / tiles of tile w % tiles (the splits outermost, so that the

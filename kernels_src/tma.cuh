@@ -68,3 +68,31 @@ template <int R> __device__ __forceinline__ void regs_take()
 {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
 }
+
+/* rows x len elements stored ld apart, copied into out with each row padded by zeros to lp (its
+ * length rounded up to 16 bytes: rows the copy engine can read), lp apart; product blockIdx.z's at
+ * x + z sx and out + z rows lp. The grid takes 128
+ * columns a block along x and ROWS rows at a time along y; a thread has its ROWS rows' loads in
+ * flight before it stores: with one element a thread these copies (hws's prep_a/prep_b, tc32ws's
+ * prep_b) ran at a fifth of DRAM's rate (bench/data/h200-s17-diag-2026-11-28.jsonl), as
+ * pack_ld.cuh's once did. */
+template <int ROWS, typename E>
+__device__ __forceinline__ void pad_rows(const E *x, long long sx, int len, int rows, int ld, int lp, E *out)
+{
+    const int col = blockIdx.x * 128 + threadIdx.x;
+    if (col >= lp)
+        return;
+    const long long b = blockIdx.z;
+    x += b * sx;
+    out += b * rows * lp;
+    for (int r0 = blockIdx.y * ROWS; r0 < rows; r0 += gridDim.y * ROWS) {
+        E v[ROWS];
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i)
+            v[i] = col < len && r0 + i < rows ? x[(long long)(r0 + i) * ld + col] : E(0);
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i)
+            if (r0 + i < rows)
+                out[(long long)(r0 + i) * lp + col] = v[i];
+    }
+}
