@@ -32,8 +32,10 @@
  * 128 stores while the tensor cores wait. 1 stages it through shared memory: each consumer
  * warpgroup rounds 64 x 64 sub-tiles into one of two 8 KB buffers of its own (stmatrix, the copy
  * engine's 128-byte swizzle: no bank conflicts) and writes them as rows of 16 bytes, a warp 4 whole
- * 128-byte rows (16 stores a thread for 64 x 256). 2 has the copy engine store each sub-tile through
- * a tensor map of C (rows 16-byte aligned, switch TMA_C; else as 1). beta reads C where the
+ * 128-byte rows (16 stores a thread for 64 x 256); where C's rows are off 16 bytes (an odd ldc),
+ * whole aligned 16-byte chunks shifted into place and the rows' ends 2 bytes each
+ * (store_row_unaligned). 2 has the copy engine store each sub-tile through a tensor map of C (rows
+ * 16-byte aligned, switch TMA_C; else as 1). beta reads C where the
  * registers sit, as EPI 0 does, so each result is still rounded once; split-K's FP32 partials go
  * out as with EPI 0. 1 and 2 take 16 KB a warpgroup beside the ring: 128x256 fits 4 stages. At
  * K = 0 no wgmma writes the accumulators: 1 and 2 zero them; EPI 0 reads them unwritten, but never
@@ -65,9 +67,9 @@
     "KPROMOTE": {"default": 0, "values": [0, 128, 256, 512, 1024], "doc": "elements of K the tensor cores sum before FP32 adds fold the partial sum into total (0: the tensor cores sum all of K)"},
     "GROUP": {"default": 8, "min": 1, "max": 64, "doc": "rows of tiles a persistent block's schedule walks together (L2 reuse of B's columns)"},
     "SPLITK": {"default": 1, "min": 1, "max": 32, "doc": "K cut into SPLITK slices, each a work item of its own (few tiles: a few tokens through a layer): each slice writes its FP32 partial tile to the workspace and a last launch (reduce) adds them in a fixed order, applies alpha and beta and rounds once"},
-    "PINGPONG": {"default": 0, "values": [0, 1], "doc": "0: the consumer warpgroups share each tile, BM / WGS rows each; 1: they take turns, each a whole tile of its own, so that one stores its tile while the other multiplies (its rings are not yet run on a GPU: bench/hws_gpu.sh checks them)"},
+    "PINGPONG": {"default": 0, "values": [0, 1], "doc": "0: the consumer warpgroups share each tile, BM / WGS rows each; 1: they take turns, each a whole tile of its own, so that one stores its tile while the other multiplies"},
     "PDL": {"default": 1, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 decided from the grid (plan_use_pdl)"},
-    "EPI": {"default": 0, "values": [0, 1, 2], "doc": "the epilogue: 0 stores C straight from the accumulator registers (32-bit pairs, 8 rows x 16 bytes a warp's store); 1 stages each consumer warpgroup's tile through shared memory, 64 x 64 sub-tiles in two 8 KB buffers, and writes rows of 16 bytes (a warp 4 whole rows of 128 bytes); 2 as 1, but the copy engine stores each sub-tile (TMA, a tensor map of C) where C's rows are 16-byte aligned, else as 1 (1 and 2 are not yet run on a GPU: bench/hws_gpu.sh checks them)"}
+    "EPI": {"default": 0, "values": [0, 1, 2], "doc": "the epilogue: 0 stores C straight from the accumulator registers (32-bit pairs, 8 rows x 16 bytes a warp's store); 1 stages each consumer warpgroup's tile through shared memory, 64 x 64 sub-tiles in two 8 KB buffers, and writes rows of 16 bytes (a warp 4 whole rows of 128 bytes); (rows off 16 bytes: aligned chunks shifted into place, the ends 2 bytes each); 2 as 1, but the copy engine stores each sub-tile (TMA, a tensor map of C) where C's rows are 16-byte aligned, else as 1"}
   },
   "derived": {
     "THREADS": "128 * (WGS + 1)",
@@ -292,21 +294,13 @@ __device__ __forceinline__ float c_elem(const T *p)
 #endif
 }
 
-/* Eight elements (v, lowest address first) to cp, of which `left` lie inside C (its last columns):
- * one 16-byte store where C's rows allow (EVEC_C 8), else stores of EVEC_C elements; 2-byte stores
- * at C's right edge. */
+/* Eight elements (v, lowest address first) to cp, where C's rows are 16-byte aligned (EVEC_C 8), of
+ * which `left` lie inside C (its last columns): one 16-byte store, or 2-byte stores at C's right
+ * edge. Rows off 16 bytes take store_row_unaligned, below. */
 __device__ __forceinline__ void store8(T *cp, uint4 v, int left)
 {
-    if (EVEC_C >= 8 && left >= 8) {
+    if (left >= 8) {
         *reinterpret_cast<uint4 *>(cp) = v;
-    } else if (EVEC_C == 4 && left >= 8) {
-        reinterpret_cast<uint2 *>(cp)[0] = make_uint2(v.x, v.y);
-        reinterpret_cast<uint2 *>(cp)[1] = make_uint2(v.z, v.w);
-    } else if (EVEC_C == 2 && left >= 8) {
-        reinterpret_cast<unsigned *>(cp)[0] = v.x;
-        reinterpret_cast<unsigned *>(cp)[1] = v.y;
-        reinterpret_cast<unsigned *>(cp)[2] = v.z;
-        reinterpret_cast<unsigned *>(cp)[3] = v.w;
     } else {
 #pragma unroll
         for (int e = 0; e < 8; ++e)
@@ -314,6 +308,56 @@ __device__ __forceinline__ void store8(T *cp, uint4 v, int left)
                 const unsigned x = e < 2 ? v.x : e < 4 ? v.y : e < 6 ? v.z : v.w;
                 cp[e] = static_cast<T>(e % 2 ? x >> 16 : x & 0xFFFFu);
             }
+    }
+}
+
+/* Two elements of a swizzled sub-tile row in shared memory (row at `row`, swizzle `sw` = its row % 8):
+ * element e sits in chunk e / 8, moved to chunk (e / 8) ^ sw. */
+__device__ __forceinline__ unsigned short lds16(unsigned row, int sw, int e)
+{
+    unsigned short v;
+    asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(v) : "r"(row + ((((e >> 3) ^ sw) << 4) | ((e & 7) << 1))) : "memory");
+    return v;
+}
+
+/* One row of a staged sub-tile (len of its 64 elements inside C) to cp, where C's rows are not all
+ * 16-byte aligned (EVEC_C < 8: an odd leading dimension or pointer). Storing elements one at a time
+ * costs each thread 8 stores a chunk and ran a large product at a quarter of DRAM's write rate
+ * (11135x14915x31, 0.80 ms against cuBLAS's 0.23). Instead this row's 8 threads (lane j of them)
+ * find where the row's first 16-byte boundary falls, h elements in (the same for the 8: cp is
+ * theirs), and store whole aligned 16-byte chunks from there, lane j chunk j, each made of two of
+ * shared memory's chunks shifted by h elements; the elements before the first boundary and after
+ * the last whole chunk (8 of them in a full row, up to 14 at C's right edge) go out two bytes each,
+ * lane j the j-th and (j + 8)-th of them. Two stores a lane instead of eight. */
+__device__ __forceinline__ void store_row_unaligned(T *cp, unsigned row, int sw, int j, int len)
+{
+    const int h0 = (8 - (int)((reinterpret_cast<unsigned long long>(cp) >> 1) & 7)) & 7;
+    const int h = h0 < len ? h0 : len;          /* elements before the first 16-byte boundary */
+    const int nb = (len - h) / 8;                /* whole aligned chunks after it */
+    if (j < nb) {
+        const uint4 a = lds128(row + ((j ^ sw) << 4));
+        uint4 v = a;
+        if (h) { /* elements h .. h + 7 of chunks j and j + 1 (j + 1 < 8: a row with h > 0 has 7 at most) */
+            const uint4 b = lds128(row + (((j + 1) ^ sw) << 4));
+            const unsigned long long q0 = a.x | (unsigned long long)a.y << 32, q1 = a.z | (unsigned long long)a.w << 32,
+                                     q2 = b.x | (unsigned long long)b.y << 32, q3 = b.z | (unsigned long long)b.w << 32;
+            const bool hi = h >= 4;
+            const int bit = (h & 3) * 16;
+            const unsigned long long x0 = hi ? q1 : q0, x1 = hi ? q2 : q1, x2 = hi ? q3 : q2;
+            const unsigned long long o0 = bit ? (x0 >> bit) | (x1 << (64 - bit)) : x0;
+            const unsigned long long o1 = bit ? (x1 >> bit) | (x2 << (64 - bit)) : x1;
+            v = make_uint4((unsigned)o0, (unsigned)(o0 >> 32), (unsigned)o1, (unsigned)(o1 >> 32));
+        }
+        *reinterpret_cast<uint4 *>(cp + h + 8 * j) = v;
+    }
+    const int left = len - 8 * nb; /* the head's h and the tail's len - h - 8 nb */
+#pragma unroll
+    for (int x = 0; x < 2; ++x) {
+        const int i = j + 8 * x;
+        if (i < left) {
+            const int e = i < h ? i : 8 * nb + i;
+            cp[e] = static_cast<T>(lds16(row, sw, e));
+        }
     }
 }
 
@@ -523,9 +567,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
                     for (int k = 0; k < 4; ++k) {
                         const int row = et / 8 + 16 * k, chunk = et % 8, m = mt + row, n = nt + 8 * chunk;
-                        const uint4 v = lds128(buf + row * 128 + ((chunk ^ (row & 7)) << 4));
-                        if (m < M && n < N)
-                            store8(c + (idx_t)m * LD_C + n, v, N - n);
+                        if (EVEC_C >= 8) {
+                            const uint4 v = lds128(buf + row * 128 + ((chunk ^ (row & 7)) << 4));
+                            if (m < M && n < N)
+                                store8(c + (idx_t)m * LD_C + n, v, N - n);
+                        } else if (m < M) {
+                            store_row_unaligned(c + (idx_t)m * LD_C + nt, buf + row * 128, row & 7, chunk,
+                                                N - nt < 64 ? N - nt : 64);
+                        }
                     }
 #endif
                 }
