@@ -113,7 +113,7 @@
   "traffic": "BATCH * (M * K * cdiv(N, BN) + K * N * cdiv(M, BM) + M * N) + (PACKA ? 2 * BATCH * M * K : 0) + (PACKB ? 2 * BATCH * K * N : 0) + (SPLITS > 1 ? 4 * SPLITS * BATCH * M * N : 0)",
   "workspace": "P_AT + (SPLITS > 1 ? 2 * SPLITS * BATCH * M * N : 0)",
   "compile_cost": "250",
-  "model": {"tile": ["BM", "BN", 64]},
+  "model": {"tile": ["BM", "BN", 64], "turns": "PINGPONG ? WGS : 1"},
   "launches": [
     {"kernel": "prep_a", "if": "PACKA && K > 0", "grid": ["cdiv(ALP, 128)", "min(cdiv(AR, 8), 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * AR * (AL + ALP)"},
     {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(cdiv(BR, 8), 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * BR * (BL + BLP)"},

@@ -132,10 +132,10 @@ grep -q '"exact":true,.*"align":\[2,2,2\],"entry_align":\[2,2,2\]' "$tmp/out" &&
   pass "pick --lda +8: rows still 16-byte aligned, the packed entry exact" || fail "pick --lda +8" "$(cat "$tmp/out")"
 # Tile variants: 64 tokens through wisdom's 128-row tc32 tile runs it with BM halved (pick.h
 # PICK_TILE_GAIN), said in "variant"; ENGINE_TILE_VARIANTS=0 keeps wisdom's config; 2048^3 pads no tile.
-$E pick --arch sm_90a --device-name "NVIDIA H100 80GB HBM3" --op NT --shapes 64x4608x3584,2048x2048x2048 --format jsonl >"$tmp/out" 2>/dev/null
-ENGINE_TILE_VARIANTS=0 $E pick --arch sm_90a --device-name "NVIDIA H100 80GB HBM3" --op NT --shapes 64x4608x3584 --format jsonl >"$tmp/out0" 2>/dev/null
-grep -q '"shape":"64x4608x3584".*"variant":"BM=64"' "$tmp/out" && grep -q '"shape":"2048x2048x2048".*"variant":null' "$tmp/out" &&
-  grep -q '"shape":"64x4608x3584".*"variant":null' "$tmp/out0" &&
+$E pick --arch sm_90a --device-name "NVIDIA H100 80GB HBM3" --op NT --shapes 64x4096x14336,2048x2048x2048 --format jsonl >"$tmp/out" 2>/dev/null
+ENGINE_TILE_VARIANTS=0 $E pick --arch sm_90a --device-name "NVIDIA H100 80GB HBM3" --op NT --shapes 64x4096x14336 --format jsonl >"$tmp/out0" 2>/dev/null
+grep -q '"shape":"64x4096x14336".*"variant":"BM=64"' "$tmp/out" && grep -q '"shape":"2048x2048x2048".*"variant":null' "$tmp/out" &&
+  grep -q '"shape":"64x4096x14336".*"variant":null' "$tmp/out0" &&
   pass "pick: a padded tile's side halved (64 tokens, BM 128 -> 64), not at 2048^3, not with ENGINE_TILE_VARIANTS=0" ||
   fail "pick: a padded tile's side halved" "$(cat "$tmp/out" "$tmp/out0")"
 # engine pick at a batch: weighed at the batch's products where wisdom has no entry of that batch

@@ -242,9 +242,13 @@ static int plan_eval(const plan_req *r, bool paste, plan_t *plan, err_t *err)
     }
     plan->atomics = 0;
     plan->slow_pct = 100;
+    plan->turns = 1;
     if ((t->model_atomics && scope_eval(&s, t->model_atomics, &plan->atomics, msg, sizeof msg)) ||
-        (t->model_slow && scope_eval(&s, t->model_slow, &plan->slow_pct, msg, sizeof msg)))
+        (t->model_slow && scope_eval(&s, t->model_slow, &plan->slow_pct, msg, sizeof msg)) ||
+        (t->model_turns && scope_eval(&s, t->model_turns, &plan->turns, msg, sizeof msg)))
         return tpl_expr_fail(t, err, "model", msg);
+    if (plan->turns < 1)
+        return tpl_expr_fail(t, err, "model turns", "fewer than 1 tile a block at once");
     if (!paste)
         return 0;
 

@@ -56,14 +56,25 @@ double select_extra_time(const select_gpu *g, const plan_t *p)
 static double model_time(const select_t *s, const select_cand *c, const plan_t *p, double eff)
 {
     const plan_launch *l = &p->launches[p->main_launch];
-    /* Blocks that get work: a grid rounded up to whole supertiles launches blocks that exit at once. */
+    /* Blocks that get work: a grid rounded up to whole supertiles launches blocks that exit at once.
+     * A persistent launch's grid[0] is its work items, exactly (kernel.h): with split-K more than
+     * the tiles, each a tile's share of K. Clamped to the tiles, a split tile was modelled as one
+     * whole-K item, so an entry measured where few tiles split well had its efficiency fitted up
+     * to 1.6x too high, and won larger shapes it ran 2-3x slower at (session 18, hws SPLITK 4:
+     * 2855x1024x13377 0.43 ms chosen over 0.18). */
     double tiles = (double)((p->M + p->tile[0] - 1) / p->tile[0]) * (double)((p->N + p->tile[1] - 1) / p->tile[1]);
-    double blocks = fmin((double)(l->grid[0] * l->grid[1]), tiles) * (double)l->grid[2];
+    double items = (double)(l->grid[0] * l->grid[1]);
+    double blocks = (l->persistent ? items : fmin(items, tiles)) * (double)l->grid[2];
     double warps = (double)((l->block[0] * l->block[1] * l->block[2] + 31) / 32);
     double sms = s->gpu.sms, occ = c->occ;
-    double n = ceil(blocks / sms);
+    /* A block taking turns (p->turns tiles at once, each at that share of its rate) takes that many
+     * items a round, so a round costs that many items' work: where the items are fewer than the
+     * blocks could take, a whole tile runs at a fraction of the block's rate (hws's PINGPONG at
+     * 128x128x128 ran 5.7 us where its shared tiles ran 4.2; session 18). */
+    double turns = (double)p->turns;
+    double n = ceil(blocks / (sms * turns));
     double busy = fmin(1.0, fmin(n, occ) * warps / SELECT_WSAT);
-    double work = n * 2.0 * (double)rup64(p->M, p->tile[0]) * (double)rup64(p->N, p->tile[1]) *
+    double work = n * turns * 2.0 * (double)rup64(p->M, p->tile[0]) * (double)rup64(p->N, p->tile[1]) *
                   (double)rup64(p->K, p->tile[2]) * (double)p->lay.batch / blocks;
     double t = work / (peak_sm(s, &c->cfg) * eff * busy) + ceil(n / occ) * SELECT_T_ROUND;
     double es = (double)dtype_size(p->dtype);

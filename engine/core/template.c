@@ -111,7 +111,7 @@ static int compile_progs(template_t *t, err_t *err)
     for (size_t i = 0; i < t->nlets; i++)
         add_prog(t, &cap, t->lets[i].expr, nomem);
     const char *one[] = {t->workspace, t->traffic, t->stream_state, t->compile_cost, t->model_tile[0],
-                         t->model_tile[1], t->model_tile[2], t->model_atomics, t->model_slow};
+                         t->model_tile[1], t->model_tile[2], t->model_atomics, t->model_slow, t->model_turns};
     for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
         add_prog(t, &cap, one[i], nomem);
     for (size_t i = 0; i < t->nlaunches; i++) {
@@ -528,17 +528,18 @@ static int parse_block(loader *ld, template_t *t)
 
     json_t *model = json_object_get(root, "model");
     if (model) {
-        static const char *const model_keys[] = {"tile", "atomics", "slow", NULL};
-        const char *p_m[] = {"model", "tile"}, *p_a[] = {"model", "atomics"}, *p_s[] = {"model", "slow"};
+        static const char *const model_keys[] = {"tile", "atomics", "slow", "turns", NULL};
+        const char *p_m[] = {"model", "tile"}, *p_a[] = {"model", "atomics"}, *p_s[] = {"model", "slow"},
+                   *p_t[] = {"model", "turns"};
         if (!json_is_object(model)) {
-            load_fail(ld, p_m, 1, "\"model\" must be an object (tile, atomics, slow)");
+            load_fail(ld, p_m, 1, "\"model\" must be an object (tile, atomics, slow, turns)");
             goto out;
         }
         jsonrd_obj mo = jsonrd_member(&ld->top, "model", model, NULL);
         if (jsonrd_only(&mo, model_keys, "a model"))
             goto out;
         json_t *tile = json_object_get(model, "tile"), *at = json_object_get(model, "atomics");
-        json_t *slow = json_object_get(model, "slow");
+        json_t *slow = json_object_get(model, "slow"), *turns = json_object_get(model, "turns");
         if (tile && (!json_is_array(tile) || json_array_size(tile) != 3)) {
             load_fail(ld, p_m, 2, "\"tile\" must be [rows, columns, depth]: the block tile C is padded to");
             goto out;
@@ -546,7 +547,8 @@ static int parse_block(loader *ld, template_t *t)
         for (size_t d = 0; tile && d < 3; d++)
             if (get_expr(ld, json_array_get(tile, d), p_m, 2, &t->model_tile[d]))
                 goto out;
-        if ((at && get_expr(ld, at, p_a, 2, &t->model_atomics)) || (slow && get_expr(ld, slow, p_s, 2, &t->model_slow)))
+        if ((at && get_expr(ld, at, p_a, 2, &t->model_atomics)) || (slow && get_expr(ld, slow, p_s, 2, &t->model_slow)) ||
+            (turns && get_expr(ld, turns, p_t, 2, &t->model_turns)))
             goto out;
     }
 
@@ -728,6 +730,7 @@ void template_free(template_t *t)
         free(t->model_tile[d]);
     free(t->model_atomics);
     free(t->model_slow);
+    free(t->model_turns);
     for (size_t i = 0; i < t->nprogs; i++)
         expr_prog_free(t->progs[i].prog);
     free(t->progs);

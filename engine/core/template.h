@@ -15,7 +15,7 @@
  *     "workspace":   "0",                                          scratch elements
  *     "traffic":     "M*K*cdiv(N,BN) + K*N*cdiv(M,BM)",            elements loaded, for the roofline
  *     "compile_cost": "100 + TM*TN*BK/5",                          rough NVRTC ms on one core
- *     "model":       {"tile": ["BM", "BN", "BK"], "atomics": "0", "slow": "100"},  for select.h
+ *     "model":       {"tile": ["BM", "BN", "BK"], "atomics": "0", "slow": "100", "turns": "1"},  for select.h
  *     "pdl":         true,                 every kernel calls grid_dep_wait() first (gemm_common.cuh)
  *     "accuracy":    "tf32",               the accuracy class (accuracy.h; default the dtype's own)
  *     "launches":    [{"kernel": "gemm", "grid": ["GX", "cdiv(M,BM)", 1], "block": ["THREADS", 1, 1],
@@ -154,10 +154,13 @@ typedef struct {
     /* "model": what the selection model (select.h) needs beyond the launches, as expressions over
      * everything the launches see: "tile" [rows, cols, depth] that M, N, K are padded up to,
      * "atomics" the elements added into C with atomics (split-K, stream-K), "slow" a slowdown in
-     * percent where the shape takes a slower path (narrower vectors). NULL: 1, 0, 100. */
+     * percent where the shape takes a slower path (narrower vectors), "turns" the tiles a block
+     * works on at once, each at that share of its rate (hws's PINGPONG: a consumer warpgroup a
+     * tile). NULL: 1, 0, 100, 1. */
     char *model_tile[3];
     char *model_atomics;
     char *model_slow;
+    char *model_turns;
     tpl_launch launches[TPL_MAX_LAUNCHES];
     size_t nlaunches;
     tpl_tmap tmaps[TPL_MAX_TMAPS];
@@ -256,6 +259,7 @@ typedef struct {
     int64_t tile[3];   /* the template's "model": tile C is padded to, */
     int64_t atomics;   /* elements added with atomics, */
     int64_t slow_pct;  /* and slowness of this shape's paths, percent (100: none) */
+    int64_t turns;     /* and the tiles a block works on at once (1: one) */
     char *switches;    /* "FULL=1 EVEC_A=4", for reports */
     char *source;      /* pasted CUDA source */
 } plan_t;

@@ -313,7 +313,7 @@ static void test_variant_and_shipped_out_of_memory(void **state)
 {
     (void)state;
     engine_plan_desc d, d0;
-    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_TRANS, 64, 4608, 3584);
+    engine_plan_desc_init(&d, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_TRANS, 64, 4096, 14336);
     d.alignment = 16;
     engine_plan_desc_init(&d0, ENGINE_F32, ENGINE_ROW_MAJOR, ENGINE_NO_TRANS, ENGINE_TRANS, 2048, 2048, 2048);
     d0.alignment = 16;

@@ -223,6 +223,32 @@ static void test_estimates_follow_the_work(void **state)
     pick_free(&p);
 }
 
+/* A persistent launch's grid is its work items: with split-K, K slices of each tile that the SMs run
+ * side by side, and a block taking turns (hws's PINGPONG) works on that many items at once, each at
+ * that share of its rate (select.c's model_time; session 18 measured what each got wrong). */
+static void test_persistent_items_and_turns(void **state)
+{
+    (void)state;
+    opts_t o = opts("bf16");
+    pick_t p;
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(pickcmd_init(&p, &o, NULL, 0, &err), 0);
+    /* 128 x 64 tiles, K in 16 slices: one tile is 16 items, one round on 132 SMs; 66 tiles are 1056
+     * items, 8 rounds of a slice each. Counted as whole-K tiles the two took one round alike. */
+    size_t split = cand_label(&p, "hws_bf16[BN=64,STAGES=6,SPLITK=16]");
+    shape_t one = {128, 64, 32768}, wide = {128, 64 * 66, 32768};
+    double t1 = select_estimate(&p.sel, split, &one), t66 = select_estimate(&p.sel, split, &wide);
+    assert_true(t1 > 0 && t66 > 4 * t1);
+    /* Turns: a lone 128 x 128 tile runs on one of the block's two consumer warpgroups, so 264 tiles
+     * (two a block) take about what one does; shared tiles would take twice. */
+    size_t turns = cand_label(&p, "hws_bf16[BN=128,PINGPONG=1,EPI=1]");
+    shape_t tile = {128, 128, 4096}, two = {128 * 12, 128 * 22, 4096};
+    double tt = select_estimate(&p.sel, turns, &tile), t264 = select_estimate(&p.sel, turns, &two);
+    assert_true(tt > 0 && t264 < 1.3 * tt);
+    pick_free(&p);
+}
+
 /* The launches besides the main one cost a launch each and their bytes at the DRAM rate: the elements
  * a launch's "traffic" gives (tc32ws's prep_a reads A and writes its two parts), else two a thread
  * (scale_c reads and writes C's elements). */
@@ -434,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_suite_shapes_are_exact),
         cmocka_unit_test(test_entries_share_loaded_configs),
         cmocka_unit_test(test_estimates_follow_the_work),
+        cmocka_unit_test(test_persistent_items_and_turns),
         cmocka_unit_test(test_extra_launches),
         cmocka_unit_test(test_choices_and_explanations),
         cmocka_unit_test(test_user_wisdom_first),

@@ -600,6 +600,55 @@ static void test_launch_traffic(void **state)
     }
 }
 
+/* The model's "turns" (tiles a block works on at once: hws's PINGPONG) reaches the plan as an
+ * expression over the params, 1 without it; fewer than 1 is refused by the plan, naming it. */
+static void test_model_turns(void **state)
+{
+    (void)state;
+    err_t err;
+    err_clear(&err);
+    template_t t;
+    if (template_load("hws", &t, &err))
+        fail_msg("%s", err.text);
+    int64_t values[32];
+    for (int pp = 0; pp < 2; pp++) {
+        for (size_t i = 0; i < t.nparams; i++)
+            values[i] = strcmp(t.params[i].name, "PINGPONG") == 0 ? pp : t.params[i].def;
+        plan_t p;
+        plan_req *rq = TREQ(&t, values, 90 + ARCH_SPECIFIC, 4096, 4096, 4096);
+        rq->dtype = DTYPE_BF16;
+        if (template_plan(rq, &p, &err))
+            fail_msg("%s", err.text);
+        assert_int_equal(p.turns, pp ? 2 : 1); /* WGS 2 by default */
+        plan_free(&p);
+    }
+    template_free(&t);
+    const char *fmt = "/* engine:template\n{\"summary\": \"t\", \"dtypes\": [\"f32\"], \"params\": {\"B\": "
+                      "{\"default\": 4}}, \"model\": {\"turns\": %s}, \"launches\": [{\"kernel\": \"gemm\", "
+                      "\"grid\": [1, 1, 1], \"block\": [\"B\", 1, 1]}]}\n*/\n";
+    const char *turns[] = {"\"B / 2\"", "\"B - 4\""};
+    for (int i = 0; i < 2; i++) {
+        char text[512];
+        snprintf(text, sizeof text, fmt, turns[i]);
+        err_clear(&err);
+        if (template_parse("t", "t.cu", text, &t, &err))
+            fail_msg("%s", err.text);
+        int64_t x[1] = {4};
+        plan_t p;
+        int rc = template_plan(TREQ(&t, x, 90, 8, 8, 16), &p, &err);
+        if (i == 0) {
+            if (rc)
+                fail_msg("%s", err.text);
+            assert_int_equal(p.turns, 2);
+            plan_free(&p);
+        } else {
+            assert_int_not_equal(rc, 0);
+            assert_non_null(strstr(err.text, "model turns"));
+        }
+        template_free(&t);
+    }
+}
+
 /* tc32ws's tensor maps at a shape with odd rows (B packed into the workspace, PACKB) and the
  * persistent launch; a map the copy engine would refuse is refused by the plan, naming the map and
  * the rule; a malformed map or persistent flag by the parser, with file and line. */
@@ -708,6 +757,7 @@ int main(void)
         cmocka_unit_test(test_pdl_modes),
         cmocka_unit_test(test_tensor_maps),
         cmocka_unit_test(test_launch_traffic),
+        cmocka_unit_test(test_model_turns),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
