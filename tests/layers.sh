@@ -70,6 +70,17 @@ if command -v nm >/dev/null && [ -d "$B/obj/core" ]; then
 else
   skip "core prints nothing" "no nm or no $B/obj/core"
 fi
+# Core never stops the process for lack of memory: it allocates with util.h's try_* family and
+# hands the failure back (ENGINE_ERROR_OUT_OF_MEMORY from the library). No object of it names the
+# aborting family (engine/lab/xalloc.c: x*, sb_init, read_file, utc_now, path_join, path_dirname),
+# configlist.h's entries_resolve, or abort (exit is the check above).
+aborting='xmalloc|xcalloc|xrealloc|xstrdup|xstrndup|xasprintf|xoom|util_set_oom|sb_init|read_file|utc_now|path_join|path_dirname|entries_resolve|entries_expand|abort'
+if command -v nm >/dev/null && [ -d "$B/obj/core" ]; then
+  bad=$(for o in "$B"/obj/core/*.o; do nm -u "$o" | awk -v f="${o##*/}" -v re="^($aborting)\$" '$2 ~ re {print f": "$2}'; done)
+  [ -z "$bad" ] && pass "core's objects name none of the aborting allocators (x*, sb_init, read_file, abort)" || fail "core's objects name none of the aborting allocators (x*, sb_init, read_file, abort)" "$bad"
+else
+  skip "core never aborts for memory" "no nm or no $B/obj/core"
+fi
 # Core's writable globals are the ones tests/core_globals.txt lists with why each is not per-context
 # (read-only after a once-init, set before threads, atomic, per thread): a new one fails here.
 if command -v objdump >/dev/null && [ -d "$B/obj/core" ]; then

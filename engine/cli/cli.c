@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "arch.h"
+#include "configlist.h"
 #include "err.h"
 #include "paths.h"
 #include "range.h"

@@ -1,6 +1,6 @@
 /* cli.h — the command line: one table of options (name, value parser, the commands that take it,
  * its help line and default) from which both parsing and every `--help` text come; CONFIG
- * arguments are expanded into entries (entries.h).
+ * arguments are expanded into entries (configlist.h).
  *
  * Parsing only checks and stores values; each command (run.c, compile.c, tune.c, info.c) reads
  * the options it takes from opts_t. */

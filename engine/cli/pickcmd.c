@@ -186,6 +186,8 @@ int pickcmd_main(const opts_t *o)
             free(line);
         } else {
             char *ex = select_explain(&p.sel, sh, &res[s]);
+            if (!ex) /* core hands it back: the command cannot go on */
+                xoom(p.sel.ncands * 128);
             printf("\n%lldx%lldx%lld: %s\n%s", (long long)sh->m, (long long)sh->n, (long long)sh->k, c->label, ex);
             if (var)
                 printf("  runs it with %s: its tile is padded at this shape (the model estimates %.1f us)\n", vtext,

@@ -441,7 +441,8 @@ static int pick_open(const opts_t **o, opts_t *auto_o, pick_t *pick, const shape
             if (cli_layout(*o, &shapes[s], &lays[s], &lerr))
                 layout_packed(&lays[s], (*o)->ta, (*o)->tb, shapes[s].m, shapes[s].n, shapes[s].k, 1);
         }
-        pick_tune_candidates(pick, shapes, lays);
+        if (pick_tune_candidates(pick, shapes, lays)) /* core hands it back: the command cannot go on */
+            xoom(sizeof *pick->tune * PICK_TUNE_MAX);
         free(lays);
     }
     *auto_o = **o;
@@ -547,6 +548,8 @@ static void auto_tune(runner_t *r, pick_t *pick, const shape_t *shapes, size_t n
         char *src = xasprintf("engine %s --auto-tune, %s", o->cmd_name, day);
         we.source = src;
         char *path = wisdom_device_path(dir, device);
+        if (!path) /* core hands it back: the command cannot go on */
+            xoom(strlen(dir) + strlen(device) + 8);
         wisdom_outcome outc = 0;
         mkdir_p(dir, 0755); /* the user's ($XDG_DATA_HOME/engine/wisdom) may not exist yet */
         if (wisdom_record(path, device, r->su.arch, &we, &outc, &err) == 0)
@@ -619,7 +622,9 @@ int run_bench(const opts_t *o)
                 if (!c || (int)c->dtype != d || !pick_runs(r.pick, s, i))
                     continue;
                 const build_job *j = &jobs[s * o->nentries + i];
-                char *params = config_params_string(c);
+                char *params = config_params_try(c);
+                if (!params) /* a few bytes: the command cannot go on */
+                    xoom(c->tpl.nparams * 32);
                 char *args = rerun_args(o, c, sh, &lay, alpha, beta, c->arch);
                 report_row row = {.config = c->label, .tmpl = c->tpl.name, .dtype = dtype_name(c->dtype),
                                   .M = sh->m, .N = sh->n, .K = sh->k, .lay = &lay, .alpha = alpha, .beta = beta,

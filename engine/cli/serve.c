@@ -254,7 +254,9 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
             lab_jit(), cfg, &(plan_target){.arch = arch, .smem_limit = smem, .M = M, .N = N, .K = K, .lay = &p->lay, .align = &al},
             k, &origin, err))
         return -1;
-    char *params = config_params_string(cfg);
+    char *params = config_params_try(cfg);
+    if (!params) /* a few bytes: the command cannot go on */
+        xoom(cfg->tpl.nparams * 32);
     json_object_set_new(r, "t_compile", json_real((now_ms() - tc) * 1e-3));
     json_object_set_new(r, "from_cache", json_boolean(origin != JIT_COMPILED));
     json_object_set_new(r, "label", json_string(cfg->label));

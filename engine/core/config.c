@@ -450,26 +450,13 @@ void config_free(config_t *cfg)
     memset(cfg, 0, sizeof *cfg);
 }
 
-/* config_params_string and config_params_try: the text in sb (made by the caller). */
-static char *params_into(const config_t *cfg, strbuf *sb)
-{
-    for (size_t i = 0; i < cfg->tpl.nparams; i++)
-        sb_addf(sb, "%s%s=%lld", i ? " " : "", cfg->tpl.params[i].name, (long long)cfg->values[i]);
-    return sb_steal(sb);
-}
-
-char *config_params_string(const config_t *cfg)
-{
-    strbuf sb;
-    sb_init(&sb);
-    return params_into(cfg, &sb);
-}
-
 char *config_params_try(const config_t *cfg)
 {
     strbuf sb;
     sb_try_init(&sb);
-    return params_into(cfg, &sb);
+    for (size_t i = 0; i < cfg->tpl.nparams; i++)
+        sb_addf(&sb, "%s%s=%lld", i ? " " : "", cfg->tpl.params[i].name, (long long)cfg->values[i]);
+    return sb_steal(&sb);
 }
 
 plan_req config_plan_req(const config_t *cfg, const plan_target *to)

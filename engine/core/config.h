@@ -69,9 +69,8 @@ int config_parse_guess(const char *path, const char *text, size_t len, const par
                        const char *dtype_override, int arch, bool guessed, config_t *cfg, err_t *err);
 void config_free(config_t *cfg);
 
-/* The params as "BM=64 BN=64 ..." (every param, in template order), newly allocated. */
-char *config_params_string(const config_t *cfg);
-/* The same in try_* memory, for the library's descriptions: NULL when the host has none. */
+/* The params as "BM=64 BN=64 ..." (every param, in template order), newly allocated in try_*
+ * memory (util.h): NULL when the host has none. */
 char *config_params_try(const config_t *cfg);
 /* The plan request of cfg at target `to` (template_plan): its template, path (errors), name
  * (the pasted source), values and dtype. */

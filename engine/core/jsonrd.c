@@ -138,14 +138,17 @@ int jsonrd_only(const jsonrd_obj *o, const char *const *allowed, const char *wha
     {
         if (str_in_list(allowed, key))
             continue;
-        strbuf sb;
-        sb_init(&sb);
-        for (const char *const *a = allowed; *a; a++)
-            sb_addf(&sb, "%s%s", a == allowed ? "" : ", ", *a);
-        jsonrd_fail(o, key, true, "%s%sunknown key \"%s\" (%s has %s)", o->name, o->name[0] ? ": " : "", key, what,
-                    sb.buf);
-        sb_free(&sb);
-        return -1;
+        /* The list on the stack, not in memory that could fail: the message is at most an err_t's
+         * text anyway. */
+        char list[ERR_TEXT_LEN];
+        size_t at = 0;
+        list[0] = '\0';
+        for (const char *const *a = allowed; *a && at < sizeof list; a++) {
+            int n = snprintf(list + at, sizeof list - at, "%s%s", a == allowed ? "" : ", ", *a);
+            at += n > 0 ? (size_t)n : 0;
+        }
+        return jsonrd_fail(o, key, true, "%s%sunknown key \"%s\" (%s has %s)", o->name, o->name[0] ? ": " : "", key,
+                           what, list);
     }
     return 0;
 }

@@ -18,23 +18,6 @@ static char *g_tune;
 static char *g_wisdom;
 
 
-char *path_dirname(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return xstrdup(".");
-    if (slash == path)
-        return xstrdup("/");
-    return xstrndup(path, (size_t)(slash - path));
-}
-
-char *path_join(const char *dir, const char *name)
-{
-    if (name[0] == '/' || !dir || !*dir || strcmp(dir, ".") == 0)
-        return xstrdup(name);
-    return xasprintf("%s/%s", dir, name);
-}
-
 char *try_path_join(const char *dir, const char *name)
 {
     if (name[0] == '/' || !dir || !*dir || strcmp(dir, ".") == 0)

@@ -41,13 +41,15 @@ const char *paths_wisdom_dir(void);
  * is set, or with *nomem true when the host had no memory for it. */
 char *paths_user_wisdom_dir(bool *nomem);
 
-/* Directory part of path ("." when there is none), newly allocated (xmalloc's memory: for the
- * command's and the lab's callers, which stop when the host has none). */
-char *path_dirname(const char *path);
-/* Join dir and name unless name is absolute, newly allocated. */
-char *path_join(const char *dir, const char *name);
-/* The same two in try_* memory (util.h): NULL when the host has no memory. */
+/* Directory part of path ("." when there is none), newly allocated in try_* memory (util.h): NULL
+ * when the host has no memory. */
 char *try_path_dirname(const char *path);
+/* Join dir and name unless name is absolute, newly allocated in try_* memory: NULL when the host
+ * has no memory. */
 char *try_path_join(const char *dir, const char *name);
+/* The same two that stop the process instead (util.h's aborting family: engine/lab/xalloc.c, for
+ * the lab's and the command's callers). */
+char *path_dirname(const char *path);
+char *path_join(const char *dir, const char *name);
 
 #endif

@@ -33,31 +33,40 @@ static int no_memory(err_t *err, const char *dir, const char *what)
     return err_set(err, ERR_ALLOC, dir, 0, 0, "no host memory %s", what), -1;
 }
 
-/* Index of the entry with this path and these overrides (n of sets), adding it when new. */
+/* Index of the entry with this path and these overrides (n of sets), adding it when new;
+ * (size_t)-1 when the host had no memory for it (the pick's entries as they were). */
 static size_t entry_of_sets(pick_t *p, const char *path, const param_set *sets, size_t n)
 {
-    char **kv = xcalloc(n ? n : 1, sizeof *kv);
-    for (size_t k = 0; k < n; k++)
-        kv[k] = xasprintf("%s=%lld", sets[k].key, (long long)sets[k].value);
-    for (size_t i = 0; i < p->nentries; i++) {
+    char **kv = try_calloc(n ? n : 1, sizeof *kv);
+    bool ok = kv != NULL;
+    for (size_t k = 0; ok && k < n; k++)
+        ok = (kv[k] = try_asprintf("%s=%lld", sets[k].key, (long long)sets[k].value)) != NULL;
+    size_t at = (size_t)-1;
+    for (size_t i = 0; ok && i < p->nentries && at == (size_t)-1; i++) {
         entry_t *x = &p->entries[i];
         if (strcmp(x->path, path) != 0 || x->nsets != n)
             continue;
         size_t same = 0;
         for (size_t k = 0; k < n; k++)
             same += strcmp(kv[k], x->sets[k]) == 0;
-        if (same == n) {
-            for (size_t k = 0; k < n; k++)
-                free(kv[k]);
-            free(kv);
-            return i;
-        }
+        if (same == n)
+            at = i;
     }
-    p->entries = xrealloc(p->entries, (p->nentries + 1) * sizeof *p->entries);
-    entry_t *x = &p->entries[p->nentries];
-    *x = (entry_t){.path = xstrdup(path), .nsets = n}; /* from wisdom: no list, no line */
-    x->sets = kv;
-    return p->nentries++;
+    if (ok && at == (size_t)-1) {
+        entry_t *grown = try_realloc(p->entries, (p->nentries + 1) * sizeof *p->entries);
+        char *copy = try_strdup(path);
+        if (grown)
+            p->entries = grown;
+        if (grown && copy) { /* from wisdom: no list, no line */
+            p->entries[p->nentries] = (entry_t){.path = copy, .sets = kv, .nsets = n};
+            return p->nentries++;
+        }
+        free(copy);
+    }
+    for (size_t k = 0; kv && k < n; k++)
+        free(kv[k]);
+    free(kv);
+    return at;
 }
 
 static size_t entry_of(pick_t *p, const char *path, const wisdom_entry *e)
@@ -214,7 +223,8 @@ static void warn_left_out(const select_t *s, FILE *warn)
                     s->cands[c].entry->line, s->cands[c].err_text);
 }
 
-/* "name[SETS] (file:line, level, ...)": where a shape's config came from. */
+/* "name[SETS] (file:line, level, ...)": where a shape's config came from; NULL when the host had no
+ * memory for it. */
 static char *why_of(const select_t *s, const select_result *r, const char *device)
 {
     const select_cand *c = &s->cands[r->chosen];
@@ -233,13 +243,13 @@ static char *why_of(const select_t *s, const select_result *r, const char *devic
                  wisdom_align_text(&c->align, al, sizeof al));
     }
     if (r->exact)
-        return xasprintf("%s (%s:%d, %s, exact %s)", c->label, c->file->path, c->entry->line, lv, shape);
+        return try_asprintf("%s (%s:%d, %s, exact %s)", c->label, c->file->path, c->entry->line, lv, shape);
     double t = 0;
     for (size_t j = 0; j < r->nw; j++)
         if (r->w[j].cand == r->chosen)
             t = r->w[j].t_est;
-    return xasprintf("%s (%s:%d, %s, model: %.1f us estimated, of the %zu nearest entries; its own %s)", c->label,
-                     c->file->path, c->entry->line, lv, t * 1e6, r->nw, shape);
+    return try_asprintf("%s (%s:%d, %s, model: %.1f us estimated, of the %zu nearest entries; its own %s)", c->label,
+                        c->file->path, c->entry->line, lv, t * 1e6, r->nw, shape);
 }
 
 static size_t variant_entry(pick_t *p, size_t c, const select_variant *v);
@@ -421,6 +431,10 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
         }
         p->of_shape[s] = pick_entry_of_cand(p, p->result[s].chosen);
         p->why[s] = why_of(&p->sel, &p->result[s], dev);
+        if (p->of_shape[s] == (size_t)-1 || !p->why[s]) {
+            pick_free(p);
+            return no_memory(err, dir, "for the chosen entry");
+        }
         select_variant v;
         int tv = tile_variants ? select_tile_variant(&p->sel, &p->result[s], &shapes[s],
                                                      pp->layouts ? &pp->layouts[s] : NULL, PICK_TILE_GAIN, &v)
@@ -432,38 +446,54 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
         if (tv) {
             p->of_shape[s] = variant_entry(p, p->result[s].chosen, &v);
             char set[96];
-            char *w = xasprintf("%s with %s (its tile padded at this shape: the model estimates %.1f us)", p->why[s],
-                                select_variant_text(&v, set, sizeof set), v.t_est * 1e6);
+            char *w = p->of_shape[s] == (size_t)-1
+                          ? NULL
+                          : try_asprintf("%s with %s (its tile padded at this shape: the model estimates %.1f us)",
+                                         p->why[s], select_variant_text(&v, set, sizeof set), v.t_est * 1e6);
+            if (!w) {
+                pick_free(p);
+                return no_memory(err, dir, "for the tile variant's entry");
+            }
             free(p->why[s]);
             p->why[s] = w;
         }
         p->explain[s] = select_explain(&p->sel, &shapes[s], &p->result[s]);
-        if (op_note) {
-            char *ex = xasprintf("%s%s\n", p->explain[s], op_note);
+        if (p->explain[s] && op_note) {
+            char *ex = try_asprintf("%s%s\n", p->explain[s], op_note);
             free(p->explain[s]);
             p->explain[s] = ex;
+        }
+        if (!p->explain[s]) {
+            pick_free(p);
+            return no_memory(err, dir, "for the choice's explanation");
         }
     }
     return 0;
 }
 
 /* Add entry e to shape s's list to time, unless it is there already (two entries of one config and
- * overrides are one candidate). */
-static void tune_add(pick_t *p, size_t s, size_t e)
+ * overrides are one candidate): 0, or -1 for no entry ((size_t)-1: the host had no memory for it). */
+static int tune_add(pick_t *p, size_t s, size_t e)
 {
+    if (e == (size_t)-1)
+        return -1;
     size_t k;
     for (k = 0; k < p->ntune[s] && p->tune[s * PICK_TUNE_MAX + k] != e; k++)
         ;
     if (k == p->ntune[s] && k < PICK_TUNE_MAX)
         p->tune[s * PICK_TUNE_MAX + p->ntune[s]++] = e;
+    return 0;
 }
 
-/* The entry of candidate c's config with its overrides changed as variant v says (one or two). */
+/* The entry of candidate c's config with its overrides changed as variant v says (one or two);
+ * (size_t)-1 when the host had no memory for it. */
 static size_t variant_entry(pick_t *p, size_t c, const select_variant *v)
 {
     const select_cand *x = &p->sel.cands[c];
     const wisdom_entry *e = x->entry;
-    param_set *sets = xcalloc(e->nsets + 2, sizeof *sets);
+    param_set *sets = try_calloc(e->nsets + 2, sizeof *sets);
+    if (!sets)
+        return (size_t)-1;
     size_t n = 0;
     for (size_t k = 0; k < e->nsets; k++)
         sets[n++] = e->sets[k];
@@ -482,10 +512,12 @@ static size_t variant_entry(pick_t *p, size_t c, const select_variant *v)
     return i;
 }
 
-void pick_tune_candidates(pick_t *p, const shape_t *shapes, const layout_t *layouts)
+int pick_tune_candidates(pick_t *p, const shape_t *shapes, const layout_t *layouts)
 {
-    p->tune = xcalloc(p->nshapes ? p->nshapes * PICK_TUNE_MAX : 1, sizeof *p->tune);
-    p->ntune = xcalloc(p->nshapes ? p->nshapes : 1, sizeof *p->ntune);
+    p->tune = try_calloc(p->nshapes ? p->nshapes * PICK_TUNE_MAX : 1, sizeof *p->tune);
+    p->ntune = try_calloc(p->nshapes ? p->nshapes : 1, sizeof *p->ntune);
+    if (!p->tune || !p->ntune)
+        return -1;
     for (size_t s = 0; s < p->nshapes; s++) {
         const select_result *r = &p->result[s];
         if (r->exact)
@@ -508,22 +540,24 @@ void pick_tune_candidates(pick_t *p, const shape_t *shapes, const layout_t *layo
         bool nomem;
         size_t nv = select_neighbours(&p->sel, r->chosen, &shapes[s], layouts ? &layouts[s] : NULL, v,
                                       PICK_TUNE_NEAR, &nomem);
-        if (nomem) /* the command's (--auto-tune), as this function's tables */
-            xoom(sizeof v);
+        if (nomem)
+            return -1;
         /* The choice first, then its variants and the model's next candidates in turn, fastest
          * estimate first in each: a short budget times some of both. */
         size_t others[PICK_TUNE_MODEL], no = 0;
         for (size_t j = 0; j < n && no + 1 < PICK_TUNE_MODEL; j++)
             if (w[j].cand != r->chosen)
                 others[no++] = w[j].cand;
-        tune_add(p, s, pick_entry_of_cand(p, r->chosen));
+        if (tune_add(p, s, pick_entry_of_cand(p, r->chosen)))
+            return -1;
         for (size_t i = 0; i < nv || i < no; i++) {
-            if (i < nv)
-                tune_add(p, s, variant_entry(p, r->chosen, &v[i]));
-            if (i < no)
-                tune_add(p, s, pick_entry_of_cand(p, others[i]));
+            if (i < nv && tune_add(p, s, variant_entry(p, r->chosen, &v[i])))
+                return -1;
+            if (i < no && tune_add(p, s, pick_entry_of_cand(p, others[i])))
+                return -1;
         }
     }
+    return 0;
 }
 
 void pick_free(pick_t *p)

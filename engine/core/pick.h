@@ -22,8 +22,8 @@
  *
  * Choose for every shape with pick_init_with: fails (EXIT_INPUT) on a malformed shipped wisdom file
  * or a shape that nothing covers, and with ERR_ALLOC where the host had no memory to read wisdom
- * or load a candidate's config (try_* memory, util.h: the library's first pick; the per-shape
- * texts of the command's shapes still use xmalloc's). */
+ * or load a candidate's config, or for the command's shapes' entries and texts (try_* memory,
+ * util.h: nothing here stops the process). */
 #ifndef ENGINE_PICK_H
 #define ENGINE_PICK_H
 
@@ -104,14 +104,16 @@ typedef struct {
 int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size_t nshapes, err_t *err);
 void pick_free(pick_t *p);
 
-/* Index into entries of candidate c, adding it when new (--auto-tune times candidates that were not chosen). */
+/* Index into entries of candidate c, adding it when new (--auto-tune times candidates that were not
+ * chosen); (size_t)-1 when the host had no memory for it. */
 size_t pick_entry_of_cand(pick_t *p, size_t c);
 
 /* For --auto-tune: at each shape without an entry of its own, the model's choice, its variants a
  * step away in split depth, tile or stages (select_neighbours, planned in layouts[s]; NULL: packed)
  * and the model's next candidates become entries (tune, ntune: the choice first, then variants and
- * candidates in turn, each fastest estimate first). */
-void pick_tune_candidates(pick_t *p, const shape_t *shapes, const layout_t *layouts);
+ * candidates in turn, each fastest estimate first). 0, or -1 when the host had no memory for them
+ * (the pick as whole as before: pick_free it; the command stops). */
+int pick_tune_candidates(pick_t *p, const shape_t *shapes, const layout_t *layouts);
 
 /* Whether entry i runs at shape s: always without a pick. */
 static inline int pick_runs(const pick_t *p, size_t s, size_t i) { return !p || p->of_shape[s] == i; }

@@ -496,7 +496,7 @@ char *select_explain(const select_t *s, const shape_t *sh, const select_result *
 {
     char bt[32], ebt[32];
     strbuf sb;
-    sb_init(&sb);
+    sb_try_init(&sb); /* failed: its additions are dropped and sb_steal gives NULL */
     const select_cand *ch = &s->cands[r->chosen];
     char pal[48] = "", al[32];
     if (!r->align_packed) /* the problem's class, where a leading dimension or a pointer set it */

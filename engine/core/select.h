@@ -213,7 +213,8 @@ int select_tile_variant(const select_t *s, const select_result *r, const shape_t
  * entry's fitted efficiency is carried. */
 double select_distance(const wisdom_entry *e, const shape_t *sh, int64_t batch);
 
-/* Why the choice won, for people: one line per candidate weighed, newly allocated. */
+/* Why the choice won, for people: one line per candidate weighed, newly allocated (try_* memory,
+ * util.h: NULL when the host had none). */
 char *select_explain(const select_t *s, const shape_t *sh, const select_result *r);
 
 #endif

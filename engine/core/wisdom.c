@@ -632,7 +632,7 @@ char *wisdom_choice_format(const wisdom_choice *c)
 {
     const wisdom_entry *e = c->entry;
     strbuf sb;
-    sb_init(&sb);
+    sb_try_init(&sb); /* failed: additions dropped, sb_steal gives NULL */
     const char *base = strrchr(e->config, '/');
     base = base ? base + 1 : e->config;
     size_t bl = strlen(base);
@@ -659,7 +659,7 @@ char *wisdom_choice_format(const wisdom_choice *c)
 char *wisdom_slug(const char *device_name)
 {
     strbuf sb;
-    sb_init(&sb);
+    sb_try_init(&sb);
     bool dash = false;
     for (const char *p = device_name; *p; p++) {
         unsigned char c = (unsigned char)*p;
@@ -683,7 +683,7 @@ char *wisdom_slug(const char *device_name)
 char *wisdom_device_path(const char *dir, const char *device_name)
 {
     char *slug = wisdom_slug(device_name);
-    char *p = xasprintf("%s/%s.json", dir, slug);
+    char *p = slug ? try_asprintf("%s/%s.json", dir, slug) : NULL;
     free(slug);
     return p;
 }

@@ -151,7 +151,7 @@ bool wisdom_align_packed(const wisdom_entry *e);
 /* "1,4,4": a class for messages, into buf; returns buf. */
 const char *wisdom_align_text(const layout_align *al, char *buf, size_t len);
 
-/* A choice for people, newly allocated:
+/* A choice for people, newly allocated (try_* memory, util.h: NULL when the host has none):
  *   warptile_db[BM=128] (wisdom/nvidia-h100-80gb-hbm3.json:12, device, nearest 4096x4096x4096 at distance 0.03)
  *   dgemm_dmma (wisdom/default.json:5, default, exact 4096x4096x4096)
  * The name is the config's file name without ".json". */
@@ -188,9 +188,9 @@ const char *wisdom_op_name(int op);
 
 /* "nvidia-h100-80gb-hbm3" for "NVIDIA H100 80GB HBM3": lower case, each run of other characters
  * than ASCII letters and digits one '-', none at either end; "device" when nothing is left. Newly
- * allocated. */
+ * allocated in try_* memory (util.h): NULL when the host has none. */
 char *wisdom_slug(const char *device_name);
-/* dir/<slug>.json for device_name, newly allocated. */
+/* dir/<slug>.json for device_name, newly allocated in try_* memory: NULL when the host has none. */
 char *wisdom_device_path(const char *dir, const char *device_name);
 
 #endif

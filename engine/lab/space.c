@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "space.h"
 
-#include "entries.h"
+#include "configlist.h"
 #include "expr.h"
 #include "jsonloc.h"
 #include "jsonrd.h"

@@ -216,6 +216,8 @@ int winner_record(const result_row *w, const config_t *base, const char *wisdom_
     char *src = xasprintf("engine tune %s, %s", base->name, day);
     e.source = src;
     char *path = wisdom_device_path(wisdom_dir, w->device);
+    if (!path) /* core hands it back: the tune cannot go on */
+        xoom(strlen(wisdom_dir) + strlen(w->device) + 8);
     wisdom_t all;
     wisdom_init(&all);
     const wisdom_file *rf = NULL;
