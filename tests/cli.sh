@@ -17,6 +17,14 @@ done
 grep -q -- '--warmup W .*default 3' <($E bench --help) && pass "bench --help gives defaults" || fail "bench --help gives defaults"
 $E >/dev/null 2>&1
 check_rc "engine with no command exits 2" 2 $?
+# verify --format: table or jsonl; jsonl keeps stdout to rows (none here without a GPU) and the
+# summary on stderr.
+$E verify --format csv configs/naive.json >"$tmp/out" 2>&1
+[ $? = 2 ] && [ "$(cat "$tmp/out")" = "engine: --format csv: expected table or jsonl" ] &&
+  pass "verify --format csv: exit 2, one line" || fail "verify --format csv" "$(cat "$tmp/out")"
+$E verify --format jsonl configs/naive.json --shapes 17x33x5 >"$tmp/out" 2>"$tmp/err"
+! grep -qv '^{"config":' "$tmp/out" && grep -q '^verify: [0-9]* passed, [0-9]* failed, [0-9]* errors$' "$tmp/err" &&
+  pass "verify --format jsonl: stdout only rows, the summary on stderr" || fail "verify --format jsonl" "$(cat "$tmp/out" "$tmp/err")"
 
 if $E info >/dev/null 2>&1; then
   echo "  (a GPU is present: the no-GPU checks below are skipped)"

@@ -107,23 +107,46 @@ verify_summary() {
   l=$(sed -n '/^verify: /h; ${x;p;}' "$1")
   echo "${l:-no verify summary}"
 }
-# check_verify NAME LOG RC ROWS: verify exited 0 and its summary counts ROWS passed, none failed and
-# no errors (a verify that ran nothing, or fewer rows than asked, does not pass).
+# verify_judged LOG: "ROWS GOOD" over the rows of `engine verify --format jsonl` in LOG (run.c's
+# verify_row): how many there are, and how many this suite judges good itself, not trusting the
+# engine's verdict or its summary: status ok, every element within the screen's tolerance
+# (max_ratio a number <= 1, no NaN/Inf), and where the class's figures were measured, within its
+# bound (accuracy.h: max <= 2 x cuBLAS's + 16 u, mean <= 2 x cuBLAS's + 4 u).
+verify_judged() {
+  awk '
+    function num(k) { return match($0, "\"" k "\":[-+0-9.eE]+") ? substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3) : "" }
+    /^\{"config":/ {
+      n++
+      r = num("max_ratio"); nf = num("nonfinite")
+      ok = $0 ~ /"status":"ok"/ && r != "" && r + 0 <= 1 && (nf == "" || nf + 0 == 0)
+      em = num("err_max_u"); ea = num("err_mean_u"); rm = num("ref_err_max_u"); ra = num("ref_err_mean_u")
+      if (ok && em != "")
+        ok = ea != "" && rm != "" && ra != "" && em + 0 <= 2 * rm + 16 && ea + 0 <= 2 * ra + 4
+      good += ok
+    }
+    END { print n + 0, good + 0 }' "$1"
+}
+# check_verify NAME LOG RC ROWS: a verify --format jsonl exited 0 with ROWS rows, every one judged
+# good here (verify_judged), and its summary says the same (a verify that ran nothing, fewer rows
+# than asked, or an engine that miscounts or misjudges its rows does not pass).
 check_verify() {
-  local got
+  local got judged
   got=$(verify_summary "$2")
-  if [ "$3" = 0 ] && [ "$got" = "verify: $4 passed, 0 failed, 0 errors" ]; then
+  judged=$(verify_judged "$2")
+  if [ "$3" = 0 ] && [ "$judged" = "$4 $4" ] && [ "$got" = "verify: $4 passed, 0 failed, 0 errors" ]; then
     pass "$1 ($4 rows)"
   else
-    fail "$1 (exit $3, $got; expected $4 passed)" "$(grep -a -m 5 -A3 -E '^(FAIL|error)' "$2")"
+    fail "$1 (exit $3, $got; rows read, judged good: $judged; expected $4 of $4)" \
+      "$(grep -a -m 5 -E '"status":"(FAIL|error)"|^(FAIL|error)' "$2")"
   fi
 }
-# run_verify NAME LOGBASE VERIFY_ARGS...: `engine verify VERIFY_ARGS` into $LOG/LOGBASE.txt, checked
-# for every row the arguments ask for. Environment assignments before it reach the engine.
+# run_verify NAME LOGBASE VERIFY_ARGS...: `engine verify --format jsonl VERIFY_ARGS` into
+# $LOG/LOGBASE.txt (stderr too), checked for every row the arguments ask for. Environment
+# assignments before it reach the engine.
 run_verify() {
   local name=$1 log=$LOG/$2.txt
   shift 2
-  $E verify "$@" >"$log" 2>&1
+  $E verify --format jsonl "$@" >"$log" 2>&1
   check_verify "$name" "$log" $? "$(verify_rows "$@")"
 }
 # sanitize_verify LABEL LOGBASE "TOOLS" VERIFY_ARGS...: each compute-sanitizer tool of TOOLS over
@@ -133,7 +156,7 @@ run_verify() {
 # no other, and the verify it ran passed every row asked for. Skipped without a compute-sanitizer,
 # or with the reason in SAN_SKIP.
 sanitize_verify() {
-  local label=$1 base=$2 tools=$3 tool log rc rows clean want got
+  local label=$1 base=$2 tools=$3 tool log rc rows clean want got judged
   shift 3
   rows=$(verify_rows "$@")
   for tool in $tools; do
@@ -142,17 +165,18 @@ sanitize_verify() {
       continue
     fi
     log=$LOG/$base-$tool.txt
-    "$CS" --tool "$tool" --target-processes all --error-exitcode 99 $E verify "$@" >"$log" 2>&1
+    "$CS" --tool "$tool" --target-processes all --error-exitcode 99 $E verify --format jsonl "$@" >"$log" 2>&1
     rc=$?
     want='ERROR SUMMARY: 0 errors'
     [ "$tool" = racecheck ] && want='(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)'
     clean=$(grep -a -cE "$want" "$log")
     got=$(verify_summary "$log")
+    judged=$(verify_judged "$log")
     if [ $rc = 0 ] && [ "$clean" -ge 1 ] && ! grep -a -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' "$log" &&
-      [ "$got" = "verify: $rows passed, 0 failed, 0 errors" ]; then
+      [ "$judged" = "$rows $rows" ] && [ "$got" = "verify: $rows passed, 0 failed, 0 errors" ]; then
       pass "$tool $label"
     else
-      fail "$tool $label (exit $rc, $clean clean summaries, $got; expected $rows passed)" \
+      fail "$tool $label (exit $rc, $clean clean summaries, $got; rows read, judged good: $judged; expected $rows of $rows)" \
         "$(grep -a -m 8 -E 'ERROR|hazard|Invalid|error' "$log")"
     fi
   done

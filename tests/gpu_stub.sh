@@ -74,4 +74,31 @@ o64=$(grep -c '^  FAIL  verify --auto f32 ' "$tmp/out-0")
 [ "${f3:-0}" -gt 0 ] && [ "${f6:-0}" -gt 0 ] && [ "$o32" = 0 ] && [ "$o64" = 0 ] && [ $((f3 + f6)) = "$nv" ] &&
   pass "GPU_ONLY=wisdom-f32 and wisdom-f64: $f3 and $f6 of the section's $nv verify --auto checks, one dtype each" ||
   fail "GPU_ONLY=wisdom-f32 / wisdom-f64 (${f3:-?} + ${f6:-?} checks, section $nv; other dtype's $o32, $o64)"
+# The verify checks judge `engine verify --format jsonl`'s rows themselves (tests/gpu.sh's
+# verify_judged and check_verify): a log with the right summary but no rows, or too few, or a row
+# past the screen's tolerance, NaN, or beyond its class's bound, must fail; rows within all pass.
+eval "$(sed -n '/^verify_summary()/,/^}/p; /^verify_judged()/,/^}/p; /^check_verify()/,/^}/p' tests/gpu.sh)"
+# vrow STATUS MAX_RATIO NONFINITE ERR_MAX ERR_MEAN REF_MAX REF_MEAN: one row as run.c's verify_row writes it
+vrow() {
+  printf '{"config":"t[BM=64,BN=64]","dtype":"f32","M":127,"N":129,"K":131,"shape":"127x129x131","beta":0.0,"status":"%s","max_ratio":%s,"bad":0,"checked":16383,"nonfinite":%s,"class":"f32","err_max_u":%s,"err_mean_u":%s,"ref_err_max_u":%s,"ref_err_mean_u":%s,"switches":"EVEC_C=1 OP_TA=0"}\n' "$@"
+}
+# judged NAME WANT(ok|FAIL) ROWS LINE...: check_verify over a log of these lines, whether it passed
+judged() {
+  local name=$1 want=$2 rows=$3 got
+  shift 3
+  printf '%s\n' "$@" >"$tmp/vlog"
+  got=$( (PASSED=0 FAILED=0 check_verify x "$tmp/vlog" 0 "$rows") | sed -n 's/^  \(ok\|FAIL\) .*/\1/p')
+  [ "$got" = "$want" ] && pass "check_verify: $name" || fail "check_verify: $name (got ${got:-nothing}, expected $want)" "$(cat "$tmp/vlog")"
+}
+good=$(vrow ok 0.013 0 7.5 0.3 7.4 0.28)
+sum2="verify: 2 passed, 0 failed, 0 errors"
+judged "two good rows and their summary pass" ok 2 "$good" "$good" "$sum2"
+judged "the summary alone fails" FAIL 2 "$sum2"
+judged "one row short fails" FAIL 2 "$good" "$sum2"
+judged "a row past the screen's tolerance fails" FAIL 2 "$good" "$(vrow ok 1.5 0 7.5 0.3 7.4 0.28)" "$sum2"
+judged "a row with NaN (null, nonfinite) fails" FAIL 2 "$good" "$(vrow ok null 3 null null 7.4 0.28)" "$sum2"
+judged "a row beyond the class's max bound fails" FAIL 2 "$good" "$(vrow ok 0.2 0 31.0 0.3 7.4 0.28)" "$sum2"
+judged "a row beyond the class's mean bound fails" FAIL 2 "$good" "$(vrow ok 0.2 0 7.5 4.7 7.4 0.28)" "$sum2"
+judged "a row the engine calls FAIL fails" FAIL 2 "$good" "$(vrow FAIL 0.2 0 7.5 0.3 7.4 0.28)" "$sum2"
+judged "rows at the bounds pass" ok 2 "$(vrow ok 1 0 30.8 4.56 7.4 0.28)" "$good" "$sum2"
 summary

@@ -279,7 +279,7 @@ static int p_format(const cli_opt *d, const char *arg, opts_t *o)
 {
     (void)d;
     o->format = report_format_parse(arg);
-    if (o->cmd == CMD_TUNE && o->format != FORMAT_TABLE && o->format != FORMAT_JSONL)
+    if ((o->cmd == CMD_TUNE || o->cmd == CMD_VERIFY) && o->format != FORMAT_TABLE && o->format != FORMAT_JSONL)
         return usage_error("--format %s: expected table or jsonl", arg);
     if (o->format < 0)
         return usage_error("--format %s: expected table, csv, jsonl or md", arg);
@@ -441,6 +441,7 @@ static const cli_opt k_opts[] = {
     {"format", "F", CMD_BENCH, p_format, 0, 0, 0, "table, csv, jsonl or md", "table"},
     {"format", "F", CMD_TUNE, p_format, 0, 0, 0, "table or jsonl (with --dry-run: every feasible point, one per line)", "table"},
     {"format", "F", CMD_PICK, p_format, 0, 0, 0, "table (with the weighing) or jsonl (one line per shape)", "table"},
+    {"format", "F", CMD_VERIFY, p_format, 0, 0, 0, "table, or jsonl: a row a config, shape and beta (status, errors, class), the rest on stderr", "table"},
     {"auto", NULL, RUNS, p_flag, OFF(auto_pick), 0, 0, "no CONFIG: run, for each shape, the config wisdom chose for this GPU", NULL},
     {"explain", NULL, RUNS, p_flag, OFF(explain), 0, 0, "with --auto: print, per shape, the candidates the selection model weighed and why one won", NULL},
     {"auto-tune", "[=SECONDS]", RUNS, p_auto_tune, 0, 0, 3600, "with --auto: at a shape wisdom has no entry for, time the model's best candidates for up to SECONDS of GPU time, keep the fastest verified one in the user's wisdom", "1"},

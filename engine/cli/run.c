@@ -254,7 +254,8 @@ static int report_failure(json_t *reply)
     return code;
 }
 
-static void cross_check(runner_t *r)
+/* Lines to out (stdout, or stderr beside verify's JSON rows). */
+static void cross_check(runner_t *r, FILE *out)
 {
     bool used[DTYPE_COUNT] = {false};
     for (size_t i = 0; i < r->o->nentries; i++)
@@ -274,7 +275,7 @@ static void cross_check(runner_t *r)
     json_array_foreach(json_object_get(reply, "lines"), i, l)
     {
         if (json_is_string(l))
-            printf("%s\n", json_string_value(l));
+            fprintf(out, "%s\n", json_string_value(l));
         else
             print_mismatches(l);
     }
@@ -593,7 +594,7 @@ int run_bench(const opts_t *o)
     report_init(&rep, (report_format)o->format, stdout);
     bench_notes(&r, &rep, &mc);
     if (o->cross_check)
-        cross_check(&r);
+        cross_check(&r, stdout);
     double alpha = o->alpha, beta = o->beta;
     for (size_t s = 0; s < nshapes; s++) {
         const shape_t *sh = &shapes[s];
@@ -715,6 +716,34 @@ static void accuracy_text(json_t *reply, char *buf, size_t len)
     }
 }
 
+/* One row of verify --format jsonl on stdout: the config, the shape (and its layout's text), beta
+ * and what the worker's reply says (NULL: the kernel could not be built, status "error"): the
+ * status, the element screen (max_ratio: largest error over its tolerance; bad, nonfinite of
+ * checked) and the accuracy class's figures in u (the kernel's and cuBLAS's on the same inputs),
+ * so a test can judge each row itself rather than trust the summary line. */
+static void verify_row(const config_t *c, const shape_t *sh, const char *shape, double beta, json_t *reply,
+                       const char *switches)
+{
+    json_t *row = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:f, s:s}", "config", c->label, "dtype",
+                            dtype_name(c->dtype), "M", (json_int_t)sh->m, "N", (json_int_t)sh->n, "K",
+                            (json_int_t)sh->k, "shape", shape, "beta", beta, "status",
+                            reply ? jstr(reply, "status", "error") : "error");
+    if (!row)
+        xoom(256);
+    static const char *const keys[] = {"max_ratio", "bad", "checked", "nonfinite", "class",
+                                       "err_max_u", "err_mean_u", "ref_err_max_u", "ref_err_mean_u"};
+    for (size_t k = 0; reply && k < sizeof keys / sizeof keys[0]; k++) {
+        json_t *v = json_object_get(reply, keys[k]);
+        json_object_set(row, keys[k], v ? v : json_null());
+    }
+    if (switches)
+        json_object_set_new(row, "switches", json_string(switches));
+    json_dumpf(row, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    fputc('\n', stdout);
+    fflush(stdout);
+    json_decref(row);
+}
+
 int run_verify(const opts_t *o)
 {
     const shape_t *shapes = o->nshapes ? o->shapes : k_verify_shapes;
@@ -726,11 +755,15 @@ int run_verify(const opts_t *o)
         return prc;
     runner_t r;
     size_t passed = 0, failed = 0, errors = 0;
+    /* --format jsonl: stdout holds one JSON row a config, shape and beta (verify_row); everything
+     * else, the summary included, goes to stderr. */
+    const bool jsonl = o->format == FORMAT_JSONL;
+    FILE *info = jsonl ? stderr : stdout;
     int rc = runner_open(&r, o, false);
     for (size_t i = 0; r.cfgs && i < o->nentries; i++)
         errors += r.cfgs[i] == NULL;
     if (rc) {
-        printf("verify: %zu passed, %zu failed, %zu errors\n", passed, failed, errors);
+        fprintf(info, "verify: %zu passed, %zu failed, %zu errors\n", passed, failed, errors);
         int worst = r.worst;
         runner_close(&r);
         pick_free(&pick);
@@ -738,15 +771,15 @@ int run_verify(const opts_t *o)
     }
     r.pick = o->auto_pick ? &pick : NULL;
     if (o->auto_tune_s > 0)
-        auto_tune(&r, &pick, shapes, nshapes, o->alpha, 0.0, stdout);
+        auto_tune(&r, &pick, shapes, nshapes, o->alpha, 0.0, info);
     for (size_t si = 0; r.pick && si < nshapes; si++) {
-        printf("auto  %lldx%lldx%lld: %s\n", (long long)shapes[si].m, (long long)shapes[si].n,
-               (long long)shapes[si].k, pick.why[si]);
-        explain(o, &pick, si, true);
+        fprintf(info, "auto  %lldx%lldx%lld: %s\n", (long long)shapes[si].m, (long long)shapes[si].n,
+                (long long)shapes[si].k, pick.why[si]);
+        explain(o, &pick, si, !jsonl);
     }
     build_job *jobs = build_all(&r, shapes, nshapes);
     if (o->cross_check)
-        cross_check(&r);
+        cross_check(&r, info);
     double alpha = o->alpha, betas[2] = {0.0, o->beta};
     for (int d = 0; d < DTYPE_COUNT; d++) {
         for (size_t si = 0; si < nshapes; si++) {
@@ -763,7 +796,10 @@ int run_verify(const opts_t *o)
                     if (j->rc) {
                         err_print(stderr, &j->err);
                         r.worst = exit_worst(r.worst, j->err.code);
-                        printf("error %-22s %s %-16s beta=%-5g\n", c->label, dtype_name(c->dtype), shape, betas[bi]);
+                        if (jsonl)
+                            verify_row(c, sh, shape, betas[bi], NULL, NULL);
+                        else
+                            printf("error %-22s %s %-16s beta=%-5g\n", c->label, dtype_name(c->dtype), shape, betas[bi]);
                         errors++;
                         continue;
                     }
@@ -773,7 +809,15 @@ int run_verify(const opts_t *o)
                     const char *status = jstr(reply, "status", "error");
                     char errs[160];
                     accuracy_text(reply, errs, sizeof errs);
-                    if (strcmp(status, "ok") == 0) {
+                    if (jsonl) {
+                        verify_row(c, sh, shape, betas[bi], reply, j->k.plan.switches);
+                        if (strcmp(status, "ok") == 0)
+                            passed++;
+                        else if (strcmp(status, "FAIL") == 0)
+                            failed++;
+                        else
+                            errors++;
+                    } else if (strcmp(status, "ok") == 0) {
                         printf("ok    %-22s %s %-16s beta=%-5g max err/tol %.3g  %s  [%s]\n", c->label,
                                dtype_name(c->dtype), shape, betas[bi], jnum(reply, "max_ratio", 0), errs,
                                j->k.plan.switches);
@@ -802,7 +846,7 @@ int run_verify(const opts_t *o)
         }
     }
 out:
-    printf("verify: %zu passed, %zu failed, %zu errors\n", passed, failed, errors);
+    fprintf(info, "verify: %zu passed, %zu failed, %zu errors\n", passed, failed, errors);
     free_jobs(&r, jobs, nshapes);
     int worst = r.worst;
     runner_close(&r);

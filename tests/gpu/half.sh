@@ -62,9 +62,9 @@ echo "== half dtypes: accuracy classes bf16 and f16"
 for dt in bf16 f16; do
   run_verify "half walk $dt within class $dt at K = 1, 7, 64, 4096, 65536" half-acc-$dt $HALF_WALK \
     --dtype $dt --shapes 33x65x1,33x65x7,129x127x64,257x255x4096,64x64x65536
-  n=$(grep -c "^ok .* $dt err [0-9.e+-]*/[0-9.e+-]* u (cuBLAS " "$LOG/half-acc-$dt.txt")
+  n=$(grep -c "^{\"config\":.*\"status\":\"ok\".*\"class\":\"$dt\",\"err_max_u\":[0-9]" "$LOG/half-acc-$dt.txt")
   [ "$n" = 40 ] && pass "half walk $dt judged as class $dt against cuBLAS GemmEx (40 rows)" ||
-    fail "half walk $dt judged as class $dt ($n of 40 ok rows show $dt errors)" "$(grep -a -m 6 -E '^(ok|FAIL)' "$LOG/half-acc-$dt.txt")"
+    fail "half walk $dt judged as class $dt ($n of 40 ok rows show $dt errors)" "$(grep -a -m 6 '^{"config":' "$LOG/half-acc-$dt.txt")"
   # The fixture: partial sums rounded to the type. Every row must fail, beyond the class's bound.
   $FIX $E verify tests/configs/gpu/half_acc.json --dtype $dt --shapes 64x64x64,64x64x4096,64x64x65536 \
     >"$LOG/half-acc-fixture-$dt.txt" 2>"$LOG/half-acc-fixture-$dt.err"

@@ -12,7 +12,7 @@ fi
 if want verify; then
 echo "== verify every shipped config (f32 and f64 as shipped), with the cuBLAS cross-check"
 run_verify "verify configs/*.json" verify --cross-check configs/*.json
-grep -E '^(FAIL|error)|cross-check' "$LOG/verify.txt"
+grep -E '"status":"(FAIL|error)"|cross-check' "$LOG/verify.txt"
 tail -1 "$LOG/verify.txt"
 # Each dtype is cross-checked at two shapes, beta = 0 and beta != 0 (serve.c): four lines, all ok.
 for dt in f32 f64; do
@@ -31,7 +31,7 @@ F64="configs/tiled.json configs/regblock.json configs/bank_pad_vec.json configs/
      configs/gemv.json"
 # shellcheck disable=SC2086
 run_verify "verify --dtype f64" verify-f64 --dtype f64 --shapes 1x1x1,17x33x5,127x129x131,1000x1000x1000 $F64
-grep -E '^(FAIL|error)' "$LOG/verify-f64.txt"
+grep -E '"status":"(FAIL|error)"' "$LOG/verify-f64.txt"
 tail -1 "$LOG/verify-f64.txt"
 fi
 
@@ -83,9 +83,9 @@ $FIX $E verify tests/configs/gpu/tf32_inputs.json --shapes $ACC_TF32_SHAPES >"$L
 check_class_fail "tf32_inputs as class f32 at K = 64, 4096, 65536" $? "$LOG/acc-tf32" 6 f32
 ENGINE_TEMPLATES=$TPL_FIX run_verify "tf32_inputs_tf32 (class tf32) at K = 64, 4096, 65536" acc-tf32-tf32 \
   tests/configs/gpu/tf32_inputs_tf32.json --shapes $ACC_TF32_SHAPES
-n=$(grep -c '^ok .* tf32 err [0-9.e+-]*/[0-9.e+-]* u (cuBLAS ' "$LOG/acc-tf32-tf32.txt")
+n=$(grep -c '^{"config":.*"status":"ok".*"class":"tf32","err_max_u":[0-9]' "$LOG/acc-tf32-tf32.txt")
 [ "$n" = 6 ] && pass "tf32_inputs_tf32 is judged as class tf32, against cuBLAS TF32 (6 rows)" ||
-  fail "tf32_inputs_tf32 judged as class tf32 ($n of 6 ok rows show tf32 errors)" "$(grep -a -m 6 -E '^(ok|FAIL)' "$LOG/acc-tf32-tf32.txt")"
+  fail "tf32_inputs_tf32 judged as class tf32 ($n of 6 ok rows show tf32 errors)" "$(grep -a -m 6 '^{"config":' "$LOG/acc-tf32-tf32.txt")"
 # Every shipped config within its class (f32 or f64) at K = 1, 7, 64, 4096 and 65536, beta = 0 and != 0.
 run_verify "every shipped config within its accuracy class at K = 1, 7, 64, 4096, 65536" acc-configs configs/*.json \
   --shapes 33x65x1,33x65x7,129x127x64,257x255x4096,64x64x65536

@@ -139,7 +139,7 @@ if have_py; then
 fi
 for dt in f32 f64; do
   if have_py; then
-    XDG_DATA_HOME=$SHIPPED_ONLY $E verify --auto --dtype $dt --shapes "$AUTO_SHAPES" >"$LOG/auto-$dt.txt" 2>&1
+    XDG_DATA_HOME=$SHIPPED_ONLY $E verify --format jsonl --auto --dtype $dt --shapes "$AUTO_SHAPES" >"$LOG/auto-$dt.txt" 2>&1
     check_verify "verify --auto $dt at 16 random odd shapes" "$LOG/auto-$dt.txt" $? 32
   else
     skip "verify --auto $dt at 16 random odd shapes (bench/random_shapes.sh)" "no python3"
