@@ -22,7 +22,9 @@ pass=$(grep -c ' \.\.\. ok$' "$log")
 fail=$(grep -cE ' \.\.\. (FAIL|ERROR)$' "$log")
 skip=$(grep -c ' \.\.\. skipped' "$log")
 [ "$rc" != 0 ] && [ "$fail" = 0 ] && fail=1
-grep -E ' \.\.\. (ok|FAIL|ERROR|skipped)' "$log" | sed -e 's/^/  /' -e 's/ \.\.\. ok$//' | sed 's/^  \(.*\)$/  ok \1/' | grep -v '^  ok .*\.\.\. '
+# One line a test, as tests/lib.sh prints checks: ok, FAIL, or SKIP with unittest's reason.
+sed -nE -e "s/^(.*) \.\.\. ok$/  ok    \1/p" -e "s/^(.*) \.\.\. (FAIL|ERROR)$/  FAIL  \1/p" \
+  -e "s/^(.*) \.\.\. skipped '?([^']*)'?$/  SKIP  \1 (\2)/p" "$log"
 [ "$fail" -gt 0 ] && sed -n '/^=====/,$p' "$log"
 if [ "$skip" -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi
 [ "$fail" -eq 0 ]
