@@ -1,7 +1,7 @@
 /* template.c — load a template's parameter block; plan a launch for one shape. */
+#define TEMPLATE_LOADER /* template_rules.h's loader part */
 #include "template.h"
-#include "template_impl.h"
-
+#include "template_rules.h"
 
 #include "arch.h"
 #include "expr.h"
@@ -273,10 +273,10 @@ int template_compile_cost(const template_t *t, const int64_t *values, dtype_t dt
 
 /* ---- loading -------------------------------------------------------------------------------- */
 
-/* loader, load_fail and no_memory: template_impl.h. */
+/* rules_loader, load_fail and no_memory: template_rules.h. */
 
 /* An expression is a JSON string or integer. */
-static int get_expr(loader *ld, json_t *v, const char *const *path, size_t depth, char **out)
+static int get_expr(rules_loader *ld, json_t *v, const char *const *path, size_t depth, char **out)
 {
     if (json_is_string(v) || json_is_integer(v)) {
         *out = json_is_string(v) ? try_strdup(json_string_value(v))
@@ -286,7 +286,7 @@ static int get_expr(loader *ld, json_t *v, const char *const *path, size_t depth
     return load_fail(ld, path, depth, "%s must be an expression (string or integer)", path[depth - 1]);
 }
 
-static int load_named(loader *ld, json_t *obj, const char *key, tpl_named **out, size_t *n)
+static int load_named(rules_loader *ld, json_t *obj, const char *key, tpl_named **out, size_t *n)
 {
     const char *path[2] = {key, NULL};
     if (!obj)
@@ -309,7 +309,7 @@ static int load_named(loader *ld, json_t *obj, const char *key, tpl_named **out,
     return 0;
 }
 
-static int load_param(loader *ld, const jsonrd_obj *params, const char *name, json_t *spec, tpl_param *p)
+static int load_param(rules_loader *ld, const jsonrd_obj *params, const char *name, json_t *spec, tpl_param *p)
 {
     static const char *const allowed[] = {"doc", "default", "min", "max", "values", NULL};
     const char *path[] = {"params", name, NULL};
@@ -352,7 +352,7 @@ static int load_param(loader *ld, const jsonrd_obj *params, const char *name, js
     return 0;
 }
 
-static int load_launch(loader *ld, size_t idx, json_t *l, tpl_launch *out)
+static int load_launch(rules_loader *ld, size_t idx, json_t *l, tpl_launch *out)
 {
     static const char *const allowed[] = {"kernel", "grid", "block", "smem", "if", "persistent", "traffic", NULL};
     char idxs[32];
@@ -398,7 +398,7 @@ static int load_launch(loader *ld, size_t idx, json_t *l, tpl_launch *out)
 }
 
 /* An array of n expressions at key of m (what names it in errors). */
-static int load_exprs(loader *ld, json_t *m, const char *key, size_t n, const char *what, char **out)
+static int load_exprs(rules_loader *ld, json_t *m, const char *key, size_t n, const char *what, char **out)
 {
     const char *path[] = {"tensor_maps", key};
     json_t *a = json_object_get(m, key);
@@ -410,7 +410,7 @@ static int load_exprs(loader *ld, json_t *m, const char *key, size_t n, const ch
     return 0;
 }
 
-static int load_tmap(loader *ld, size_t idx, json_t *m, tpl_tmap *out)
+static int load_tmap(rules_loader *ld, size_t idx, json_t *m, tpl_tmap *out)
 {
     static const char *const allowed[] = {"tensor", "if", "offset", "dims", "strides", "box", "type", NULL};
     char what[48];
@@ -440,7 +440,7 @@ static int load_tmap(loader *ld, size_t idx, json_t *m, tpl_tmap *out)
            load_exprs(ld, m, "box", 3, what, out->box);
 }
 
-static int parse_block(loader *ld, template_t *t)
+static int parse_block(rules_loader *ld, template_t *t)
 {
     static const char *const allowed[] = {"summary", "dtypes", "peak", "params", "derived", "constraints",
                                           "requires", "switches", "let", "workspace", "traffic",
@@ -670,7 +670,7 @@ static int template_parse_block(template_t *t, err_t *err)
     }
     memcpy(json, start, (size_t)(end - start));
     json[end - start] = '\0';
-    loader ld = {t, {t->path, json, 1, 1, false, true, err}, {.obj = NULL}, NULL, NULL, NULL};
+    rules_loader ld = {t->path, t->dir, {t->path, json, 1, 1, false, true, err}, {.obj = NULL}, NULL, NULL, NULL};
     jsonloc_position(t->text, (size_t)(start - t->text), &ld.rd.line, &ld.rd.col);
     int rc = parse_block(&ld, t);
     if (rc == 0)

@@ -46,6 +46,7 @@
 
 #include "err.h"
 #include "layout.h"
+#include "template_rules.h" /* tpl_rule */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -76,11 +77,6 @@ typedef struct {
     int64_t *values; /* allowed values, when the set is small (vector widths) */
     size_t nvalues;
 } tpl_param;
-
-typedef struct {
-    char *rule; /* expression that must be non-zero */
-    char *why;  /* the reason, appended to the error */
-} tpl_rule;
 
 typedef struct {
     char *name;

@@ -1,6 +1,7 @@
 /* template_rules.c — a template's "constraints" and "requires": rules written in its block and shared
  * sets named from RULES_FILE beside it. */
-#include "template_impl.h"
+#define TEMPLATE_LOADER /* template_rules.h's loader part */
+#include "template_rules.h"
 
 #include "jsonloc.h"
 #include "paths.h"
@@ -32,7 +33,7 @@ static jsonrd_obj rule_at(const jsonrd *rd, const char *key, size_t i, json_t *v
 
 /* One rule, o an object: {"rule": an expression that must hold, "why": the reason given when it does
  * not}, and no other key. Appended to *out (NULL: only checked). */
-static int read_rule(loader *ld, const jsonrd_obj *o, tpl_rule **out, size_t *n, size_t *cap)
+static int read_rule(rules_loader *ld, const jsonrd_obj *o, tpl_rule **out, size_t *n, size_t *cap)
 {
     static const char *const keys[] = {"rule", "why", NULL};
     const char *rule, *why;
@@ -59,20 +60,20 @@ static int read_rule(loader *ld, const jsonrd_obj *o, tpl_rule **out, size_t *n,
     return 0;
 }
 
-static jsonrd rules_reader(const loader *ld)
+static jsonrd rules_reader(const rules_loader *ld)
 {
     return (jsonrd){ld->rules_path, ld->rules_text, 1, 1, false, false, ld->rd.err};
 }
 
 /* RULES_FILE read and checked into ld->rules, for "KEY"[i] naming set `name`; errors in the file
  * are placed in it, a file that cannot be read is the template's. */
-static int rules_open(loader *ld, const char *key, size_t i, const char *name)
+static int rules_open(rules_loader *ld, const char *key, size_t i, const char *name)
 {
     if (ld->rules)
         return 0;
     const char *path[] = {key};
     size_t len = 0;
-    if (!(ld->rules_path = try_path_join(ld->t->dir, RULES_FILE)))
+    if (!(ld->rules_path = try_path_join(ld->dir, RULES_FILE)))
         return no_memory(ld, "for the shared rules' path");
     ld->rules_text = try_read_file(ld->rules_path, &len);
     if (!ld->rules_text && errno == ENOMEM)
@@ -103,7 +104,7 @@ static int rules_open(loader *ld, const char *key, size_t i, const char *name)
 }
 
 /* The rules of shared set `name` appended to out; 0, or -1 with err set. */
-static int add_shared(loader *ld, const char *key, size_t i, const char *name, tpl_rule **out, size_t *n, size_t *cap)
+static int add_shared(rules_loader *ld, const char *key, size_t i, const char *name, tpl_rule **out, size_t *n, size_t *cap)
 {
     const char *path[] = {key};
     if (rules_open(ld, key, i, name))
@@ -121,7 +122,7 @@ static int add_shared(loader *ld, const char *key, size_t i, const char *name, t
     return 0;
 }
 
-int template_load_rules(loader *ld, json_t *arr, const char *key, tpl_rule **out, size_t *n)
+int template_load_rules(rules_loader *ld, json_t *arr, const char *key, tpl_rule **out, size_t *n)
 {
     const char *path[] = {key};
     if (!arr)
