@@ -39,3 +39,23 @@ call_run() {
   timeout "$s" "$@" >"$OUT/$name.log" 2>&1
   call_log "$name: exit $? after $(($(date +%s) - CALL_T0)) s"
 }
+# call_merge_ab TUNED ALL FIN DATA SECONDS BENCH_ARGS...: a tune's winners (TUNED, its wisdom file)
+# A/B before they ship, as bench/merge_tuned.py --ab wants: ALL and FIN made afresh as copies of
+# wisdom/, ALL with every winner merged in; --auto at the tuned shapes with wisdom/ and with ALL
+# (BENCH_ARGS: the dtype and the like; each under call_run, at most SECONDS), rows in
+# $OUT/ab-before.log and ab-after.log; then FIN gets the winners --auto ran >= 2% faster (DATA names
+# the data file in their sources), merge_tuned.py's lines in $OUT/merge.log, FIN's H100 file copied
+# to $OUT. Uses the caller's E (the engine) and OUT.
+call_merge_ab() {
+  local tuned=$1 all=$2 fin=$3 data=$4 s=$5 sh
+  shift 5
+  rm -rf "$all" "$fin" && cp -r wisdom "$all" && cp -r wisdom "$fin"
+  python3 bench/merge_tuned.py "$tuned" --into "$all/nvidia-h100-80gb-hbm3.json" --data x >/dev/null
+  sh=$(python3 -c 'import json,sys; print(",".join(e["shape"] for e in json.load(open(sys.argv[1]))["entries"]))' "$tuned")
+  call_run ab-before "$s" "$E" bench --auto --wisdom wisdom "$@" --shapes "$sh" --runs 7 --format jsonl
+  call_run ab-after "$s" "$E" bench --auto --wisdom "$all" "$@" --shapes "$sh" --runs 7 --format jsonl
+  python3 bench/merge_tuned.py "$tuned" --into "$fin/nvidia-h100-80gb-hbm3.json" --data "$data" \
+    --ab "$OUT/ab-before.log" "$OUT/ab-after.log" >"$OUT/merge.log" 2>&1
+  call_log "merge: exit $? ($(tail -1 "$OUT/merge.log"))"
+  cp "$fin/nvidia-h100-80gb-hbm3.json" "$OUT/"
+}

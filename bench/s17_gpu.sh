@@ -88,17 +88,8 @@ half)
       --wisdom "$T2" --log "$OUT/tune-$name.jsonl"
   done
   tuned=$(ls "$T2"/*.json | head -1)
-  ALL=build/s17-all2 FIN=build/s17-final2
-  rm -rf "$ALL" "$FIN" && cp -r wisdom "$ALL" && cp -r wisdom "$FIN"
-  python3 bench/merge_tuned.py "$tuned" --into "$ALL/nvidia-h100-80gb-hbm3.json" --data x >/dev/null
-  sh=$(python3 -c 'import json,sys; print(",".join(e["shape"] for e in json.load(open(sys.argv[1]))["entries"]))' "$tuned")
-  run ab-before 60 "$E" bench --auto --wisdom wisdom --dtype bf16 --shapes "$sh" --runs 7 --format jsonl
-  run ab-after 60 "$E" bench --auto --wisdom "$ALL" --dtype bf16 --shapes "$sh" --runs 7 --format jsonl
-  python3 bench/merge_tuned.py "$tuned" --into "$FIN/nvidia-h100-80gb-hbm3.json" \
-    --data bench/data/h200-s17-half-nn-tune-2026-11-28.jsonl --ab "$OUT/ab-before.log" "$OUT/ab-after.log" \
-    >"$OUT/merge.log" 2>&1
-  log "merge: exit $? ($(tail -1 "$OUT/merge.log"))"
-  cp "$FIN/nvidia-h100-80gb-hbm3.json" "$OUT/"
+  FIN=build/s17-final2
+  call_merge_ab "$tuned" build/s17-all2 "$FIN" bench/data/h200-s17-half-nn-tune-2026-11-28.jsonl 60 --dtype bf16
   seed bf16-before wisdom bf16
   seed bf16-after "$FIN" bf16
   seed f32 "$FIN" f32

@@ -88,18 +88,8 @@ probe)
       --wisdom "$T" --log "$OUT/tune-$name.jsonl"
   done
   tuned=$(ls "$T"/*.json | head -1)
-  ALL=build/s18-all FIN=build/s18-final
-  rm -rf "$ALL" "$FIN" && cp -r wisdom "$ALL" && cp -r wisdom "$FIN"
-  python3 bench/merge_tuned.py "$tuned" --into "$ALL/nvidia-h100-80gb-hbm3.json" --data x >/dev/null
   cp "$tuned" "$OUT/tuned.json"
-  sh=$(python3 -c 'import json,sys; print(",".join(e["shape"] for e in json.load(open(sys.argv[1]))["entries"]))' "$tuned")
-  run ab-before 45 "$E" bench --auto --wisdom wisdom --dtype bf16 --shapes "$sh" --runs 7 --format jsonl
-  run ab-after 45 "$E" bench --auto --wisdom "$ALL" --dtype bf16 --shapes "$sh" --runs 7 --format jsonl
-  python3 bench/merge_tuned.py "$tuned" --into "$FIN/nvidia-h100-80gb-hbm3.json" \
-    --data bench/data/h200-s18-tune-2026-11-28.jsonl --ab "$OUT/ab-before.log" "$OUT/ab-after.log" \
-    >"$OUT/merge.log" 2>&1
-  log "merge: exit $? ($(tail -1 "$OUT/merge.log"))"
-  cp "$FIN/nvidia-h100-80gb-hbm3.json" "$OUT/"
+  call_merge_ab "$tuned" build/s18-all build/s18-final bench/data/h200-s18-tune-2026-11-28.jsonl 45 --dtype bf16
   ;;
 fix)
   for op in NN NT TN TT; do
@@ -127,18 +117,8 @@ fix)
   run tune-odd 200 "$E" tune tune/hws_short_k.json --shapes "$sh" --dtype bf16 --op NN --strategy guided --budget 16 \
     --runs 7 --wisdom "$T" --log "$OUT/tune-odd.jsonl"
   tuned=$(ls "$T"/*.json | head -1)
-  ALL=build/s18-all2 FIN=build/s18-final2
-  rm -rf "$ALL" "$FIN" && cp -r wisdom "$ALL" && cp -r wisdom "$FIN"
-  python3 bench/merge_tuned.py "$tuned" --into "$ALL/nvidia-h100-80gb-hbm3.json" --data x >/dev/null
   cp "$tuned" "$OUT/tuned.json"
-  sh=$(python3 -c 'import json,sys; print(",".join(e["shape"] for e in json.load(open(sys.argv[1]))["entries"]))' "$tuned")
-  run ab-before 40 "$E" bench --auto --wisdom wisdom --dtype bf16 --shapes "$sh" --runs 7 --format jsonl
-  run ab-after 40 "$E" bench --auto --wisdom "$ALL" --dtype bf16 --shapes "$sh" --runs 7 --format jsonl
-  python3 bench/merge_tuned.py "$tuned" --into "$FIN/nvidia-h100-80gb-hbm3.json" \
-    --data bench/data/h200-s18-tune-2026-11-28.jsonl --ab "$OUT/ab-before.log" "$OUT/ab-after.log" \
-    >"$OUT/merge.log" 2>&1
-  log "merge: exit $? ($(tail -1 "$OUT/merge.log"))"
-  cp "$FIN/nvidia-h100-80gb-hbm3.json" "$OUT/"
+  call_merge_ab "$tuned" build/s18-all2 build/s18-final2 bench/data/h200-s18-tune-2026-11-28.jsonl 40 --dtype bf16
   ;;
 judge)
   seed bf16-before "$HEAD_W" bf16 ENGINE_TEMPLATES=build/ks-head
@@ -198,18 +178,8 @@ last)
   run tune-lu 130 "$E" tune tune/shapes_lu_f64_wide.json --dtype f64 --op NN --strategy guided --budget 16 --runs 7 \
     --wisdom "$T" --log "$OUT/tune-lu.jsonl"
   tuned=$(ls "$T"/*.json | head -1)
-  ALL=build/s18-all3 FIN=build/s18-final3
-  rm -rf "$ALL" "$FIN" && cp -r wisdom "$ALL" && cp -r wisdom "$FIN"
-  python3 bench/merge_tuned.py "$tuned" --into "$ALL/nvidia-h100-80gb-hbm3.json" --data x >/dev/null
   cp "$tuned" "$OUT/tuned.json"
-  sh=$(python3 -c 'import json,sys; print(",".join(e["shape"] for e in json.load(open(sys.argv[1]))["entries"]))' "$tuned")
-  run ab-before 40 "$E" bench --auto --wisdom wisdom --dtype f64 --beta 1 --shapes "$sh" --runs 7 --format jsonl
-  run ab-after 40 "$E" bench --auto --wisdom "$ALL" --dtype f64 --beta 1 --shapes "$sh" --runs 7 --format jsonl
-  python3 bench/merge_tuned.py "$tuned" --into "$FIN/nvidia-h100-80gb-hbm3.json" \
-    --data bench/data/h200-s18-lu-2026-11-28.jsonl --ab "$OUT/ab-before.log" "$OUT/ab-after.log" \
-    >"$OUT/merge.log" 2>&1
-  log "merge: exit $? ($(tail -1 "$OUT/merge.log"))"
-  cp "$FIN/nvidia-h100-80gb-hbm3.json" "$OUT/"
+  call_merge_ab "$tuned" build/s18-all3 build/s18-final3 bench/data/h200-s18-lu-2026-11-28.jsonl 40 --dtype f64 --beta 1
   run test-gpu-half 150 env GPU_ONLY="half" bash tests/gpu.sh
   W="bench/workloads/llama7b_bf16.json bench/workloads/attention_bf16.json bench/workloads/judge/gemma7b_bf16.json"
   run wl-before 70 env ENGINE_LIB=headlib/libengine.so ENGINE_TEMPLATES=build/ks-head ENGINE_WISDOM=build/wisdom-head \
