@@ -39,6 +39,13 @@ call_run() {
   timeout "$s" "$@" >"$OUT/$name.log" 2>&1
   call_log "$name: exit $? after $(($(date +%s) - CALL_T0)) s"
 }
+# call_pack DEST: $OUT packed into $OUT/$CALL_TAG.tgz (earlier archives left out), logged; the archive
+# and summary.txt copied into DEST where it is set (the device tool brings back a few files of $OUT).
+call_pack() {
+  tar czf "$OUT/$CALL_TAG.tgz" -C "$OUT" --exclude='*.tgz' . 2>/dev/null
+  call_log "packed $OUT/$CALL_TAG.tgz"
+  [ -z "$1" ] || cp "$OUT/$CALL_TAG.tgz" "$OUT/summary.txt" "$1/"
+}
 # call_merge_ab TUNED ALL FIN DATA SECONDS BENCH_ARGS...: a tune's winners (TUNED, its wisdom file)
 # A/B before they ship, as bench/merge_tuned.py --ab wants: ALL and FIN made afresh as copies of
 # wisdom/, ALL with every winner merged in; --auto at the tuned shapes with wisdom/ and with ALL

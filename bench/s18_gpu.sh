@@ -202,7 +202,5 @@ wl)
   exit 2
   ;;
 esac
-tar czf "$OUT/s18-$CALL.tgz" -C "$OUT" --exclude='*.tgz' . 2>/dev/null
-log "packed $OUT/s18-$CALL.tgz"
-[ -n "$DEST" ] && cp "$OUT/s18-$CALL.tgz" "$OUT/summary.txt" "$DEST/"
+call_pack "$DEST"
 exit 0

@@ -62,6 +62,8 @@
 # as skipped. ENGINE_BIN, COMPUTE_SANITIZER and PYTHON override the programs used; GPU_SANITIZE=0
 # skips the sanitizer runs of the sanitize and wisdom-memcheck sections; GPU_ARCH=sm_XX stands in
 # for the arch `engine info` reports (the wisdom sections read it), BASELINE for regress.sh's.
+# GPU_JOBS=N runs the sections as N processes at once (tests/gpu/jobs.sh), GPU_DEADLINE=S starting
+# none after S seconds.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -265,6 +267,10 @@ SHIPPED_ONLY=$LOG/xdg-data
 # The sections, by concern (each file sourced here, in this order; SECTIONS above lists their names).
 # GPU_SECTIONS_SOURCED tells a section file that can also run by itself (half.sh) that it is sourced.
 GPU_SECTIONS_SOURCED=1
+if [ "${GPU_JOBS:-1}" -gt 1 ]; then
+  . tests/gpu/jobs.sh # the sections as GPU_JOBS processes at once; exits with their summary
+  exit $?
+fi
 for part in kernels layouts tiles half wisdom tools; do
   # shellcheck source=/dev/null
   . "tests/gpu/$part.sh"

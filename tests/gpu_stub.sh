@@ -74,6 +74,25 @@ o64=$(grep -c '^  FAIL  verify --auto f32 ' "$tmp/out-0")
 [ "${f3:-0}" -gt 0 ] && [ "${f6:-0}" -gt 0 ] && [ "$o32" = 0 ] && [ "$o64" = 0 ] && [ $((f3 + f6)) = "$nv" ] &&
   pass "GPU_ONLY=wisdom-f32 and wisdom-f64: $f3 and $f6 of the section's $nv verify --auto checks, one dtype each" ||
   fail "GPU_ONLY=wisdom-f32 / wisdom-f64 (${f3:-?} + ${f6:-?} checks, section $nv; other dtype's $o32, $o64)"
+# GPU_JOBS: the sections as processes at once (tests/gpu/jobs.sh) fail the same checks the serial
+# run does (wisdom's arch check once for each dtype's half), each section a line in sections.txt.
+read -r grc p f s <<<"$(gpu 0 GPU_JOBS=3)"
+nsec=$(grep -c . "$tmp/stub-0/logs/sections.txt")
+[ "$grc" = 1 ] && [ "${p:-x}" = 0 ] && [ "${s:-x}" = 0 ] && [ "${f:-0}" -ge "$total" ] && [ "$f" -le $((total + 1)) ] && [ "$nsec" = 31 ] &&
+  pass "GPU_JOBS=3: all $f checks fail, 31 sections each a line" ||
+  fail "GPU_JOBS=3 (exit $grc; ${p:-?} passed, ${f:-?} failed, ${s:-?} skipped, serial $total; $nsec section lines)" "$(tail -n 5 "$tmp/out-0")"
+# GPU_DEADLINE: an engine that takes 2 s a call; no section starts after 1 s, those left skipped by
+# name (the longest first: verify and f64 start, lanes and device do not).
+d=$tmp/stub-slow
+mkdir -p "$d"
+printf '#!/bin/sh\nsleep 2\nexit 0\n' >"$d/engine"
+chmod +x "$d/engine"
+env ENGINE_BIN="$d/engine" GPU_LOG_DIR="$d/logs" GPU_JOBS=2 GPU_DEADLINE=1 GPU_ONLY="device verify f64 lanes" \
+  bash tests/gpu.sh >"$tmp/out-slow" 2>&1
+nlate=$(grep -c '^  SKIP  section \(lanes\|device\) (not started: GPU_DEADLINE=1 s passed)$' "$tmp/out-slow")
+[ "$nlate" = 2 ] && grep -q '^  verify ' "$tmp/out-slow" && grep -q '^  f64 ' "$tmp/out-slow" &&
+  pass "GPU_DEADLINE=1: the two sections started ran, the two left are skipped by name" ||
+  fail "GPU_DEADLINE=1 ($nlate of 2 sections skipped by name)" "$(tail -n 8 "$tmp/out-slow")"
 # The verify checks judge `engine verify --format jsonl`'s rows themselves (tests/gpu.sh's
 # verify_judged and check_verify): a log with the right summary but no rows, or too few, or a row
 # past the screen's tolerance, NaN, or beyond its class's bound, must fail; rows within all pass.
