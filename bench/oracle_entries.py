@@ -20,6 +20,9 @@ h200-random-SEED-oracle-s15 files: tc32ws beside the tc32_3x points).
 """
 import argparse, json, os, re, sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rows import open_rows  # noqa: E402  (the large row files ship gzip-compressed)
+
 STAND_IN_MARGIN = 0.02  # a stand-in's row must beat the point's own config there by this fraction (run-to-run spread)
 
 
@@ -50,7 +53,7 @@ def main():
     best, cub, src = {}, {}, {}
     alt, alt_cub, alt_src = {}, {}, {}  # the stand-ins' rows: key -> [rows], cuBLAS ms, file
     for path in a.oracles:
-        for line in open(path):
+        for line in open_rows(path):
             r = json.loads(line)
             if r.get("status") != "ok" or not r.get("ms"):
                 continue

@@ -9,7 +9,10 @@ the shipped development points (wisdom/<device>.dev-seeds.json) are built from t
 
   python3 bench/oracle_files.py [--leave-out SEED]     the files, in the order oracle_entries reads them
 """
-import glob, json, os, re, sys
+import json, os, re, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rows import find, glob_rows, open_rows  # noqa: E402  (the large files ship gzip-compressed)
 
 TAG = "h100"
 DATA = "bench/data"
@@ -18,7 +21,7 @@ OPS = ("NN", "NT", "TN")
 
 def seeds():
     return sorted({int(re.search(r"random-(\d+)-oracle", f).group(1))
-                   for f in glob.glob(f"{DATA}/{TAG}-random-*-oracle-f32.jsonl")})
+                   for f in glob_rows(f"{DATA}/{TAG}-random-*-oracle-f32.jsonl")})
 
 
 def rows_file(seed, dt, op="NN"):
@@ -26,10 +29,10 @@ def rows_file(seed, dt, op="NN"):
     where there is one, else the first; an op other than NN has second-oracle rows only (None where
     that dtype has none)."""
     if op != "NN":
-        f = f"{DATA}/{TAG}-random-{seed}-oracle2-{op.lower()}-{dt}.jsonl"
+        f = find(f"{DATA}/{TAG}-random-{seed}-oracle2-{op.lower()}-{dt}.jsonl")
         return f if os.path.exists(f) else None
-    f2 = f"{DATA}/{TAG}-random-{seed}-oracle2-{dt}.jsonl"
-    return f2 if os.path.exists(f2) else f"{DATA}/{TAG}-random-{seed}-oracle-{dt}.jsonl"
+    f2 = find(f"{DATA}/{TAG}-random-{seed}-oracle2-{dt}.jsonl")
+    return f2 if os.path.exists(f2) else find(f"{DATA}/{TAG}-random-{seed}-oracle-{dt}.jsonl")
 
 
 def extra_files(seed, dt, op="NN"):
@@ -38,10 +41,10 @@ def extra_files(seed, dt, op="NN"):
     file whose every template a later session's file times again is left out: that session re-timed
     those entries (their template changed, or they were re-tuned) and its rows stand for them."""
     suffix = "" if op == "NN" else "-" + op.lower()
-    pat = re.compile(rf"{TAG}-random-{seed}-oracle-s(\d+){suffix}-{dt}\.jsonl$")
-    found = sorted((int(m.group(1)), f) for f in glob.glob(f"{DATA}/{TAG}-random-{seed}-oracle-s*-{dt}.jsonl")
+    pat = re.compile(rf"{TAG}-random-{seed}-oracle-s(\d+){suffix}-{dt}\.jsonl(\.gz)?$")
+    found = sorted((int(m.group(1)), f) for f in glob_rows(f"{DATA}/{TAG}-random-{seed}-oracle-s*-{dt}.jsonl")
                    if (m := pat.search(f)))
-    tpl = {f: {json.loads(l).get("template") for l in open(f)} - {None, "cublas"} for _, f in found}
+    tpl = {f: {json.loads(l).get("template") for l in open_rows(f)} - {None, "cublas"} for _, f in found}
     return [f for n, f in found if not tpl[f] <= set().union(*(tpl[g] for m, g in found if m > n))]
 
 
@@ -50,8 +53,8 @@ def stand_in_files(seed, dt, op="NN"):
     a tag other than TAG: an H200 where no H100 was lent), beside the points' own configs there:
     oracle_entries weighs them on that GPU alone, never against this one's times."""
     suffix = "" if op == "NN" else "-" + op.lower()
-    pat = re.compile(rf"/([a-z0-9]+)-random-{seed}-oracle-s(\d+){suffix}-{dt}\.jsonl$")
-    found = sorted((m.group(1), int(m.group(2)), f) for f in glob.glob(f"{DATA}/*-random-{seed}-oracle-s*-{dt}.jsonl")
+    pat = re.compile(rf"/([a-z0-9]+)-random-{seed}-oracle-s(\d+){suffix}-{dt}\.jsonl(\.gz)?$")
+    found = sorted((m.group(1), int(m.group(2)), f) for f in glob_rows(f"{DATA}/*-random-{seed}-oracle-s*-{dt}.jsonl")
                    if (m := pat.search(f)) and m.group(1) != TAG)
     return [f for _, _, f in found]
 

@@ -22,6 +22,7 @@ a = ap.parse_args()
 slug = re.sub(r"[^a-z0-9]+", "-", a.device.lower()).strip("-")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from oracle_files import extra_files, point_files, rows_file, seeds as dev_seeds  # noqa: E402
+from rows import open_rows  # noqa: E402
 
 seeds = dev_seeds()
 dtypes = [d for d in ("f32", "f64") if rows_file(seeds[0], d, a.op)]
@@ -49,7 +50,7 @@ for held in seeds:
             # The judged shapes are the oracle's own (a later session may time its configs at more
             # shapes of the seed: those rows are points for the other seeds, not judged here).
             for f in [rows_file(held, dt, a.op)] + extra_files(held, dt, a.op):
-                for line in open(f):
+                for line in open_rows(f):
                     r = json.loads(line)
                     if r.get("status") == "ok" and r.get("ms"):
                         k, c = (r["M"], r["N"], r["K"]), norm(r["config"])

@@ -60,6 +60,7 @@ import zlib
 
 # The files' reader and schema (bench/workload_file.py); OPS and load are here for other scripts.
 from workload_file import DTYPES, OPS, Invalid, load, load_all  # noqa: F401
+from rows import open_rows  # data files, plain or gzip-compressed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOADS = os.path.join(ROOT, "bench", "workloads")
@@ -197,7 +198,7 @@ def read_rows(path, need=lambda r: ROW_KEYS, what="workload"):
     """A data file's rows; a line that does not parse (an interrupted run's last) is said on stderr
     and skipped. need(row): the keys a row must have (bench/peers.py reads its rows here too)."""
     try:
-        f = open(path)
+        f = open_rows(path)  # plain, or gzip-compressed (bench/rows.py)
     except OSError as e:
         raise Invalid(f"{path}: cannot read: {e.strerror}")
     rows = []
