@@ -2,7 +2,7 @@
 # Session 19's device calls, with the prebuilt build/ (engine, libengine.so, gpu_lib, examples) and
 # python3 with torch. Everything under build/s19-CALL, packed into s19-CALL.tgz there; that archive
 # and summary.txt are copied to $OUT where it is set (the device tool brings back a few files).
-#   CALL=suite  make test-gpu as parallel sections (GPU_JOBS, tests/gpu/jobs.sh), all but the timed
+#   CALL=suite  make test-gpu as parallel sections (GPU_JOBS, tests/gpu/jobs.sh), all but edges and the timed
 #               ones (regress, half-bench) unless SECTIONS names others; none starts after DEADLINE s
 #   CALL=guard  the sections SECTIONS names (those the suite call left), then the timed ones alone:
 #               half-bench and regress (CHECK=1 over the shipped configs, the H200 baseline)
@@ -22,7 +22,7 @@ call_start "s19-$CALL"
 run() { call_run "$@"; }
 log() { call_log "$@"; }
 ALL="sanitize wisdom-memcheck half-san accuracy wisdom-f32 wisdom-f64 layouts tune library sm90a gemv verify half
-  isolation tune-faults auto splitk streamk interior f64 edges skinny slicek vec2 lanes wrong errors formats device"
+  isolation tune-faults auto splitk streamk interior f64 skinny slicek vec2 lanes wrong errors formats device"
 case "$CALL" in
 suite)
   run test-gpu $((BUDGET - 20)) env GPU_LOG_DIR="$OUT/gpu-logs" GPU_JOBS="${JOBS:-8}" GPU_DEADLINE="${DEADLINE:-330}" \

@@ -3,14 +3,16 @@
 # processes; the whole suite one section after another takes longer than a device call may run.
 # Each section runs as `GPU_ONLY=<section> bash tests/gpu.sh` with its own log folder ($LOG/<section>,
 # its output in $LOG/<section>/out.txt), the longest first; the sections whose checks time kernels
-# (regress, half-bench) run after every other has ended, alone on the GPU. GPU_DEADLINE=S: no section
+# (regress, half-bench) and edges run after every other has ended, each alone: edges verifies
+# 65536x65536x16, which holds about 86 GB of host memory for minutes (beside it on a 128 GB host,
+# wisdom-f32's rows at 8193^2 made no progress for 6 minutes; session 19). GPU_DEADLINE=S: no section
 # starts after S seconds from here; each left is one skipped check naming it, so a later call runs
 # them (GPU_ONLY=...). $LOG/sections.txt gets one line a section: name, seconds, passed, failed, skipped.
 # "wisdom" and "layouts-tb" are parts of other sections here (wisdom-f32 + wisdom-f64, layouts).
 jobs_order="sanitize wisdom-memcheck half-san accuracy wisdom-f32 wisdom-f64 layouts tune library sm90a gemv
-  verify half isolation tune-faults auto splitk streamk interior f64 edges skinny slicek vec2 lanes wrong
+  verify half isolation tune-faults auto splitk streamk interior f64 skinny slicek vec2 lanes wrong
   errors formats device"
-jobs_alone="half-bench regress"
+jobs_alone="edges half-bench regress"
 jobs_t0=$SECONDS
 jobs_deadline=${GPU_DEADLINE:-0}
 : >"$LOG/sections.txt"
