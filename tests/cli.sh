@@ -25,6 +25,19 @@ $E verify --format csv configs/naive.json >"$tmp/out" 2>&1
 $E verify --format jsonl configs/naive.json --shapes 17x33x5 >"$tmp/out" 2>"$tmp/err"
 ! grep -qv '^{"config":' "$tmp/out" && grep -q '^verify: [0-9]* passed, [0-9]* failed, [0-9]* errors$' "$tmp/err" &&
   pass "verify --format jsonl: stdout only rows, the summary on stderr" || fail "verify --format jsonl" "$(cat "$tmp/out" "$tmp/err")"
+# Through the fake worker (tests/fake_worker.py): a row a config, shape and beta, each with the
+# worker's figures and where the time went (t_setup, t_compile, t_verify, t_call: numbers).
+ENGINE_WORKER=$PWD/tests/fake_worker.py $E verify --format jsonl configs/naive.json --shapes 17x33x5 --arch sm_90 \
+  >"$tmp/out" 2>"$tmp/err"
+python3 - "$tmp/out" <<'PY' && pass "verify --format jsonl rows (fake worker): 2, each with the error figures and t_setup, t_compile, t_verify, t_call" ||
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["beta"] for r in rows] == [0.0, -0.5] and all(r["status"] == "ok" for r in rows), rows
+for r in rows:
+    for k in ("max_ratio", "err_max_u", "ref_err_mean_u", "t_setup", "t_compile", "t_verify", "t_call"):
+        assert isinstance(r[k], (int, float)) and r[k] >= 0, (k, r)
+PY
+  fail "verify --format jsonl rows (fake worker)" "$(cat "$tmp/out" "$tmp/err")"
 
 if $E info >/dev/null 2>&1; then
   echo "  (a GPU is present: the no-GPU checks below are skipped)"

@@ -720,9 +720,12 @@ static void accuracy_text(json_t *reply, char *buf, size_t len)
  * and what the worker's reply says (NULL: the kernel could not be built, status "error"): the
  * status, the element screen (max_ratio: largest error over its tolerance; bad, nonfinite of
  * checked) and the accuracy class's figures in u (the kernel's and cuBLAS's on the same inputs),
- * so a test can judge each row itself rather than trust the summary line. */
+ * so a test can judge each row itself rather than trust the summary line; and where the time went,
+ * in seconds: the worker's set-up of the problem (t_setup: inputs drawn, bound and reference made,
+ * skipped when the problem is the previous row's), its wait for the kernel (t_compile), the check
+ * (t_verify), and the whole request as the engine saw it (t_call; null where nothing ran). */
 static void verify_row(const config_t *c, const shape_t *sh, const char *shape, double beta, json_t *reply,
-                       const char *switches)
+                       const char *switches, double t_call)
 {
     json_t *row = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:f, s:s}", "config", c->label, "dtype",
                             dtype_name(c->dtype), "M", (json_int_t)sh->m, "N", (json_int_t)sh->n, "K",
@@ -730,12 +733,14 @@ static void verify_row(const config_t *c, const shape_t *sh, const char *shape, 
                             reply ? jstr(reply, "status", "error") : "error");
     if (!row)
         xoom(256);
-    static const char *const keys[] = {"max_ratio", "bad", "checked", "nonfinite", "class",
-                                       "err_max_u", "err_mean_u", "ref_err_max_u", "ref_err_mean_u"};
+    static const char *const keys[] = {"max_ratio", "bad", "checked", "nonfinite", "class", "err_max_u",
+                                       "err_mean_u", "ref_err_max_u", "ref_err_mean_u", "t_setup", "t_compile",
+                                       "t_verify"};
     for (size_t k = 0; reply && k < sizeof keys / sizeof keys[0]; k++) {
         json_t *v = json_object_get(reply, keys[k]);
         json_object_set(row, keys[k], v ? v : json_null());
     }
+    json_object_set_new(row, "t_call", t_call >= 0 ? json_real(t_call) : json_null());
     if (switches)
         json_object_set_new(row, "switches", json_string(switches));
     json_dumpf(row, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -797,20 +802,22 @@ int run_verify(const opts_t *o)
                         err_print(stderr, &j->err);
                         r.worst = exit_worst(r.worst, j->err.code);
                         if (jsonl)
-                            verify_row(c, sh, shape, betas[bi], NULL, NULL);
+                            verify_row(c, sh, shape, betas[bi], NULL, NULL, -1);
                         else
                             printf("error %-22s %s %-16s beta=%-5g\n", c->label, dtype_name(c->dtype), shape, betas[bi]);
                         errors++;
                         continue;
                     }
+                    double t_call = now_ms();
                     json_t *reply = run_request(&r, i, j, alpha, betas[bi], false);
+                    t_call = (now_ms() - t_call) * 1e-3;
                     if (!reply)
                         goto out;
                     const char *status = jstr(reply, "status", "error");
                     char errs[160];
                     accuracy_text(reply, errs, sizeof errs);
                     if (jsonl) {
-                        verify_row(c, sh, shape, betas[bi], reply, j->k.plan.switches);
+                        verify_row(c, sh, shape, betas[bi], reply, j->k.plan.switches, t_call);
                         if (strcmp(status, "ok") == 0)
                             passed++;
                         else if (strcmp(status, "FAIL") == 0)
