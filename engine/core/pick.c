@@ -260,51 +260,23 @@ bool pick_tile_variants(void)
     return !(tv && strcmp(tv, "0") == 0);
 }
 
-int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size_t nshapes, err_t *err)
+/* The levels' candidates weighed into p->sel (select_init): the first level wisdom holds for the
+ * dtype (user's or shipped, lu / ls), and below it as needed. p's wisdom is loaded. *n: how many
+ * candidates; *op_note (in note, NULL: none) and *mixed say how the problem's op was weighed. 0, or
+ * -1 with err set (the select freed; the caller frees p). */
+static int pick_candidates(pick_t *p, const pick_params *pp, const select_gpu *sg, const char *dev, int lu, int ls,
+                           size_t *n_out, char *note, size_t notelen, const char **op_note, bool *mixed, err_t *err)
 {
-    const bool tile_variants = pick_tile_variants();
-    memset(p, 0, sizeof *p);
-    wisdom_init(&p->user);
-    wisdom_init(&p->shipped);
-    /* The GPU's name, arch and SMs, without a context; with no GPU, --arch (or sm_90) still reaches
-     * the arch and default levels, and a run reports the missing GPU itself. */
-    gpu_t g;
-    memset(&g, 0, sizeof g);
-    err_t ignored;
-    err_clear(&ignored);
-    bool have_gpu = pp->probe && gpu_driver_present() && gpu_probe(&g, pp->device, &ignored) == 0;
-    p->arch = pp->arch ? pp->arch : have_gpu ? g.sm : 90;
-    p->device = try_strdup(pp->device_name ? pp->device_name : have_gpu ? g.name : "");
-    int sms = pp->sms ? pp->sms : have_gpu ? g.sms : usual_sms(p->arch);
-    double clock = have_gpu && g.clock_khz > 0 ? g.clock_khz * 1e3 : 1.98e9;
-    dtype_t dtype = pp->dtype;
     const char *dir = pp->wisdom_dir ? pp->wisdom_dir : paths_wisdom_dir();
-    bool nomem = false;
-    p->user_dir = !pp->user_dir ? paths_user_wisdom_dir(&nomem) : *pp->user_dir ? try_strdup(pp->user_dir) : NULL;
-    if (!p->device || nomem || (pp->user_dir && *pp->user_dir && !p->user_dir)) {
-        pick_free(p);
-        return no_memory(err, dir,
-                         nomem ? "for the user wisdom directory's name" : "for the pick's device and directory names");
-    }
-    if ((p->user_dir && load_user(&p->user, p->user_dir, pp->warn, err)) || wisdom_load_dir(&p->shipped, dir, err)) {
-        pick_free(p);
-        return -1;
-    }
-    const char *dev = *p->device ? p->device : NULL;
-    int lu = wisdom_first_level(&p->user, dev, p->arch, dtype),
-        ls = wisdom_first_level(&p->shipped, dev, p->arch, dtype);
+    const dtype_t dtype = pp->dtype;
     int level = lu && (!ls || lu <= ls) ? lu : ls;
     const wisdom_entry **entries = NULL;
     const wisdom_file **files = NULL;
     char **paths = NULL;
     size_t n = 0;
     int rc = 0;
-    char note[192];
-    const char *op_note = NULL;
-    bool mixed = false;
-    select_gpu sg;
-    select_gpu_init(&sg, p->arch, sms, clock);
-    sg.arch_guessed = !pp->arch || pp->arch_guessed;
+    *op_note = NULL;
+    *mixed = false;
     /* A level with few entries the problem's op can use (its own or NN's: a user's first --auto-tune
      * on a GPU without shipped entries of its own writes a device-level file of one or two) does not
      * shadow the levels below: they join it until there are PICK_OP_ENOUGH. Exact entries are looked
@@ -347,29 +319,28 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
                 free(paths[i]), free(paths_all ? paths_all[i] : NULL);
             free(entries), free(files), free(paths);
             free(entries_all), free(files_all), free(paths_all);
-            pick_free(p);
             return no_memory(err, dir, "for the wisdom candidates");
         }
-        mixed = keep_op(pp->op, pp->batch, entries, files, paths, &n, note, sizeof note);
-        op_note = *note ? note : NULL;
-        rc = select_init(&p->sel, &sg, dtype, entries, files, paths, n, err);
+        *mixed = keep_op(pp->op, pp->batch, entries, files, paths, &n, note, notelen);
+        *op_note = *note ? note : NULL;
+        rc = select_init(&p->sel, sg, dtype, entries, files, paths, n, err);
         /* The op's entries, all left out (3xTF32 ones where the target is not sm_90a), are as good as
          * none: weigh the NN entries instead, as where the level holds none of the op. */
         bool any = false;
         for (size_t c = 0; rc == 0 && c < n; c++)
             any = any || p->sel.cands[c].loaded;
-        if (rc == 0 && pp->op && (!op_note || mixed) && n && !any) {
+        if (rc == 0 && pp->op && (!*op_note || *mixed) && n && !any) {
             warn_left_out(&p->sel, pp->left_out);
             select_free(&p->sel);
             n = n_all;
             for (size_t i = 0; i < n; i++)
                 entries[i] = entries_all[i], files[i] = files_all[i], paths[i] = paths_all[i], paths_all[i] = NULL;
-            keep_op(0, pp->batch, entries, files, paths, &n, note, sizeof note);
-            snprintf(note, sizeof note, "every wisdom entry of op %s at this level is left out: weighed the NN entries",
+            keep_op(0, pp->batch, entries, files, paths, &n, note, notelen);
+            snprintf(note, notelen, "every wisdom entry of op %s at this level is left out: weighed the NN entries",
                      wisdom_op_name(pp->op));
-            op_note = note;
-            mixed = false;
-            rc = select_init(&p->sel, &sg, dtype, entries, files, paths, n, err);
+            *op_note = note;
+            *mixed = false;
+            rc = select_init(&p->sel, sg, dtype, entries, files, paths, n, err);
         }
         for (size_t i = 0; i < n_all; i++)
             free(paths_all[i]);
@@ -392,7 +363,101 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     free(entries);
     free(files);
     free(paths);
-    if (rc) {
+    *n_out = n;
+    return rc ? -1 : 0;
+}
+
+/* Shape s's choice into p's tables: the selection's pick (its entry, why, explanation), and where
+ * its tile is padded (tile_variants) the variant the model prefers. 0, or non-zero with err set. */
+static int pick_shape(pick_t *p, const pick_params *pp, const shape_t *sh, size_t s, const char *dev,
+                      const char *op_note, bool tile_variants, err_t *err)
+{
+    const char *dir = pp->wisdom_dir ? pp->wisdom_dir : paths_wisdom_dir();
+    const size_t n = p->sel.ncands;
+    int sr = select_pick_in(&p->sel, sh, pp->batch, pp->aligns ? &pp->aligns[s] : NULL,
+                            pp->layouts ? &pp->layouts[s] : NULL, &p->result[s]);
+    if (sr == SELECT_NOMEM)
+        return no_memory(err, dir, "for the selection's distances");
+    if (sr) {
+        const char *why = n ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
+        for (size_t c = 0; c < n && !p->sel.cands[c].loaded; c++)
+            why = p->sel.cands[c].err_text;
+        return err_set(err, ERR_INPUT, dir, 0, 0, "--auto: no wisdom for %s at %lldx%lldx%lld (%s)",
+                       dtype_name(pp->dtype), (long long)sh->m, (long long)sh->n, (long long)sh->k, why);
+    }
+    p->of_shape[s] = pick_entry_of_cand(p, p->result[s].chosen);
+    p->why[s] = why_of(&p->sel, &p->result[s], dev);
+    if (p->of_shape[s] == (size_t)-1 || !p->why[s])
+        return no_memory(err, dir, "for the chosen entry");
+    select_variant v;
+    int tv = tile_variants ? select_tile_variant(&p->sel, &p->result[s], sh, pp->layouts ? &pp->layouts[s] : NULL,
+                                                 PICK_TILE_GAIN, &v)
+                           : 0;
+    if (tv == SELECT_NOMEM)
+        return no_memory(err, dir, "for the selection's tile variants");
+    if (tv) {
+        p->of_shape[s] = variant_entry(p, p->result[s].chosen, &v);
+        char set[96];
+        char *w = p->of_shape[s] == (size_t)-1
+                      ? NULL
+                      : try_asprintf("%s with %s (its tile padded at this shape: the model estimates %.1f us)", p->why[s],
+                                     select_variant_text(&v, set, sizeof set), v.t_est * 1e6);
+        if (!w)
+            return no_memory(err, dir, "for the tile variant's entry");
+        free(p->why[s]);
+        p->why[s] = w;
+    }
+    p->explain[s] = select_explain(&p->sel, sh, &p->result[s]);
+    if (p->explain[s] && op_note) {
+        char *ex = try_asprintf("%s%s\n", p->explain[s], op_note);
+        free(p->explain[s]);
+        p->explain[s] = ex;
+    }
+    if (!p->explain[s])
+        return no_memory(err, dir, "for the choice's explanation");
+    return 0;
+}
+
+int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size_t nshapes, err_t *err)
+{
+    const bool tile_variants = pick_tile_variants();
+    memset(p, 0, sizeof *p);
+    wisdom_init(&p->user);
+    wisdom_init(&p->shipped);
+    /* The GPU's name, arch and SMs, without a context; with no GPU, --arch (or sm_90) still reaches
+     * the arch and default levels, and a run reports the missing GPU itself. */
+    gpu_t g;
+    memset(&g, 0, sizeof g);
+    err_t ignored;
+    err_clear(&ignored);
+    bool have_gpu = pp->probe && gpu_driver_present() && gpu_probe(&g, pp->device, &ignored) == 0;
+    p->arch = pp->arch ? pp->arch : have_gpu ? g.sm : 90;
+    p->device = try_strdup(pp->device_name ? pp->device_name : have_gpu ? g.name : "");
+    int sms = pp->sms ? pp->sms : have_gpu ? g.sms : usual_sms(p->arch);
+    double clock = have_gpu && g.clock_khz > 0 ? g.clock_khz * 1e3 : 1.98e9;
+    const char *dir = pp->wisdom_dir ? pp->wisdom_dir : paths_wisdom_dir();
+    bool nomem = false;
+    p->user_dir = !pp->user_dir ? paths_user_wisdom_dir(&nomem) : *pp->user_dir ? try_strdup(pp->user_dir) : NULL;
+    if (!p->device || nomem || (pp->user_dir && *pp->user_dir && !p->user_dir)) {
+        pick_free(p);
+        return no_memory(err, dir,
+                         nomem ? "for the user wisdom directory's name" : "for the pick's device and directory names");
+    }
+    if ((p->user_dir && load_user(&p->user, p->user_dir, pp->warn, err)) || wisdom_load_dir(&p->shipped, dir, err)) {
+        pick_free(p);
+        return -1;
+    }
+    const char *dev = *p->device ? p->device : NULL;
+    int lu = wisdom_first_level(&p->user, dev, p->arch, pp->dtype),
+        ls = wisdom_first_level(&p->shipped, dev, p->arch, pp->dtype);
+    select_gpu sg;
+    select_gpu_init(&sg, p->arch, sms, clock);
+    sg.arch_guessed = !pp->arch || pp->arch_guessed;
+    size_t n = 0;
+    char note[192];
+    const char *op_note = NULL;
+    bool mixed = false;
+    if (pick_candidates(p, pp, &sg, dev, lu, ls, &n, note, sizeof note, &op_note, &mixed, err)) {
         pick_free(p);
         return -1;
     }
@@ -413,61 +478,11 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
     warn_left_out(&p->sel, pp->left_out);
     for (size_t c = 0; c < n; c++)
         p->entry_of_cand[c] = (size_t)-1;
-    for (size_t s = 0; s < nshapes; s++) {
-        int sr = select_pick_in(&p->sel, &shapes[s], pp->batch, pp->aligns ? &pp->aligns[s] : NULL,
-                                pp->layouts ? &pp->layouts[s] : NULL, &p->result[s]);
-        if (sr == SELECT_NOMEM) {
-            pick_free(p);
-            return no_memory(err, dir, "for the selection's distances");
-        }
-        if (sr) {
-            const char *why = n ? "no entry's config plans at this shape" : "no device, arch or default entry of that dtype";
-            for (size_t c = 0; c < n && !p->sel.cands[c].loaded; c++)
-                why = p->sel.cands[c].err_text;
-            err_set(err, ERR_INPUT, dir, 0, 0, "--auto: no wisdom for %s at %lldx%lldx%lld (%s)", dtype_name(dtype),
-                    (long long)shapes[s].m, (long long)shapes[s].n, (long long)shapes[s].k, why);
+    for (size_t s = 0; s < nshapes; s++)
+        if (pick_shape(p, pp, &shapes[s], s, dev, op_note, tile_variants, err)) {
             pick_free(p);
             return -1;
         }
-        p->of_shape[s] = pick_entry_of_cand(p, p->result[s].chosen);
-        p->why[s] = why_of(&p->sel, &p->result[s], dev);
-        if (p->of_shape[s] == (size_t)-1 || !p->why[s]) {
-            pick_free(p);
-            return no_memory(err, dir, "for the chosen entry");
-        }
-        select_variant v;
-        int tv = tile_variants ? select_tile_variant(&p->sel, &p->result[s], &shapes[s],
-                                                     pp->layouts ? &pp->layouts[s] : NULL, PICK_TILE_GAIN, &v)
-                               : 0;
-        if (tv == SELECT_NOMEM) {
-            pick_free(p);
-            return no_memory(err, dir, "for the selection's tile variants");
-        }
-        if (tv) {
-            p->of_shape[s] = variant_entry(p, p->result[s].chosen, &v);
-            char set[96];
-            char *w = p->of_shape[s] == (size_t)-1
-                          ? NULL
-                          : try_asprintf("%s with %s (its tile padded at this shape: the model estimates %.1f us)",
-                                         p->why[s], select_variant_text(&v, set, sizeof set), v.t_est * 1e6);
-            if (!w) {
-                pick_free(p);
-                return no_memory(err, dir, "for the tile variant's entry");
-            }
-            free(p->why[s]);
-            p->why[s] = w;
-        }
-        p->explain[s] = select_explain(&p->sel, &shapes[s], &p->result[s]);
-        if (p->explain[s] && op_note) {
-            char *ex = try_asprintf("%s%s\n", p->explain[s], op_note);
-            free(p->explain[s]);
-            p->explain[s] = ex;
-        }
-        if (!p->explain[s]) {
-            pick_free(p);
-            return no_memory(err, dir, "for the choice's explanation");
-        }
-    }
     return 0;
 }
 
