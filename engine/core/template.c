@@ -440,6 +440,127 @@ static int load_tmap(rules_loader *ld, size_t idx, json_t *m, tpl_tmap *out)
            load_exprs(ld, m, "box", 3, what, out->box);
 }
 
+/* What kind of template this is: its summary, dtypes, peak, pdl, arch_specific and accuracy. */
+static int load_kind(rules_loader *ld, json_t *root, template_t *t)
+{
+    const char *summary = "";
+    if (jsonrd_string(&ld->top, "summary", 0, NULL, &summary) < 0)
+        return -1;
+    if (!(t->summary = try_strdup(summary)))
+        return no_memory(ld, "for the template's summary");
+    json_t *dtypes = json_object_get(root, "dtypes");
+    const char *p_dtypes[] = {"dtypes"};
+    if (!json_is_array(dtypes) || json_array_size(dtypes) == 0)
+        return load_fail(ld, p_dtypes, dtypes ? 1 : 0, "\"dtypes\" must list some of \"f32\", \"f64\", \"bf16\", \"f16\"");
+    for (size_t i = 0; i < json_array_size(dtypes); i++) {
+        dtype_t d;
+        if (dtype_parse(json_string_value(json_array_get(dtypes, i)), &d))
+            return load_fail(ld, p_dtypes, 1, "\"dtypes\" must list some of \"f32\", \"f64\", \"bf16\", \"f16\"");
+        t->dtypes[d] = true;
+    }
+    json_t *peak = json_object_get(root, "peak");
+    const char *p_peak[] = {"peak"};
+    if (peak && !(json_is_string(peak) && (strcmp(json_string_value(peak), "fma") == 0 ||
+                                           strcmp(json_string_value(peak), "tensor") == 0)))
+        return load_fail(ld, p_peak, 1, "\"peak\" must be \"fma\" or \"tensor\"");
+    t->tensor = peak && strcmp(json_string_value(peak), "tensor") == 0;
+    if (jsonrd_bool(&ld->top, "pdl", 0, &t->pdl) < 0 || jsonrd_bool(&ld->top, "arch_specific", 0, &t->arch_specific) < 0)
+        return -1;
+    json_t *acc = json_object_get(root, "accuracy");
+    const char *p_acc[] = {"accuracy"};
+    /* The codes of accuracy.h's acc_kind: the dtype's own class (0) or tf32 (1). */
+    const char *av = json_string_value(acc);
+    t->accuracy = !acc ? 0 : av && (strcmp(av, "f32") == 0 || strcmp(av, "f64") == 0) ? 0 : av && strcmp(av, "tf32") == 0 ? 1 : -1;
+    if (t->accuracy < 0)
+        return load_fail(ld, p_acc, 1, "\"accuracy\" must be \"f32\", \"f64\" or \"tf32\" (accuracy.h)");
+    return 0;
+}
+
+/* The parameters, the named expressions and rules, and the plan's expressions (workspace, traffic,
+ * compile cost, per-stream state). */
+static int load_params_rules(rules_loader *ld, json_t *root, template_t *t)
+{
+    json_t *params = json_object_get(root, "params");
+    const char *p_params[] = {"params"};
+    if (!json_is_object(params))
+        return load_fail(ld, p_params, params ? 1 : 0, "\"params\" must be an object of parameter specs");
+    jsonrd_obj po = jsonrd_member(&ld->top, "params", params, NULL);
+    if (!(t->params = try_calloc(json_object_size(params), sizeof *t->params)))
+        return no_memory(ld, "for the template's parameters");
+    const char *name;
+    json_t *spec;
+    json_object_foreach(params, name, spec)
+    {
+        if (load_param(ld, &po, name, spec, &t->params[t->nparams++]))
+            return -1;
+    }
+    if (load_named(ld, json_object_get(root, "derived"), "derived", &t->derived, &t->nderived) ||
+        template_load_rules(ld, json_object_get(root, "constraints"), "constraints", &t->constraints, &t->nconstraints) ||
+        template_load_rules(ld, json_object_get(root, "requires"), "requires", &t->requires, &t->nrequires) ||
+        load_named(ld, json_object_get(root, "switches"), "switches", &t->switches, &t->nswitches) ||
+        load_named(ld, json_object_get(root, "let"), "let", &t->lets, &t->nlets))
+        return -1;
+    const char *p_ws[] = {"workspace"}, *p_tr[] = {"traffic"}, *p_cc[] = {"compile_cost"}, *p_ss[] = {"stream_state"};
+    json_t *ws = json_object_get(root, "workspace"), *tr = json_object_get(root, "traffic");
+    json_t *cc = json_object_get(root, "compile_cost"), *ss = json_object_get(root, "stream_state");
+    if ((ws && get_expr(ld, ws, p_ws, 1, &t->workspace)) || (tr && get_expr(ld, tr, p_tr, 1, &t->traffic)) ||
+        (cc && get_expr(ld, cc, p_cc, 1, &t->compile_cost)) || (ss && get_expr(ld, ss, p_ss, 1, &t->stream_state)))
+        return -1;
+    return 0;
+}
+
+/* The selection model's figures (select.h): "model": {tile, atomics, slow, turns}, all optional. */
+static int load_model(rules_loader *ld, json_t *root, template_t *t)
+{
+    json_t *model = json_object_get(root, "model");
+    if (!model)
+        return 0;
+    static const char *const model_keys[] = {"tile", "atomics", "slow", "turns", NULL};
+    const char *p_m[] = {"model", "tile"}, *p_a[] = {"model", "atomics"}, *p_s[] = {"model", "slow"},
+               *p_t[] = {"model", "turns"};
+    if (!json_is_object(model))
+        return load_fail(ld, p_m, 1, "\"model\" must be an object (tile, atomics, slow, turns)");
+    jsonrd_obj mo = jsonrd_member(&ld->top, "model", model, NULL);
+    if (jsonrd_only(&mo, model_keys, "a model"))
+        return -1;
+    json_t *tile = json_object_get(model, "tile"), *at = json_object_get(model, "atomics");
+    json_t *slow = json_object_get(model, "slow"), *turns = json_object_get(model, "turns");
+    if (tile && (!json_is_array(tile) || json_array_size(tile) != 3))
+        return load_fail(ld, p_m, 2, "\"tile\" must be [rows, columns, depth]: the block tile C is padded to");
+    for (size_t d = 0; tile && d < 3; d++)
+        if (get_expr(ld, json_array_get(tile, d), p_m, 2, &t->model_tile[d]))
+            return -1;
+    if ((at && get_expr(ld, at, p_a, 2, &t->model_atomics)) || (slow && get_expr(ld, slow, p_s, 2, &t->model_slow)) ||
+        (turns && get_expr(ld, turns, p_t, 2, &t->model_turns)))
+        return -1;
+    return 0;
+}
+
+/* The launches (one of kernel "gemm") and the tensor maps. */
+static int load_launches(rules_loader *ld, json_t *root, template_t *t)
+{
+    json_t *launches = json_object_get(root, "launches");
+    const char *p_l[] = {"launches"};
+    if (!json_is_array(launches) || json_array_size(launches) == 0 || json_array_size(launches) > TPL_MAX_LAUNCHES)
+        return load_fail(ld, p_l, launches ? 1 : 0, "\"launches\" must be an array of 1 to %d launches", TPL_MAX_LAUNCHES);
+    bool has_gemm = false;
+    for (size_t i = 0; i < json_array_size(launches); i++) {
+        if (load_launch(ld, i, json_array_get(launches, i), &t->launches[t->nlaunches++]))
+            return -1;
+        has_gemm = has_gemm || strcmp(t->launches[i].kernel, "gemm") == 0;
+    }
+    if (!has_gemm)
+        return load_fail(ld, p_l, 1, "one launch must run the kernel \"gemm\" (the one whose resources are reported)");
+    json_t *tmaps = json_object_get(root, "tensor_maps");
+    const char *p_t[] = {"tensor_maps"};
+    if (tmaps && (!json_is_array(tmaps) || json_array_size(tmaps) > TPL_MAX_TMAPS))
+        return load_fail(ld, p_t, 1, "\"tensor_maps\" must be an array of at most %d tensor maps", TPL_MAX_TMAPS);
+    for (size_t i = 0; tmaps && i < json_array_size(tmaps); i++)
+        if (load_tmap(ld, i, json_array_get(tmaps, i), &t->tmaps[t->ntmaps++]))
+            return -1;
+    return 0;
+}
+
 static int parse_block(rules_loader *ld, template_t *t)
 {
     static const char *const allowed[] = {"summary", "dtypes", "peak", "params", "derived", "constraints",
@@ -449,138 +570,11 @@ static int parse_block(rules_loader *ld, template_t *t)
     json_t *root;
     if (jsonrd_load(&ld->rd, strlen(ld->rd.text), JSON_DISABLE_EOF_CHECK, "template parameter block", &root))
         return -1;
-    int rc = -1;
-    if (jsonrd_top(&ld->rd, root, "template parameter block", &ld->top) ||
-        jsonrd_only(&ld->top, allowed, "the template parameter block"))
-        goto out;
-    const char *summary = "";
-    if (jsonrd_string(&ld->top, "summary", 0, NULL, &summary) < 0)
-        goto out;
-    if (!(t->summary = try_strdup(summary))) {
-        no_memory(ld, "for the template's summary");
-        goto out;
-    }
-
-    json_t *dtypes = json_object_get(root, "dtypes");
-    const char *p_dtypes[] = {"dtypes"};
-    if (!json_is_array(dtypes) || json_array_size(dtypes) == 0) {
-        load_fail(ld, p_dtypes, dtypes ? 1 : 0, "\"dtypes\" must list some of \"f32\", \"f64\", \"bf16\", \"f16\"");
-        goto out;
-    }
-    for (size_t i = 0; i < json_array_size(dtypes); i++) {
-        dtype_t d;
-        if (dtype_parse(json_string_value(json_array_get(dtypes, i)), &d)) {
-            load_fail(ld, p_dtypes, 1, "\"dtypes\" must list some of \"f32\", \"f64\", \"bf16\", \"f16\"");
-            goto out;
-        }
-        t->dtypes[d] = true;
-    }
-    json_t *peak = json_object_get(root, "peak");
-    const char *p_peak[] = {"peak"};
-    if (peak && !(json_is_string(peak) && (strcmp(json_string_value(peak), "fma") == 0 ||
-                                           strcmp(json_string_value(peak), "tensor") == 0))) {
-        load_fail(ld, p_peak, 1, "\"peak\" must be \"fma\" or \"tensor\"");
-        goto out;
-    }
-    t->tensor = peak && strcmp(json_string_value(peak), "tensor") == 0;
-    if (jsonrd_bool(&ld->top, "pdl", 0, &t->pdl) < 0 || jsonrd_bool(&ld->top, "arch_specific", 0, &t->arch_specific) < 0)
-        goto out;
-    json_t *acc = json_object_get(root, "accuracy");
-    const char *p_acc[] = {"accuracy"};
-    /* The codes of accuracy.h's acc_kind: the dtype's own class (0) or tf32 (1). */
-    const char *av = json_string_value(acc);
-    t->accuracy = !acc ? 0 : av && (strcmp(av, "f32") == 0 || strcmp(av, "f64") == 0) ? 0 : av && strcmp(av, "tf32") == 0 ? 1 : -1;
-    if (t->accuracy < 0) {
-        load_fail(ld, p_acc, 1, "\"accuracy\" must be \"f32\", \"f64\" or \"tf32\" (accuracy.h)");
-        goto out;
-    }
-
-    json_t *params = json_object_get(root, "params");
-    const char *p_params[] = {"params"};
-    if (!json_is_object(params)) {
-        load_fail(ld, p_params, params ? 1 : 0, "\"params\" must be an object of parameter specs");
-        goto out;
-    }
-    jsonrd_obj po = jsonrd_member(&ld->top, "params", params, NULL);
-    if (!(t->params = try_calloc(json_object_size(params), sizeof *t->params))) {
-        no_memory(ld, "for the template's parameters");
-        goto out;
-    }
-    const char *name;
-    json_t *spec;
-    json_object_foreach(params, name, spec)
-    {
-        if (load_param(ld, &po, name, spec, &t->params[t->nparams++]))
-            goto out;
-    }
-    if (load_named(ld, json_object_get(root, "derived"), "derived", &t->derived, &t->nderived) ||
-        template_load_rules(ld, json_object_get(root, "constraints"), "constraints", &t->constraints, &t->nconstraints) ||
-        template_load_rules(ld, json_object_get(root, "requires"), "requires", &t->requires, &t->nrequires) ||
-        load_named(ld, json_object_get(root, "switches"), "switches", &t->switches, &t->nswitches) ||
-        load_named(ld, json_object_get(root, "let"), "let", &t->lets, &t->nlets))
-        goto out;
-    const char *p_ws[] = {"workspace"}, *p_tr[] = {"traffic"}, *p_cc[] = {"compile_cost"}, *p_ss[] = {"stream_state"};
-    json_t *ws = json_object_get(root, "workspace"), *tr = json_object_get(root, "traffic");
-    json_t *cc = json_object_get(root, "compile_cost"), *ss = json_object_get(root, "stream_state");
-    if ((ws && get_expr(ld, ws, p_ws, 1, &t->workspace)) || (tr && get_expr(ld, tr, p_tr, 1, &t->traffic)) ||
-        (cc && get_expr(ld, cc, p_cc, 1, &t->compile_cost)) || (ss && get_expr(ld, ss, p_ss, 1, &t->stream_state)))
-        goto out;
-
-    json_t *model = json_object_get(root, "model");
-    if (model) {
-        static const char *const model_keys[] = {"tile", "atomics", "slow", "turns", NULL};
-        const char *p_m[] = {"model", "tile"}, *p_a[] = {"model", "atomics"}, *p_s[] = {"model", "slow"},
-                   *p_t[] = {"model", "turns"};
-        if (!json_is_object(model)) {
-            load_fail(ld, p_m, 1, "\"model\" must be an object (tile, atomics, slow, turns)");
-            goto out;
-        }
-        jsonrd_obj mo = jsonrd_member(&ld->top, "model", model, NULL);
-        if (jsonrd_only(&mo, model_keys, "a model"))
-            goto out;
-        json_t *tile = json_object_get(model, "tile"), *at = json_object_get(model, "atomics");
-        json_t *slow = json_object_get(model, "slow"), *turns = json_object_get(model, "turns");
-        if (tile && (!json_is_array(tile) || json_array_size(tile) != 3)) {
-            load_fail(ld, p_m, 2, "\"tile\" must be [rows, columns, depth]: the block tile C is padded to");
-            goto out;
-        }
-        for (size_t d = 0; tile && d < 3; d++)
-            if (get_expr(ld, json_array_get(tile, d), p_m, 2, &t->model_tile[d]))
-                goto out;
-        if ((at && get_expr(ld, at, p_a, 2, &t->model_atomics)) || (slow && get_expr(ld, slow, p_s, 2, &t->model_slow)) ||
-            (turns && get_expr(ld, turns, p_t, 2, &t->model_turns)))
-            goto out;
-    }
-
-    json_t *launches = json_object_get(root, "launches");
-    const char *p_l[] = {"launches"};
-    if (!json_is_array(launches) || json_array_size(launches) == 0 ||
-        json_array_size(launches) > TPL_MAX_LAUNCHES) {
-        load_fail(ld, p_l, launches ? 1 : 0, "\"launches\" must be an array of 1 to %d launches",
-                  TPL_MAX_LAUNCHES);
-        goto out;
-    }
-    bool has_gemm = false;
-    for (size_t i = 0; i < json_array_size(launches); i++) {
-        if (load_launch(ld, i, json_array_get(launches, i), &t->launches[t->nlaunches++]))
-            goto out;
-        has_gemm = has_gemm || strcmp(t->launches[i].kernel, "gemm") == 0;
-    }
-    if (!has_gemm) {
-        load_fail(ld, p_l, 1, "one launch must run the kernel \"gemm\" (the one whose resources are reported)");
-        goto out;
-    }
-    json_t *tmaps = json_object_get(root, "tensor_maps");
-    const char *p_t[] = {"tensor_maps"};
-    if (tmaps && (!json_is_array(tmaps) || json_array_size(tmaps) > TPL_MAX_TMAPS)) {
-        load_fail(ld, p_t, 1, "\"tensor_maps\" must be an array of at most %d tensor maps", TPL_MAX_TMAPS);
-        goto out;
-    }
-    for (size_t i = 0; tmaps && i < json_array_size(tmaps); i++)
-        if (load_tmap(ld, i, json_array_get(tmaps, i), &t->tmaps[t->ntmaps++]))
-            goto out;
-    rc = 0;
-out:
+    int rc = jsonrd_top(&ld->rd, root, "template parameter block", &ld->top) ||
+                     jsonrd_only(&ld->top, allowed, "the template parameter block") || load_kind(ld, root, t) ||
+                     load_params_rules(ld, root, t) || load_model(ld, root, t) || load_launches(ld, root, t)
+                 ? -1
+                 : 0;
     json_decref(root);
     return rc;
 }
