@@ -260,23 +260,34 @@ bool pick_tile_variants(void)
     return !(tv && strcmp(tv, "0") == 0);
 }
 
+/* How the problem's op was weighed against the level's entries (keep_op): a note for --explain
+ * (note[0] == 0: none), and whether the op's own entries were mixed with NN's. */
+typedef struct {
+    char note[192];
+    bool mixed;
+} op_weighing;
+
 /* The levels' candidates weighed into p->sel (select_init): the first level wisdom holds for the
- * dtype (user's or shipped, lu / ls), and below it as needed. p's wisdom is loaded. *n: how many
- * candidates; *op_note (in note, NULL: none) and *mixed say how the problem's op was weighed. 0, or
- * -1 with err set (the select freed; the caller frees p). */
-static int pick_candidates(pick_t *p, const pick_params *pp, const select_gpu *sg, const char *dev, int lu, int ls,
-                           size_t *n_out, char *note, size_t notelen, const char **op_note, bool *mixed, err_t *err)
+ * dtype (the user's or the shipped), and below it as needed; p's wisdom is loaded. ow says how the
+ * problem's op was weighed. 0, or -1 with err set (the select freed; the caller frees p). */
+static int pick_candidates(pick_t *p, const pick_params *pp, const select_gpu *sg, op_weighing *ow, err_t *err)
 {
     const char *dir = pp->wisdom_dir ? pp->wisdom_dir : paths_wisdom_dir();
     const dtype_t dtype = pp->dtype;
+    const char *dev = *p->device ? p->device : NULL;
+    const int lu = wisdom_first_level(&p->user, dev, p->arch, dtype),
+              ls = wisdom_first_level(&p->shipped, dev, p->arch, dtype);
     int level = lu && (!ls || lu <= ls) ? lu : ls;
+    char *note = ow->note;
+    const size_t notelen = sizeof ow->note;
     const wisdom_entry **entries = NULL;
     const wisdom_file **files = NULL;
     char **paths = NULL;
     size_t n = 0;
     int rc = 0;
-    *op_note = NULL;
-    *mixed = false;
+    const char *op_note = NULL;
+    note[0] = 0;
+    ow->mixed = false;
     /* A level with few entries the problem's op can use (its own or NN's: a user's first --auto-tune
      * on a GPU without shipped entries of its own writes a device-level file of one or two) does not
      * shadow the levels below: they join it until there are PICK_OP_ENOUGH. Exact entries are looked
@@ -321,15 +332,15 @@ static int pick_candidates(pick_t *p, const pick_params *pp, const select_gpu *s
             free(entries_all), free(files_all), free(paths_all);
             return no_memory(err, dir, "for the wisdom candidates");
         }
-        *mixed = keep_op(pp->op, pp->batch, entries, files, paths, &n, note, notelen);
-        *op_note = *note ? note : NULL;
+        ow->mixed = keep_op(pp->op, pp->batch, entries, files, paths, &n, note, notelen);
+        op_note = *note ? note : NULL;
         rc = select_init(&p->sel, sg, dtype, entries, files, paths, n, err);
         /* The op's entries, all left out (3xTF32 ones where the target is not sm_90a), are as good as
          * none: weigh the NN entries instead, as where the level holds none of the op. */
         bool any = false;
         for (size_t c = 0; rc == 0 && c < n; c++)
             any = any || p->sel.cands[c].loaded;
-        if (rc == 0 && pp->op && (!*op_note || *mixed) && n && !any) {
+        if (rc == 0 && pp->op && (!op_note || ow->mixed) && n && !any) {
             warn_left_out(&p->sel, pp->left_out);
             select_free(&p->sel);
             n = n_all;
@@ -338,8 +349,8 @@ static int pick_candidates(pick_t *p, const pick_params *pp, const select_gpu *s
             keep_op(0, pp->batch, entries, files, paths, &n, note, notelen);
             snprintf(note, notelen, "every wisdom entry of op %s at this level is left out: weighed the NN entries",
                      wisdom_op_name(pp->op));
-            *op_note = note;
-            *mixed = false;
+            op_note = note;
+            ow->mixed = false;
             rc = select_init(&p->sel, sg, dtype, entries, files, paths, n, err);
         }
         for (size_t i = 0; i < n_all; i++)
@@ -363,7 +374,6 @@ static int pick_candidates(pick_t *p, const pick_params *pp, const select_gpu *s
     free(entries);
     free(files);
     free(paths);
-    *n_out = n;
     return rc ? -1 : 0;
 }
 
@@ -400,8 +410,8 @@ static int pick_shape(pick_t *p, const pick_params *pp, const shape_t *sh, size_
         char set[96];
         char *w = p->of_shape[s] == (size_t)-1
                       ? NULL
-                      : try_asprintf("%s with %s (its tile padded at this shape: the model estimates %.1f us)", p->why[s],
-                                     select_variant_text(&v, set, sizeof set), v.t_est * 1e6);
+                      : try_asprintf("%s with %s (its tile padded at this shape: the model estimates %.1f us)",
+                                     p->why[s], select_variant_text(&v, set, sizeof set), v.t_est * 1e6);
         if (!w)
             return no_memory(err, dir, "for the tile variant's entry");
         free(p->why[s]);
@@ -447,23 +457,19 @@ int pick_init_with(pick_t *p, const pick_params *pp, const shape_t *shapes, size
         pick_free(p);
         return -1;
     }
-    const char *dev = *p->device ? p->device : NULL;
-    int lu = wisdom_first_level(&p->user, dev, p->arch, pp->dtype),
-        ls = wisdom_first_level(&p->shipped, dev, p->arch, pp->dtype);
     select_gpu sg;
     select_gpu_init(&sg, p->arch, sms, clock);
     sg.arch_guessed = !pp->arch || pp->arch_guessed;
-    size_t n = 0;
-    char note[192];
-    const char *op_note = NULL;
-    bool mixed = false;
-    if (pick_candidates(p, pp, &sg, dev, lu, ls, &n, note, sizeof note, &op_note, &mixed, err)) {
+    op_weighing ow;
+    if (pick_candidates(p, pp, &sg, &ow, err)) {
         pick_free(p);
         return -1;
     }
+    const size_t n = p->sel.ncands;
+    const char *dev = *p->device ? p->device : NULL, *op_note = ow.note[0] ? ow.note : NULL;
     p->op_note = op_note ? try_strdup(op_note) : NULL;
     p->sel.op = pp->op;
-    if (mixed)
+    if (ow.mixed)
         p->sel.exact_op = pp->op;
     p->entry_of_cand = try_calloc(n ? n : 1, sizeof *p->entry_of_cand);
     p->nshapes = nshapes;

@@ -451,7 +451,8 @@ static int load_kind(rules_loader *ld, json_t *root, template_t *t)
     json_t *dtypes = json_object_get(root, "dtypes");
     const char *p_dtypes[] = {"dtypes"};
     if (!json_is_array(dtypes) || json_array_size(dtypes) == 0)
-        return load_fail(ld, p_dtypes, dtypes ? 1 : 0, "\"dtypes\" must list some of \"f32\", \"f64\", \"bf16\", \"f16\"");
+        return load_fail(ld, p_dtypes, dtypes ? 1 : 0,
+                         "\"dtypes\" must list some of \"f32\", \"f64\", \"bf16\", \"f16\"");
     for (size_t i = 0; i < json_array_size(dtypes); i++) {
         dtype_t d;
         if (dtype_parse(json_string_value(json_array_get(dtypes, i)), &d))
@@ -542,7 +543,8 @@ static int load_launches(rules_loader *ld, json_t *root, template_t *t)
     json_t *launches = json_object_get(root, "launches");
     const char *p_l[] = {"launches"};
     if (!json_is_array(launches) || json_array_size(launches) == 0 || json_array_size(launches) > TPL_MAX_LAUNCHES)
-        return load_fail(ld, p_l, launches ? 1 : 0, "\"launches\" must be an array of 1 to %d launches", TPL_MAX_LAUNCHES);
+        return load_fail(ld, p_l, launches ? 1 : 0, "\"launches\" must be an array of 1 to %d launches",
+                         TPL_MAX_LAUNCHES);
     bool has_gemm = false;
     for (size_t i = 0; i < json_array_size(launches); i++) {
         if (load_launch(ld, i, json_array_get(launches, i), &t->launches[t->nlaunches++]))
