@@ -749,6 +749,46 @@ static void verify_row(const config_t *c, const shape_t *sh, const char *shape, 
     json_decref(row);
 }
 
+/* Rows verify passed, failed (the screen or the accuracy class) and could not run. */
+typedef struct {
+    size_t passed, failed, errors;
+} verify_counts;
+
+/* One verified row, counted into n: a jsonl row (verify_row), or a line of the table: ok with the
+ * largest error over its tolerance and the class's figures; FAIL with how many elements were wrong,
+ * or the class's figures alone where the screen passed them all; else the status (error, fault,
+ * timeout). */
+static void verify_print(const config_t *c, const shape_t *sh, const char *shape, double beta, json_t *reply,
+                         const char *switches, bool jsonl, double t_call, verify_counts *n)
+{
+    const char *status = jstr(reply, "status", "error");
+    const bool ok = strcmp(status, "ok") == 0, fail = strcmp(status, "FAIL") == 0;
+    if (jsonl) {
+        verify_row(c, sh, shape, beta, reply, switches, t_call);
+        *(ok ? &n->passed : fail ? &n->failed : &n->errors) += 1;
+        return;
+    }
+    char errs[160];
+    accuracy_text(reply, errs, sizeof errs);
+    if (ok) {
+        printf("ok    %-22s %s %-16s beta=%-5g max err/tol %.3g  %s  [%s]\n", c->label, dtype_name(c->dtype), shape,
+               beta, jnum(reply, "max_ratio", 0), errs, switches);
+        n->passed++;
+    } else if (fail && jnum(reply, "bad", 0) == 0) {
+        /* every element within the screen's bound: the accuracy class failed */
+        printf("FAIL  %-22s %s %-16s beta=%-5g %s\n", c->label, dtype_name(c->dtype), shape, beta, errs);
+        n->failed++;
+    } else if (fail) {
+        printf("FAIL  %-22s %s %-16s beta=%-5g %lld of %lld wrong (%lld NaN/Inf), max err/tol %.3g  %s\n", c->label,
+               dtype_name(c->dtype), shape, beta, (long long)jnum(reply, "bad", 0), (long long)jnum(reply, "checked", 0),
+               (long long)jnum(reply, "nonfinite", 0), jnum(reply, "max_ratio", 0), errs);
+        n->failed++;
+    } else {
+        printf("%-5s %-22s %s %-16s beta=%-5g\n", status, c->label, dtype_name(c->dtype), shape, beta);
+        n->errors++;
+    }
+}
+
 int run_verify(const opts_t *o)
 {
     const shape_t *shapes = o->nshapes ? o->shapes : k_verify_shapes;
@@ -759,16 +799,16 @@ int run_verify(const opts_t *o)
     if (prc)
         return prc;
     runner_t r;
-    size_t passed = 0, failed = 0, errors = 0;
+    verify_counts n = {0, 0, 0};
     /* --format jsonl: stdout holds one JSON row a config, shape and beta (verify_row); everything
      * else, the summary included, goes to stderr. */
     const bool jsonl = o->format == FORMAT_JSONL;
     FILE *info = jsonl ? stderr : stdout;
     int rc = runner_open(&r, o, false);
     for (size_t i = 0; r.cfgs && i < o->nentries; i++)
-        errors += r.cfgs[i] == NULL;
+        n.errors += r.cfgs[i] == NULL;
     if (rc) {
-        fprintf(info, "verify: %zu passed, %zu failed, %zu errors\n", passed, failed, errors);
+        fprintf(info, "verify: %zu passed, %zu failed, %zu errors\n", n.passed, n.failed, n.errors);
         int worst = r.worst;
         runner_close(&r);
         pick_free(&pick);
@@ -805,7 +845,7 @@ int run_verify(const opts_t *o)
                             verify_row(c, sh, shape, betas[bi], NULL, NULL, -1);
                         else
                             printf("error %-22s %s %-16s beta=%-5g\n", c->label, dtype_name(c->dtype), shape, betas[bi]);
-                        errors++;
+                        n.errors++;
                         continue;
                     }
                     double t_call = now_ms();
@@ -813,38 +853,7 @@ int run_verify(const opts_t *o)
                     t_call = (now_ms() - t_call) * 1e-3;
                     if (!reply)
                         goto out;
-                    const char *status = jstr(reply, "status", "error");
-                    char errs[160];
-                    accuracy_text(reply, errs, sizeof errs);
-                    if (jsonl) {
-                        verify_row(c, sh, shape, betas[bi], reply, j->k.plan.switches, t_call);
-                        if (strcmp(status, "ok") == 0)
-                            passed++;
-                        else if (strcmp(status, "FAIL") == 0)
-                            failed++;
-                        else
-                            errors++;
-                    } else if (strcmp(status, "ok") == 0) {
-                        printf("ok    %-22s %s %-16s beta=%-5g max err/tol %.3g  %s  [%s]\n", c->label,
-                               dtype_name(c->dtype), shape, betas[bi], jnum(reply, "max_ratio", 0), errs,
-                               j->k.plan.switches);
-                        passed++;
-                    } else if (strcmp(status, "FAIL") == 0 && jnum(reply, "bad", 0) == 0) {
-                        /* every element within the screen's bound: the accuracy class failed */
-                        printf("FAIL  %-22s %s %-16s beta=%-5g %s\n", c->label, dtype_name(c->dtype), shape, betas[bi],
-                               errs);
-                        failed++;
-                    } else if (strcmp(status, "FAIL") == 0) {
-                        printf("FAIL  %-22s %s %-16s beta=%-5g %lld of %lld wrong (%lld NaN/Inf), max err/tol %.3g  %s\n",
-                               c->label, dtype_name(c->dtype), shape, betas[bi], (long long)jnum(reply, "bad", 0),
-                               (long long)jnum(reply, "checked", 0), (long long)jnum(reply, "nonfinite", 0),
-                               jnum(reply, "max_ratio", 0), errs);
-                        failed++;
-                    } else {
-                        printf("%-5s %-22s %s %-16s beta=%-5g\n", status, c->label, dtype_name(c->dtype), shape,
-                               betas[bi]);
-                        errors++;
-                    }
+                    verify_print(c, sh, shape, betas[bi], reply, j->k.plan.switches, jsonl, t_call, &n);
                     fflush(stdout);
                     r.worst = exit_worst(r.worst, report_failure(reply));
                     json_decref(reply);
@@ -853,7 +862,7 @@ int run_verify(const opts_t *o)
         }
     }
 out:
-    fprintf(info, "verify: %zu passed, %zu failed, %zu errors\n", passed, failed, errors);
+    fprintf(info, "verify: %zu passed, %zu failed, %zu errors\n", n.passed, n.failed, n.errors);
     free_jobs(&r, jobs, nshapes);
     int worst = r.worst;
     runner_close(&r);
