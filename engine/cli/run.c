@@ -568,6 +568,51 @@ static void auto_tune(runner_t *r, pick_t *pick, const shape_t *shapes, size_t n
     }
 }
 
+/* The problem a bench pass times: shape, layout and scalars. */
+typedef struct {
+    const shape_t *sh;
+    const layout_t *lay;
+    double alpha, beta;
+} bench_problem;
+
+/* What cuBLAS ran for dtype d (the rerun column of its row): the call and its compute type. */
+static const char *cublas_call(dtype_t d, bool plain, bool pedantic)
+{
+    if (dtype_half(d))
+        return plain ? "cublasGemmEx, CUBLAS_COMPUTE_32F, no reduced-precision reductions"
+                     : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F, no reduced-precision reductions";
+    if (!plain)
+        return d == DTYPE_F64 ? (pedantic ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F_PEDANTIC"
+                                          : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F")
+               : pedantic ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_PEDANTIC"
+                          : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F";
+    return d == DTYPE_F64 ? (pedantic ? "cublasDgemm, CUBLAS_PEDANTIC_MATH" : "cublasDgemm, CUBLAS_DEFAULT_MATH")
+           : pedantic    ? "cublasSgemm, CUBLAS_PEDANTIC_MATH"
+                         : "cublasSgemm, CUBLAS_DEFAULT_MATH";
+}
+
+/* cuBLAS's rows after dtype d's configs: its time from last (a reply that carries it), and cuBLAS
+ * FAST_TF32's from last_tf32 where a tf32-class config ran (its % cuBLAS against strict SGEMM, as
+ * every row's). */
+static void bench_cublas_rows(const runner_t *r, report_t *rep, const machine_t *mc, dtype_t d, const bench_problem *pb,
+                              json_t *last, json_t *last_tf32)
+{
+    const layout_t *lay = pb->lay;
+    const shape_t *sh = pb->sh;
+    bool plain = !lay->ta && !lay->tb && lay->batch == 1 && layout_is_packed(lay, sh->m, sh->n, sh->k);
+    /* cuBLAS DGEMM runs on the FP64 tensor cores where there are any. */
+    double peak = d == DTYPE_F64 && arch_lookup((int)jnum(r->w.hello, "sm", 90))->fp64_tc_lanes > 0
+                      ? mc->fp64_tc
+                      : peak_for(mc, d, false);
+    cublas_row(rep, last, "cublas_", "cublas", cublas_call(d, plain, r->su.cublas_pedantic), d, sh, lay, pb->alpha,
+               pb->beta, peak, jnum(last, "cublas_ms", 0));
+    if (last_tf32)
+        cublas_row(rep, last_tf32, "cublas_tf32_", "cublas_tf32",
+                   plain ? "cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32"
+                         : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_FAST_TF32",
+                   d, sh, lay, pb->alpha, pb->beta, peak_for(mc, d, true), jnum(last, "cublas_ms", 0));
+}
+
 int run_bench(const opts_t *o)
 {
     shape_t one = o->shape;
@@ -659,32 +704,10 @@ int run_bench(const opts_t *o)
                     json_decref(reply);
                 }
             }
-            if (last) {
-                bool plain = !lay.ta && !lay.tb && lay.batch == 1 && layout_is_packed(&lay, sh->m, sh->n, sh->k);
-                bool ped = r.su.cublas_pedantic;
-                /* cuBLAS DGEMM runs on the FP64 tensor cores where there are any. */
-                double peak = d == DTYPE_F64 && arch_lookup((int)jnum(r.w.hello, "sm", 90))->fp64_tc_lanes > 0
-                                  ? mc.fp64_tc
-                                  : peak_for(&mc, (dtype_t)d, false);
-                const char *args = dtype_half((dtype_t)d)
-                                       ? (plain ? "cublasGemmEx, CUBLAS_COMPUTE_32F, no reduced-precision reductions"
-                                                : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F, no reduced-precision reductions")
-                                   : !plain ? (d == DTYPE_F64 ? (ped ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F_PEDANTIC"
-                                                                     : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_64F")
-                                               : ped ? "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_PEDANTIC"
-                                                     : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F")
-                                   : d == DTYPE_F64 ? (ped ? "cublasDgemm, CUBLAS_PEDANTIC_MATH" : "cublasDgemm, CUBLAS_DEFAULT_MATH")
-                                   : ped ? "cublasSgemm, CUBLAS_PEDANTIC_MATH"
-                                         : "cublasSgemm, CUBLAS_DEFAULT_MATH";
-                cublas_row(&rep, last, "cublas_", "cublas", args, (dtype_t)d, sh, &lay, alpha, beta, peak,
-                           jnum(last, "cublas_ms", 0));
-                if (last_tf32) /* % cuBLAS: against strict SGEMM, as every row's */
-                    cublas_row(&rep, last_tf32, "cublas_tf32_", "cublas_tf32",
-                               plain ? "cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32"
-                                     : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_FAST_TF32",
-                               (dtype_t)d, sh, &lay, alpha, beta, peak_for(&mc, (dtype_t)d, true), jnum(last, "cublas_ms", 0));
-                json_decref(last);
-            }
+            bench_problem pb = {sh, &lay, alpha, beta};
+            if (last)
+                bench_cublas_rows(&r, &rep, &mc, (dtype_t)d, &pb, last, last_tf32);
+            json_decref(last);
             json_decref(last_tf32);
         }
     }
