@@ -8,6 +8,9 @@
 # wisdom-f32's rows at 8193^2 made no progress for 6 minutes; session 19). GPU_DEADLINE=S: no section
 # starts after S seconds from here; each left is one skipped check naming it, so a later call runs
 # them (GPU_ONLY=...). $LOG/sections.txt gets one line a section: name, seconds, passed, failed, skipped.
+# Stopped (SIGTERM or SIGINT: a device call's time limit), it stops the sections still running
+# (each in a session of its own, engine and worker with it), names each as unfinished with the
+# checks it had passed and failed so far, and prints the summary (exit 1).
 # "wisdom" and "layouts-tb" are parts of other sections here (wisdom-f32 + wisdom-f64, layouts).
 jobs_order="sanitize wisdom-memcheck half-san accuracy wisdom-f32 wisdom-f64 layouts tune library sm90a gemv
   verify half isolation tune-faults auto splitk streamk interior f64 skinny slicek vec2 lanes wrong
@@ -52,7 +55,7 @@ jobs_run() {
     fi
     mkdir -p "$LOG/$s"
     jobs_start[$s]=$SECONDS
-    GPU_JOBS=1 GPU_ONLY=$s GPU_LOG_DIR=$LOG/$s bash tests/gpu.sh >"$LOG/$s/out.txt" 2>&1 &
+    GPU_JOBS=1 GPU_ONLY=$s GPU_LOG_DIR=$LOG/$s setsid bash tests/gpu.sh >"$LOG/$s/out.txt" 2>&1 &
     jobs_pid_of[$s]=$!
   done
   while [ "${#jobs_pid_of[@]}" -gt 0 ]; do jobs_reap; done
@@ -68,6 +71,25 @@ jobs_reap() {
     jobs_end "$s" "$rc"
   done
 }
+# jobs_stop: the sections still running stopped and counted as unfinished; the summary; exit 1.
+jobs_stop() {
+  local s p f
+  trap - TERM INT
+  for s in "${!jobs_pid_of[@]}"; do
+    kill -TERM -- -"${jobs_pid_of[$s]}" 2>/dev/null
+    p=$(grep -c '^  ok  ' "$LOG/$s/out.txt")
+    f=$(grep -c '^  FAIL  ' "$LOG/$s/out.txt")
+    printf '  %-16s %4d s  unfinished: %d passed, %d failed so far\n' "$s" $((SECONDS - jobs_start[$s])) "$p" "$f"
+    echo "$s $((SECONDS - jobs_start[$s])) $p $f 0 unfinished" >>"$LOG/sections.txt"
+    PASSED=$((PASSED + p))
+    FAILED=$((FAILED + f + 1))
+    FAILED_NAMES+=("$s (unfinished: stopped after $((SECONDS - jobs_start[$s])) s)")
+    while IFS= read -r n; do FAILED_NAMES+=("$s: $n"); done < <(sed -n 's/^  FAIL  //p' "$LOG/$s/out.txt")
+  done
+  summary
+  exit 1
+}
+trap jobs_stop TERM INT
 echo "== make test-gpu as $GPU_JOBS processes at once (logs in $LOG/<section>/out.txt)${GPU_DEADLINE:+; none starts after $GPU_DEADLINE s}"
 jobs_run "$(jobs_pick "$jobs_order")" "$GPU_JOBS"
 jobs_run "$(jobs_pick "$jobs_alone")" 1
