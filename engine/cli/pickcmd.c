@@ -95,6 +95,72 @@ void pickcmd_left_out(const pick_t *p, const opts_t *o, FILE *f)
     free(count);
 }
 
+/* One shape's answer as a JSON line: the chosen entry (config, label, sets, exact, its own shape,
+ * batch and alignment class), the model's estimate, the tile variant (v; NULL: none) and the
+ * candidates weighed. */
+static void pick_row_jsonl(const pick_t *p, const shape_t *sh, const select_result *res, const select_variant *v,
+                           const char *vtext)
+{
+    const select_cand *c = &p->sel.cands[res->chosen];
+    double t = -1;
+    for (size_t j = 0; j < res->nw; j++)
+        if (res->w[j].cand == res->chosen)
+            t = res->w[j].t_est;
+    strbuf sb;
+    sb_init(&sb);
+    sb_addf(&sb, "{\"shape\":\"%lldx%lldx%lld\",\"batch\":%lld,\"dtype\":\"%s\",\"config\":", (long long)sh->m,
+            (long long)sh->n, (long long)sh->k, (long long)res->batch, dtype_name(p->sel.dtype));
+    sb_add_json_string(&sb, c->path);
+    sb_add(&sb, ",\"label\":");
+    sb_add_json_string(&sb, c->label);
+    sb_add(&sb, ",\"set\":{");
+    for (size_t k = 0; k < c->entry->nsets; k++)
+        sb_addf(&sb, "%s\"%s\":%lld", k ? "," : "", c->entry->sets[k].key, (long long)c->entry->sets[k].value);
+    sb_addf(&sb, "},\"exact\":%s,\"entry\":\"%lldx%lldx%lld\",\"entry_batch\":%lld,",
+            res->exact ? "true" : "false", (long long)c->entry->shape.m, (long long)c->entry->shape.n,
+            (long long)c->entry->shape.k, (long long)wisdom_batch(c->entry));
+    sb_addf(&sb, "\"align\":[%d,%d,%d],\"entry_align\":[%d,%d,%d],\"est_us\":", res->align.a,
+            res->align.b, res->align.c, c->align.a, c->align.b, c->align.c);
+    if (t >= 0)
+        sb_addf(&sb, "%.3f", t * 1e6);
+    else
+        sb_add(&sb, "null");
+    sb_add(&sb, ",\"variant\":");
+    if (v) {
+        sb_add_json_string(&sb, vtext);
+        sb_addf(&sb, ",\"variant_est_us\":%.3f", v->t_est * 1e6);
+    } else {
+        sb_add(&sb, "null");
+    }
+    sb_add(&sb, ",\"candidates\":[");
+    for (size_t j = 0; j < res->nw; j++) {
+        sb_add(&sb, j ? "," : "");
+        sb_add_json_string(&sb, p->sel.cands[res->w[j].cand].label);
+    }
+    sb_add(&sb, "]}");
+    char *line = sb_steal(&sb);
+    printf("%s\n", line);
+    free(line);
+}
+
+/* One shape's answer for the table: the choice and the model's weighing (select_explain), the tile
+ * variant it runs with (v; NULL: none) and how the op was weighed. */
+static void pick_row_table(const pick_t *p, const shape_t *sh, const select_result *res, const select_variant *v,
+                           const char *vtext)
+{
+    const select_cand *c = &p->sel.cands[res->chosen];
+    char *ex = select_explain(&p->sel, sh, res);
+    if (!ex) /* core hands it back: the command cannot go on */
+        xoom(p->sel.ncands * 128);
+    printf("\n%lldx%lldx%lld: %s\n%s", (long long)sh->m, (long long)sh->n, (long long)sh->k, c->label, ex);
+    if (v)
+        printf("  runs it with %s: its tile is padded at this shape (the model estimates %.1f us)\n", vtext,
+               v->t_est * 1e6);
+    if (p->op_note)
+        printf("%s\n", p->op_note);
+    free(ex);
+}
+
 int pickcmd_main(const opts_t *o)
 {
     pick_t p;
@@ -135,7 +201,6 @@ int pickcmd_main(const opts_t *o)
             rc = EXIT_INPUT;
             continue;
         }
-        const select_cand *c = &p.sel.cands[res[s].chosen];
         select_variant v;
         const int tv = pick_tile_variants() ? select_tile_variant(&p.sel, &res[s], sh, &lays[s], PICK_TILE_GAIN, &v) : 0;
         if (tv == SELECT_NOMEM)
@@ -144,58 +209,10 @@ int pickcmd_main(const opts_t *o)
         char vtext[96] = "";
         if (var)
             select_variant_text(&v, vtext, sizeof vtext);
-        if (o->format == FORMAT_JSONL) {
-            double t = -1;
-            for (size_t j = 0; j < res[s].nw; j++)
-                if (res[s].w[j].cand == res[s].chosen)
-                    t = res[s].w[j].t_est;
-            strbuf sb;
-            sb_init(&sb);
-            sb_addf(&sb, "{\"shape\":\"%lldx%lldx%lld\",\"batch\":%lld,\"dtype\":\"%s\",\"config\":", (long long)sh->m,
-                    (long long)sh->n, (long long)sh->k, (long long)res[s].batch, dtype_name(p.sel.dtype));
-            sb_add_json_string(&sb, c->path);
-            sb_add(&sb, ",\"label\":");
-            sb_add_json_string(&sb, c->label);
-            sb_add(&sb, ",\"set\":{");
-            for (size_t k = 0; k < c->entry->nsets; k++)
-                sb_addf(&sb, "%s\"%s\":%lld", k ? "," : "", c->entry->sets[k].key, (long long)c->entry->sets[k].value);
-            sb_addf(&sb, "},\"exact\":%s,\"entry\":\"%lldx%lldx%lld\",\"entry_batch\":%lld,",
-                    res[s].exact ? "true" : "false", (long long)c->entry->shape.m, (long long)c->entry->shape.n,
-                    (long long)c->entry->shape.k, (long long)wisdom_batch(c->entry));
-            sb_addf(&sb, "\"align\":[%d,%d,%d],\"entry_align\":[%d,%d,%d],\"est_us\":", res[s].align.a,
-                    res[s].align.b, res[s].align.c, c->align.a, c->align.b, c->align.c);
-            if (t >= 0)
-                sb_addf(&sb, "%.3f", t * 1e6);
-            else
-                sb_add(&sb, "null");
-            sb_add(&sb, ",\"variant\":");
-            if (var) {
-                sb_add_json_string(&sb, vtext);
-                sb_addf(&sb, ",\"variant_est_us\":%.3f", v.t_est * 1e6);
-            } else {
-                sb_add(&sb, "null");
-            }
-            sb_add(&sb, ",\"candidates\":[");
-            for (size_t j = 0; j < res[s].nw; j++) {
-                sb_add(&sb, j ? "," : "");
-                sb_add_json_string(&sb, p.sel.cands[res[s].w[j].cand].label);
-            }
-            sb_add(&sb, "]}");
-            char *line = sb_steal(&sb);
-            printf("%s\n", line);
-            free(line);
-        } else {
-            char *ex = select_explain(&p.sel, sh, &res[s]);
-            if (!ex) /* core hands it back: the command cannot go on */
-                xoom(p.sel.ncands * 128);
-            printf("\n%lldx%lldx%lld: %s\n%s", (long long)sh->m, (long long)sh->n, (long long)sh->k, c->label, ex);
-            if (var)
-                printf("  runs it with %s: its tile is padded at this shape (the model estimates %.1f us)\n", vtext,
-                       v.t_est * 1e6);
-            if (p.op_note)
-                printf("%s\n", p.op_note);
-            free(ex);
-        }
+        if (o->format == FORMAT_JSONL)
+            pick_row_jsonl(&p, sh, &res[s], var ? &v : NULL, vtext);
+        else
+            pick_row_table(&p, sh, &res[s], var ? &v : NULL, vtext);
     }
     /* The answer first; what it was chosen from after it, on request (--verbose). */
     if (o->format == FORMAT_TABLE && o->verbose) {
