@@ -93,17 +93,22 @@ nlate=$(grep -c '^  SKIP  section \(lanes\|device\) (not started: GPU_DEADLINE=1
 [ "$nlate" = 2 ] && grep -q '^  verify ' "$tmp/out-slow" && grep -q '^  f64 ' "$tmp/out-slow" &&
   pass "GPU_DEADLINE=1: the two sections started ran, the two left are skipped by name" ||
   fail "GPU_DEADLINE=1 ($nlate of 2 sections skipped by name)" "$(tail -n 8 "$tmp/out-slow")"
-# Stopped by a time limit (SIGTERM): the sections still running are stopped with their engines,
-# each named unfinished with its counts so far, and the summary is printed.
-rm -rf "$d/logs"
-timeout 5 env ENGINE_BIN="$d/engine" GPU_LOG_DIR="$d/logs" GPU_JOBS=3 GPU_ONLY="verify f64 lanes" bash tests/gpu.sh \
+# Stopped by a time limit (SIGTERM): the sections still running are stopped with their engines
+# (a stub that would sleep 30 s: one left running is found), each named unfinished with its counts
+# so far, and the summary is printed.
+d=$tmp/stub-stop
+mkdir -p "$d"
+printf '#!/bin/sh\nsleep 30\nexit 0\n' >"$d/engine"
+chmod +x "$d/engine"
+timeout 4 env ENGINE_BIN="$d/engine" GPU_LOG_DIR="$d/logs" GPU_JOBS=3 GPU_ONLY="verify f64 lanes" bash tests/gpu.sh \
   >"$tmp/out-stop" 2>&1
-sleep 2.5 # a stub engine left running would still be in its 2 s
-left=$(pgrep -f "$d/engine" | wc -l)
-grep -qE '^  lanes +[0-9]+ s  unfinished: [0-9]+ passed, [0-9]+ failed so far$' "$tmp/out-stop" &&
-  grep -qE '^0 passed, [1-9][0-9]* failed, 0 skipped$' "$tmp/out-stop" && [ "$left" = 0 ] &&
-  pass "stopped by a time limit: the running section named unfinished, the summary printed, no engine left" ||
-  fail "stopped by a time limit ($left engines left)" "$(tail -n 6 "$tmp/out-stop")"
+sleep 1
+# Processes whose command line names the stub (no procps needed; [e] keeps grep from finding itself).
+left=$(grep -l -a -e "$d/engin[e]" /proc/[0-9]*/cmdline 2>/dev/null | wc -l)
+nun=$(grep -cE '^  (verify|f64|lanes) +[0-9]+ s  unfinished: 0 passed, 0 failed so far$' "$tmp/out-stop")
+[ "$nun" = 3 ] && grep -qE '^0 passed, 3 failed, 0 skipped$' "$tmp/out-stop" && [ "$left" = 0 ] &&
+  pass "stopped by a time limit: the 3 running sections named unfinished, the summary printed, no engine left" ||
+  fail "stopped by a time limit ($nun of 3 sections named unfinished, $left engines left)" "$(tail -n 6 "$tmp/out-stop")"
 # The verify checks judge `engine verify --format jsonl`'s rows themselves (tests/gpu.sh's
 # verify_judged and check_verify): a log with the right summary but no rows, or too few, or a row
 # past the screen's tolerance, NaN, or beyond its class's bound, must fail; rows within all pass.

@@ -74,9 +74,10 @@ jobs_reap() {
 # jobs_stop: the sections still running stopped and counted as unfinished; the summary; exit 1.
 jobs_stop() {
   local s p f
-  trap - TERM INT
+  trap "" TERM INT # a time limit may signal twice (timeout: the process and its group): once is enough
   for s in "${!jobs_pid_of[@]}"; do
-    kill -TERM -- -"${jobs_pid_of[$s]}" 2>/dev/null
+    # its session (engine and worker with it); the process too, in case it has not yet left ours
+    kill -TERM -- -"${jobs_pid_of[$s]}" "${jobs_pid_of[$s]}" 2>/dev/null
     p=$(grep -c '^  ok  ' "$LOG/$s/out.txt")
     f=$(grep -c '^  FAIL  ' "$LOG/$s/out.txt")
     printf '  %-16s %4d s  unfinished: %d passed, %d failed so far\n' "$s" $((SECONDS - jobs_start[$s])) "$p" "$f"
