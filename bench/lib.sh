@@ -29,6 +29,22 @@ tune_seconds() {
 # $OUT/summary.txt's lines, BUDGET its seconds from CALL_T0 (set by call_start).
 # call_run NAME SECONDS CMD...: CMD under timeout (at most what is left), its output in $OUT/NAME.log.
 call_start() { CALL_TAG=$1 CALL_T0=$(date +%s); }
+# call_begin SESSION [CALL]: a session script's call set up (bench/s18_gpu.sh on): E the engine
+# ($ENGINE_BIN), CALL ($CALL, else the argument), DEST the caller's $OUT (the device tool's), OUT
+# build/SESSION-CALL, BUDGET (560 s unless set), the engine's cache and wisdom folders of its own
+# under $TMPDIR, call_start, and run / log for call_run / call_log.
+call_begin() {
+  E=${ENGINE_BIN:-build/engine}
+  DEST=${OUT:-}
+  CALL=${CALL:-${2:-}}
+  OUT=build/$1-$CALL
+  BUDGET=${BUDGET:-560}
+  mkdir -p "$OUT"
+  export XDG_CACHE_HOME=${TMPDIR:-/tmp}/$1-cache XDG_DATA_HOME=${TMPDIR:-/tmp}/$1-data
+  call_start "$1-$CALL"
+  run() { call_run "$@"; }
+  log() { call_log "$@"; }
+}
 call_left() { echo $((BUDGET - ($(date +%s) - CALL_T0))); }
 call_log() { echo "$CALL_TAG: $*" | tee -a "$OUT/summary.txt"; }
 call_run() {

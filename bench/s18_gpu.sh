@@ -25,19 +25,10 @@
 # Exit: 0; 2 bad input. A section that fails is logged and the next one runs.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-E=${ENGINE_BIN:-build/engine}
-DEST=${OUT:-}
-OUT=build/s18-$CALL
-CALL=${CALL:-${1:-}}
-BUDGET=${BUDGET:-560}
+. bench/lib.sh
+call_begin s18 "$@"
 SEED=${SEED:-}
 HEAD_W=build/wisdom-head
-mkdir -p "$OUT"
-export XDG_CACHE_HOME=${TMPDIR:-/tmp}/s18-cache XDG_DATA_HOME=${TMPDIR:-/tmp}/s18-data
-. bench/lib.sh
-call_start "s18-$CALL"
-run() { call_run "$@"; }
-log() { call_log "$@"; }
 seed() { # NAME WISDOM DTYPE [ENV...]
   local name=$1 w=$2 dt=$3
   shift 3

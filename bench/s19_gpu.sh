@@ -10,17 +10,8 @@
 # Exit: 0; 2 bad input. A section that fails is logged and the next one runs.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-E=${ENGINE_BIN:-build/engine}
-DEST=${OUT:-}
-CALL=${CALL:-${1:-}}
-OUT=build/s19-$CALL
-BUDGET=${BUDGET:-560}
-mkdir -p "$OUT"
-export XDG_CACHE_HOME=${TMPDIR:-/tmp}/s19-cache XDG_DATA_HOME=${TMPDIR:-/tmp}/s19-data
 . bench/lib.sh
-call_start "s19-$CALL"
-run() { call_run "$@"; }
-log() { call_log "$@"; }
+call_begin s19 "$@"
 ALL="sanitize wisdom-memcheck half-san accuracy wisdom-f32 wisdom-f64 layouts tune library sm90a gemv verify half
   isolation tune-faults auto splitk streamk interior f64 skinny slicek vec2 lanes wrong errors formats device"
 case "$CALL" in

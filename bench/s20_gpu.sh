@@ -20,17 +20,8 @@
 # Exit: 0; 2 bad input. A step that fails is logged and the next one runs.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-E=${ENGINE_BIN:-build/engine}
-DEST=${OUT:-}
-CALL=${CALL:-${1:-}}
-OUT=build/s20-$CALL
-BUDGET=${BUDGET:-560}
-mkdir -p "$OUT"
-export XDG_CACHE_HOME=${TMPDIR:-/tmp}/s20-cache XDG_DATA_HOME=${TMPDIR:-/tmp}/s20-data
 . bench/lib.sh
-call_start "s20-$CALL"
-run() { call_run "$@"; }
-log() { call_log "$@"; }
+call_begin s20 "$@"
 case "$CALL" in
 hang)
   run probe-pdl 200 bash bench/hang_probe.sh 6 120 "$OUT/pdl" "$E" verify --auto --dtype f32 --shapes 8191x8193x8191 --format jsonl

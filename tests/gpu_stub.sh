@@ -10,15 +10,19 @@ cd "$(dirname "$0")/.."
 . tests/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# stub DIR BODY: DIR/engine, a shell script of BODY (a stand-in that prints nothing).
+stub() {
+  mkdir -p "$1"
+  printf '#!/bin/sh\n%s\n' "$2" >"$1/engine"
+  chmod +x "$1/engine"
+}
 # gpu RC [VAR=VALUE...]: tests/gpu.sh with stubs that exit RC, output in $tmp/out-RC; prints its
 # exit code and the counts of its summary line ("P F S", empty when there is none).
 gpu() {
   local rc=$1 d=$tmp/stub-$1
   shift
-  mkdir -p "$d"
-  printf '#!/bin/sh\nexit %d\n' "$rc" >"$d/engine"
+  stub "$d" "exit $rc"
   cp "$d/engine" "$d/compute-sanitizer"
-  chmod +x "$d/engine" "$d/compute-sanitizer"
   env -u GPU_ONLY -u GPU_SANITIZE -u GPU_SANITIZE_TOOLS -u PYTHON ENGINE_BIN="$d/engine" \
     COMPUTE_SANITIZER="$d/compute-sanitizer" GPU_LOG_DIR="$d/logs" "$@" bash tests/gpu.sh >"$tmp/out-$rc" 2>&1
   echo "$? $(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' "$tmp/out-$rc" | tail -n 1)"
@@ -84,9 +88,7 @@ nsec=$(grep -c . "$tmp/stub-0/logs/sections.txt")
 # GPU_DEADLINE: an engine that takes 2 s a call; no section starts after 1 s, those left skipped by
 # name (the longest first: verify and f64 start, lanes and device do not).
 d=$tmp/stub-slow
-mkdir -p "$d"
-printf '#!/bin/sh\nsleep 2\nexit 0\n' >"$d/engine"
-chmod +x "$d/engine"
+stub "$d" "sleep 2; exit 0"
 env ENGINE_BIN="$d/engine" GPU_LOG_DIR="$d/logs" GPU_JOBS=2 GPU_DEADLINE=1 GPU_ONLY="device verify f64 lanes" \
   bash tests/gpu.sh >"$tmp/out-slow" 2>&1
 nlate=$(grep -c '^  SKIP  section \(lanes\|device\) (not started: GPU_DEADLINE=1 s passed)$' "$tmp/out-slow")
@@ -97,9 +99,7 @@ nlate=$(grep -c '^  SKIP  section \(lanes\|device\) (not started: GPU_DEADLINE=1
 # (a stub that would sleep 30 s: one left running is found), each named unfinished with its counts
 # so far, and the summary is printed.
 d=$tmp/stub-stop
-mkdir -p "$d"
-printf '#!/bin/sh\nsleep 30\nexit 0\n' >"$d/engine"
-chmod +x "$d/engine"
+stub "$d" "sleep 30; exit 0"
 timeout 4 env ENGINE_BIN="$d/engine" GPU_LOG_DIR="$d/logs" GPU_JOBS=3 GPU_ONLY="verify f64 lanes" bash tests/gpu.sh \
   >"$tmp/out-stop" 2>&1
 sleep 1

@@ -28,6 +28,11 @@ jobs_pick() {
   done
   echo "$out"
 }
+# jobs_fails SECTION: each check the section's output says failed, counted and named in this run's.
+jobs_fails() {
+  local n
+  while IFS= read -r n; do FAILED=$((FAILED + 1)); FAILED_NAMES+=("$1: $n"); done < <(sed -n 's/^  FAIL  //p' "$LOG/$1/out.txt")
+}
 # jobs_end SECTION RC: a section's counts into this run's, its failed and skipped checks named.
 jobs_end() {
   local s=$1 o=$LOG/$1/out.txt sum p f k n
@@ -40,7 +45,7 @@ jobs_end() {
   while IFS= read -r n; do SKIPPED_NAMES+=("$s: $n"); done < <(sed -n 's/^  SKIP  //p' "$o")
   if [ -z "$sum" ] || [ "$f" != 0 ] || [ "$2" != 0 ]; then
     [ -z "$sum" ] || [ "$f" = 0 ] && { FAILED=$((FAILED + 1)); FAILED_NAMES+=("$s (exit $2, ${sum:-no summary})"); }
-    while IFS= read -r n; do FAILED=$((FAILED + 1)); FAILED_NAMES+=("$s: $n"); done < <(sed -n 's/^  FAIL  //p' "$o")
+    jobs_fails "$s"
     grep -a -A6 '^  FAIL  ' "$o" | head -n 40 | sed 's/^/    /'
   fi
 }
@@ -83,9 +88,9 @@ jobs_stop() {
     printf '  %-16s %4d s  unfinished: %d passed, %d failed so far\n' "$s" $((SECONDS - jobs_start[$s])) "$p" "$f"
     echo "$s $((SECONDS - jobs_start[$s])) $p $f 0 unfinished" >>"$LOG/sections.txt"
     PASSED=$((PASSED + p))
-    FAILED=$((FAILED + f + 1))
+    FAILED=$((FAILED + 1))
     FAILED_NAMES+=("$s (unfinished: stopped after $((SECONDS - jobs_start[$s])) s)")
-    while IFS= read -r n; do FAILED_NAMES+=("$s: $n"); done < <(sed -n 's/^  FAIL  //p' "$LOG/$s/out.txt")
+    jobs_fails "$s"
   done
   summary
   exit 1
