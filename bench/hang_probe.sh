@@ -48,7 +48,7 @@ for i in $(seq 1 "$n"); do
       if [ -n "$cgdb" ]; then
         for p in $(tree "$pid"); do
           echo "## cuda-gdb on $p"
-          timeout 60 "$cgdb" -batch -p "$p" -ex "info cuda kernels" -ex "info cuda blocks" -ex "thread apply all bt 12" 2>&1 | head -n 120
+          timeout 60 "$cgdb" -batch -p "$p" -ex "info cuda kernels" -ex "info cuda blocks" -ex "thread apply all bt 40" 2>&1 | head -n 300
         done
       fi
     } >"$f" 2>&1

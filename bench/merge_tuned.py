@@ -2,7 +2,7 @@
 """A tune's wisdom file (engine tune --wisdom DIR, any dtype) into a shipped file (no GPU).
 
   python3 bench/merge_tuned.py TUNED.json --data bench/data/NAME.jsonl [--into wisdom/nvidia-h100-80gb-hbm3.json]
-                               [--gpu "an H200"] [--date 2026-11-28] [--skip DTYPE:OP:MxNxK ...]
+                               [--gpu "an H200"] [--date YYYY-MM-DD] [--skip DTYPE:OP:MxNxK ...]
                                [--ab BEFORE.jsonl AFTER.jsonl] [--margin 0.02]
 
 Each entry of TUNED.json (but those named by --skip: entries an A/B in the same call found no faster
@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from wisdom_file import key, write  # noqa: E402  (entries as the engine writes them)
@@ -65,7 +66,7 @@ def main(argv=None):
     ap.add_argument("--into", default=os.path.join(ROOT, "wisdom/nvidia-h100-80gb-hbm3.json"))
     ap.add_argument("--data", required=True, help="the data file holding the tune's rows, named in each source")
     ap.add_argument("--gpu", default="an H200")
-    ap.add_argument("--date", default="2026-11-28")
+    ap.add_argument("--date", default=time.strftime("%Y-%m-%d", time.gmtime()), help="when it was measured (default: today, UTC)")
     ap.add_argument("--skip", action="append", default=[])
     ap.add_argument("--ab", nargs=2, metavar=("BEFORE", "AFTER"))
     ap.add_argument("--margin", type=float, default=0.02)

@@ -38,6 +38,29 @@ for r in rows:
         assert isinstance(r[k], (int, float)) and r[k] >= 0, (k, r)
 PY
   fail "verify --format jsonl rows (fake worker)" "$(cat "$tmp/out" "$tmp/err")"
+# A set-up that stalls (no "started" within worker_setup_allowance_s, here ENGINE_SETUP_TIMEOUT=1)
+# is tried once more on a new worker, and its row says so; one that stalls again is a timeout row.
+ENGINE_SETUP_TIMEOUT=1 FAKE_STALL=$tmp/stalled ENGINE_WORKER=$PWD/tests/fake_worker.py $E verify --format jsonl \
+  configs/naive.json --shapes 17x33x5 --arch sm_90 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+python3 - "$tmp/out" <<'PY' && [ $rc = 0 ] && grep -q "set-up made no progress in 1 s.*trying the request once more" "$tmp/err" &&
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["status"] for r in rows] == ["ok", "ok"], rows
+assert "made no progress in 1 s" in rows[0]["setup_retried"] and rows[1]["setup_retried"] is None, rows
+PY
+  pass "a stalled set-up: killed after ENGINE_SETUP_TIMEOUT, retried once on a new worker, its row says so" ||
+  fail "a stalled set-up retried" "rc $rc: $(cat "$tmp/out" "$tmp/err")"
+ENGINE_SETUP_TIMEOUT=1 FAKE_STALL=always ENGINE_WORKER=$PWD/tests/fake_worker.py $E verify --format jsonl \
+  configs/naive.json --shapes 17x33x5 --arch sm_90 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+python3 - "$tmp/out" <<'PY' && [ $rc = 3 ] &&
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["status"] for r in rows] == ["timeout", "timeout"], rows
+PY
+  pass "a set-up that stalls twice: each row a timeout, exit 3, the sweep goes on" ||
+  fail "a set-up that stalls twice" "rc $rc: $(cat "$tmp/out" "$tmp/err")"
 
 if $E info >/dev/null 2>&1; then
   echo "  (a GPU is present: the no-GPU checks below are skipped)"
@@ -54,6 +77,12 @@ else
   [ "$(grep -c . "$tmp/out")" -le 2 ] && pass "...with a short message" || fail "...with a short message" "$(cat "$tmp/out")"
 fi
 
+for v in abc 0 -5 12x; do
+  ENGINE_SETUP_TIMEOUT=$v $E verify configs/naive.json --shapes 8x8x8 >/dev/null 2>"$tmp/out"
+  rc=$?
+  [ $rc = 2 ] && [ "$(cat "$tmp/out")" = "engine: ENGINE_SETUP_TIMEOUT=$v: must be seconds, a number > 0" ] &&
+    pass "ENGINE_SETUP_TIMEOUT=$v: exit 2, one line" || fail "ENGINE_SETUP_TIMEOUT=$v (exit $rc)" "$(cat "$tmp/out")"
+done
 # ENGINE_CUBLAS_MATH (lab/blas.h): a value other than default or pedantic is bad input, refused in
 # one line on stderr before the GPU is looked for (exit 2 with or without one); bench, verify, tune.
 for cmd in "bench configs/naive.json --size 64" "verify configs/naive.json --shapes 8x8x8" "tune tune/warptile.json --shapes 64x64x64"; do

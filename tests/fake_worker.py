@@ -8,6 +8,8 @@ searches have something to find; chosen points misbehave the ways real kernels d
                             says status fault and broken, and the worker exits (a lost context)
   FAKE_CRASH=...            such a point kills the worker without a reply (abort)
   FAKE_HANG=...             such a point never answers (a kernel that never returns)
+  FAKE_STALL=FILE           the first run request (FILE is missing: it is made) stalls before its
+                            "started" (a set-up that makes no progress); FAKE_STALL=always: every one
   FAKE_WRONG=...            such a point fails verification
   FAKE_CLASS=tf32           the accuracy class every verification reports (default the request's dtype)
   FAKE_NOGPU=1              the hello reports that there is no GPU
@@ -100,6 +102,11 @@ def main():
         sets = req.get("sets", [])
         shape = (req.get("M", 1), req.get("N", 1), req.get("K", 1))
         reply = {"id": req.get("id"), "nvrtc": 0}
+        stall = os.environ.get("FAKE_STALL")
+        if req.get("op") == "run" and stall and (stall == "always" or not os.path.exists(stall)):
+            if stall != "always":
+                open(stall, "w").close()
+            time.sleep(3600)
         if req.get("op") == "run":
             out.write(json.dumps({"op": "started", "id": req.get("id")}) + "\n")
             out.flush()

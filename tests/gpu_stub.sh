@@ -78,6 +78,14 @@ o64=$(grep -c '^  FAIL  verify --auto f32 ' "$tmp/out-0")
 [ "${f3:-0}" -gt 0 ] && [ "${f6:-0}" -gt 0 ] && [ "$o32" = 0 ] && [ "$o64" = 0 ] && [ $((f3 + f6)) = "$nv" ] &&
   pass "GPU_ONLY=wisdom-f32 and wisdom-f64: $f3 and $f6 of the section's $nv verify --auto checks, one dtype each" ||
   fail "GPU_ONLY=wisdom-f32 / wisdom-f64 (${f3:-?} + ${f6:-?} checks, section $nv; other dtype's $o32, $o64)"
+# WISDOM_PART=near / own: the checks at odd shapes near the entries, or at their own shapes, alone.
+read -r grc p fn s <<<"$(gpu 0 GPU_ONLY=wisdom-f32 WISDOM_PART=near GPU_ARCH=sm_90)"
+nn=$(grep -c '^  FAIL  verify --auto f32 at odd shapes near' "$tmp/out-0")
+read -r grc p fo s <<<"$(gpu 0 GPU_ONLY=wisdom-f32 WISDOM_PART=own GPU_ARCH=sm_90)"
+no=$(grep -c "^  FAIL  verify --auto f32 at the entries' own shapes" "$tmp/out-0")
+[ "${fn:-0}" -gt 0 ] && [ "$fn" = "$nn" ] && [ "${fo:-0}" -gt 0 ] && [ "$fo" = "$no" ] && [ $((fn + fo)) = "${f3:-x}" ] &&
+  pass "WISDOM_PART=near and own: $fn and $fo of wisdom-f32's $f3 checks" ||
+  fail "WISDOM_PART=near / own (${fn:-?} near of $nn, ${fo:-?} own of $no; wisdom-f32 ${f3:-?})"
 # GPU_JOBS: the sections as processes at once (tests/gpu/jobs.sh) fail the same checks the serial
 # run does (wisdom's arch check once for each dtype's half), each section a line in sections.txt.
 read -r grc p f s <<<"$(gpu 0 GPU_JOBS=3)"
@@ -136,4 +144,10 @@ judged "a row beyond the class's max bound fails" FAIL 2 "$good" "$(vrow ok 0.2 
 judged "a row beyond the class's mean bound fails" FAIL 2 "$good" "$(vrow ok 0.2 0 7.5 4.7 7.4 0.28)" "$sum2"
 judged "a row the engine calls FAIL fails" FAIL 2 "$good" "$(vrow FAIL 0.2 0 7.5 0.3 7.4 0.28)" "$sum2"
 judged "rows at the bounds pass" ok 2 "$(vrow ok 1 0 30.8 4.56 7.4 0.28)" "$good" "$sum2"
+# A row run on a second worker after a stalled set-up (run.c call()) passes, and the check says so.
+retried="${good%\}},\"setup_retried\":\"the set-up made no progress in 60 s\"}"
+printf '%s\n' "$good" "$retried" "$sum2" >"$tmp/vlog"
+got=$( (PASSED=0 FAILED=0 check_verify x "$tmp/vlog" 0 2) | grep -c '^  ok    x (2 rows; 1 set up again after a stall)$')
+[ "$got" = 1 ] && pass "check_verify: a row set up again after a stall passes, counted in the check's name" ||
+  fail "check_verify: a row set up again after a stall" "$( (PASSED=0 FAILED=0 check_verify x "$tmp/vlog" 0 2) 2>&1)"
 summary

@@ -251,7 +251,7 @@ row() { printf '{"template": "%s", "dtype": "%s", "op": "%s", "M": %s, "N": %s, 
 { row dmma f64 TN 64 64 65537 ok 0.9; row cublas f64 TN 64 64 65537 ok 0.1; row hws bf16 NN 1001 1003 1005 ok 0.99; } >"$T/mt/after.jsonl"
 cp wisdom/nvidia-h100-80gb-hbm3.json "$T/mt/h100.json"
 before=$(grep -c '"dtype"' "$T/mt/h100.json")
-python3 bench/merge_tuned.py "$T/mt/tuned.json" --into "$T/mt/h100.json" --data bench/data/x.jsonl \
+python3 bench/merge_tuned.py "$T/mt/tuned.json" --into "$T/mt/h100.json" --data bench/data/x.jsonl --date 2026-11-28 \
   --ab "$T/mt/before.jsonl" "$T/mt/after.jsonl" >"$T/out" 2>&1
 check_rc "merge_tuned.py --ab" 0 $? "$(cat "$T/out")"
 [ "$(grep -c '"dtype"' "$T/mt/h100.json")" = $((before + 1)) ] && grep -q '1 added, 0 replaced, 2 skipped' "$T/out" &&

@@ -59,6 +59,12 @@ rows "$tmp/a.jsonl" "all(r['invalidity'] == {'ok': 'correct', 'pruned': 'constra
   (r['status'] == 'ok') == (r['reason'] == '') for r in rows)" | grep -q True && pass "Kernel Tuner T4 invalidity and a reason on every failed row" ||
   fail "invalidity words"
 grep -q $'\r' "$tmp/a.err" && fail "no progress line when stderr is not a terminal" || pass "no progress line when stderr is not a terminal"
+ENGINE_SETUP_TIMEOUT=1 FAKE_STALL=$tmp/stalled $T --log "$tmp/st.jsonl" >"$tmp/st.txt" 2>&1
+check_rc "tune exits 0 although one point's set-up stalled" 0 $? "$(tail -3 "$tmp/st.txt")"
+got=$(rows "$tmp/st.jsonl" "'|'.join(r['reason'] for r in rows if r['status'] == 'timeout')")
+[ "$got" = "the problem's set-up made no progress in 1 s: the worker was killed" ] &&
+  [ "$(rows "$tmp/st.jsonl" "sum(r['stage'] == 1 and r['status'] == 'ok' for r in rows)")" = 13 ] &&
+  pass "a stalled set-up (ENGINE_SETUP_TIMEOUT=1): that point a timeout saying so, the other 13 timed" || fail "stalled set-up in a tune: $got"
 grep -q '^best at 256x256x256: ' "$tmp/a.txt" && [ -s "$tmp/best.json" ] && pass "the winner is printed and written" || fail "winner" "$(cat "$tmp/a.txt")"
 $E compile "$tmp/best.json" --arch sm_90 >"$tmp/best.txt" 2>&1
 check_rc "the written winner is a valid config" 0 $? "$(cat "$tmp/best.txt")"

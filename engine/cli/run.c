@@ -1,9 +1,9 @@
 /* run.c — `engine bench` and `engine verify`.
  *
- * The engine loads and checks every config, compiles them all on the compile pool (into the
- * CUBIN cache), then hands each (config, shape, beta) to a worker process on the GPU (worker.h)
- * and prints what comes back. A kernel that faults or hangs costs its own row and a fresh worker;
- * the rest of the list still runs, and the exit code is the worst outcome. */
+ * The engine loads and checks every config, compiles them all on the compile pool (into the CUBIN
+ * cache), then hands each (config, shape, beta) to a worker process on the GPU (worker.h) and prints
+ * what comes back. A kernel that faults or hangs costs its own row and a fresh worker; the rest
+ * still runs, and the exit code is the worst outcome. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "run.h"
 
@@ -45,17 +45,8 @@ typedef struct {
     int worst;
 } runner_t;
 
-/* A new problem costs the worker host-side inputs and two cuBLAS calls before the kernel runs. */
-#define SETUP_ALLOWANCE_S 600.0
-
 static const shape_t k_verify_shapes[] = {
     {1, 1, 1}, {17, 33, 5}, {127, 129, 131}, {1000, 1000, 1000}, {2048, 2048, 2048}};
-
-static double jnum(json_t *o, const char *k, double def)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : def;
-}
 
 static const char *jstr(json_t *o, const char *k, const char *def)
 {
@@ -183,26 +174,34 @@ static void free_jobs(runner_t *r, build_job *jobs, size_t nshapes)
     free(jobs);
 }
 
-/* Send a request, (re)starting the worker when needed; a worker that dies or hangs becomes a
- * reply with status fault or timeout. NULL when no worker can start (reported). */
+/* Send a request, (re)starting the worker; one that dies or hangs is a reply of status fault or timeout,
+ * one whose set-up stalls runs once more ("setup_retried" says why). NULL: no worker could start. */
 static json_t *call(runner_t *r, json_t *req)
 {
-    err_t err;
-    err_clear(&err);
-    if (worker_ensure(&r->w, &r->wc, &err)) {
-        err_print(stderr, &err);
-        r->worst = exit_worst(r->worst, err.code);
-        return NULL;
-    }
-    json_t *reply = NULL;
-    worker_status st = worker_call(&r->w, req, SETUP_ALLOWANCE_S, r->o->timeout_s, &reply);
-    if (st == WORKER_OK) {
+    char stalled[sizeof r->w.ended] = "";
+    for (err_t err;;) {
+        err_clear(&err);
+        if (worker_ensure(&r->w, &r->wc, &err)) {
+            err_print(stderr, &err);
+            r->worst = exit_worst(r->worst, err.code);
+            return NULL;
+        }
+        json_t *reply = NULL;
+        worker_status st = worker_call(&r->w, req, worker_setup_allowance_s(req), r->o->timeout_s, &reply);
+        if (st == WORKER_STALLED && !*stalled) {
+            snprintf(stalled, sizeof stalled, "%s", r->w.ended);
+            fprintf(stderr, "engine: %s; trying the request once more on a new worker\n", stalled);
+            continue;
+        }
+        if (st != WORKER_OK)
+            return json_pack("{s:s, s:i, s:s}", "status", st == WORKER_DIED ? "fault" : "timeout", "code", EXIT_SYSTEM,
+                             "error", r->w.ended);
         if (json_is_true(json_object_get(reply, "broken")))
             worker_stop(&r->w);
+        if (*stalled)
+            json_object_set_new(reply, "setup_retried", json_string(stalled));
         return reply;
     }
-    return json_pack("{s:s, s:i, s:s}", "status", st == WORKER_TIMEOUT ? "timeout" : "fault", "code", EXIT_SYSTEM,
-                     "error", r->w.ended);
 }
 
 static json_t *run_request(runner_t *r, size_t entry, const build_job *j, double alpha, double beta, bool time)
@@ -237,7 +236,7 @@ static void print_mismatches(json_t *reply)
                 (long long)json_integer_value(json_array_get(e, 0)), (long long)json_integer_value(json_array_get(e, 1)),
                 got, want, fabs(got - want), tol);
     }
-    size_t bad = (size_t)jnum(reply, "bad", 0);
+    size_t bad = (size_t)worker_num(reply, "bad", 0);
     if (bad > json_array_size(m))
         fprintf(stderr, "    ... and %zu more\n", bad - json_array_size(m));
 }
@@ -245,7 +244,7 @@ static void print_mismatches(json_t *reply)
 /* The reply's failure, if any, printed; returns its exit code. */
 static int report_failure(json_t *reply)
 {
-    int code = (int)jnum(reply, "code", EXIT_SYSTEM);
+    int code = (int)worker_num(reply, "code", EXIT_SYSTEM);
     if (code == EXIT_OK)
         return EXIT_OK;
     fprintf(stderr, "%s\n", jstr(reply, "error", "the worker gave no reason"));
@@ -279,7 +278,7 @@ static void cross_check(runner_t *r, FILE *out)
         else
             print_mismatches(l);
     }
-    int code = (int)jnum(reply, "code", EXIT_SYSTEM);
+    int code = (int)worker_num(reply, "code", EXIT_SYSTEM);
     if (code != EXIT_OK && code != EXIT_VERIFY)
         fprintf(stderr, "%s\n", jstr(reply, "error", "cross-check failed"));
     r->worst = exit_worst(r->worst, code);
@@ -334,13 +333,14 @@ static char *rerun_args(const opts_t *o, const config_t *c, const shape_t *sh, c
 
 static machine_t machine_of(json_t *hello)
 {
-    int sm = (int)jnum(hello, "sm", 90), sms = (int)jnum(hello, "sms", 1);
+    int sm = (int)worker_num(hello, "sm", 90), sms = (int)worker_num(hello, "sms", 1);
     const arch_info *ai = arch_lookup(sm);
-    double hz = jnum(hello, "clock_khz", 0) * 1e3;
+    double hz = worker_num(hello, "clock_khz", 0) * 1e3;
+    double dram = worker_num(hello, "dram_bps", 0), l2 = worker_num(hello, "l2_bps", 0);
     return (machine_t){arch_peak_flops(ai->fp32_lanes, sms, hz), arch_peak_flops(ai->fp64_lanes, sms, hz),
                        arch_peak_flops(ai->fp64_tc_lanes > 0 ? ai->fp64_tc_lanes : ai->fp64_lanes, sms, hz),
                        arch_peak_flops(ai->tf32_tc_lanes, sms, hz), arch_peak_flops(arch_half_tc_lanes(ai), sms, hz),
-                       jnum(hello, "dram_bps", 0), jnum(hello, "l2_bps", 0)};
+                       dram, l2};
 }
 
 /* The row of a cuBLAS timing a reply carries under prefix ("cublas_", "cublas_tf32_"); % cuBLAS
@@ -351,38 +351,40 @@ static void cublas_row(report_t *rep, json_t *reply, const char *prefix, const c
 {
     char k[64];
     snprintf(k, sizeof k, "%sms", prefix);
-    double flops = 2.0 * sh->m * sh->n * sh->k * lay->batch, ms = jnum(reply, k, 0);
+    double flops = 2.0 * sh->m * sh->n * sh->k * lay->batch, ms = worker_num(reply, k, 0);
     report_row row = {.config = name, .tmpl = "cublas", .dtype = dtype_name(d), .M = sh->m, .N = sh->n, .K = sh->k,
                       .lay = lay,
                       .alpha = alpha, .beta = beta, .status = "ok", .ms = ms, .tflops = flops / (ms * 1e-3) / 1e12,
                       .pct_ref = 100.0 * ref_ms / ms, .pct_peak = 100.0 * flops / (ms * 1e-3) / peak, .regs = -1,
                       .pdl = -1, .power_w = -1, .bound = "", .switches = "", .params = "", .args = args};
     snprintf(k, sizeof k, "%sms_min", prefix);
-    row.ms_min = jnum(reply, k, 0);
+    row.ms_min = worker_num(reply, k, 0);
     snprintf(k, sizeof k, "%sms_max", prefix);
-    row.ms_max = jnum(reply, k, 0);
+    row.ms_max = worker_num(reply, k, 0);
     snprintf(k, sizeof k, "%sclock_mhz", prefix);
-    row.clock_mhz = jnum(reply, k, 0);
+    row.clock_mhz = worker_num(reply, k, 0);
     snprintf(k, sizeof k, "%spower_w", prefix);
-    row.power_w = jnum(reply, k, -1);
+    row.power_w = worker_num(reply, k, -1);
     report_row_print(rep, &row);
 }
 
 static void bench_notes(runner_t *r, report_t *rep, const machine_t *mc)
 {
     json_t *h = r->w.hello;
-    int nvrtc = (int)jnum(h, "nvrtc", 0), drv = (int)jnum(h, "driver", 0);
+    int nvrtc = (int)worker_num(h, "nvrtc", 0), drv = (int)worker_num(h, "driver", 0);
     char name[16], specific[16];
     /* Without --arch an arch-specific template's kernels are built for sm_90a (arch_for_template). */
     int sa = arch_for_template(r->su.arch, r->su.arch_guessed, true);
     char also[64] = "";
     if (sa != r->su.arch)
         snprintf(also, sizeof also, " (%s for arch-specific templates)", arch_name(sa, specific, sizeof specific));
-    report_note(rep, "device %d: %s, sm_%d, %d SMs, max clock %d MHz, L2 %d MB; driver %d.%d, NVRTC %d.%d, cuBLAS %d; kernels built for %s%s",
-                r->o->device, jstr(h, "name", "?"), (int)jnum(h, "sm", 0), (int)jnum(h, "sms", 0),
-                (int)jnum(h, "clock_khz", 0) / 1000, (int)jnum(h, "l2_bytes", 0) >> 20, drv / 1000, (drv % 1000) / 10,
-                nvrtc / 1000, (nvrtc % 1000) / 10, (int)jnum(h, "cublas", 0), arch_name(r->su.arch, name, sizeof name),
-                also);
+    report_note(rep,
+                "device %d: %s, sm_%d, %d SMs, max clock %d MHz, L2 %d MB; driver %d.%d, NVRTC %d.%d, cuBLAS %d; "
+                "kernels built for %s%s",
+                r->o->device, jstr(h, "name", "?"), (int)worker_num(h, "sm", 0), (int)worker_num(h, "sms", 0),
+                (int)worker_num(h, "clock_khz", 0) / 1000, (int)worker_num(h, "l2_bytes", 0) >> 20, drv / 1000,
+                (drv % 1000) / 10, nvrtc / 1000, (nvrtc % 1000) / 10, (int)worker_num(h, "cublas", 0),
+                arch_name(r->su.arch, name, sizeof name), also);
     report_note(rep, "peaks: FP32 %.1f TFLOP/s, FP64 %.1f (CUDA cores), FP64 %.1f (tensor cores), TF32 %.1f (tensor cores), BF16/FP16 %.1f (tensor cores); measured bandwidth: DRAM %.0f GB/s (copy), L2 %.0f GB/s (reads)",
                 mc->fp32 / 1e12, mc->fp64 / 1e12, mc->fp64_tc / 1e12, mc->tf32_tc / 1e12, mc->half_tc / 1e12, mc->dram_bps / 1e9,
                 mc->l2_bps / 1e9);
@@ -395,25 +397,25 @@ static void bench_row(report_row *row, json_t *reply, const build_job *j, const 
     row->status = jstr(reply, "status", "error");
     if (strcmp(row->status, "ok") != 0)
         return;
-    row->regs = (int)jnum(reply, "regs", -1);
-    row->spill_bytes = (int)jnum(reply, "spill_bytes", -1);
-    row->smem_bytes = (int)jnum(reply, "smem_bytes", -1);
-    row->threads = (int)jnum(reply, "threads", 0);
-    row->occ_blocks = (int)jnum(reply, "occ_blocks", 0);
+    row->regs = (int)worker_num(reply, "regs", -1);
+    row->spill_bytes = (int)worker_num(reply, "spill_bytes", -1);
+    row->smem_bytes = (int)worker_num(reply, "smem_bytes", -1);
+    row->threads = (int)worker_num(reply, "threads", 0);
+    row->occ_blocks = (int)worker_num(reply, "occ_blocks", 0);
     row->pdl = json_is_boolean(json_object_get(reply, "pdl")) ? json_is_true(json_object_get(reply, "pdl")) : -1;
-    row->occ_pct = jnum(reply, "occ_pct", 0);
-    row->max_ratio = jnum(reply, "max_ratio", 0);
+    row->occ_pct = worker_num(reply, "occ_pct", 0);
+    row->max_ratio = worker_num(reply, "max_ratio", 0);
     row->acc_class = json_is_string(json_object_get(reply, "class")) ? jstr(reply, "class", "") : NULL;
-    row->err_max_u = jnum(reply, "err_max_u", -1);
-    row->err_mean_u = jnum(reply, "err_mean_u", -1);
-    row->ref_err_max_u = jnum(reply, "ref_err_max_u", -1);
-    row->ref_err_mean_u = jnum(reply, "ref_err_mean_u", -1);
-    row->ms = jnum(reply, "ms", 0);
-    row->ms_min = jnum(reply, "ms_min", 0);
-    row->ms_max = jnum(reply, "ms_max", 0);
-    row->clock_mhz = jnum(reply, "clock_mhz", 0);
-    row->power_w = jnum(reply, "power_w", -1);
-    double flops = 2.0 * j->M * j->N * j->K * j->lay.batch, cublas = jnum(reply, "cublas_ms", 0);
+    row->err_max_u = worker_num(reply, "err_max_u", -1);
+    row->err_mean_u = worker_num(reply, "err_mean_u", -1);
+    row->ref_err_max_u = worker_num(reply, "ref_err_max_u", -1);
+    row->ref_err_mean_u = worker_num(reply, "ref_err_mean_u", -1);
+    row->ms = worker_num(reply, "ms", 0);
+    row->ms_min = worker_num(reply, "ms_min", 0);
+    row->ms_max = worker_num(reply, "ms_max", 0);
+    row->clock_mhz = worker_num(reply, "clock_mhz", 0);
+    row->power_w = worker_num(reply, "power_w", -1);
+    double flops = 2.0 * j->M * j->N * j->K * j->lay.batch, cublas = worker_num(reply, "cublas_ms", 0);
     row->tflops = flops / (row->ms * 1e-3) / 1e12;
     row->pct_ref = cublas > 0 ? 100.0 * cublas / row->ms : 0;
     row->pct_peak = 100.0 * flops / (row->ms * 1e-3) / peak_for(mc, c->dtype, c->tpl.tensor);
@@ -490,16 +492,16 @@ static void auto_tune(runner_t *r, pick_t *pick, const shape_t *shapes, size_t n
             build_jobs_run(&r->su.pool, &jp, 1);
             json_t *reply = job.rc ? NULL : run_request(r, e, &job, alpha, beta, true);
             const char *st = reply ? jstr(reply, "status", "error") : "error";
-            double ms = reply ? jnum(reply, "ms", 0) : 0;
-            spent += reply ? jnum(reply, "t_verify", 0) + jnum(reply, "t_bench", 0) : 0;
+            double ms = reply ? worker_num(reply, "ms", 0) : 0;
+            spent += reply ? worker_num(reply, "t_verify", 0) + worker_num(reply, "t_bench", 0) : 0;
             sb_addf(&sb, "%s%s %s", k ? ", " : "", r->cfgs[e]->label, strcmp(st, "ok") == 0 ? "" : st);
             if (strcmp(st, "ok") == 0) {
                 sb_addf(&sb, "%.1f us", ms * 1e3);
                 if (best < 0 || ms < best_ms) {
                     best = (int)e;
                     best_ms = ms;
-                    best_cub = jnum(reply, "cublas_ms", 0);
-                    best_occ = (int)jnum(reply, "occ_blocks", 0);
+                    best_cub = worker_num(reply, "cublas_ms", 0);
+                    best_occ = (int)worker_num(reply, "occ_blocks", 0);
                 }
             }
             json_decref(reply);
@@ -601,16 +603,16 @@ static void bench_cublas_rows(const runner_t *r, report_t *rep, const machine_t 
     const shape_t *sh = pb->sh;
     bool plain = !lay->ta && !lay->tb && lay->batch == 1 && layout_is_packed(lay, sh->m, sh->n, sh->k);
     /* cuBLAS DGEMM runs on the FP64 tensor cores where there are any. */
-    double peak = d == DTYPE_F64 && arch_lookup((int)jnum(r->w.hello, "sm", 90))->fp64_tc_lanes > 0
+    double peak = d == DTYPE_F64 && arch_lookup((int)worker_num(r->w.hello, "sm", 90))->fp64_tc_lanes > 0
                       ? mc->fp64_tc
                       : peak_for(mc, d, false);
     cublas_row(rep, last, "cublas_", "cublas", cublas_call(d, plain, r->su.cublas_pedantic), d, sh, lay, pb->alpha,
-               pb->beta, peak, jnum(last, "cublas_ms", 0));
+               pb->beta, peak, worker_num(last, "cublas_ms", 0));
     if (last_tf32)
         cublas_row(rep, last_tf32, "cublas_tf32_", "cublas_tf32",
                    plain ? "cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32"
                          : "cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_FAST_TF32",
-                   d, sh, lay, pb->alpha, pb->beta, peak_for(mc, d, true), jnum(last, "cublas_ms", 0));
+                   d, sh, lay, pb->alpha, pb->beta, peak_for(mc, d, true), worker_num(last, "cublas_ms", 0));
 }
 
 int run_bench(const opts_t *o)
@@ -693,11 +695,11 @@ int run_bench(const opts_t *o)
                 report_row_print(&rep, &row);
                 free(params);
                 free(args);
-                if (reply && jnum(reply, "cublas_tf32_ms", 0) > 0) {
+                if (reply && worker_num(reply, "cublas_tf32_ms", 0) > 0) {
                     json_decref(last_tf32);
                     last_tf32 = json_incref(reply);
                 }
-                if (reply && jnum(reply, "cublas_ms", 0) > 0) {
+                if (reply && worker_num(reply, "cublas_ms", 0) > 0) {
                     json_decref(last);
                     last = reply;
                 } else {
@@ -734,8 +736,9 @@ static void accuracy_text(json_t *reply, char *buf, size_t len)
                  json_is_null(mx) && strcmp(jstr(reply, "reference", "none"), "none") != 0 ? "inf (not finite)"
                                                                                             : "not measured (no reference)");
     } else {
-        snprintf(buf, len, "%s err %.3g/%.3g u (cuBLAS %.3g/%.3g)", cls, jnum(reply, "err_max_u", 0),
-                 jnum(reply, "err_mean_u", 0), jnum(reply, "ref_err_max_u", 0), jnum(reply, "ref_err_mean_u", 0));
+        snprintf(buf, len, "%s err %.3g/%.3g u (cuBLAS %.3g/%.3g)", cls, worker_num(reply, "err_max_u", 0),
+                 worker_num(reply, "err_mean_u", 0), worker_num(reply, "ref_err_max_u", 0),
+                 worker_num(reply, "ref_err_mean_u", 0));
     }
 }
 
@@ -746,7 +749,8 @@ static void accuracy_text(json_t *reply, char *buf, size_t len)
  * so a test can judge each row itself rather than trust the summary line; and where the time went,
  * in seconds: the worker's set-up of the problem (t_setup: inputs drawn, bound and reference made,
  * skipped when the problem is the previous row's), its wait for the kernel (t_compile), the check
- * (t_verify), and the whole request as the engine saw it (t_call; null where nothing ran). */
+ * (t_verify), the whole request as the engine saw it (t_call; null where nothing ran); and why
+ * it ran on a second worker (setup_retried: a stalled set-up, call()), else null. */
 static void verify_row(const config_t *c, const shape_t *sh, const char *shape, double beta, json_t *reply,
                        const char *switches, double t_call)
 {
@@ -756,9 +760,9 @@ static void verify_row(const config_t *c, const shape_t *sh, const char *shape, 
                             reply ? jstr(reply, "status", "error") : "error");
     if (!row)
         xoom(256);
-    static const char *const keys[] = {"max_ratio", "bad", "checked", "nonfinite", "class", "err_max_u",
-                                       "err_mean_u", "ref_err_max_u", "ref_err_mean_u", "t_setup", "t_compile",
-                                       "t_verify"};
+    static const char *const keys[] = {"max_ratio", "bad",        "checked",       "nonfinite",      "class",
+                                       "err_max_u", "err_mean_u", "ref_err_max_u", "ref_err_mean_u", "t_setup",
+                                       "t_compile", "t_verify",   "setup_retried"};
     for (size_t k = 0; reply && k < sizeof keys / sizeof keys[0]; k++) {
         json_t *v = json_object_get(reply, keys[k]);
         json_object_set(row, keys[k], v ? v : json_null());
@@ -795,16 +799,17 @@ static void verify_print(const config_t *c, const shape_t *sh, const char *shape
     accuracy_text(reply, errs, sizeof errs);
     if (ok) {
         printf("ok    %-22s %s %-16s beta=%-5g max err/tol %.3g  %s  [%s]\n", c->label, dtype_name(c->dtype), shape,
-               beta, jnum(reply, "max_ratio", 0), errs, switches);
+               beta, worker_num(reply, "max_ratio", 0), errs, switches);
         n->passed++;
-    } else if (fail && jnum(reply, "bad", 0) == 0) {
+    } else if (fail && worker_num(reply, "bad", 0) == 0) {
         /* every element within the screen's bound: the accuracy class failed */
         printf("FAIL  %-22s %s %-16s beta=%-5g %s\n", c->label, dtype_name(c->dtype), shape, beta, errs);
         n->failed++;
     } else if (fail) {
         printf("FAIL  %-22s %s %-16s beta=%-5g %lld of %lld wrong (%lld NaN/Inf), max err/tol %.3g  %s\n", c->label,
-               dtype_name(c->dtype), shape, beta, (long long)jnum(reply, "bad", 0), (long long)jnum(reply, "checked", 0),
-               (long long)jnum(reply, "nonfinite", 0), jnum(reply, "max_ratio", 0), errs);
+               dtype_name(c->dtype), shape, beta, (long long)worker_num(reply, "bad", 0),
+               (long long)worker_num(reply, "checked", 0), (long long)worker_num(reply, "nonfinite", 0),
+               worker_num(reply, "max_ratio", 0), errs);
         n->failed++;
     } else {
         printf("%-5s %-22s %s %-16s beta=%-5g\n", status, c->label, dtype_name(c->dtype), shape, beta);

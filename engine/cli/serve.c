@@ -36,6 +36,7 @@
 #include "nvml.h"
 #include "session.h"
 #include "util.h"
+#include "worker.h"
 #include "verify.h"
 
 #include <jansson.h>
@@ -82,12 +83,6 @@ static void reply_err(json_t *r, const err_t *err)
     err_format(err, line, sizeof line);
     json_object_set_new(r, "code", json_integer(err->code ? err->code : EXIT_SYSTEM));
     json_object_set_new(r, "error", json_string(line));
-}
-
-static double num(json_t *req, const char *key, double def)
-{
-    json_t *v = json_object_get(req, key);
-    return json_is_number(v) ? json_number_value(v) : def;
 }
 
 static bool flag(json_t *req, const char *key) { return json_is_true(json_object_get(req, key)); }
@@ -195,14 +190,15 @@ static void started(server_t *sv, json_t *req)
  * "ldb", "ldc", "sa", "sb", "sc" where given (packed otherwise). problem_setup checks it. */
 static void request_layout(json_t *req, int64_t M, int64_t N, int64_t K, layout_t *lay)
 {
-    layout_packed(lay, (int)num(req, "ta", 0), (int)num(req, "tb", 0), M, N, K, (int64_t)num(req, "batch", 1));
-    lay->lda = (int64_t)num(req, "lda", (double)lay->lda);
-    lay->ldb = (int64_t)num(req, "ldb", (double)lay->ldb);
-    lay->ldc = (int64_t)num(req, "ldc", (double)lay->ldc);
+    layout_packed(lay, (int)worker_num(req, "ta", 0), (int)worker_num(req, "tb", 0), M, N, K,
+                  (int64_t)worker_num(req, "batch", 1));
+    lay->lda = (int64_t)worker_num(req, "lda", (double)lay->lda);
+    lay->ldb = (int64_t)worker_num(req, "ldb", (double)lay->ldb);
+    lay->ldc = (int64_t)worker_num(req, "ldc", (double)lay->ldc);
     /* Packed strides follow the leading dimensions when those are padded. */
-    lay->sa = (int64_t)num(req, "sa", (double)(layout_a_rows(lay, M, K) * lay->lda));
-    lay->sb = (int64_t)num(req, "sb", (double)(layout_b_rows(lay, N, K) * lay->ldb));
-    lay->sc = (int64_t)num(req, "sc", (double)(M * lay->ldc));
+    lay->sa = (int64_t)worker_num(req, "sa", (double)(layout_a_rows(lay, M, K) * lay->lda));
+    lay->sb = (int64_t)worker_num(req, "sb", (double)(layout_b_rows(lay, N, K) * lay->ldb));
+    lay->sc = (int64_t)worker_num(req, "sc", (double)(M * lay->ldc));
 }
 
 /* The kernel of a request: its config loaded with the request's overrides, the problem set up,
@@ -211,8 +207,9 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
 {
     session_t *s = &sv->s;
     const char *path = json_string_value(json_object_get(req, "path"));
-    int arch = (int)num(req, "arch", s->gpu.sm);
-    int64_t M = (int64_t)num(req, "M", 0), N = (int64_t)num(req, "N", 0), K = (int64_t)num(req, "K", -1);
+    int arch = (int)worker_num(req, "arch", s->gpu.sm);
+    int64_t M = (int64_t)worker_num(req, "M", 0), N = (int64_t)worker_num(req, "N", 0),
+            K = (int64_t)worker_num(req, "K", -1);
     if (!path || M < 1 || N < 1 || K < 0) /* K = 0 is BLAS's C = beta*C */
         return err_set(err, ERR_SYSTEM, "engine", 0, 0, "a worker request needs path, M, N and K");
     param_set sets[CLI_MAX_SETS];
@@ -235,8 +232,8 @@ static int prepare(server_t *sv, json_t *req, json_t *r, config_t *cfg, bool *lo
     *loaded = true;
     layout_t lay;
     request_layout(req, M, N, K, &lay);
-    if (problem_setup(s, cfg->dtype, M, N, K, &lay, num(req, "alpha", 1), num(req, "beta", 0),
-                      (uint64_t)num(req, "seed", 1), err))
+    if (problem_setup(s, cfg->dtype, M, N, K, &lay, worker_num(req, "alpha", 1), worker_num(req, "beta", 0),
+                      (uint64_t)worker_num(req, "seed", 1), err))
         return -1;
     json_object_set_new(r, "t_setup", json_real((now_ms() - t0) * 1e-3));
     int64_t smem = s->gpu.sm == arch_sm(arch) && s->gpu.smem_optin > 0 ? s->gpu.smem_optin : arch_lookup(arch)->smem_optin;
@@ -345,7 +342,8 @@ static void handle_run(server_t *sv, json_t *req, json_t *r)
     kernel_t k;
     memset(&k, 0, sizeof k);
     bool loaded = false;
-    bench_opts bo = {(int)num(req, "warmup", 3), (int)num(req, "runs", 7), (int)num(req, "iters", 5)};
+    bench_opts bo = {(int)worker_num(req, "warmup", 3), (int)worker_num(req, "runs", 7),
+                     (int)worker_num(req, "iters", 5)};
     json_object_set_new(r, "status", json_string("error"));
     if (prepare(sv, req, r, &cfg, &loaded, &k, &err))
         goto out;
@@ -399,7 +397,7 @@ static void handle_cross_check(server_t *sv, json_t *req, json_t *r)
     static const int64_t shapes[2][3] = {{128, 128, 128}, {77, 65, 129}};
     session_t *s = &sv->s;
     json_t *lines = json_array(), *dts = json_object_get(req, "dtypes");
-    uint64_t seed = (uint64_t)num(req, "seed", 1);
+    uint64_t seed = (uint64_t)worker_num(req, "seed", 1);
     int worst = EXIT_OK;
     for (size_t d = 0; d < json_array_size(dts); d++) {
         dtype_t dt = DTYPE_F32;

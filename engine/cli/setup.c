@@ -7,6 +7,7 @@
 #include "jit.h"
 #include "labjit.h"
 #include "util.h"
+#include "worker.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -38,8 +39,9 @@ int setup_cache(setup_t *su, const opts_t *o, bool workers, err_t *err)
 
 int setup_target(setup_t *su, const opts_t *o, int device, bool need_gpu, err_t *err)
 {
-    /* The workers read ENGINE_CUBLAS_MATH too: a bad value is refused here, before any GPU work. */
-    if (need_gpu && blas_math_from_env(&su->cublas_pedantic, err))
+    /* The workers read ENGINE_CUBLAS_MATH too, and ENGINE_SETUP_TIMEOUT sets their set-up's deadline:
+     * a bad value of either is refused here, before any GPU work. */
+    if (need_gpu && (blas_math_from_env(&su->cublas_pedantic, err) || worker_setup_env_check(err)))
         return -1;
     /* With --arch the engine needs no driver: its workers open the GPU and report on it. */
     if (need_gpu && !o->arch) {

@@ -80,12 +80,6 @@ static void on_signal(int sig)
     dispatch_stop = 1;
 }
 
-static double jnum(json_t *o, const char *k, double def)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : def;
-}
-
 /* A deterministic generator for sampling (splitmix64), seeded from --seed. */
 static uint64_t next_random(uint64_t *s)
 {
@@ -227,34 +221,34 @@ static void row_of(tuner_t *t, tpoint *p, result_row *r)
         r->regs = fi->regs;
         r->spill_bytes = fi->spill_stores + fi->spill_loads;
     }
-    r->regs = (int)jnum(rep, "regs", r->regs);
-    r->spill_bytes = (int)jnum(rep, "spill_bytes", r->spill_bytes);
-    r->smem_bytes = (int)jnum(rep, "smem_bytes", -1);
-    r->threads = (int)jnum(rep, "threads", -1);
-    r->occ_pct = jnum(rep, "occ_pct", -1);
-    r->t_verify = jnum(rep, "t_verify", -1);
-    r->t_bench = jnum(rep, "t_bench", -1);
+    r->regs = (int)worker_num(rep, "regs", r->regs);
+    r->spill_bytes = (int)worker_num(rep, "spill_bytes", r->spill_bytes);
+    r->smem_bytes = (int)worker_num(rep, "smem_bytes", -1);
+    r->threads = (int)worker_num(rep, "threads", -1);
+    r->occ_pct = worker_num(rep, "occ_pct", -1);
+    r->t_verify = worker_num(rep, "t_verify", -1);
+    r->t_bench = worker_num(rep, "t_bench", -1);
     if (ok) {
         double flops = 2.0 * t->shape.m * t->shape.n * t->shape.k * (double)t->disp.c.lay.batch; /* every product */
-        r->ms = jnum(rep, "ms", -1);
-        r->ms_min = jnum(rep, "ms_min", -1);
-        r->ms_max = jnum(rep, "ms_max", -1);
-        r->runs = (int)jnum(rep, "runs", -1);
-        r->cublas_ms = jnum(rep, "cublas_ms", -1);
+        r->ms = worker_num(rep, "ms", -1);
+        r->ms_min = worker_num(rep, "ms_min", -1);
+        r->ms_max = worker_num(rep, "ms_max", -1);
+        r->runs = (int)worker_num(rep, "runs", -1);
+        r->cublas_ms = worker_num(rep, "cublas_ms", -1);
         r->tflops = r->ms > 0 ? flops / (r->ms * 1e-3) / 1e12 : -1;
         r->pct_cublas = r->ms > 0 && r->cublas_ms > 0 ? 100.0 * r->cublas_ms / r->ms : -1;
-        r->clock_mhz = jnum(rep, "clock_mhz", -1);
-        double w = jnum(rep, "power_w", -1);
+        r->clock_mhz = worker_num(rep, "clock_mhz", -1);
+        double w = worker_num(rep, "power_w", -1);
         r->power_w = w > 0 ? w : -1;
     }
     /* What verification measured against the FP64 reference (accuracy.h), wrong results included. */
     if (json_is_string(json_object_get(rep, "class"))) {
         free(r->acc_class);
         r->acc_class = xstrdup(json_string_value(json_object_get(rep, "class")));
-        r->err_max_u = jnum(rep, "err_max_u", -1);
-        r->err_mean_u = jnum(rep, "err_mean_u", -1);
-        r->cublas_err_max_u = jnum(rep, "ref_err_max_u", -1);
-        r->cublas_err_mean_u = jnum(rep, "ref_err_mean_u", -1);
+        r->err_max_u = worker_num(rep, "err_max_u", -1);
+        r->err_mean_u = worker_num(rep, "err_mean_u", -1);
+        r->cublas_err_max_u = worker_num(rep, "ref_err_max_u", -1);
+        r->cublas_err_mean_u = worker_num(rep, "ref_err_mean_u", -1);
     } else if (s->stage == 2) {
         carry_class(p, r);
     }

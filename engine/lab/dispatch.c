@@ -14,9 +14,6 @@
 
 volatile sig_atomic_t dispatch_stop;
 
-/* Before it says "started", a request may take this much longer than --timeout: a new problem
- * costs the worker its inputs, the cuBLAS reference and baseline (ms). */
-#define SETUP_ALLOWANCE_MS 600000.0
 #define MAX_START_FAILURES 3
 
 void dispatch_init(dispatch_t *s, const dispatch_conf *c, pool_t *pool, const worker_conf *wc, const int *devices,
@@ -204,6 +201,9 @@ static void assign(dispatch_t *s, batch_t *b)
             b->head++;
         json_t *req = request(s, p);
         int sent = worker_send(&sl->w, req);
+        /* Before it says "started", a request has its set-up's allowance (a new problem costs the
+         * worker its inputs, the cuBLAS reference and baseline); then --timeout. */
+        sl->setup_s = worker_setup_allowance_s(req);
         json_decref(req);
         if (sent) {
             lost(sl, false, &b->fatal);
@@ -212,7 +212,8 @@ static void assign(dispatch_t *s, batch_t *b)
         }
         sl->cur = p;
         sl->state = SLOT_BUSY;
-        sl->deadline = now_ms() + s->c.timeout_s * 1e3 + SETUP_ALLOWANCE_MS;
+        sl->deadline = now_ms() + sl->setup_s * 1e3;
+        sl->started = false;
     }
 }
 
@@ -285,6 +286,7 @@ static void take_replies(dispatch_t *s, batch_t *b)
             /* Set-up done: from here the kernel has --timeout. */
             json_decref(msg);
             sl->deadline = now + s->c.timeout_s * 1e3;
+            sl->started = true;
         } else if (st == WORKER_OK && starting) {
             on_hello(sl, msg, &b->fatal);
         } else if (st == WORKER_OK) {
@@ -307,8 +309,13 @@ static void take_replies(dispatch_t *s, batch_t *b)
             dispatch_point *p = sl->cur;
             worker_kill(&sl->w);
             char why[160];
-            snprintf(why, sizeof why, "%s %.0f s: the worker was killed", starting ? "no hello within" : "still running after",
-                     starting ? s->wc.start_timeout_s : s->c.timeout_s);
+            if (starting)
+                snprintf(why, sizeof why, "no hello within %.0f s: the worker was killed", s->wc.start_timeout_s);
+            else if (!sl->started)
+                snprintf(why, sizeof why, "the problem's set-up made no progress in %.0f s: the worker was killed",
+                         sl->setup_s);
+            else
+                snprintf(why, sizeof why, "still running after %.0f s: the worker was killed", s->c.timeout_s);
             snprintf(sl->w.ended, sizeof sl->w.ended, "%s", why);
             lost(sl, starting, &b->fatal);
             if (p)

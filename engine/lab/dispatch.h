@@ -59,6 +59,8 @@ typedef struct {
     int state;
     dispatch_point *cur;
     double deadline;       /* ms (now_ms), while STARTING or BUSY */
+    double setup_s;        /* the current request's set-up allowance (worker_setup_allowance_s) */
+    bool started;          /* its "started" came: the deadline is --timeout's */
     int start_failures;    /* in a row */
     char name[256];        /* the GPU's name, from the hello */
 } dispatch_slot;

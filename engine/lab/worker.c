@@ -182,16 +182,18 @@ bool worker_is_started(json_t *msg)
 }
 
 /* Wait for one whole line, at most setup_s until the worker says the kernel started and then at
- * most timeout_s; kills the worker when none comes. */
+ * most timeout_s (setup_s < 0: no set-up, as for the hello); kills the worker when none comes. */
 static worker_status wait_line(worker_t *w, double setup_s, double timeout_s, json_t **msg)
 {
-    double deadline = now_ms() + (setup_s + timeout_s) * 1e3;
+    bool started = setup_s < 0;
+    double deadline = now_ms() + (started ? timeout_s : setup_s) * 1e3;
     for (;;) {
         take_line(w, msg);
         if (*msg && worker_is_started(*msg)) {
             json_decref(*msg);
             *msg = NULL;
             deadline = now_ms() + timeout_s * 1e3;
+            started = true;
             continue;
         }
         if (*msg)
@@ -199,8 +201,13 @@ static worker_status wait_line(worker_t *w, double setup_s, double timeout_s, js
         double left = deadline - now_ms();
         if (left <= 0) {
             worker_kill(w);
-            snprintf(w->ended, sizeof w->ended, "no reply within %g s: the worker was killed", timeout_s);
-            return WORKER_TIMEOUT;
+            if (started)
+                snprintf(w->ended, sizeof w->ended, "no reply within %g s: the worker was killed", timeout_s);
+            else
+                snprintf(w->ended, sizeof w->ended,
+                         "the problem's set-up made no progress in %.0f s (no \"started\"): the worker was killed",
+                         setup_s);
+            return started ? WORKER_TIMEOUT : WORKER_STALLED;
         }
         struct pollfd pf = {w->out_fd, POLLIN, 0};
         int pr = poll(&pf, 1, left > 1e9 ? 1000000000 : (int)left + 1);
@@ -218,6 +225,7 @@ static worker_status wait_line(worker_t *w, double setup_s, double timeout_s, js
             if (worker_is_started(m)) {
                 json_decref(m);
                 deadline = now_ms() + timeout_s * 1e3;
+                started = true;
                 continue;
             }
             *msg = m;
@@ -231,7 +239,7 @@ static worker_status wait_line(worker_t *w, double setup_s, double timeout_s, js
 int worker_await_hello(worker_t *w, double timeout_s, err_t *err)
 {
     json_t *hello = NULL;
-    worker_status st = wait_line(w, 0, timeout_s, &hello);
+    worker_status st = wait_line(w, -1, timeout_s, &hello);
     if (st != WORKER_OK)
         return err_set(err, ERR_SYSTEM, "engine", 0, 0, "the worker for GPU %d did not start: %s", w->device,
                        w->ended);
@@ -282,6 +290,58 @@ int worker_send(worker_t *w, json_t *request)
         snprintf(w->ended, sizeof w->ended, "the worker was gone before the request reached it");
     }
     return rc;
+}
+
+double worker_num(const json_t *msg, const char *key, double def)
+{
+    json_t *v = json_object_get(msg, key);
+    return json_is_number(v) ? json_number_value(v) : def;
+}
+
+/* What a set-up does, at rates below any GPU's and host's we run on, so that only a stall misses it
+ * (session 20: a worker spun in a cuBLAS launch with the GPU idle, at shapes whose set-up takes
+ * 0.1-5 s): 60 s, 20 s per GB of the host memory it fills (2 x (A + B) + 5 x C; the H200 host
+ * draws about 280 MB/s), and its products at 1 TFLOP/s (FP64 0.1): the bound, cuBLAS's result and
+ * the FP64 reference (f64's is double-double, about 20 products' work), and the baseline's timed
+ * launches, twice for a tf32 config. */
+/* ENGINE_SETUP_TIMEOUT's seconds: 0 when unset or empty, -1 when not a number > 0. */
+static double setup_env(void)
+{
+    const char *env = getenv("ENGINE_SETUP_TIMEOUT");
+    if (!env || !*env)
+        return 0;
+    char *end = NULL;
+    double v = strtod(env, &end);
+    return *end == '\0' && v > 0 && v < 1e9 ? v : -1;
+}
+
+int worker_setup_env_check(err_t *err)
+{
+    if (setup_env() >= 0)
+        return 0;
+    return err_set(err, ERR_INPUT, "engine", 0, 0, "ENGINE_SETUP_TIMEOUT=%s: must be seconds, a number > 0",
+                   getenv("ENGINE_SETUP_TIMEOUT"));
+}
+
+double worker_setup_allowance_s(const json_t *req)
+{
+    double forced = setup_env();
+    if (forced > 0)
+        return forced;
+    double M = worker_num(req, "M", 1), N = worker_num(req, "N", 1), K = worker_num(req, "K", 1),
+           b = worker_num(req, "batch", 1);
+    const char *dt = json_string_value(json_object_get(req, "dtype"));
+    bool f64 = dt && strcmp(dt, "f64") == 0;
+    double es = f64 ? 8 : dt && (strcmp(dt, "bf16") == 0 || strcmp(dt, "f16") == 0) ? 2 : 4;
+    double bytes = es * b * (2 * (M * K + N * K) + 5 * M * N);
+    double flops = 2 * M * N * K * b, rate = f64 ? 1e11 : 1e12, products = f64 ? 22 : 3, extra = 0;
+    if (json_is_true(json_object_get(req, "time")) && json_is_true(json_object_get(req, "baseline")) &&
+        !json_is_true(json_object_get(req, "interleave"))) {
+        double runs = worker_num(req, "warmup", 3) + worker_num(req, "runs", 7), iters = worker_num(req, "iters", 5);
+        products += 2 * runs * (iters > 0 ? iters : 1);
+        extra = iters > 0 ? 0 : 2 * runs * 0.002; /* iters 0: each run about 2 ms (serve.c's AUTO_RUN_MS) */
+    }
+    return 60 + 20 * bytes / 1e9 + products * flops / rate + extra;
 }
 
 worker_status worker_call(worker_t *w, json_t *request, double setup_s, double timeout_s, json_t **reply)

@@ -36,10 +36,11 @@ typedef struct {
 } worker_t;
 
 typedef enum {
-    WORKER_OK = 0,   /* a reply (or the hello) arrived */
-    WORKER_AGAIN,    /* nothing whole yet (worker_read only) */
-    WORKER_TIMEOUT,  /* no reply in time: the worker was killed */
-    WORKER_DIED,     /* it exited or closed its stdout without replying; w->ended says how */
+    WORKER_OK = 0,  /* a reply (or the hello) arrived */
+    WORKER_AGAIN,   /* nothing whole yet (worker_read only) */
+    WORKER_TIMEOUT, /* no reply in time after "started": the worker was killed */
+    WORKER_STALLED, /* no "started" within the set-up allowance: the worker was killed */
+    WORKER_DIED,    /* it exited or closed its stdout without replying; w->ended says how */
 } worker_status;
 
 /* A slot for GPU `device`, not started. */
@@ -66,8 +67,17 @@ worker_status worker_read(worker_t *w, json_t **msg);
  * for it). */
 bool worker_has_line(const worker_t *w);
 /* Send, then wait for the reply: at most setup_s for the worker's set-up (until it says "started")
- * and timeout_s from there; kills the worker on a timeout. */
+ * and timeout_s from there; kills the worker on a timeout (WORKER_STALLED before "started"). */
 worker_status worker_call(worker_t *w, json_t *request, double setup_s, double timeout_s, json_t **reply);
+/* The seconds a "run" request may take before the worker says "started" (its set-up: inputs drawn,
+ * the bound and references made, cuBLAS timed when asked), from the request's shape, dtype and
+ * timing; $ENGINE_SETUP_TIMEOUT (seconds) in its place where set. */
+double worker_setup_allowance_s(const json_t *request);
+/* 0, or exit 2 with err (ERR_INPUT) naming ENGINE_SETUP_TIMEOUT when it is set to anything but
+ * a number of seconds > 0 (checked before any GPU work: worker_setup_allowance_s ignores a bad one). */
+int worker_setup_env_check(err_t *err);
+/* A number of a request or reply (the protocol's messages are our own: lenient), def where absent. */
+double worker_num(const json_t *msg, const char *key, double def);
 /* Whether a message is the worker's "started" notice (the kernel is about to run). */
 bool worker_is_started(json_t *msg);
 

@@ -112,6 +112,7 @@ if wisdom_plan wisdom; then
   while IFS=$'\t' read -r -u 3 kind dt base what shapes args; do
     [ "$kind" = verify ] || continue
     want wisdom || want "wisdom-$dt" || continue # GPU_ONLY=wisdom-f32 or wisdom-f64: one dtype's half
+    [[ $base == "wisdom-$dt-${WISDOM_PART:-}"* ]] || continue # WISDOM_PART=own or near: those checks only
     # shellcheck disable=SC2086
     XDG_DATA_HOME=$SHIPPED_ONLY run_verify "verify --auto $dt $what" "$base" --auto --dtype "$dt" --shapes "$shapes" $args
   done 3<"$LOG/wisdom-plan.txt"

@@ -268,7 +268,8 @@ static void test_hang_hits_deadline(void **state)
     worker_free(&w);
 }
 
-/* A request without a "started" notice (not a run) has set-up and timeout together. */
+/* A request without a "started" notice (not a run) has the set-up's deadline alone, and missing it
+ * is a stall (WORKER_STALLED), not a kernel's timeout. */
 static void test_hang_before_started(void **state)
 {
     (void)state;
@@ -282,15 +283,16 @@ static void test_hang_before_started(void **state)
     worker_status st = worker_call(&w, req, 0.6, 0.4, &reply);
     double ms = now_ms() - t0;
     json_decref(req);
-    assert_int_equal(st, WORKER_TIMEOUT);
-    assert_true(ms >= 950);
+    assert_int_equal(st, WORKER_STALLED);
+    assert_true(ms >= 550);
     assert_true(ms < 3000);
+    assert_non_null(strstr(w.ended, "set-up made no progress"));
     assert_false(worker_running(&w));
     worker_free(&w);
 }
 
-/* The notice also extends the deadline: set-up 0.4 s + timeout 1.6 s would end at 2.0 s, but the
- * kernel starts at 1.0 s, so the reply at 2.3 s is in time (1.0 + 1.6 = 2.6 s). */
+/* The notice ends the set-up's deadline and starts the timeout's: set-up 1.5 s, the kernel starts
+ * at 1.0 s, so the reply at 2.3 s is in time (1.0 + 1.6 = 2.6 s); a reply after that is not. */
 static void test_started_extends_deadline(void **state)
 {
     (void)state;
@@ -300,6 +302,10 @@ static void test_started_extends_deadline(void **state)
                               "echo '{\"op\": \"started\", \"id\": 5}'\n"
                               "sleep 1.3\n"
                               "echo '{\"id\": 5, \"status\": \"ok\"}'\n"
+                              "read line\n"
+                              "echo '{\"op\": \"started\", \"id\": 6}'\n"
+                              "sleep 3\n"
+                              "echo '{\"id\": 6, \"status\": \"ok\"}'\n"
                               "read line\n");
     worker_conf c = {exe, NULL, false, 10.0};
     worker_t w;
@@ -307,7 +313,7 @@ static void test_started_extends_deadline(void **state)
     json_t *req = json_pack("{s:s, s:i}", "op", "run", "id", 5);
     json_t *reply = NULL;
     double t0 = now_ms();
-    worker_status st = worker_call(&w, req, 0.4, 1.6, &reply);
+    worker_status st = worker_call(&w, req, 1.5, 1.6, &reply);
     double ms = now_ms() - t0;
     json_decref(req);
     if (st != WORKER_OK)
@@ -316,9 +322,48 @@ static void test_started_extends_deadline(void **state)
     assert_true(ms >= 2000);
     assert_int_equal(json_integer_value(json_object_get(reply, "id")), 5);
     json_decref(reply);
+    req = json_pack("{s:s, s:i}", "op", "run", "id", 6);
+    st = worker_call(&w, req, 1.5, 1.6, &reply);
+    json_decref(req);
+    assert_int_equal(st, WORKER_TIMEOUT);
+    assert_non_null(strstr(w.ended, "no reply within"));
     worker_free(&w);
     unlink(exe);
     free(exe);
+}
+
+/* The set-up's allowance grows with the problem's bytes and products, FP64's reference counts
+ * more, timing adds its launches, and ENGINE_SETUP_TIMEOUT replaces it. */
+static void test_setup_allowance(void **state)
+{
+    (void)state;
+    unsetenv("ENGINE_SETUP_TIMEOUT");
+    json_t *tiny = json_pack("{s:s, s:s, s:i, s:i, s:i}", "op", "run", "dtype", "f32", "M", 17, "N", 33, "K", 5);
+    json_t *big = json_pack("{s:s, s:s, s:i, s:i, s:i}", "op", "run", "dtype", "f32", "M", 8192, "N", 8192, "K", 8192);
+    json_t *big64 =
+        json_pack("{s:s, s:s, s:i, s:i, s:i}", "op", "run", "dtype", "f64", "M", 8192, "N", 8192, "K", 8192);
+    json_t *timed = json_pack("{s:s, s:s, s:i, s:i, s:i, s:b, s:b, s:i, s:i, s:i}", "op", "run", "dtype", "f32", "M",
+                              8192, "N", 8192, "K", 8192, "time", 1, "baseline", 1, "warmup", 3, "runs", 7, "iters", 5);
+    double t = worker_setup_allowance_s(tiny), b = worker_setup_allowance_s(big);
+    double b64 = worker_setup_allowance_s(big64), bt = worker_setup_allowance_s(timed);
+    assert_true(t >= 60 && t < 61);
+    assert_true(b > 100 && b < 125); /* 2.4 GB of host memory, three products of 1.1 TFLOP */
+    assert_true(b64 > 2 * b);
+    assert_true(bt > b + 100); /* 100 timed launches */
+    setenv("ENGINE_SETUP_TIMEOUT", "2.5", 1);
+    assert_true(worker_setup_allowance_s(big) == 2.5);
+    err_t err;
+    err_clear(&err);
+    assert_int_equal(worker_setup_env_check(&err), 0);
+    setenv("ENGINE_SETUP_TIMEOUT", "soon", 1);
+    assert_int_equal(worker_setup_env_check(&err), 2);
+    assert_int_equal(err.code, ERR_INPUT);
+    assert_true(worker_setup_allowance_s(tiny) == t);
+    unsetenv("ENGINE_SETUP_TIMEOUT");
+    json_decref(tiny);
+    json_decref(big);
+    json_decref(big64);
+    json_decref(timed);
 }
 
 static void test_no_gpu(void **state)
@@ -449,6 +494,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hang_hits_deadline, clean_env, clean_env),
         cmocka_unit_test_setup_teardown(test_hang_before_started, clean_env, clean_env),
         cmocka_unit_test_setup_teardown(test_started_extends_deadline, clean_env, clean_env),
+        cmocka_unit_test_setup_teardown(test_setup_allowance, clean_env, clean_env),
         cmocka_unit_test_setup_teardown(test_no_gpu, clean_env, clean_env),
         cmocka_unit_test_setup_teardown(test_cannot_start, clean_env, clean_env),
         cmocka_unit_test_setup_teardown(test_not_json_and_arguments, clean_env, clean_env),
