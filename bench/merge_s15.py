@@ -24,6 +24,7 @@ import glob, json, math, os, shutil, subprocess, sys, tarfile, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wisdom_file  # noqa: E402  (the file as the engine writes it)
 from oracle_entries import config_of  # noqa: E402  (a row's config and overrides, as wisdom names them)
+from rows import find, open_rows  # noqa: E402  (plain or .gz, as bench/data ships them)
 
 DATE = "2026-11-28"
 DATA = "bench/data"
@@ -41,9 +42,9 @@ def die(msg):
 
 def rows(path):
     out = []
-    if not os.path.exists(path):
+    if not os.path.exists(find(path)):
         return out
-    for i, line in enumerate(open(path), 1):
+    for i, line in enumerate(open_rows(path), 1):
         line = line.strip()
         if line:
             try:

@@ -93,6 +93,11 @@ nsec=$(grep -c . "$tmp/stub-0/logs/sections.txt")
 [ "$grc" = 1 ] && [ "${p:-x}" = 0 ] && [ "${s:-x}" = 0 ] && [ "${f:-0}" -ge "$total" ] && [ "$f" -le $((total + 1)) ] && [ "$nsec" = 31 ] &&
   pass "GPU_JOBS=3: all $f checks fail, 31 sections each a line" ||
   fail "GPU_JOBS=3 (exit $grc; ${p:-?} passed, ${f:-?} failed, ${s:-?} skipped, serial $total; $nsec section lines)" "$(tail -n 5 "$tmp/out-0")"
+# GPU_ONLY=layouts-tb (a part of layouts) with GPU_JOBS runs that part, as the serial run does.
+read -r grc p ft s <<<"$(gpu 0 GPU_ONLY=layouts-tb)"
+read -r grc p fj s <<<"$(gpu 0 GPU_ONLY=layouts-tb GPU_JOBS=2)"
+[ "${ft:-0}" -gt 0 ] && [ "$fj" = "$ft" ] && pass "GPU_ONLY=layouts-tb GPU_JOBS=2: its $fj checks, as serially" ||
+  fail "GPU_ONLY=layouts-tb GPU_JOBS=2 (${fj:-?} checks failed, serially ${ft:-?})" "$(tail -n 5 "$tmp/out-0")"
 # GPU_DEADLINE: an engine that takes 2 s a call; no section starts after 1 s, those left skipped by
 # name (the longest first: verify and f64 start, lanes and device do not).
 d=$tmp/stub-slow

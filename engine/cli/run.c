@@ -175,8 +175,8 @@ static void free_jobs(runner_t *r, build_job *jobs, size_t nshapes)
 }
 
 /* Send a request, (re)starting the worker; one that dies or hangs is a reply of status fault or timeout,
- * one whose set-up stalls runs once more ("setup_retried" says why). NULL: no worker could start. */
-static json_t *call(runner_t *r, json_t *req)
+ * one whose set-up stalls past setup_s runs once more ("setup_retried" says why). NULL: no worker. */
+static json_t *call(runner_t *r, json_t *req, double setup_s)
 {
     char stalled[sizeof r->w.ended] = "";
     for (err_t err;;) {
@@ -187,7 +187,7 @@ static json_t *call(runner_t *r, json_t *req)
             return NULL;
         }
         json_t *reply = NULL;
-        worker_status st = worker_call(&r->w, req, worker_setup_allowance_s(req), r->o->timeout_s, &reply);
+        worker_status st = worker_call(&r->w, req, setup_s, r->o->timeout_s, &reply);
         if (st == WORKER_STALLED && !*stalled) {
             snprintf(stalled, sizeof stalled, "%s", r->w.ended);
             fprintf(stderr, "engine: %s; trying the request once more on a new worker\n", stalled);
@@ -217,7 +217,7 @@ static json_t *run_request(runner_t *r, size_t entry, const build_job *j, double
                             (json_int_t)o->seed, "verify", 1, "time", time, "warmup", o->warmup, "runs", o->runs,
                             "iters", o->iters, "baseline", time);
     worker_put_layout(req, &j->lay);
-    json_t *reply = call(r, req);
+    json_t *reply = call(r, req, worker_setup_allowance_s(req, r->cfgs[entry]->dtype));
     json_decref(req);
     return reply;
 }
@@ -265,7 +265,7 @@ static void cross_check(runner_t *r, FILE *out)
         if (used[d])
             json_array_append_new(dts, json_string(dtype_name((dtype_t)d)));
     json_t *req = json_pack("{s:s, s:o, s:I}", "op", "cross_check", "dtypes", dts, "seed", (json_int_t)r->o->seed);
-    json_t *reply = call(r, req);
+    json_t *reply = call(r, req, worker_setup_allowance_s(req, DTYPE_F32));
     json_decref(req);
     if (!reply)
         return;

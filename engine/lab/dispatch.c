@@ -203,7 +203,7 @@ static void assign(dispatch_t *s, batch_t *b)
         int sent = worker_send(&sl->w, req);
         /* Before it says "started", a request has its set-up's allowance (a new problem costs the
          * worker its inputs, the cuBLAS reference and baseline); then --timeout. */
-        sl->setup_s = worker_setup_allowance_s(req);
+        sl->setup_s = worker_setup_allowance_s(req, p->cfg.dtype);
         json_decref(req);
         if (sent) {
             lost(sl, false, &b->fatal);
@@ -312,8 +312,7 @@ static void take_replies(dispatch_t *s, batch_t *b)
             if (starting)
                 snprintf(why, sizeof why, "no hello within %.0f s: the worker was killed", s->wc.start_timeout_s);
             else if (!sl->started)
-                snprintf(why, sizeof why, "the problem's set-up made no progress in %.0f s: the worker was killed",
-                         sl->setup_s);
+                worker_stall_text(why, sizeof why, sl->setup_s);
             else
                 snprintf(why, sizeof why, "still running after %.0f s: the worker was killed", s->c.timeout_s);
             snprintf(sl->w.ended, sizeof sl->w.ended, "%s", why);

@@ -204,9 +204,7 @@ static worker_status wait_line(worker_t *w, double setup_s, double timeout_s, js
             if (started)
                 snprintf(w->ended, sizeof w->ended, "no reply within %g s: the worker was killed", timeout_s);
             else
-                snprintf(w->ended, sizeof w->ended,
-                         "the problem's set-up made no progress in %.0f s (no \"started\"): the worker was killed",
-                         setup_s);
+                worker_stall_text(w->ended, sizeof w->ended, setup_s);
             return started ? WORKER_TIMEOUT : WORKER_STALLED;
         }
         struct pollfd pf = {w->out_fd, POLLIN, 0};
@@ -298,21 +296,20 @@ double worker_num(const json_t *msg, const char *key, double def)
     return json_is_number(v) ? json_number_value(v) : def;
 }
 
-/* What a set-up does, at rates below any GPU's and host's we run on, so that only a stall misses it
- * (session 20: a worker spun in a cuBLAS launch with the GPU idle, at shapes whose set-up takes
- * 0.1-5 s): 60 s, 20 s per GB of the host memory it fills (2 x (A + B) + 5 x C; the H200 host
- * draws about 280 MB/s), and its products at 1 TFLOP/s (FP64 0.1): the bound, cuBLAS's result and
- * the FP64 reference (f64's is double-double, about 20 products' work), and the baseline's timed
- * launches, twice for a tf32 config. */
+/* ENGINE_SETUP_TIMEOUT's seconds: 0 when unset or empty, -1 when not a number > 0. */
+void worker_stall_text(char *buf, size_t len, double setup_s)
+{
+    snprintf(buf, len, "the problem's set-up made no progress in %.0f s: the worker was killed", setup_s);
+}
+
 /* ENGINE_SETUP_TIMEOUT's seconds: 0 when unset or empty, -1 when not a number > 0. */
 static double setup_env(void)
 {
     const char *env = getenv("ENGINE_SETUP_TIMEOUT");
+    double v = 0;
     if (!env || !*env)
         return 0;
-    char *end = NULL;
-    double v = strtod(env, &end);
-    return *end == '\0' && v > 0 && v < 1e9 ? v : -1;
+    return parse_double(env, &v) == 0 && v > 0 && v < 1e9 ? v : -1;
 }
 
 int worker_setup_env_check(err_t *err)
@@ -323,16 +320,21 @@ int worker_setup_env_check(err_t *err)
                    getenv("ENGINE_SETUP_TIMEOUT"));
 }
 
-double worker_setup_allowance_s(const json_t *req)
+/* What a set-up does, at rates below any GPU's and host's we run on, so that only a stall misses it
+ * (session 20: a worker spun in a cuBLAS launch with the GPU idle, at shapes whose set-up takes
+ * 0.1-5 s): 60 s, 20 s per GB of the host memory it fills (2 x (A + B) + 5 x C; the H200 host
+ * draws about 280 MB/s), and its products at 1 TFLOP/s (FP64 0.1): the bound, cuBLAS's result and
+ * the FP64 reference (f64's is double-double, about 20 products' work), and the baseline's timed
+ * launches, twice for a tf32 config. */
+double worker_setup_allowance_s(const json_t *req, dtype_t dtype)
 {
     double forced = setup_env();
     if (forced > 0)
         return forced;
     double M = worker_num(req, "M", 1), N = worker_num(req, "N", 1), K = worker_num(req, "K", 1),
            b = worker_num(req, "batch", 1);
-    const char *dt = json_string_value(json_object_get(req, "dtype"));
-    bool f64 = dt && strcmp(dt, "f64") == 0;
-    double es = f64 ? 8 : dt && (strcmp(dt, "bf16") == 0 || strcmp(dt, "f16") == 0) ? 2 : 4;
+    bool f64 = dtype == DTYPE_F64;
+    double es = (double)dtype_size(dtype);
     double bytes = es * b * (2 * (M * K + N * K) + 5 * M * N);
     double flops = 2 * M * N * K * b, rate = f64 ? 1e11 : 1e12, products = f64 ? 22 : 3, extra = 0;
     if (json_is_true(json_object_get(req, "time")) && json_is_true(json_object_get(req, "baseline")) &&

@@ -9,6 +9,7 @@
 
 #include "err.h"
 #include "layout.h"
+#include "template.h"
 #include "util.h"
 
 #include <jansson.h>
@@ -70,9 +71,12 @@ bool worker_has_line(const worker_t *w);
  * and timeout_s from there; kills the worker on a timeout (WORKER_STALLED before "started"). */
 worker_status worker_call(worker_t *w, json_t *request, double setup_s, double timeout_s, json_t **reply);
 /* The seconds a "run" request may take before the worker says "started" (its set-up: inputs drawn,
- * the bound and references made, cuBLAS timed when asked), from the request's shape, dtype and
- * timing; $ENGINE_SETUP_TIMEOUT (seconds) in its place where set. */
-double worker_setup_allowance_s(const json_t *request);
+ * the bound and references made, cuBLAS timed when asked), from the request's shape and timing and
+ * the config's dtype (the request's may be null); $ENGINE_SETUP_TIMEOUT (seconds) in its place
+ * where set. */
+double worker_setup_allowance_s(const json_t *request, dtype_t dtype);
+/* Why a worker whose set-up missed that allowance was killed, into buf. */
+void worker_stall_text(char *buf, size_t len, double setup_s);
 /* 0, or exit 2 with err (ERR_INPUT) naming ENGINE_SETUP_TIMEOUT when it is set to anything but
  * a number of seconds > 0 (checked before any GPU work: worker_setup_allowance_s ignores a bad one). */
 int worker_setup_env_check(err_t *err);

@@ -20,12 +20,14 @@ jobs_t0=$SECONDS
 jobs_deadline=${GPU_DEADLINE:-0}
 : >"$LOG/sections.txt"
 declare -A jobs_pid_of=() jobs_start=()
-# jobs_pick LIST: the sections of LIST that this run asks for (GPU_ONLY, else all).
+# jobs_pick LIST: the sections of LIST that this run asks for (GPU_ONLY, else all); layouts-tb, a
+# part of layouts, runs as a section of its own where GPU_ONLY names it without layouts.
 jobs_pick() {
   local s out=""
   for s in $1; do want "$s" || { [ "$s" = wisdom-f32 ] || [ "$s" = wisdom-f64 ] && want wisdom; } || continue
     out+="$s "
   done
+  [[ " $1 " == *" layouts "* ]] && ! want layouts && want layouts-tb && out+="layouts-tb "
   echo "$out"
 }
 # jobs_fails SECTION: each check the section's output says failed, counted and named in this run's.

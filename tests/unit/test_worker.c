@@ -344,21 +344,21 @@ static void test_setup_allowance(void **state)
         json_pack("{s:s, s:s, s:i, s:i, s:i}", "op", "run", "dtype", "f64", "M", 8192, "N", 8192, "K", 8192);
     json_t *timed = json_pack("{s:s, s:s, s:i, s:i, s:i, s:b, s:b, s:i, s:i, s:i}", "op", "run", "dtype", "f32", "M",
                               8192, "N", 8192, "K", 8192, "time", 1, "baseline", 1, "warmup", 3, "runs", 7, "iters", 5);
-    double t = worker_setup_allowance_s(tiny), b = worker_setup_allowance_s(big);
-    double b64 = worker_setup_allowance_s(big64), bt = worker_setup_allowance_s(timed);
+    double t = worker_setup_allowance_s(tiny, DTYPE_F32), b = worker_setup_allowance_s(big, DTYPE_F32);
+    double b64 = worker_setup_allowance_s(big64, DTYPE_F64), bt = worker_setup_allowance_s(timed, DTYPE_F32);
     assert_true(t >= 60 && t < 61);
     assert_true(b > 100 && b < 125); /* 2.4 GB of host memory, three products of 1.1 TFLOP */
     assert_true(b64 > 2 * b);
     assert_true(bt > b + 100); /* 100 timed launches */
     setenv("ENGINE_SETUP_TIMEOUT", "2.5", 1);
-    assert_true(worker_setup_allowance_s(big) == 2.5);
+    assert_true(worker_setup_allowance_s(big, DTYPE_F32) == 2.5);
     err_t err;
     err_clear(&err);
     assert_int_equal(worker_setup_env_check(&err), 0);
     setenv("ENGINE_SETUP_TIMEOUT", "soon", 1);
     assert_int_equal(worker_setup_env_check(&err), 2);
     assert_int_equal(err.code, ERR_INPUT);
-    assert_true(worker_setup_allowance_s(tiny) == t);
+    assert_true(worker_setup_allowance_s(tiny, DTYPE_F32) == t);
     unsetenv("ENGINE_SETUP_TIMEOUT");
     json_decref(tiny);
     json_decref(big);
