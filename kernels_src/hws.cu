@@ -22,6 +22,15 @@
  * other's k-tiles would wait on a stage's barrier two phases ahead of it, which a parity cannot tell
  * (measured: launch failures at 4096^3 with two items a block).
  *
+ * ZI (ZITEMS 1, or the default 2 where there is a batch and no split-K): a strided batch's products
+ * are work items of one persistent loop (item w: product w / tiles, tile w % tiles) over at most the
+ * resident blocks, instead of a grid z of products each looping over its own tiles. A batch of few
+ * tiles a product (attention's 1024^2 x 64 scores: 32 tiles, 64 products) otherwise gives every
+ * block one tile, which it loads, multiplies and stores with nothing behind it; here a block's
+ * producer loads its next tile, of whichever product, while its consumers store the last (H200:
+ * those scores 0.135 -> 0.060 ms, 512^2 x 128 x 32 0.021 -> 0.011). The launcher passes the batch's
+ * count after the tensor maps.
+ *
  * SPLITK > 1: K cut into slices that are work items of their own (item w: slice w / tiles of tile
  * w % tiles, so the blocks running together share one k-range of A and B); each writes its FP32
  * partial tile to the workspace, and a last launch (reduce) adds the slices in a fixed order,
@@ -67,6 +76,7 @@
     "KPROMOTE": {"default": 0, "values": [0, 128, 256, 512, 1024], "doc": "elements of K the tensor cores sum before FP32 adds fold the partial sum into total (0: the tensor cores sum all of K)"},
     "GROUP": {"default": 8, "min": 1, "max": 64, "doc": "rows of tiles a persistent block's schedule walks together (L2 reuse of B's columns)"},
     "SPLITK": {"default": 1, "min": 1, "max": 32, "doc": "K cut into SPLITK slices, each a work item of its own (few tiles: a few tokens through a layer): each slice writes its FP32 partial tile to the workspace and a last launch (reduce) adds them in a fixed order, applies alpha and beta and rounds once"},
+    "ZITEMS": {"default": 2, "values": [0, 1, 2], "doc": "1: the batch's products are items of one persistent loop over at most the resident blocks (a block loads its next tile, of any product, while it stores the last); 0: a grid z of products, each looping over its own tiles; 2: 1 where there is a batch and no split-K (the switch ZI), else 0 (one product's code is then the same as 0's)"},
     "PINGPONG": {"default": 0, "values": [0, 1], "doc": "0: the consumer warpgroups share each tile, BM / WGS rows each; 1: they take turns, each a whole tile of its own, so that one stores its tile while the other multiplies"},
     "PDL": {"default": 1, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 decided from the grid (plan_use_pdl)"},
     "EPI": {"default": 0, "values": [0, 1, 2], "doc": "the epilogue: 0 stores C straight from the accumulator registers (32-bit pairs, 8 rows x 16 bytes a warp's store); 1 stages each consumer warpgroup's tile through shared memory, 64 x 64 sub-tiles in two 8 KB buffers, and writes rows of 16 bytes (a warp 4 whole rows of 128 bytes; rows off 16 bytes: aligned chunks shifted into place, the ends 2 bytes each); 2 as 1, but the copy engine stores each sub-tile (TMA, a tensor map of C) where C's rows are 16-byte aligned, else as 1"}
@@ -84,6 +94,7 @@
     {"rule": "MI * BN * (KPROMOTE > 0 ? 2 : 1) <= 256", "why": "a consumer thread holds MI BN / 2 accumulator registers, twice with promotion, of its 232"},
     {"rule": "STAGES * STAGE_BYTES + 1024 <= 232448", "why": "the ring must fit the 227 KB of shared memory a block may take on sm_90"},
     {"rule": "KPROMOTE % 64 == 0", "why": "promotion happens between k-tiles of 64"},
+    {"rule": "ZITEMS != 1 || SPLITK == 1", "why": "split-K's partials are indexed by the grid's z (the batch); ZITEMS has one z"},
     {"rule": "PINGPONG == 0 || (STAGES % WGS == 0 && STAGES / WGS >= 2)", "why": "taking turns, each consumer warpgroup has a ring of STAGES / WGS stages of its own, two at least"},
     {"rule": "EPI == 0 || STAGES * STAGE_BYTES + 1024 + EPI_BYTES + 1024 <= 232448", "why": "the ring, its alignment slack, the staged epilogue's two 8 KB sub-tiles per consumer warpgroup and the 1 KB of static shared memory (the ring's barriers, padded to the dynamic part's 1024-byte alignment) must fit the 227 KB a block may take on sm_90: take fewer STAGES"}
   ],
@@ -95,7 +106,8 @@
     "EVEC_C": "EPI ? ALIGN_C : (ALIGN_C >= 2 ? 2 : 1)",
     "TMA_C": "EPI == 2 && ALIGN_C >= 8 && K > 0",
     "PACKA": "ALIGN_A < 8",
-    "PACKB": "ALIGN_B < 8"
+    "PACKB": "ALIGN_B < 8",
+    "ZI": "ZITEMS == 1 || (ZITEMS == 2 && BATCH > 1 && SPLITK == 1)"
   },
   "let": {
     "TILES": "cdiv(N, BN) * cdiv(M, BM)",
@@ -117,7 +129,7 @@
   "launches": [
     {"kernel": "prep_a", "if": "PACKA && K > 0", "grid": ["cdiv(ALP, 128)", "min(cdiv(AR, 8), 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * AR * (AL + ALP)"},
     {"kernel": "prep_b", "if": "PACKB && K > 0", "grid": ["cdiv(BLP, 128)", "min(cdiv(BR, 8), 65535)", "BATCH"], "block": [128, 1, 1], "smem": "0", "traffic": "BATCH * BR * (BL + BLP)"},
-    {"kernel": "gemm", "grid": ["TILES * SPLITS", 1, "BATCH"], "block": ["THREADS", 1, 1], "persistent": true,
+    {"kernel": "gemm", "grid": ["ZI ? TILES * BATCH : TILES * SPLITS", 1, "ZI ? 1 : BATCH"], "block": ["THREADS", 1, 1], "persistent": true,
      "smem": "STAGES * STAGE_BYTES + 1024 + EPI_BYTES"},
     {"kernel": "reduce", "if": "SPLITS > 1", "grid": ["cdiv(M * N, 256)", 1, "BATCH"], "block": [256, 1, 1], "smem": "0", "traffic": "BATCH * M * N * (2 * SPLITS + 1)"}
   ],
@@ -385,8 +397,11 @@ __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wa
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm(GEMM_ARGS, TMAP_ARG(tmap_a), TMAP_ARG(tmap_ap), TMAP_ARG(tmap_b), TMAP_ARG(tmap_bp)
-#if TMA_C
+#if TMA_C || ZI /* the launcher passes every map the template names, C's too where it is off */
          , TMAP_ARG(tmap_c)
+#endif
+#if ZI
+         , int nbatch
 #endif
     )
 {
@@ -401,11 +416,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int gx = cdiv(N, BN), gy = cdiv(M, BM), tiles = gx * gy, nk = cdiv(K, BK);
     int per, nsplit;
     slices(nk, per, nsplit);
+#if ZI
+    const int items = tiles * nbatch; /* (SPLITK 1) item w: product w / tiles, tile w % tiles */
+#else
     const int items = tiles * nsplit, b = blockIdx.z;
+#endif
     /* Work item w: tile w % tiles, its k-tiles [kt0, kt1) of slice w / tiles. */
     auto item_at = [&](int w, int &bm, int &bn, int &kt0, int &kt1) {
         tile_at(w % tiles, gx, gy, bm, bn);
-        kt0 = min(nk, (w / tiles) * per);
+        kt0 = ZI ? 0 : min(nk, (w / tiles) * per);
         kt1 = min(nk, kt0 + per);
     };
 
@@ -420,6 +439,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         for (int i0 = 0, w = blockIdx.x; w < items; ++i0, w += gridDim.x) {
             int bm, bn, kt0, kt1;
             item_at(w, bm, bn, kt0, kt1);
+#if ZI
+            const int b = w / tiles;
+#endif
             const int ring = PINGPONG ? i0 % WGS : 0;
             for (int kt = kt0; kt < kt1; ++kt) {
                 const unsigned it = ring ? its1++ : its0++;
@@ -452,9 +474,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int cw = wg - 1, g = lane / 4, t = lane % 4;
     const int phase = PINGPONG ? 0 : cw * (KPT / 2); /* chains offset by half a chain between consumers of a tile */
     const int row0 = PINGPONG ? 0 : cw * MI * 64;        /* this warpgroup's first row of the tile */
+#if !ZI
     T *c = C;
 #if BATCHED
     c += (long long)b * sc;
+#endif
 #endif
     float acc[MI][NACC], total[PROM ? MI : 1][PROM ? NACC : 1];
     const int ring = PINGPONG ? cw : 0;
@@ -469,6 +493,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             continue; /* the other warpgroup's turn, from its own ring */
         int bm, bn, kt0, kt1;
         item_at(w, bm, bn, kt0, kt1);
+#if ZI
+        const int b = w / tiles;
+        T *c = C + (long long)b * sc;
+#endif
         if constexpr (PROM) {
 #pragma unroll
             for (int i = 0; i < MI; ++i)

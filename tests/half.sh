@@ -105,7 +105,7 @@ want: $want"; fi
 echo "== hws (wgmma, sm_90a): every op in both dtypes, its variants, no spills; rows the copy engine cannot read packed first"
 for dt in bf16 f16; do
   for op in NN NT TN TT; do
-    for set in "" "--set BM=256 --set BN=128" "--set WGS=1 --set BM=64 --set BN=128" "--set SPLITK=4 --set PINGPONG=1 --set BN=128" "--set BN=128 --set KPROMOTE=256"; do
+    for set in "" "--set BM=256 --set BN=128" "--set WGS=1 --set BM=64 --set BN=128" "--set SPLITK=4 --set PINGPONG=1 --set BN=128" "--set BN=128 --set KPROMOTE=256" "--set ZITEMS=1"; do
       # shellcheck disable=SC2086
       out=$($E compile configs/hws_bf16.json --arch sm_90a --dtype $dt --op $op --size 4096 $set 2>&1)
       rc=$?
@@ -123,7 +123,7 @@ runs=()
 for dt in bf16 f16; do
   for op in NN NT TN TT; do runs+=("$dt $op"); done
 done
-for v in "--set BN=128" "--set WGS=1 --set BM=64 --set BN=128" "--set WGS=1 --set BM=64 --set BN=64" "--set PINGPONG=1 --set BN=128" "--set PINGPONG=1 --set BM=64" "--set SPLITK=4 --set PINGPONG=1 --set BN=128" "--set BN=128 --set KPROMOTE=256" "--set BM=256 --set BN=128"; do
+for v in "--set BN=128" "--set WGS=1 --set BM=64 --set BN=128" "--set WGS=1 --set BM=64 --set BN=64" "--set PINGPONG=1 --set BN=128" "--set PINGPONG=1 --set BM=64" "--set SPLITK=4 --set PINGPONG=1 --set BN=128" "--set BN=128 --set KPROMOTE=256" "--set BM=256 --set BN=128" "--set ZITEMS=1 --set PINGPONG=1 --set BN=128"; do
   runs+=("bf16 NN $v" "f16 TT $v")
 done
 for run in "${runs[@]}"; do
@@ -171,6 +171,18 @@ out=$($E compile configs/hws_bf16.json --arch sm_90a --op NT --m 128 --n 256 --k
 printf '%s\n' "$out" | grep -q "PACKA=0 PACKB=1" && pass "hws NT, ldb padded by 3: only B packed" || fail "hws NT ldb +3 packs" "$out"
 refuse "hws on sm_90 (not sm_90a)" "configs/hws_bf16.json:6:3: params break \"ARCH_SPECIFIC == 1 && ARCH == 90\" (target sm_90): wgmma and setmaxnreg exist only on the architecture-specific target sm_90a (--arch sm_90a)" \
   compile configs/hws_bf16.json --arch sm_90
+# The launcher passes the batch's count after every map the template names (5, C's included where it
+# is off): the kernel's parameter 20, GEMM_ARGS's 15 then the maps (read anywhere else, it was a map's
+# bytes: on the GPU, no product ran).
+for e in 0 2; do
+  $E compile configs/hws_bf16.json --arch sm_90a --op NT --batch 8 --set ZITEMS=1 --set EPI=$e --emit "$T/zit$e" >"$T/zit$e.txt" 2>&1
+  p="$T/zit$e/hws_bf16.ptx"
+  [ "$(grep -c '^[[:space:]]*\.param .* gemm_param_[0-9]*\(\[[0-9]*\]\)\?,\?$' "$p")" = 21 ] && grep -q '\.param \.u32 gemm_param_20$' "$p" && grep -q 'ld.param.u32[^;]*\[gemm_param_20\]' "$p" &&
+    pass "hws ZITEMS (EPI $e): the batch's count is parameter 20, after GEMM_ARGS and all 5 maps, and is read" ||
+    fail "hws ZITEMS (EPI $e)'s parameters" "$(grep -c '^[[:space:]]*\.param .* gemm_param_[0-9]*\(\[[0-9]*\]\)\?,\?$' "$p") params; $(grep 'gemm_param_20' "$p" | head -2)"
+done
+refuse "hws: a batch's products in one loop take no split-K" "configs/hws_bf16.json (--set ZITEMS=1): params break \"ZITEMS != 1 || SPLITK == 1\" (ZITEMS = 1, SPLITK = 4): split-K's partials are indexed by the grid's z (the batch); ZITEMS has one z" \
+  compile configs/hws_bf16.json --arch sm_90a --set ZITEMS=1 --set SPLITK=4
 refuse "hws: turns need a ring each" "configs/hws_bf16.json (--set PINGPONG=1): params break \"PINGPONG == 0 || (STAGES % WGS == 0 && STAGES / WGS >= 2)\" (PINGPONG = 1, STAGES = 3, WGS = 2): taking turns, each consumer warpgroup has a ring of STAGES / WGS stages of its own, two at least" \
   compile configs/hws_bf16.json --arch sm_90a --set PINGPONG=1 --set BN=128 --set STAGES=3
 refuse "hws: the staged epilogue's buffers must fit beside the ring" "configs/hws_bf16.json (--set EPI=1): params break \"EPI == 0 || STAGES * STAGE_BYTES + 1024 + EPI_BYTES + 1024 <= 232448\" (EPI = 1, STAGES = 7): the ring, its alignment slack, the staged epilogue's two 8 KB sub-tiles per consumer warpgroup and the 1 KB of static shared memory (the ring's barriers, padded to the dynamic part's 1024-byte alignment) must fit the 227 KB a block may take on sm_90: take fewer STAGES" \

@@ -205,12 +205,17 @@ int kernel_launch(const kernel_t *k, const gemm_call *c, CUdeviceptr W, CUstream
      * layout's come next, then the tensor maps, so a kernel that declares fewer reads the ones it has. */
     enum { NARGS = 15 }; /* GEMM_ARGS's count */
     CUtensorMap maps[TPL_MAX_TMAPS];
-    void *args[NARGS + TPL_MAX_TMAPS] = {&M, &N, &K, a, &A, &B, b, &C, &Wp, &lda, &ldb, &ldc, &sa, &sb, &sc};
+    void *args[NARGS + TPL_MAX_TMAPS + 1] = {&M, &N, &K, a, &A, &B, b, &C, &Wp, &lda, &ldb, &ldc, &sa, &sb, &sc};
     for (size_t i = 0; i < k->plan.ntmaps; i++) {
         args[NARGS + i] = &maps[i];
         if (encode_tmap(k, &k->plan.tmaps[i], c, W, &maps[i], err))
             return -1;
     }
+    /* Then the batch's count, for a kernel whose grid does not carry it (hws's ZITEMS): after every
+     * map the template names, those switched off too, so such a kernel declares them all; a kernel
+     * that declares no such parameter never reads it. */
+    int nbatch = (int)c->lay.batch;
+    args[NARGS + k->plan.ntmaps] = &nbatch;
     for (size_t i = 0; i < k->plan.nlaunches; i++) {
         const plan_launch *l = &k->plan.launches[i];
         int64_t grid[3] = {l->grid[0], l->grid[1], l->grid[2]};
