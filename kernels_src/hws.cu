@@ -76,7 +76,7 @@
     "KPROMOTE": {"default": 0, "values": [0, 128, 256, 512, 1024], "doc": "elements of K the tensor cores sum before FP32 adds fold the partial sum into total (0: the tensor cores sum all of K)"},
     "GROUP": {"default": 8, "min": 1, "max": 64, "doc": "rows of tiles a persistent block's schedule walks together (L2 reuse of B's columns)"},
     "SPLITK": {"default": 1, "min": 1, "max": 32, "doc": "K cut into SPLITK slices, each a work item of its own (few tiles: a few tokens through a layer): each slice writes its FP32 partial tile to the workspace and a last launch (reduce) adds them in a fixed order, applies alpha and beta and rounds once"},
-    "ZITEMS": {"default": 2, "values": [0, 1, 2], "doc": "1: the batch's products are items of one persistent loop over at most the resident blocks (a block loads its next tile, of any product, while it stores the last); 0: a grid z of products, each looping over its own tiles; 2: 1 where there is a batch and no split-K (the switch ZI), else 0 (one product's code is then the same as 0's)"},
+    "ZITEMS": {"default": 2, "values": [0, 1, 2], "doc": "1: the batch's products are items of one persistent loop over at most the resident blocks (a block loads its next tile, of any product, while it stores the last); 0: a grid z of products, each looping over its own tiles; 2: 1 where there is a batch and no split-K (the switch ZI), else 0 (one product's code is then the same as 0's). Not where the items come within 2^16 of 2^31 (the loop's int would wrap): there a grid z, as 0"},
     "PINGPONG": {"default": 0, "values": [0, 1], "doc": "0: the consumer warpgroups share each tile, BM / WGS rows each; 1: they take turns, each a whole tile of its own, so that one stores its tile while the other multiplies"},
     "PDL": {"default": 1, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 decided from the grid (plan_use_pdl)"},
     "EPI": {"default": 0, "values": [0, 1, 2], "doc": "the epilogue: 0 stores C straight from the accumulator registers (32-bit pairs, 8 rows x 16 bytes a warp's store); 1 stages each consumer warpgroup's tile through shared memory, 64 x 64 sub-tiles in two 8 KB buffers, and writes rows of 16 bytes (a warp 4 whole rows of 128 bytes; rows off 16 bytes: aligned chunks shifted into place, the ends 2 bytes each); 2 as 1, but the copy engine stores each sub-tile (TMA, a tensor map of C) where C's rows are 16-byte aligned, else as 1"}
@@ -94,7 +94,7 @@
     {"rule": "MI * BN * (KPROMOTE > 0 ? 2 : 1) <= 256", "why": "a consumer thread holds MI BN / 2 accumulator registers, twice with promotion, of its 232"},
     {"rule": "STAGES * STAGE_BYTES + 1024 <= 232448", "why": "the ring must fit the 227 KB of shared memory a block may take on sm_90"},
     {"rule": "KPROMOTE % 64 == 0", "why": "promotion happens between k-tiles of 64"},
-    {"rule": "ZITEMS != 1 || SPLITK == 1", "why": "split-K's partials are indexed by the grid's z (the batch); ZITEMS has one z"},
+    {"rule": "ZITEMS != 1 || SPLITK == 1", "why": "ZITEMS gives w / tiles to the batch's products, where split-K gives it to K's slices (and reduce reads the partials by the grid's z)"},
     {"rule": "PINGPONG == 0 || (STAGES % WGS == 0 && STAGES / WGS >= 2)", "why": "taking turns, each consumer warpgroup has a ring of STAGES / WGS stages of its own, two at least"},
     {"rule": "EPI == 0 || STAGES * STAGE_BYTES + 1024 + EPI_BYTES + 1024 <= 232448", "why": "the ring, its alignment slack, the staged epilogue's two 8 KB sub-tiles per consumer warpgroup and the 1 KB of static shared memory (the ring's barriers, padded to the dynamic part's 1024-byte alignment) must fit the 227 KB a block may take on sm_90: take fewer STAGES"}
   ],
@@ -107,7 +107,7 @@
     "TMA_C": "EPI == 2 && ALIGN_C >= 8 && K > 0",
     "PACKA": "ALIGN_A < 8",
     "PACKB": "ALIGN_B < 8",
-    "ZI": "ZITEMS == 1 || (ZITEMS == 2 && BATCH > 1 && SPLITK == 1)"
+    "ZI": "(ZITEMS == 1 || (ZITEMS == 2 && BATCH > 1 && SPLITK == 1)) && cdiv(N, BN) * cdiv(M, BM) * BATCH <= 2147418112"
   },
   "let": {
     "TILES": "cdiv(N, BN) * cdiv(M, BM)",
@@ -421,7 +421,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
     const int items = tiles * nsplit, b = blockIdx.z;
 #endif
-    /* Work item w: tile w % tiles, its k-tiles [kt0, kt1) of slice w / tiles. */
+    /* Work item w: tile w % tiles, its k-tiles [kt0, kt1) of slice w / tiles (under ZI: of product
+     * w / tiles, all of K). */
     auto item_at = [&](int w, int &bm, int &bn, int &kt0, int &kt1) {
         tile_at(w % tiles, gx, gy, bm, bn);
         kt0 = ZI ? 0 : min(nk, (w / tiles) * per);

@@ -1,7 +1,9 @@
 /* tma.cuh — Hopper's bulk tensor copy engine (TMA) and the shared-memory barriers it completes on
  * (sm_90+), for templates that declare "tensor_maps" (engine/core/template.h). The launcher encodes
- * each map for the call's pointers and passes it after the layout's arguments; a kernel declares
- * the ones it reads, in order: GEMM_ARGS, TMAP_ARG(tmap0), TMAP_ARG(tmap1), ...
+ * each map for the call's pointers and passes it after the layout's arguments, every map the
+ * template names (switched off or not), then the batch's count; a kernel declares the maps in
+ * order, GEMM_ARGS, TMAP_ARG(tmap0), TMAP_ARG(tmap1), ..., up to the last it reads, and all of them
+ * where it reads the count (hws's ZITEMS).
  *
  * A ring of shared-memory stages between one producer thread and consumer warps: the producer waits
  * until a stage is empty, tells the stage's "full" barrier how many bytes will land (expect_tx) and

@@ -117,7 +117,6 @@ for dt in bf16 f16; do
   done
 done
 echo "== hws's epilogues (EPI 0: from the registers; 1: staged through shared memory, 16-byte rows; 2: staged, the copy engine stores): no spills, the stores each names"
-# EPI 1 and 2 have not run on a GPU yet: bench/hws_gpu.sh (sections epi, epi-bench) verifies and times them.
 # Every op in both dtypes as shipped; the variants in bf16 NN and f16 TT (EPI 0's are the loop above).
 runs=()
 for dt in bf16 f16; do
@@ -181,7 +180,7 @@ for e in 0 2; do
     pass "hws ZITEMS (EPI $e): the batch's count is parameter 20, after GEMM_ARGS and all 5 maps, and is read" ||
     fail "hws ZITEMS (EPI $e)'s parameters" "$(grep -c '^[[:space:]]*\.param .* gemm_param_[0-9]*\(\[[0-9]*\]\)\?,\?$' "$p") params; $(grep 'gemm_param_20' "$p" | head -2)"
 done
-refuse "hws: a batch's products in one loop take no split-K" "configs/hws_bf16.json (--set ZITEMS=1): params break \"ZITEMS != 1 || SPLITK == 1\" (ZITEMS = 1, SPLITK = 4): split-K's partials are indexed by the grid's z (the batch); ZITEMS has one z" \
+refuse "hws: a batch's products in one loop take no split-K" "configs/hws_bf16.json (--set ZITEMS=1): params break \"ZITEMS != 1 || SPLITK == 1\" (ZITEMS = 1, SPLITK = 4): ZITEMS gives w / tiles to the batch's products, where split-K gives it to K's slices (and reduce reads the partials by the grid's z)" \
   compile configs/hws_bf16.json --arch sm_90a --set ZITEMS=1 --set SPLITK=4
 refuse "hws: turns need a ring each" "configs/hws_bf16.json (--set PINGPONG=1): params break \"PINGPONG == 0 || (STAGES % WGS == 0 && STAGES / WGS >= 2)\" (PINGPONG = 1, STAGES = 3, WGS = 2): taking turns, each consumer warpgroup has a ring of STAGES / WGS stages of its own, two at least" \
   compile configs/hws_bf16.json --arch sm_90a --set PINGPONG=1 --set BN=128 --set STAGES=3

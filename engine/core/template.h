@@ -38,8 +38,9 @@
  * C or W (the workspace) as rank-3 tensors (dims innermost first, strides in elements between steps of
  * dims 1 and 2, the box one copy moves, 128-byte swizzle, zeros read past the dims); the launcher
  * encodes them for the call's pointers and passes them, after the layout's arguments, as kernel
- * parameters (const __grid_constant__ TensorMap tmap0, tmap1, ...: gemm_common.cuh). "type" "tf32"
- * has the copy engine hand FP32 values over as TF32.
+ * parameters (const __grid_constant__ TensorMap tmap0, tmap1, ...: gemm_common.cuh), every map named
+ * (those switched off too), then the batch's count (int) for a kernel whose grid does not carry it.
+ * "type" "tf32" has the copy engine hand FP32 values over as TF32.
  * A launch whose kernel the compiled module lacks (an #if that left it out) is refused when the kernel is built (kernel.c). */
 #ifndef ENGINE_TEMPLATE_H
 #define ENGINE_TEMPLATE_H

@@ -354,18 +354,19 @@ if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | h
   # ZITEMS: a batch's products as the items of one persistent loop (the batch's count passed after
   # the tensor maps), in every op, with turns and each epilogue, batches of 3 to 64 at odd shapes;
   # the default (2) runs it at every batch without split-K, so ZITEMS 0 keeps a check of its own.
-  run_verify "hws ZITEMS 0 (a grid z of products), batches" sm90a-hws-zi0 $HW --set ZITEMS=0 --op NT --batch 7 \
-    --shapes 17x33x5,127x129x131,300x260x520
+  run_verify "hws ZITEMS 0 (a grid z of products), batches, A's rows + 1 (packed first)" sm90a-hws-zi0 $HW \
+    --set ZITEMS=0 --op NT --lda +1 --batch 7 --shapes 17x33x5,127x129x131,300x260x520
   for op in NN NT TN TT; do
-    run_verify "hws ZITEMS op $op, batches" "sm90a-hws-zi-$op" $HW --set ZITEMS=1 --op "$op" --batch 7 \
+    # 300x260: 6 tiles a product, 288 items: blocks take several, across products
+    run_verify "hws ZITEMS op $op, batches" "sm90a-hws-zi-$op" $HW --set ZITEMS=1 --op "$op" --batch 48 \
       --shapes 17x33x5,127x129x131,300x260x520
   done
   run_verify "hws ZITEMS with turns and the staged epilogues, a batch of 64" sm90a-hws-zi-pp configs/hws_bf16.json \
-    configs/hws_bf16.json --set ZITEMS=1 --set PINGPONG=1 --set BN=128 --set EPI=1 --op NT --batch 64 \
+    configs/hws_f16.json --set ZITEMS=1 --set PINGPONG=1 --set BN=128 --set EPI=1 --op NT --batch 64 \
     --shapes 1024x1024x64,255x257x63
   run_verify "hws ZITEMS, the copy engine's store (EPI 2), rows + 8" sm90a-hws-zi-tma configs/hws_f16.json --set ZITEMS=1 \
-    --set EPI=2 --op NN --ldc +8 --batch 5 --shapes 1000x1001x999,128x128x64
-  sanitize_verify "of hws ZITEMS with turns, a batch of 9" hws-zi "memcheck racecheck" \
-    configs/hws_bf16.json --set ZITEMS=1 --set PINGPONG=1 --set BN=128 --op NT --batch 9 --shapes 300x260x130
+    --set EPI=2 --op NN --ldc +8 --batch 5 --shapes 1000x1001x999,1000x1000x999,128x128x64
+  sanitize_verify "of hws ZITEMS with turns, a batch of 40 (360 items)" hws-zi "memcheck racecheck" \
+    configs/hws_bf16.json --set ZITEMS=1 --set PINGPONG=1 --set BN=128 --op NT --batch 40 --shapes 300x260x130
 fi
 fi
