@@ -352,7 +352,7 @@ if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | h
   sanitize_verify "of hws op TN, split-K 4 and turns" hws "memcheck racecheck" \
     configs/hws_bf16.json --op TN --set PINGPONG=1 --set BN=128 --set SPLITK=4 --shapes 300x260x520
   # ZITEMS: a batch's products as the items of one persistent loop (the batch's count passed after
-  # the tensor maps), in every op, with turns and each epilogue, batches of 3 to 64 at odd shapes;
+  # the tensor maps), in every op, with turns and each epilogue, batches of 5 to 64 at odd shapes;
   # the default (2) runs it at every batch without split-K, so ZITEMS 0 keeps a check of its own.
   run_verify "hws ZITEMS 0 (a grid z of products), batches, A's rows + 1 (packed first)" sm90a-hws-zi0 $HW \
     --set ZITEMS=0 --op NT --lda +1 --batch 7 --shapes 17x33x5,127x129x131,300x260x520
