@@ -296,7 +296,7 @@ double worker_num(const json_t *msg, const char *key, double def)
     return json_is_number(v) ? json_number_value(v) : def;
 }
 
-/* ENGINE_SETUP_TIMEOUT's seconds: 0 when unset or empty, -1 when not a number > 0. */
+/* The one wording of a stalled set-up, for worker_call's and dispatch's kills alike. */
 void worker_stall_text(char *buf, size_t len, double setup_s)
 {
     snprintf(buf, len, "the problem's set-up made no progress in %.0f s: the worker was killed", setup_s);
