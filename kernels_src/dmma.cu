@@ -58,7 +58,8 @@
     "STREAMK": {"default": 0, "min": 0, "max": 65536, "doc": "stream-K: this many blocks share all tiles' k-iterations equally, parts of tiles added with atomics into C pre-scaled by beta (0: off; splitk.cuh)"},
     "EDGE": {"default": 1, "values": [0, 1], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all"},
     "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"},
-    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/core/template.h)"}
+    "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/core/template.h)"},
+    "PREFETCH_C": {"default": 2, "values": [0, 1, 2], "doc": "1: where beta != 0, a tile asks L2 for its part of C (prefetch.global.L2) before its K loop, so that the epilogue's reads of C find it there instead of waiting on memory after the last k-step; 0: C is read when the epilogue needs it; 2: 1 where K < 256 and C is over 40 MiB (the switch PFC; H200, beta 1: 1.02-1.31x at K 64-192 with C over 50 MB, 1.5-3% slower where C, 19-31 MB, stays in the 50 MB L2 between calls, within 2% either way at K 256-512). Not with split-K or stream-K"}
   },
   "derived": {
     "SHAPE": "MMA != 0 ? MMA : !F64 || ARCH >= 90 ? 1688 : 884",
@@ -107,7 +108,8 @@
     "ROW_DEAL": "ROWCOPY == 4 ? (F64 && TA && !TB && BM >= 128 ? 2 : 0) : ROWCOPY",
     "OP_TA": "TA",
     "OP_TB": "TB",
-    "LDP": "LD_PACKED"
+    "LDP": "LD_PACKED",
+    "PFC": "SPLITK == 1 && STREAMK == 0 && (PREFETCH_C == 1 || (PREFETCH_C == 2 && K < 256 && BATCH * M * N * ELEM > 41943040))"
   },
   "let": {
     "GX": "cdiv(N, BN)",
@@ -373,6 +375,18 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid
     if constexpr (STREAMK == 0)
         split_range(K, kt0, kt1);
     const T beta_c = tile_beta(beta);
+#if PFC
+    /* The tile's rows of C, a 128-byte line at a time (one more a row for a row that starts off a
+     * line), asked of L2 now: the K loop hides the memory's latency that the epilogue would wait on. */
+    if (beta_c != T(0)) {
+        constexpr int LINE = 128 / (int)sizeof(T), LINES = (BN + LINE - 1) / LINE + 1;
+        for (int l = tid; l < BM * LINES; l += THREADS) {
+            const int r = row0 + l / LINES, c = col0 + min((l % LINES) * LINE, BN - 1);
+            if ((FM || r < M) && (FN || c < N))
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(&C[(idx_t)r * ld.c + c]));
+        }
+    }
+#endif
     tile::mainloop<THREADS, FM, FN>(f, As, Bs, A, B, M, N, K, ld.a, ld.b, row0, col0, kt0, kt1, tid);
     f.finish();
 #if SLICEK > 1

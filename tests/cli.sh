@@ -236,6 +236,29 @@ for case in "TN:f64:BM=128 --set WM=64:2" "NN:f64:BM=128 --set WM=64:0" "TT:f64:
   grep -q "ROW_DEAL=$want " "$tmp/out" && pass "dgemm_dmma $dt op $op $set: ROW_DEAL $want" ||
     fail "dgemm_dmma $dt op $op $set: ROW_DEAL $want" "$(cat "$tmp/out")"
 done
+# PREFETCH_C's default (2): C asked of L2 before the K loop where K < 256 and C is over 40 MiB, as
+# measured (an LU update's beta-1 C that does not stay in L2); not where C fits (1984^2 f64, 2896^2
+# f32), at K 256, under split-K, or with 0; 1 everywhere else; a batch counts its whole C; the
+# prefetch is in the PTX only where the switch is on.
+for case in "4032x4032x64:f64::1" "1984x1984x64:f64::0" "4032x4032x256:f64::0" "4032x4032x255:f64::1" \
+  "2896x2896x64:f32::0" "4096x4096x64:f32::1" "1000x1000x64:f64:--batch 8:1" "4032x4032x64:f64:--set SPLITK=2:0" \
+  "4032x4032x64:f64:--set PREFETCH_C=0:0" "64x64x4096:f64:--set PREFETCH_C=1:1"; do
+  IFS=: read -r shape dt extra want <<<"$case"
+  IFS=x read -r m n k <<<"$shape"
+  # shellcheck disable=SC2086
+  $E compile configs/dgemm_dmma.json --dtype $dt --m $m --n $n --k $k $extra --arch sm_90 --no-cache \
+    --emit "$tmp/pfc" >"$tmp/out" 2>&1
+  pf=$(grep -c 'prefetch.global.L2' "$tmp/pfc/dgemm_dmma.ptx" 2>/dev/null)
+  ok=0
+  [ "$want" = 1 ] && [ "${pf:-0}" -gt 0 ] && ok=1
+  [ "$want" = 0 ] && [ "${pf:-0}" = 0 ] && ok=1
+  if [ $ok = 1 ] && grep -q "PFC=$want\b" "$tmp/out"; then
+    pass "dgemm_dmma $dt $shape $extra: PFC $want, $pf prefetches in the PTX"
+  else
+    fail "dgemm_dmma $dt $shape $extra: PFC $want" "$pf prefetches; $(tail -2 "$tmp/out")"
+  fi
+  rm -rf "$tmp/pfc"
+done
 # K = 0 (C = beta * C, done by the engine) still plans every config's launches: a launch sized by K
 # (warptile's pack_b) must not make the shape an error. N = 9 asks for the pack where it is enabled.
 # sm_90a: the target every shipped config compiles for (tc32's wgmma needs it).

@@ -152,6 +152,22 @@ for v in DT1 DT3 DT6; do
   # shellcheck disable=SC2086
   sanitize_verify "FP64 tile $v" "dmma-tile-$v" "memcheck racecheck" ${!v} --shapes 131x67x45
 done
+# PREFETCH_C: C's lines asked of L2 before the K loop (verify runs beta 0 and beta != 0): forced on
+# at odd shapes in every op, f64 and f32, and on a batch; the default's rule on (K < 256, C over 40
+# MiB) at an odd shape in NN and NT; memcheck over the forced prefetch at edge tiles.
+for op in NN NT TN TT; do
+  run_verify "DMMA PREFETCH_C 1 op $op at odd shapes" dmma-pfc-$op configs/dgemm_dmma.json --set PREFETCH_C=1 --op $op \
+    --shapes 1x1x1,17x33x5,127x129x131,65x33x4097
+done
+run_verify "DMMA PREFETCH_C 1 in f32 (3xTF32)" dmma-pfc-f32 configs/dgemm_dmma.json --dtype f32 --set PREFETCH_C=1 \
+  --shapes 17x33x5,127x129x131
+run_verify "DMMA PREFETCH_C 1, a batch of 3" dmma-pfc-batch configs/dgemm_dmma.json --set PREFETCH_C=1 --batch 3 \
+  --shapes 127x129x131
+for op in NN NT; do
+  run_verify "DMMA PREFETCH_C's default on, op $op, 2305x4099x97" dmma-pfc-on-$op configs/dgemm_dmma.json --op $op \
+    --shapes 2305x4099x97
+done
+sanitize_verify "DMMA PREFETCH_C 1" dmma-pfc "memcheck" configs/dgemm_dmma.json --set PREFETCH_C=1 --shapes 131x67x45
 fi
 
 if want slicek; then

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Session 22's device calls, with the prebuilt build/ carried (engine, libengine.so, gpu_lib) and
+# build/s22 beside it: cfg/ (the LU A/B's dmma configs, each with PREFETCH_C 0 and 1), wold/ (the
+# wisdom before 0fcf67c, session 20's four BF16 entries), judge.txt (the fresh seed's shapes whose
+# bf16 choice those entries move: "BATCH OP SHAPES" a line, from engine pick with both wisdoms),
+# ks-before/ and wis-before/ (f627f8a's kernels_src and wisdom), fresh.txt (seeds 13572468 and
+# 24682468's shapes with K < 256 and C over 40 MiB, MxNxK,...). Data: bench/data/h200-s22-*.
+# Everything under build/s22-CALL, packed into s22-CALL.tgz there; it and summary.txt go to $OUT.
+#   CALL=one   the LU A/B: every dmma config of build/s22/cfg at the FP64 factorisation updates of
+#              bench/workloads/lu_f64.json and judge/factor_judge_f64.json (alpha -1, beta 1, NN and NT),
+#              7 runs; the timed judge of session 20's BF16 entries at judge.txt's shapes (--auto, the
+#              wisdom before them, then with them, 5 runs); the regression guard, CHECK=1
+#   CALL=two   PREFETCH_C and the LU entries' removal against HEAD's templates and wisdom (build/s22/
+#              ks-before, wis-before): GPU checks, two fresh seeds' short-K shapes, the FP64 workloads
+#              beside torch.matmul, an LU tune at beta 1 (below)
+#   CALL=three the LU tile space tuned at beta 0 on short-K shapes of the design seeds; the FP64
+#              workloads run again
+#   CALL=prof  Nsight Compute on --auto's FP64 kernel and cuBLAS's at short K under a large C, beta 0
+# Exit: 0; 2 bad input. A step that fails is logged and the next one runs.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+. bench/lib.sh
+call_begin s22 "$@"
+lu_shapes() { # OP: the beta-1 updates of the two FP64 workload files in that op, MxNxK,...
+  python3 - "$1" <<'PY'
+import json, sys
+s = []
+for f in ("bench/workloads/lu_f64.json", "bench/workloads/judge/factor_judge_f64.json"):
+    for c in json.load(open(f))["calls"]:
+        if c["op"] == sys.argv[1] and c.get("beta") == 1 and c["m"] >= 1024:
+            s.append("%dx%dx%d" % (c["m"], c["n"], c["k"]))
+print(",".join(s))
+PY
+}
+case "$CALL" in
+one)
+  "$E" info >"$OUT/info.txt" 2>&1
+  for op in NN NT; do
+    run "lu-$op" 150 "$E" bench build/s22/cfg/*.json --dtype f64 --alpha -1 --beta 1 --op $op \
+      --shapes "$(lu_shapes $op)" --runs 7 --format jsonl
+  done
+  while read -r b op sh; do
+    run "judge-before-$b-$op" 60 "$E" bench --auto --wisdom build/s22/wold --dtype bf16 --op "$op" --batch "$b" \
+      --shapes "$sh" --runs 5 --format jsonl
+    run "judge-after-$b-$op" 60 "$E" bench --auto --dtype bf16 --op "$op" --batch "$b" --shapes "$sh" --runs 5 \
+      --format jsonl
+  done <build/s22/judge.txt
+  run regress 300 env OUT="$OUT/regress" CHECK=1 bash bench/regress.sh
+  tail -3 "$OUT/regress.log" >>"$OUT/summary.txt"
+  ;;
+two)
+  # PREFETCH_C (default 2) and the wisdom without the two beta-0 LU entries, against HEAD's templates
+  # and wisdom (build/s22/ks-before, wis-before): make test-gpu's skinny section (PREFETCH_C's checks);
+  # the fresh seeds' shapes with K < 256 and C over 40 MiB (build/s22/fresh.txt), f64, NN and NT,
+  # beta 0 and beta 1, --auto before then after, 5 runs; bench/workload.py at lu_f64 and
+  # factor_judge_f64 (never tuned on) before then after; then an LU tune at beta 1 with what is left.
+  B="$PWD/build/s22"
+  run skinny 200 env GPU_LOG_DIR="$OUT/gpu-logs" GPU_ONLY=skinny bash tests/gpu.sh
+  grep -E '^  (FAIL|SKIP) |passed, ' "$OUT/skinny.log" >>"$OUT/summary.txt"
+  for op in NN NT; do
+    for beta in 0 1; do
+      run "fresh-before-$op-b$beta" 40 env ENGINE_TEMPLATES="$B/ks-before" "$E" bench --auto --wisdom "$B/wis-before" \
+        --dtype f64 --op $op --alpha -1 --beta $beta --shapes "$(cat "$B/fresh.txt")" --runs 5 --format jsonl
+      run "fresh-after-$op-b$beta" 40 "$E" bench --auto --dtype f64 --op $op --alpha -1 --beta $beta \
+        --shapes "$(cat "$B/fresh.txt")" --runs 5 --format jsonl
+    done
+  done
+  for f in lu_f64 judge/factor_judge_f64; do
+    n=$(basename $f)
+    run "wl-before-$n" 90 env ENGINE_TEMPLATES="$B/ks-before" ENGINE_WISDOM="$B/wis-before" python3 bench/workload.py \
+      --out "$OUT/wl-before-$n.jsonl" "bench/workloads/$f.json"
+    run "wl-after-$n" 90 python3 bench/workload.py --out "$OUT/wl-after-$n.jsonl" "bench/workloads/$f.json"
+  done
+  run tune-lu 150 "$E" tune tune/shapes_lu_f64.json --dtype f64 --alpha -1 --beta 1 --shapes 7936x7936x256,3584x3584x512 \
+    --strategy guided --budget 16 --runs 5 --wisdom "$OUT/tuned" --log "$OUT/tune-lu.jsonl"
+  ;;
+three)
+  # beta 0 at a short K under a large C (design seeds 42042, 700001; 0.55-0.75x cuBLAS on fresh
+  # seeds): the LU tile space tuned at three of them, the shipped pick beside; then the FP64
+  # workloads again, this tree only (the spread between two runs of the same kernels).
+  run tune-b0 240 "$E" tune tune/shapes_lu_f64.json --dtype f64 --shapes 13505x4569x128,4098x13045x131,4095x3454x67 \
+    --strategy guided --budget 20 --runs 5 --wisdom "$OUT/tuned" --log "$OUT/tune-b0.jsonl"
+  run auto-b0 40 "$E" bench --auto --dtype f64 --shapes 13505x4569x128,4098x13045x131,4095x3454x67 --runs 5 --format jsonl
+  for f in lu_f64 judge/factor_judge_f64; do
+    n=$(basename $f)
+    run "wl-again-$n" 90 python3 bench/workload.py --out "$OUT/wl-again-$n.jsonl" "bench/workloads/$f.json"
+  done
+  ;;
+prof)
+  # What binds FP64 at a short K under a large C, beta 0 (0.55-0.88x cuBLAS): Nsight Compute on
+  # --auto's kernel and on cuBLAS's in one bench each (every launch of the verify and the timed
+  # run, the first 8), at 8190x7361x128 and 5122x10369x5 (fresh seeds' shapes, now design
+  # shapes) and 13505x4569x128 with the beta-0 tune's tile beside.
+  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  for t in "8190x7361x128:" "5122x10369x5:" "13505x4569x128:" \
+    "13505x4569x128:--set MMA=1688 --set WM=64 --set THREADS=64 --set STAGES=4"; do
+    IFS=: read -r sh set <<<"$t"
+    IFS=x read -r m n k <<<"$sh"
+    read -r base sets < <("$E" pick --dtype f64 --shapes "$sh" --format jsonl | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.readline())
+print(r["config"], " ".join("--set %s=%s" % kv for kv in (r.get("set") or {}).items()))')
+    [ -n "$set" ] && base=configs/dgemm_dmma.json sets="$set"
+    n2=$sh${set:+-tuned}
+    log "prof $n2: $base $sets"
+    # shellcheck disable=SC2086
+    run "prof-$n2" 120 "$NCU" --clock-control none --target-processes all --kernel-name "regex:.*gemm.*" --launch-count 8 \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+      --section WarpStateStats --section SchedulerStats \
+      "$E" bench "$base" $sets --dtype f64 --m "$m" --n "$n" --k "$k" --runs 1 --iters 1 --warmup 0
+  done
+  ;;
+*)
+  echo "s22: CALL must be one, two, three or prof"
+  exit 2
+  ;;
+esac
+call_pack "$DEST"
+exit 0
