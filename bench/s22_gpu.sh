@@ -3,7 +3,7 @@
 # build/s22 beside it: cfg/ (the LU A/B's dmma configs, each with PREFETCH_C 0 and 1), wold/ (the
 # wisdom before 0fcf67c, session 20's four BF16 entries), judge.txt (the fresh seed's shapes whose
 # bf16 choice those entries move: "BATCH OP SHAPES" a line, from engine pick with both wisdoms),
-# ks-before/ and wis-before/ (f627f8a's kernels_src and wisdom), fresh.txt (seeds 13572468 and
+# ks-before/ and wis-before/ (f627f8a's kernels_src and wisdom), ks-03f2/ (03f2a2d's), fresh.txt (seeds 13572468 and
 # 24682468's shapes with K < 256 and C over 40 MiB, MxNxK,...). Data: bench/data/h200-s22-*.
 # Everything under build/s22-CALL, packed into s22-CALL.tgz there; it and summary.txt go to $OUT.
 #   CALL=one   the LU A/B: every dmma config of build/s22/cfg at the FP64 factorisation updates of
@@ -16,6 +16,8 @@
 #   CALL=three the LU tile space tuned at beta 0 on short-K shapes of the design seeds; the FP64
 #              workloads run again
 #   CALL=prof  Nsight Compute on --auto's FP64 kernel and cuBLAS's at short K under a large C, beta 0
+#   CALL=cs    C_STAGE: GPU checks, an A/B at odd N, a fresh seed (SEED) in f64 against 03f2a2d
+#   CALL=cs2   the same after C_STAGE's chunked reads and 2 MiB rule, on another fresh seed
 # Exit: 0; 2 bad input. A step that fails is logged and the next one runs.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -31,6 +33,19 @@ for f in ("bench/workloads/lu_f64.json", "bench/workloads/judge/factor_judge_f64
             s.append("%dx%dx%d" % (c["m"], c["n"], c["k"]))
 print(",".join(s))
 PY
+}
+# seed_ab SECONDS: SEED's 60 shapes in f64, --auto with 03f2a2d's templates (build/s22/ks-03f2) then
+# this tree's, NN and NT at beta 0 and NN at beta 1, 5 runs, each run at most SECONDS.
+seed_ab() {
+  local shapes t op beta
+  shapes=$(bash bench/random_shapes.sh "${SEED:?}" 60 | paste -sd, -)
+  for t in NN:0 NT:0 NN:1; do
+    IFS=: read -r op beta <<<"$t"
+    run "seed-before-$op-b$beta" "$1" env ENGINE_TEMPLATES="$PWD/build/s22/ks-03f2" "$E" bench --auto --dtype f64 --op $op \
+      --beta $beta --shapes "$shapes" --runs 5 --format jsonl
+    run "seed-after-$op-b$beta" "$1" "$E" bench --auto --dtype f64 --op $op --beta $beta --shapes "$shapes" --runs 5 \
+      --format jsonl
+  done
 }
 case "$CALL" in
 one)
@@ -110,8 +125,33 @@ print(r["config"], " ".join("--set %s=%s" % kv for kv in (r.get("set") or {}).it
       "$E" bench "$base" $sets --dtype f64 --m "$m" --n "$n" --k "$k" --runs 1 --iters 1 --warmup 0
   done
   ;;
+cs)
+  # C_STAGE (default 2: C's tile staged through shared memory where C's rows are not 16-byte aligned)
+  # against 03f2a2d's templates (build/s22/ks-03f2): make test-gpu's skinny section (its checks);
+  # the 64x64 and 128x64 tiles with C_STAGE 0 and 1 at odd N over K 16-8192 and at design shapes
+  # (build/s22/cfg/cs_*), 7 runs; then fresh seed SEED's 60 shapes in f64, --auto before -> after,
+  # NN and NT at beta 0 and NN at beta 1, 5 runs (rows with an even N run the same kernels: a control).
+  B="$PWD/build/s22"
+  run skinny 200 env GPU_LOG_DIR="$OUT/gpu-logs" GPU_ONLY=skinny bash tests/gpu.sh
+  grep -E '^  (FAIL|SKIP) |passed, ' "$OUT/skinny.log" >>"$OUT/summary.txt"
+  run cs-ab 90 "$E" bench "$B"/cfg/cs_*.json --dtype f64 --runs 7 --format jsonl --shapes \
+    4095x4097x16,4095x4097x128,4095x4097x512,4095x4097x2048,4095x4097x8192,13505x4569x128,2447x3451x128,8055x771x66,1025x403x729,397x1665x121
+  seed_ab 60
+  ;;
+cs2)
+  # C_STAGE with its chunked reads of C and the 2 MiB rule, against 03f2a2d's templates: make
+  # test-gpu's skinny section; seed 36912151's shapes it moved (now design shapes) at beta 1; a
+  # fresh seed (SEED) in f64, --auto before -> after, NN and NT at beta 0 and NN at beta 1, 5 runs.
+  B="$PWD/build/s22"
+  run skinny 150 env GPU_LOG_DIR="$OUT/gpu-logs" GPU_ONLY=skinny bash tests/gpu.sh
+  grep -E '^  (FAIL|SKIP) |passed, ' "$OUT/skinny.log" >>"$OUT/summary.txt"
+  d=9984x735x128,3515x481x95,1024x2403x3,4352x817x481,128x705x128,703x61x128,128x2175x18,3328x23x65
+  run design-before 30 env ENGINE_TEMPLATES="$B/ks-03f2" "$E" bench --auto --dtype f64 --beta 1 --shapes $d --runs 5 --format jsonl
+  run design-after 30 "$E" bench --auto --dtype f64 --beta 1 --shapes $d --runs 5 --format jsonl
+  seed_ab 40
+  ;;
 *)
-  echo "s22: CALL must be one, two, three or prof"
+  echo "s22: CALL must be one, two, three, prof, cs or cs2"
   exit 2
   ;;
 esac

@@ -59,6 +59,7 @@
     "EDGE": {"default": 1, "values": [0, 1], "doc": "1: tiles wholly inside C run an unguarded copy of the tile code, only edge tiles the guarded one (tile_pipeline.cuh); 0: one guarded copy for all"},
     "SPLITK_MODE": {"default": 0, "values": [0, 1, 2], "doc": "0: atomicAdd into C pre-scaled by beta; 1: deterministic two-pass reduction through W; 2: one launch, the first split to finish writes the tile and the others add with atomics after it (splitk.cuh)"},
     "PDL": {"default": 2, "values": [0, 1, 2], "doc": "programmatic dependent launch on sm_90+ (gemm_common.cuh): 0 off, 1 on, 2 on unless a grid of one partial wave would land unevenly behind itself (plan_use_pdl, engine/core/template.h)"},
+    "C_STAGE": {"default": 2, "values": [0, 1, 2], "doc": "1: the epilogue passes C's tile through shared memory (the k-tiles' buffers, free by then), so that consecutive threads store consecutive columns of a row; 2: only where C's rows are not aligned to a pair of elements (EVEC_C 1: an odd N or ldc; 16 bytes in f64), K is at most 1024 and C holds 2 MiB or more: from the registers such rows go out a thread's element at a time, each sector written twice (Nsight Compute: 2.1-2.4x C's sectors, L2 85-89% busy, at 13505x4569x128 and 5122x10369x5 f64; staged, 1.1-2.1x faster at K 16-128), while at K 2048-8192 it moved within 2% either way and a small C's tile pays the stage's two barriers for nothing (0.85-0.97x under 1 MB); 0: never. Not with split-K, stream-K or sliced K, nor where the tile would take over 99 KB (what sm_86 and sm_89 let a block take)"},
     "PREFETCH_C": {"default": 2, "values": [0, 1, 2], "doc": "1: where beta != 0, a tile asks L2 for its part of C (prefetch.global.L2) before its K loop, so that the epilogue's reads of C find it there instead of waiting on memory after the last k-step; 0: C is read when the epilogue needs it; 2: 1 where K < 256 and C is over 40 MiB (the switch PFC; H200, beta 1: 1.02-1.31x at K 64-192 with C over 50 MB, 1.5-3% slower where C, 19-31 MB, stays in the 50 MB L2 between calls, within 2% either way at K 256-512). Not with split-K or stream-K"}
   },
   "derived": {
@@ -109,6 +110,7 @@
     "OP_TA": "TA",
     "OP_TB": "TB",
     "LDP": "LD_PACKED",
+    "CSTAGE": "SPLITK == 1 && STREAMK == 0 && SLICEK == 1 && BM * (BN + 4) * ELEM <= 101376 && (C_STAGE == 1 || (C_STAGE == 2 && EVEC_C == 1 && K <= 1024 && BATCH * M * N * ELEM >= 2097152))",
     "PFC": "SPLITK == 1 && STREAMK == 0 && (PREFETCH_C == 1 || (PREFETCH_C == 2 && K < 256 && BATCH * M * N * ELEM > 41943040))"
   },
   "let": {
@@ -127,7 +129,7 @@
     {"kernel": "scale_c", "if": "(SPLITK > 1 && SPLITK_MODE != 1 && !SPLIT_SERIAL) || STREAMK > 0", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]},
     {"kernel": "gemm", "grid": ["STREAMK > 0 ? STREAMK : SW > 1 ? cdiv(GX, SW) * cdiv(GY, SW) * SW * SW : GX", "STREAMK > 0 || SW > 1 ? 1 : GY", "BATCH > 1 ? BATCH : SPLITS"],
      "block": ["THREADS", 1, 1],
-     "smem": "max(PSTAGES * (rup(TA ? BK * (BM + PAD_A) : BM * (BK + PAD_A), 2) + rup(TB && F64 && BT_NMAJOR ? BN * (BK + PAD_B) : BK * (BN + PAD_B), 2)), (SLICEK - 1) * BM * BN) * ELEM"},
+     "smem": "max(max(PSTAGES * (rup(TA ? BK * (BM + PAD_A) : BM * (BK + PAD_A), 2) + rup(TB && F64 && BT_NMAJOR ? BN * (BK + PAD_B) : BK * (BN + PAD_B), 2)), (SLICEK - 1) * BM * BN), CSTAGE ? BM * (BN + 4) : 0) * ELEM"},
     {"kernel": "reduce", "if": "SPLITK > 1 && SPLITK_MODE == 1", "grid": ["cdiv(M * N, 256)", 1, 1], "block": [256, 1, 1]}
   ]
 }
@@ -393,6 +395,51 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid
     slice_sum(f, As, warp, lane);
 #endif
     const bool plain = split_begin(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
+#if CSTAGE
+    /* C's tile through shared memory: each thread puts its accumulators at their place in the tile,
+     * then the block stores it row by row, consecutive threads on consecutive columns, so that a
+     * warp's store covers a run of the row and each sector is written once. From the registers, a
+     * row not 16-byte aligned takes each thread's pair as two 8-byte stores 16 bytes apart across the
+     * warp: every sector written twice. Rows BN + 4 apart (as measured; NVRTC writes each thread's
+     * pair as one 16-byte store, whose quarter-warp, two rows of four, meets two ways in a bank
+     * there: BN + 8 would not, untried). */
+    constexpr int CS_LD = BN + 4;
+    T *Cs = As;
+    __syncthreads(); /* every warp has read its last k-tile */
+#pragma unroll
+    for (int i = 0; i < MTILES; ++i)
+#pragma unroll
+        for (int h = 0; h < CR / 2; ++h)
+#pragma unroll
+            for (int j = 0; j < NTILES; ++j)
+#pragma unroll
+                for (int e = 0; e < 2; ++e)
+                    Cs[(f.m0 + i * IM + 8 * h + f.g) * CS_LD + f.n0 + j * 8 + 2 * f.t + e] = f.acc[i][j][2 * h + e];
+    __syncthreads();
+    /* A thread's PER elements in chunks, C's reads of a chunk (beta != 0) issued together before its
+     * stores: one read in flight at a time ran beta 1 at 0.59-0.93x of the unstaged epilogue. */
+    constexpr int PER = BM * BN / THREADS, CHUNK = PER % 16 == 0 ? 16 : PER % 8 == 0 ? 8 : PER;
+    static_assert(PER * THREADS == BM * BN && PER % CHUNK == 0, "the staged tile is dealt evenly");
+    T *Cb = C + (idx_t)row0 * ld.c + col0;
+#pragma unroll
+    for (int p0 = 0; p0 < PER; p0 += CHUNK) {
+        T cv[CHUNK];
+        if (beta_c != T(0)) {
+#pragma unroll
+            for (int q = 0; q < CHUNK; ++q) {
+                const int x = tid + (p0 + q) * THREADS, r = x / BN, c = x % BN;
+                cv[q] = (FM || r < M - row0) && (FN || c < N - col0) ? Cb[(idx_t)r * ld.c + c] : T(0);
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < CHUNK; ++q) {
+            const int x = tid + (p0 + q) * THREADS, r = x / BN, c = x % BN;
+            if ((FM || r < M - row0) && (FN || c < N - col0))
+                Cb[(idx_t)r * ld.c + c] = beta_c == T(0) ? alpha * Cs[r * CS_LD + c] : alpha * Cs[r * CS_LD + c] + beta_c * cv[q];
+        }
+    }
+    (void)plain;
+#else
 #pragma unroll
     for (int i = 0; i < MTILES; ++i) {
 #pragma unroll
@@ -429,6 +476,7 @@ __device__ __forceinline__ void output_tile(T *As, T *Bs, GEMM_OPERANDS, int tid
             }
         }
     }
+#endif
     split_end(SPLIT_SERIAL ? by * cdiv(N, BN) + bx : 0);
 }
 

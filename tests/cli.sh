@@ -259,6 +259,29 @@ for case in "4032x4032x64:f64::1" "1984x1984x64:f64::0" "4032x4032x256:f64::0" "
   fi
   rm -rf "$tmp/pfc"
 done
+# C_STAGE's default (2): C's tile staged through shared memory where C's rows are not 16-byte
+# aligned (odd N, odd ldc), K is at most 1024 and C holds 2 MiB or more, in f64 and f32; not at a
+# packed even N, a small C, a long K, under split-K, or with 0; 1 everywhere else. Staged, the PTX stores C's elements one at a time (st.global.f64)
+# after shared-memory writes; not staged, in pairs where the rows are aligned (st.global.v2).
+for case in "1027x999x131:f64::1" "1024x1024x131:f64::0" "1024x1024x131:f64:--ldc +1:1" "1027x999x131:f32::1" \
+  "128x705x128:f64::0" "4095x4097x2048:f64::0" "1027x999x131:f64:--set SPLITK=2:0" "1027x999x131:f64:--set C_STAGE=0:0" \
+  "1024x1024x131:f64:--set C_STAGE=1:1"; do
+  IFS=: read -r shape dt extra want <<<"$case"
+  IFS=x read -r m n k <<<"$shape"
+  # shellcheck disable=SC2086
+  $E compile configs/dgemm_dmma.json --dtype $dt --m $m --n $n --k $k $extra --arch sm_90 --no-cache \
+    --emit "$tmp/cs" >"$tmp/out" 2>&1
+  p="$tmp/cs/dgemm_dmma.ptx"
+  ok=0
+  [ "$want" = 1 ] && grep -q 'st.shared[.v24]*.f\(64\|32\)' "$p" && ! grep -q 'st.global.v2' "$p" && ok=1
+  [ "$want" = 0 ] && ! grep -q 'st.shared[.v24]*.f\(64\|32\)' "$p" && ok=1
+  if [ $ok = 1 ] && grep -q "CSTAGE=$want\b" "$tmp/out"; then
+    pass "dgemm_dmma $dt $shape $extra: CSTAGE $want"
+  else
+    fail "dgemm_dmma $dt $shape $extra: CSTAGE $want" "$(grep -c 'st.shared' "$p" 2>/dev/null) shared stores; $(tail -2 "$tmp/out")"
+  fi
+  rm -rf "$tmp/cs"
+done
 # K = 0 (C = beta * C, done by the engine) still plans every config's launches: a launch sized by K
 # (warptile's pack_b) must not make the shape an error. N = 9 asks for the pack where it is enabled.
 # sm_90a: the target every shipped config compiles for (tc32's wgmma needs it).

@@ -29,8 +29,8 @@
 #   STAGES_NARROW and ODD_LD at ld + 1 and odd K (every op, batches with odd strides, memcheck),
 #   its ROWCOPY copies dealt by rows (the default's TN rule and both operands: every op, memcheck);
 #   rows aligned to 2 but not 4 elements; the skinny warp tiles and FP64 tensor-core tiles of the shipped
-#   wisdom, DMMA's PREFETCH_C (forced on in every op, f32, a batch; the default's rule at an odd
-#   shape; memcheck); sliced K in warptile
+#   wisdom, DMMA's PREFETCH_C and C_STAGE (forced on in every op, f32, batches, other tiles; the
+#   defaults' rules at odd shapes; memcheck, racecheck); sliced K in warptile
 #   gemv (a matrix times a few vectors): both loops in every op, f32 and f64, odd shapes with N or M
 #   of 1-5, LANES and KW variants, ld + 1 and + 8, batches, split-K's three modes with empty splits,
 #   column groups past NV, memcheck and racecheck; bf16 and f16 (class bf16/f16) in every op at N = 1,

@@ -1,5 +1,5 @@
 /* fp64_core.cu — how fast the FP64 pipe of one SM runs the SIMT DGEMM's inner loop, without global
- * memory: the probes behind docs/NOTES.md "Round 7: the register file".
+ * memory: the probes behind docs/NOTES.md "Rounds 6 and 7: counters, then the register file".
  *
  *   dfma_only   independent DFMA chains (a and b the same for every lane: they sit in uniform
  *               registers, so each DFMA reads only its accumulator from the register file);

@@ -152,22 +152,48 @@ for v in DT1 DT3 DT6; do
   # shellcheck disable=SC2086
   sanitize_verify "FP64 tile $v" "dmma-tile-$v" "memcheck racecheck" ${!v} --shapes 131x67x45
 done
-# PREFETCH_C: C's lines asked of L2 before the K loop (verify runs beta 0 and beta != 0): forced on
-# at odd shapes in every op, f64 and f32, and on a batch; the default's rule on (K < 256, C over 40
-# MiB) at an odd shape in NN and NT; memcheck over the forced prefetch at edge tiles.
-for op in NN NT TN TT; do
-  run_verify "DMMA PREFETCH_C 1 op $op at odd shapes" dmma-pfc-$op configs/dgemm_dmma.json --set PREFETCH_C=1 --op $op \
-    --shapes 1x1x1,17x33x5,127x129x131,65x33x4097
+# PREFETCH_C (C's lines asked of L2 before the K loop) and C_STAGE (C's tile through the k-tiles'
+# shared memory, stored a row at a time), each forced on at odd shapes in every op (verify runs beta
+# 0 and beta != 0), in f32 and on batches; C_STAGE also with m8n8k4, the 128 x 64 and 64 x 128 tiles
+# of 64 x 32 warps, odd strides and ldc + 1; the defaults' rules at odd shapes, their rows' switches
+# asserted on; memcheck over the prefetching kernel (a prefetch itself never faults: its addresses'
+# bounds are the code's guard, not the sanitizer's), memcheck and racecheck over the stage.
+for sw in PREFETCH_C:pfc C_STAGE:cs; do
+  IFS=: read -r par tag <<<"$sw"
+  for op in NN NT TN TT; do
+    run_verify "DMMA $par 1 op $op at odd shapes" dmma-$tag-$op configs/dgemm_dmma.json --set $par=1 --op $op \
+      --shapes 1x1x1,17x33x5,127x129x131,65x33x4097
+  done
+  run_verify "DMMA $par 1 in f32 (3xTF32)" dmma-$tag-f32 configs/dgemm_dmma.json --dtype f32 --set $par=1 \
+    --shapes 17x33x5,127x129x131
 done
-run_verify "DMMA PREFETCH_C 1 in f32 (3xTF32)" dmma-pfc-f32 configs/dgemm_dmma.json --dtype f32 --set PREFETCH_C=1 \
-  --shapes 17x33x5,127x129x131
 run_verify "DMMA PREFETCH_C 1, a batch of 3" dmma-pfc-batch configs/dgemm_dmma.json --set PREFETCH_C=1 --batch 3 \
   --shapes 127x129x131
+# switch_rows NAME LOG SWITCH: every row of the verify LOG ran with SWITCH=1.
+switch_rows() {
+  local n on
+  n=$(grep -c '"switches":' "$2")
+  on=$(grep -c "\"switches\":\"[^\"]*$3=1" "$2")
+  [ "$n" -gt 0 ] && [ "$n" = "$on" ] && pass "$1: $3 1 in its $n rows" || fail "$1: $3 1 in its rows" "$on of $n rows"
+}
 for op in NN NT; do
   run_verify "DMMA PREFETCH_C's default on, op $op, 2305x4099x97" dmma-pfc-on-$op configs/dgemm_dmma.json --op $op \
     --shapes 2305x4099x97
+  switch_rows "...op $op" "$LOG/dmma-pfc-on-$op.txt" PFC
 done
 sanitize_verify "DMMA PREFETCH_C 1" dmma-pfc "memcheck" configs/dgemm_dmma.json --set PREFETCH_C=1 --shapes 131x67x45
+run_verify "DMMA C_STAGE 1 with m8n8k4" dmma-cs-884 configs/dgemm_dmma.json --set C_STAGE=1 --set MMA=884 \
+  --shapes 17x33x5,127x129x131
+for v in DT1 DT2; do
+  # shellcheck disable=SC2086
+  run_verify "DMMA C_STAGE 1, tile $v" dmma-cs-$v ${!v} --set C_STAGE=1 --shapes 127x129x131,255x257x67
+done
+run_verify "DMMA C_STAGE 1, a batch of 3, odd strides, ldc + 1" dmma-cs-batch configs/dgemm_dmma.json --set C_STAGE=1 \
+  --batch 3 --ldc +1 --stride-a 16641 --stride-b 16901 --stride-c 16511 --shapes 127x129x131
+run_verify "DMMA C_STAGE's default on (odd N) with PREFETCH_C" dmma-cs-on configs/dgemm_dmma.json --set PREFETCH_C=1 \
+  --shapes 1027x999x131
+switch_rows "...its rows" "$LOG/dmma-cs-on.txt" CSTAGE
+sanitize_verify "DMMA C_STAGE 1" dmma-cs "memcheck racecheck" configs/dgemm_dmma.json --set C_STAGE=1 --shapes 131x67x45
 fi
 
 if want slicek; then
