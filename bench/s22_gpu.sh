@@ -48,10 +48,13 @@ seed_ab() {
   done
 }
 case "$CALL" in
+cs | cs2) [ -n "${SEED:-}" ] || { echo "s22: CALL=$CALL needs SEED (a random_shapes.sh seed)"; exit 2; } ;;
+esac
+case "$CALL" in
 one)
   "$E" info >"$OUT/info.txt" 2>&1
   for op in NN NT; do
-    run "lu-$op" 150 "$E" bench build/s22/cfg/*.json --dtype f64 --alpha -1 --beta 1 --op $op \
+    run "lu-$op" 150 "$E" bench build/s22/cfg/lu_*.json --dtype f64 --alpha -1 --beta 1 --op $op \
       --shapes "$(lu_shapes $op)" --runs 7 --format jsonl
   done
   while read -r b op sh; do
@@ -90,7 +93,7 @@ two)
     --strategy guided --budget 16 --runs 5 --wisdom "$OUT/tuned" --log "$OUT/tune-lu.jsonl"
   ;;
 three)
-  # beta 0 at a short K under a large C (design seeds 42042, 700001; 0.55-0.75x cuBLAS on fresh
+  # beta 0 at a short K under a large C (design seeds 42042, 700001; down to 0.55x cuBLAS on fresh
   # seeds): the LU tile space tuned at three of them, the shipped pick beside; then the FP64
   # workloads again, this tree only (the spread between two runs of the same kernels).
   run tune-b0 240 "$E" tune tune/shapes_lu_f64.json --dtype f64 --shapes 13505x4569x128,4098x13045x131,4095x3454x67 \

@@ -416,7 +416,8 @@ static int cmp_scored(const void *a, const void *b)
  * none is left). Chosen on a landscape measured on the H100 (all 460 points of tune/warptile.json
  * at 4096^3, replayed by tests/fake_worker.py): with a quarter of the evaluations it ends within
  * 3% of the exhaustive best for 188 of 200 seeds, against 166 for a random sample of the same size
- * and 72 for best-first local search alone (docs/NOTES.md, tune round 1). */
+ * and 72 for best-first local search alone (docs/archive/NOTES-history.md, "Round 2: a search that
+ * beats sampling"). */
 static int guided_search(tuner_t *t, tpoint **order, size_t budget, err_t *err)
 {
     size_t first = budget / 3 > 8 ? budget / 3 : budget < 8 ? budget : 8;
