@@ -244,6 +244,40 @@ template <int N> __device__ __forceinline__ void store_c(T *c, const T *acc, T a
     vcopy<N>(c, v);
 }
 
+/* The staged epilogue's stores (dmma's and warptile's C_STAGE, with the template's BM, BN and
+ * THREADS): C's BM x BN tile, already in shared memory at Cs (rows CS_LD apart), goes out row by row
+ * at Cb, consecutive threads on consecutive columns, so that a warp's stores cover a run of a row
+ * and each sector is written once. A thread's BM * BN / THREADS elements are taken in chunks, C's
+ * reads of a chunk (beta != 0) issued together before its stores: one read in flight at a time ran
+ * beta 1 at 0.59-0.93x of the unstaged epilogue (dmma, f64: docs/NOTES.md, "C staged where its rows
+ * are off 16 bytes"). UNROLLED: the chunks unrolled, else a loop of them (compile time: warptile_db's
+ * four chunks unrolled took NVRTC 2-3 times as long, sb10_warptiling's eight 3.4 times). */
+template <int CS_LD, bool UNROLLED, bool FM, bool FN>
+__device__ __forceinline__ void store_staged(T *Cb, idx_t ldc, const T *Cs, int rows_left, int cols_left, T alpha,
+                                             T beta, int tid)
+{
+    constexpr int PER = BM * BN / THREADS, CHUNK = PER % 16 == 0 ? 16 : PER % 8 == 0 ? 8 : PER;
+    static_assert(PER * THREADS == BM * BN && PER % CHUNK == 0, "the staged tile is dealt evenly");
+    constexpr int UNROLL = UNROLLED ? PER / CHUNK : 1;
+#pragma unroll UNROLL
+    for (int p0 = 0; p0 < PER; p0 += CHUNK) {
+        T cv[CHUNK];
+        if (beta != T(0)) {
+#pragma unroll
+            for (int q = 0; q < CHUNK; ++q) {
+                const int x = tid + (p0 + q) * THREADS, r = x / BN, c = x % BN;
+                cv[q] = (FM || r < rows_left) && (FN || c < cols_left) ? Cb[(idx_t)r * ldc + c] : T(0);
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < CHUNK; ++q) {
+            const int x = tid + (p0 + q) * THREADS, r = x / BN, c = x % BN;
+            if ((FM || r < rows_left) && (FN || c < cols_left))
+                Cb[(idx_t)r * ldc + c] = beta == T(0) ? alpha * Cs[r * CS_LD + c] : alpha * Cs[r * CS_LD + c] + beta * cv[q];
+        }
+    }
+}
+
 #if IS_HALF
 /* The half types' conversions, on T's raw bits (sm_80+: cvt to bf16x2 is sm_80's). A bfloat16 is
  * the top half of a float, so widening is a shift; binary16 takes cvt. Narrowing rounds to nearest

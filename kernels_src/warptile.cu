@@ -353,13 +353,8 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
         for (int j = 0; j < WNITER * TN; ++j)
             As[(f.m0 + (i / TM) * WSUBM + i % TM) * CS_LD + f.n0 + (j / TN) * WSUBN + j % TN] = f.acc[i][j];
     __syncthreads();
-    T *Cb = C + (idx_t)row0 * ld.c + col0;
-#pragma unroll 4
-    for (int e = t; e < BM * BN; e += THREADS) {
-        const int r = e / BN, c = e % BN;
-        if ((FM || r < M - row0) && (FN || c < N - col0))
-            store_c<1>(&Cb[(idx_t)r * ld.c + c], &As[r * CS_LD + c], alpha, beta_c);
-    }
+    store_staged<CS_LD, false, FM, FN>(C + (idx_t)row0 * ld.c + col0, ld.c, As, M - row0, N - col0, alpha,
+                                       beta_c, t);
     (void)rows_left;
     (void)cols_left;
     (void)Ct;
