@@ -82,3 +82,16 @@ call_merge_ab() {
   call_log "merge: exit $? ($(tail -1 "$OUT/merge.log"))"
   cp "$fin/nvidia-h100-80gb-hbm3.json" "$OUT/"
 }
+# lu_shapes OP: the beta-1 updates (M >= 1024) of the FP64 workload files lu_f64 and factor_judge_f64
+# in that op, MxNxK,... (bench/s22_gpu.sh, s23_gpu.sh).
+lu_shapes() {
+  python3 - "$1" <<'PY'
+import json, sys
+s = []
+for f in ("bench/workloads/lu_f64.json", "bench/workloads/judge/factor_judge_f64.json"):
+    for c in json.load(open(f))["calls"]:
+        if c["op"] == sys.argv[1] and c.get("beta") == 1 and c["m"] >= 1024:
+            s.append("%dx%dx%d" % (c["m"], c["n"], c["k"]))
+print(",".join(s))
+PY
+}

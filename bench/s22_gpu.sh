@@ -23,17 +23,6 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
 call_begin s22 "$@"
-lu_shapes() { # OP: the beta-1 updates of the two FP64 workload files in that op, MxNxK,...
-  python3 - "$1" <<'PY'
-import json, sys
-s = []
-for f in ("bench/workloads/lu_f64.json", "bench/workloads/judge/factor_judge_f64.json"):
-    for c in json.load(open(f))["calls"]:
-        if c["op"] == sys.argv[1] and c.get("beta") == 1 and c["m"] >= 1024:
-            s.append("%dx%dx%d" % (c["m"], c["n"], c["k"]))
-print(",".join(s))
-PY
-}
 # seed_ab SECONDS: SEED's 60 shapes in f64, --auto with 03f2a2d's templates (build/s22/ks-03f2) then
 # this tree's, NN and NT at beta 0 and NN at beta 1, 5 runs, each run at most SECONDS.
 seed_ab() {

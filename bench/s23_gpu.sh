@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Session 23's device calls, with the prebuilt build/ carried (engine, libengine.so) and build/s23
-# beside it: ks-before/ (71cee90's kernels_src: warptile's staged epilogue reading C one element in
-# flight, dmma's own copy of the chunked one), ks-pad4/ (the shared helper, store_staged, with dmma's
-# staged rows BN + 4 apart: this tree in calls one and two) and ks-pad8/ (the same at BN + 8, this
-# tree from call three). Data: bench/data/h200-s23-*. Everything under build/s23-CALL, packed into
-# s23-CALL.tgz there; it and summary.txt go to $OUT.
+# beside it, each a kernels_src: ks-before/ (71cee90's: warptile's stage reading C one element in
+# flight, dmma's own chunked copy), ks-pad4/ (the shared store_staged, dmma's staged rows BN + 4
+# apart: this tree in calls one and two), ks-pad8/ (the same at BN + 8: this tree in call three),
+# ks-4ffa/ (4ffa152's) and ks-grp/ (grouped reads in dmma by row only). Data: bench/data/h200-s23-*.
+# Everything under build/s23-CALL, packed into s23-CALL.tgz there; it and summary.txt go to $OUT.
 #   CALL=one  the shared staged epilogue (store_staged, gemm_common.cuh): make test-gpu's interior
 #             (warptile's C_STAGE, sanitizers) and skinny (dmma's) sections; warptile's tiles at odd
 #             N, K <= 1024, beta 0 and 1, before -> after, 7 runs; fresh seed 52845291's f32 shapes
 #             of odd N that --auto gives a warptile config, before -> after, beta 0 and 1, 5 runs
 #   CALL=two  dmma's staged shapes (odd N, K <= 1024, C >= 2 MiB) under --auto with ks-before, this
-#             tree (BN + 4) and ks-pad8, beta 0 and 1; FP32 at odd N beside N + 1 (--auto, short K: does the
-#             tensor-core epilogue lose at odd rows as DMMA's did?); Nsight Compute on FP64's
+#             tree (BN + 4) and ks-pad8, beta 0 and 1; FP32 at odd N beside N + 1 (--auto, short K:
+#             does the tensor-core epilogue lose at odd rows as DMMA's did?); Nsight Compute on FP64's
 #             1026x6144x128 (beta 0, 0.74x cuBLAS, N even); the regression guard, CHECK=1
 #   CALL=three after dmma's staged rows moved to BN + 8: the skinny checks, 3xTF32 staged, fresh seed
 #             64019283's f32 shapes as in one, warptile at odd N, DMMA at short K and even N (below)
+#   CALL=four grouped reads of C in the unstaged epilogues against 4ffa152 (ks-4ffa): LU updates,
+#             warptile at beta 1, a fresh f64 seed at beta 1, the FP64 workloads, the guard (below)
+#   CALL=five the grouped reads at beta 0 (an A/B in one run), then make test-gpu's sections over the
+#             epilogues (below). dmma's grouped reads were reverted after it (narrow_m144 5.3% slower)
 # Exit: 0; 2 bad input. A step that fails is logged and the next one runs.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -116,8 +120,52 @@ three)
   done
   run d-auto 30 "$E" bench --auto --dtype f64 --shapes $S --runs 5 --format jsonl
   ;;
+four)
+  # Grouped reads of C in the unstaged epilogues (put_c: a row's C read before any of it is stored;
+  # dmma by instruction tile, warptile by row), against 4ffa152's templates (build/s23/ks-4ffa) and
+  # ks-grp (dmma by row only): the LU updates of the FP64 workloads (beta 1, alpha -1, NN and NT;
+  # lu_f64 designed on, factor_judge_f64 not), 5 runs; warptile at beta 1 (even N, and odd N where
+  # the stage is off); a fresh seed (46372819) in f64 at beta 1; bench/workload.py at
+  # factor_judge_f64 (never tuned on) before -> after; the regression guard, CHECK=1.
+  for op in NN NT; do
+    sh=$(lu_shapes $op)
+    run "lu-$op-before" 40 env ENGINE_TEMPLATES="$B/ks-4ffa" "$E" bench --auto --dtype f64 --op $op --alpha -1 --beta 1 \
+      --shapes "$sh" --runs 5 --format jsonl
+    run "lu-$op-grp" 40 env ENGINE_TEMPLATES="$B/ks-grp" "$E" bench --auto --dtype f64 --op $op --alpha -1 --beta 1 \
+      --shapes "$sh" --runs 5 --format jsonl
+    run "lu-$op-after" 40 "$E" bench --auto --dtype f64 --op $op --alpha -1 --beta 1 --shapes "$sh" --runs 5 --format jsonl
+  done
+  W=4096x4096x128,4096x4096x1024,2048x2048x2048,1027x999x2048,359x907x258,511x254x61,3000x3000x33
+  ab wt-b1 40 $W --dtype f32 --beta 1 --runs 5
+  sh=$(bash bench/random_shapes.sh 46372819 60 | paste -sd, -)
+  ab seed-f64-b1 70 "$sh" --dtype f64 --beta 1 --runs 5
+  f=bench/workloads/judge/factor_judge_f64.json
+  run wl-before 80 env ENGINE_TEMPLATES="$B/ks-4ffa" python3 bench/workload.py --out "$OUT/wl-before.jsonl" $f
+  run wl-after 80 python3 bench/workload.py --out "$OUT/wl-after.jsonl" $f
+  run regress 120 env OUT="$OUT/regress" CHECK=1 bash bench/regress.sh
+  tail -1 "$OUT/regress.log" >>"$OUT/summary.txt"
+  ;;
+five)
+  # The grouped reads at beta 0 (the guard's rows of dmma ran 1-4.8% lower in call four, where gemv,
+  # whose PTX is unchanged, ran 2.6% lower): the 15 configs whose PTX at 2048^3 changed, 4ffa152's
+  # templates and this tree's, alternated twice, 7 runs; then make test-gpu's interior (warptile's
+  # epilogues, every EDGE), slicek, streamk, splitk and skinny (dmma's) sections; verify runs beta 0
+  # and beta != 0.
+  CF="configs/dgemm_dmma.json configs/dgemm_dmma_splitk.json configs/dgemm_dmma_streamk.json configs/dgemm_narrow_k.json
+    configs/dgemm_narrow_m128.json configs/dgemm_narrow_m144.json configs/dgemm_narrow_m32.json configs/dgemm_narrow_m64.json
+    configs/dgemm_narrow_n128.json configs/dgemm_pipelined.json configs/dgemm_simt.json configs/tc32_sync.json
+    configs/warptile_db.json configs/sb10_warptiling.json configs/sb12_double_buffer2.json"
+  for i in 1 2; do
+    # shellcheck disable=SC2086
+    run "g0-before-$i" 45 env ENGINE_TEMPLATES="$B/ks-4ffa" "$E" bench $CF --size 2048 --runs 7 --format jsonl
+    # shellcheck disable=SC2086
+    run "g0-after-$i" 45 "$E" bench $CF --size 2048 --runs 7 --format jsonl
+  done
+  run checks 400 env GPU_LOG_DIR="$OUT/gpu-logs" GPU_ONLY="interior slicek streamk splitk skinny" bash tests/gpu.sh
+  grep -E '^  (FAIL|SKIP) |passed, ' "$OUT/checks.log" >>"$OUT/summary.txt"
+  ;;
 *)
-  echo "s23: CALL must be one, two or three"
+  echo "s23: CALL must be one, two, three, four or five"
   exit 2
   ;;
 esac

@@ -244,6 +244,18 @@ template <int N> __device__ __forceinline__ void store_c(T *c, const T *acc, T a
     vcopy<N>(c, v);
 }
 
+/* C[0..N) = alpha * acc + beta * old, old being C's N elements read earlier (beta != 0), one vector
+ * store when N > 1: an epilogue that reads a row's C before storing any of it keeps those reads in
+ * flight together, where store_c's read-then-store is a round trip per vector. */
+template <int N> __device__ __forceinline__ void put_c(T *c, const T *acc, T alpha, T beta, const T *old)
+{
+    T v[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+        v[i] = beta == T(0) ? alpha * acc[i] : alpha * acc[i] + beta * old[i];
+    vcopy<N>(c, v);
+}
+
 /* The staged epilogue's stores (dmma's and warptile's C_STAGE, with the template's BM, BN and
  * THREADS): C's BM x BN tile, already in shared memory at Cs (rows CS_LD apart), goes out row by row
  * at Cb, consecutive threads on consecutive columns, so that a warp's stores cover a run of a row

@@ -283,20 +283,23 @@ for case in "1027x999x131:f64::1" "1024x1024x131:f64::0" "1024x1024x131:f64:--ld
   fi
   rm -rf "$tmp/cs"
 done
-# The staged epilogue (store_staged, gemm_common.cuh) reads C a chunk at a time: the PTX's longest run
-# of scalar loads of C (ld.global.f32/f64; A and B come by ld.global.nc or cp.async) with no store
-# between is the chunk, 16 here; one read at a time (warptile's first form: runs of 1) took 1.6-3.4x
-# as long at beta 1 and K 4-128. Unstaged (C_STAGE 0), each element's read is followed by its store.
-for case in "warptile_db:f32::16" "dgemm_simt:f64::16" "dgemm_dmma:f64::16" "dgemm_dmma:f32::16" \
-  "warptile_db:f32:--set C_STAGE=0:1" "dgemm_dmma:f64:--set C_STAGE=0:1"; do
-  IFS=: read -r c dt extra want <<<"$case"
+# C's reads (beta != 0) in flight together: the PTX's longest run of loads of C (ld.global.f32/f64,
+# .v2, .v4; A and B come by ld.global.nc or cp.async) with no store between. The staged epilogue
+# (store_staged) reads a chunk, 16 here; one read at a time (warptile's first form: runs of 1) took
+# 1.6-3.4x as long at beta 1 and K 4-128. warptile's unstaged epilogue reads a thread's row before
+# storing it (put_c): 16 elements at an odd N, 4 vectors of 4 (f32) or 2 (f64) at an even one;
+# dmma's still reads each pair before its store.
+for case in "warptile_db:f32:1027x999x131::16" "dgemm_simt:f64:1027x999x131::16" "dgemm_dmma:f64:1027x999x131::16" \
+  "dgemm_dmma:f32:1027x999x131::16" "warptile_db:f32:1027x999x131:--set C_STAGE=0:16" \
+  "warptile_db:f32:1024x1024x131::4" "dgemm_simt:f64:1024x1024x131::4" "dgemm_dmma:f64:1027x999x131:--set C_STAGE=0:1"; do
+  IFS=: read -r c dt shape extra want <<<"$case"
+  IFS=x read -r m n k <<<"$shape"
   # shellcheck disable=SC2086
-  $E compile configs/$c.json --dtype $dt --m 1027 --n 999 --k 131 $extra --arch sm_90 --no-cache --emit "$tmp/cr" \
-    >"$tmp/out" 2>&1
-  run=$(awk -v t="ld.global.$dt" '$1 == t { r++; if (r > m) m = r } /st\.global/ { r = 0 } END { print m + 0 }' \
-    "$tmp/cr/$c.ptx" 2>/dev/null)
-  [ "${run:-none}" = "$want" ] && pass "$c $dt 1027x999x131${extra:+ $extra}: C's reads in runs of $want" ||
-    fail "$c $dt 1027x999x131${extra:+ $extra}: C's reads in runs of $want" "runs of ${run:-none}; $(tail -2 "$tmp/out")"
+  $E compile configs/$c.json --dtype $dt --m $m --n $n --k $k $extra --arch sm_90 --no-cache --emit "$tmp/cr" >"$tmp/out" 2>&1
+  run=$(awk -v t="$dt" '$1 ~ "^ld\\.global\\.(v[24]\\.)?" t "$" { r++; if (r > m) m = r } /st\.global/ { r = 0 }
+    END { print m + 0 }' "$tmp/cr/$c.ptx" 2>/dev/null)
+  [ "${run:-none}" = "$want" ] && pass "$c $dt $shape${extra:+ $extra}: C's reads in runs of $want" ||
+    fail "$c $dt $shape${extra:+ $extra}: C's reads in runs of $want" "runs of ${run:-none}; $(tail -2 "$tmp/out")"
   rm -rf "$tmp/cr"
 done
 # K = 0 (C = beta * C, done by the engine) still plans every config's launches: a launch sized by K
