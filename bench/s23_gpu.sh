@@ -15,8 +15,9 @@
 #             1026x6144x128 (beta 0, 0.74x cuBLAS, N even); the regression guard, CHECK=1
 #   CALL=three after dmma's staged rows moved to BN + 8: the skinny checks, 3xTF32 staged, fresh seed
 #             64019283's f32 shapes as in one, warptile at odd N, DMMA at short K and even N (below)
-#   CALL=four grouped reads of C in the unstaged epilogues against 4ffa152 (ks-4ffa): LU updates,
-#             warptile at beta 1, a fresh f64 seed at beta 1, the FP64 workloads, the guard (below)
+#   CALL=four grouped reads of C in the unstaged epilogues: LU updates against 4ffa152 (ks-4ffa),
+#             warptile at beta 1 and a fresh f64 seed at beta 1 against 71cee90 (ab), the FP64
+#             workload, the guard (below)
 #   CALL=five the grouped reads at beta 0 (an A/B in one run), then make test-gpu's sections over the
 #             epilogues (below). dmma's grouped reads were reverted after it (narrow_m144 5.3% slower)
 # Exit: 0; 2 bad input. A step that fails is logged and the next one runs.
@@ -122,11 +123,12 @@ three)
   ;;
 four)
   # Grouped reads of C in the unstaged epilogues (put_c: a row's C read before any of it is stored;
-  # dmma by instruction tile, warptile by row), against 4ffa152's templates (build/s23/ks-4ffa) and
-  # ks-grp (dmma by row only): the LU updates of the FP64 workloads (beta 1, alpha -1, NN and NT;
-  # lu_f64 designed on, factor_judge_f64 not), 5 runs; warptile at beta 1 (even N, and odd N where
-  # the stage is off); a fresh seed (46372819) in f64 at beta 1; bench/workload.py at
-  # factor_judge_f64 (never tuned on) before -> after; the regression guard, CHECK=1.
+  # dmma by instruction tile, warptile by row): the LU updates of the FP64 workloads (beta 1, alpha
+  # -1, NN and NT; lu_f64 designed on, factor_judge_f64 not), 5 runs, against 4ffa152's templates
+  # (build/s23/ks-4ffa) and ks-grp (dmma by row only); through ab, so against 71cee90's (ks-before:
+  # the seed's staged shapes also carry BN + 8), warptile at beta 1 (even N, and odd N where the
+  # stage is off) and a fresh seed (46372819) in f64 at beta 1; bench/workload.py at
+  # factor_judge_f64 (never tuned on) against ks-4ffa; the regression guard, CHECK=1.
   for op in NN NT; do
     sh=$(lu_shapes $op)
     run "lu-$op-before" 40 env ENGINE_TEMPLATES="$B/ks-4ffa" "$E" bench --auto --dtype f64 --op $op --alpha -1 --beta 1 \

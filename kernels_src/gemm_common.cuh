@@ -262,8 +262,8 @@ template <int N> __device__ __forceinline__ void put_c(T *c, const T *acc, T alp
  * and each sector is written once. A thread's BM * BN / THREADS elements are taken in chunks, C's
  * reads of a chunk (beta != 0) issued together before its stores: one read in flight at a time ran
  * beta 1 at 0.59-0.93x of the unstaged epilogue (dmma, f64: docs/NOTES.md, "C staged where its rows
- * are off 16 bytes"). UNROLLED: the chunks unrolled, else a loop of them (compile time: warptile_db's
- * four chunks unrolled took NVRTC 2-3 times as long, sb10_warptiling's eight 3.4 times). */
+ * are off 16 bytes"). UNROLLED: the chunks unrolled, else a loop of them (compile time: unrolled,
+ * warptile_db's four chunks and sb10_warptiling's eight took NVRTC 1.3-3.4x as long). */
 template <int CS_LD, bool UNROLLED, bool FM, bool FN>
 __device__ __forceinline__ void store_staged(T *Cb, idx_t ldc, const T *Cs, int rows_left, int cols_left, T alpha,
                                              T beta, int tid)

@@ -368,8 +368,9 @@ __device__ __forceinline__ void output_tile(Frag &f, T *As, T *Bs, const T *A, c
             continue;
         /* The row's C (beta != 0) read before any of it is stored: its reads in flight together,
          * not a round trip per vector (per element where N's rows are unaligned; sliced K at
-         * 359x907x258 and 511x254x61, beta 1: 1.29x and 1.50x faster). */
-        T old[WNITER * TN];
+         * 359x907x258 and 511x254x61, beta 1: 1.29x and 1.50x faster). Aligned for vcopy's vector
+         * stores into it (the PTX is the same without: the row stays in registers). */
+        alignas(16) T old[WNITER * TN];
         if (STREAMK == 0 && direct && beta_c != T(0)) {
 #pragma unroll
             for (int j = 0; j < WNITER * TN; j += EVEC_C) {
