@@ -236,6 +236,16 @@ for case in "TN:f64:BM=128 --set WM=64:2" "NN:f64:BM=128 --set WM=64:0" "TT:f64:
   grep -q "ROW_DEAL=$want " "$tmp/out" && pass "dgemm_dmma $dt op $op $set: ROW_DEAL $want" ||
     fail "dgemm_dmma $dt op $op $set: ROW_DEAL $want" "$(cat "$tmp/out")"
 done
+# emit CONFIG DTYPE MxNxK DIR [ARGS...]: CONFIG compiled for sm_90 at that shape (no cache), its .cu,
+# .ptx and .cubin in $tmp/DIR (emptied first), the command's output in $tmp/out.
+emit() {
+  local c=$1 dt=$2 dir=$tmp/$4 m n k
+  IFS=x read -r m n k <<<"$3"
+  shift 4
+  rm -rf "$dir"
+  $E compile "configs/$c.json" --dtype "$dt" --m "$m" --n "$n" --k "$k" "$@" --arch sm_90 --no-cache --emit "$dir" \
+    >"$tmp/out" 2>&1
+}
 # PREFETCH_C's default (2): C asked of L2 before the K loop where K < 256 and C is over 40 MiB, as
 # measured (an LU update's beta-1 C that does not stay in L2); not where C fits (1984^2 f64, 2896^2
 # f32), at K 256, under split-K, or with 0; 1 everywhere else; a batch counts its whole C; the
@@ -244,10 +254,8 @@ for case in "4032x4032x64:f64::1" "1984x1984x64:f64::0" "4032x4032x256:f64::0" "
   "2896x2896x64:f32::0" "4096x4096x64:f32::1" "1000x1000x64:f64:--batch 8:1" "4032x4032x64:f64:--set SPLITK=2:0" \
   "4032x4032x64:f64:--set PREFETCH_C=0:0" "64x64x4096:f64:--set PREFETCH_C=1:1"; do
   IFS=: read -r shape dt extra want <<<"$case"
-  IFS=x read -r m n k <<<"$shape"
   # shellcheck disable=SC2086
-  $E compile configs/dgemm_dmma.json --dtype $dt --m $m --n $n --k $k $extra --arch sm_90 --no-cache \
-    --emit "$tmp/pfc" >"$tmp/out" 2>&1
+  emit dgemm_dmma $dt $shape pfc $extra
   pf=$(grep -c 'prefetch.global.L2' "$tmp/pfc/dgemm_dmma.ptx" 2>/dev/null)
   ok=0
   [ "$want" = 1 ] && [ "${pf:-0}" -gt 0 ] && ok=1
@@ -257,7 +265,6 @@ for case in "4032x4032x64:f64::1" "1984x1984x64:f64::0" "4032x4032x256:f64::0" "
   else
     fail "dgemm_dmma $dt $shape $extra: PFC $want" "$pf prefetches; $(tail -2 "$tmp/out")"
   fi
-  rm -rf "$tmp/pfc"
 done
 # C_STAGE's default (2): C's tile staged through shared memory where C's rows are not 16-byte
 # aligned (odd N, odd ldc), K is at most 1024 and C holds 2 MiB or more, in f64 and f32; not at a
@@ -267,10 +274,8 @@ for case in "1027x999x131:f64::1" "1024x1024x131:f64::0" "1024x1024x131:f64:--ld
   "128x705x128:f64::0" "4095x4097x2048:f64::0" "1027x999x131:f64:--set SPLITK=2:0" "1027x999x131:f64:--set C_STAGE=0:0" \
   "1024x1024x131:f64:--set C_STAGE=1:1"; do
   IFS=: read -r shape dt extra want <<<"$case"
-  IFS=x read -r m n k <<<"$shape"
   # shellcheck disable=SC2086
-  $E compile configs/dgemm_dmma.json --dtype $dt --m $m --n $n --k $k $extra --arch sm_90 --no-cache \
-    --emit "$tmp/cs" >"$tmp/out" 2>&1
+  emit dgemm_dmma $dt $shape cs $extra
   p="$tmp/cs/dgemm_dmma.ptx"
   ok=0
   [ "$want" = 1 ] && grep -q 'st.shared[.v24]*.f\(64\|32\)' "$p" && ! grep -q 'st.global.v2' "$p" && ok=1
@@ -281,7 +286,6 @@ for case in "1027x999x131:f64::1" "1024x1024x131:f64::0" "1024x1024x131:f64:--ld
   else
     fail "dgemm_dmma $dt $shape $extra: CSTAGE $want" "$(grep -c 'st.shared' "$p" 2>/dev/null) shared stores; $(tail -2 "$tmp/out")"
   fi
-  rm -rf "$tmp/cs"
 done
 # C's reads (beta != 0) in flight together: the PTX's longest run of loads of C (ld.global.f32/f64,
 # .v2, .v4; A and B come by ld.global.nc or cp.async) with no store between. The staged epilogue
@@ -293,14 +297,12 @@ for case in "warptile_db:f32:1027x999x131::16" "dgemm_simt:f64:1027x999x131::16"
   "dgemm_dmma:f32:1027x999x131::16" "warptile_db:f32:1027x999x131:--set C_STAGE=0:16" \
   "warptile_db:f32:1024x1024x131::4" "dgemm_simt:f64:1024x1024x131::4" "dgemm_dmma:f64:1027x999x131:--set C_STAGE=0:1"; do
   IFS=: read -r c dt shape extra want <<<"$case"
-  IFS=x read -r m n k <<<"$shape"
   # shellcheck disable=SC2086
-  $E compile configs/$c.json --dtype $dt --m $m --n $n --k $k $extra --arch sm_90 --no-cache --emit "$tmp/cr" >"$tmp/out" 2>&1
+  emit $c $dt $shape cr $extra
   run=$(awk -v t="$dt" '$0 ~ "(^|[ \t])ld\\.global\\.(v[24]\\.)?" t "[ \t]" { r++; if (r > m) m = r }
     /st\.global/ { r = 0 } END { print m + 0 }' "$tmp/cr/$c.ptx" 2>/dev/null)
   [ "${run:-none}" = "$want" ] && pass "$c $dt $shape${extra:+ $extra}: C's reads in runs of $want" ||
     fail "$c $dt $shape${extra:+ $extra}: C's reads in runs of $want" "runs of ${run:-none}; $(tail -2 "$tmp/out")"
-  rm -rf "$tmp/cr"
 done
 # K = 0 (C = beta * C, done by the engine) still plans every config's launches: a launch sized by K
 # (warptile's pack_b) must not make the shape an error. N = 9 asks for the pack where it is enabled.
