@@ -21,6 +21,13 @@
 #             change tried in call four), and nvdisasm of build/s24/emit5's CUBINs
 #   CALL=six  issue 42's classes on two fresh seeds (31072026, 80212026; 60 shapes, NN, RUNS 5, f32
 #             and f64), --auto beside cuBLAS: where the tree stands on shapes nobody tuned on
+#   CALL=seven FP64 at M = 128 under N, K in the thousands (0.69-0.70x in call six): --auto, the 64x64
+#             tile (two tile rows: 436 blocks for 396 places at 13952 columns), wisdom's 128x64 k16
+#             tile (one row, two blocks an SM), stream-K and split-K 2, 5 runs
+#   CALL=eight tune/shapes_narrow_long_f64.json at its six design shapes (split depth, k16, 128-row
+#             block); the winners --auto runs >= 2% faster join wisdom (call_merge_ab: build/s24-fin);
+#             judged on fresh seed 27051966's shapes of that class (600 drawn, the 28 with one side
+#             of 48-192, the other >= 2048, K >= 1024), --auto with wisdom/ then with build/s24-fin
 # Exit: 0; 2 bad input. A step that fails is logged and the next one runs.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -121,8 +128,34 @@ six)
     run "classes-$seed" 260 env OUT="$OUT/classes-$seed" RUNS=5 bash bench/classes.sh $seed 60
   done
   ;;
+seven)
+  S=128x13952x8192,128x8193x2048,128x11136x4751,128x10011x3584,128x4096x4096
+  run m128-auto 40 "$E" bench --auto --dtype f64 --shapes $S --runs 5 --format jsonl
+  for v in "base:configs/dgemm_dmma.json" "c2:configs/dgemm_dmma.json --set BM=128 --set MMA=16816 --set WM=64" \
+    "sk:configs/dgemm_dmma_streamk.json" "s2:configs/dgemm_dmma_splitk.json --set SPLITK=2" \
+    "s2k16:configs/dgemm_dmma_splitk.json --set SPLITK=2 --set MMA=16816"; do
+    IFS=: read -r n c <<<"$v"
+    # shellcheck disable=SC2086
+    run "m128-$n" 40 "$E" bench $c --dtype f64 --shapes $S --runs 5 --format jsonl
+  done
+  ;;
+eight)
+  D=128x12288x4096,128x16384x2048,96x10240x6144,160x8192x3072,8192x128x4096,12288x96x2048
+  run tune 240 "$E" tune tune/shapes_narrow_long_f64.json --dtype f64 --shapes $D --runs 5 --wisdom "$OUT/tuned" \
+    --log "$OUT/tune.jsonl"
+  tuned=$(ls "$OUT"/tuned/*.json | head -1)
+  FIN=build/s24-fin
+  call_merge_ab "$tuned" build/s24-all "$FIN" bench/data/h200-s24-narrow-2026-11-29.jsonl.gz 40 --dtype f64
+  J=$(bash bench/random_shapes.sh 27051966 600 | python3 -c '
+import sys
+s = [tuple(map(int, l.split("x"))) for l in sys.stdin.read().split()]
+print(",".join("%dx%dx%d" % x for x in s if 48 <= min(x[0], x[1]) <= 192 and max(x[0], x[1]) >= 2048 and x[2] >= 1024))')
+  log "judge 27051966: $J"
+  run judge-before 80 "$E" bench --auto --wisdom wisdom --dtype f64 --shapes "$J" --runs 5 --format jsonl
+  run judge-after 80 "$E" bench --auto --wisdom "$FIN" --dtype f64 --shapes "$J" --runs 5 --format jsonl
+  ;;
 *)
-  echo "s24: CALL must be one, two, three, four, five or six"
+  echo "s24: CALL must be one, two, three, four, five, six, seven or eight"
   exit 2
   ;;
 esac
