@@ -1,39 +1,50 @@
 #!/usr/bin/env bash
 # Session 24's device calls, with the prebuilt build/ carried (engine, libengine.so) and build/s24
 # beside it. Data: bench/data/h200-s24-*. Everything under build/s24-CALL, packed into s24-CALL.tgz
-# there; it and summary.txt go to $OUT.
+# there; it and summary.txt go to $OUT. FRAG_PIPE (fragments double-buffered across k-steps in dmma)
+# was tried and not kept: calls four, five and nine run it from bench/probes/frag_pipe.patch applied
+# to a copy of kernels_src in build/s24/fp (ENGINE_TEMPLATES).
 #   CALL=one  the regression guard (CHECK=1) on the session's first tree; FP64 LU updates at K >= 256
 #             (0.86-0.93x cuBLAS at beta 1, where K 64-128 win): --auto at beta 0 and beta 1, and
 #             dgemm_dmma's variants at beta 1 (4 stages, no supertile, C asked of L2 ahead, C staged,
-#             k16, 64 x 128); Nsight Compute on cuBLAS's kernel and ours at 7936^2 x 256, beta 1
-#   CALL=two  cuBLAS's tile at those shapes (Nsight Compute in call one: 128 x 64 x 16, 3 stages,
-#             warps of 64 x 32, m16n8k8, 246 registers, two blocks an SM) and its neighbours as
-#             dgemm_dmma's overrides, NN and NT, beta 1 (beta 0 for two), and at the guard's squares
+#             k16, 64 x 128); Nsight Compute at 7936^2 x 256, beta 1 (its four launches were all
+#             cuBLAS's: ours was not reached)
+#   CALL=two  cuBLAS's tile at those shapes (call one: 128 x 64 x 16, 3 stages, warps of 64 x 32,
+#             m16n8k8, 246 registers, two blocks an SM) and its neighbours as dgemm_dmma's overrides:
+#             LU updates NN and NT at beta 1, the squares at beta 0
 #   CALL=three where dmma's k loop stalls: Nsight Compute (warp states, source counters, instruction
 #             and shared-memory statistics) on the 128 x 64 tile wisdom runs at 4096^3 and on
-#             cuBLAS's kernel there; the SASS of build/s24/emit's CUBINs (nvdisasm)
-#   CALL=four fragments double-buffered across k-steps (dmma's FRAG_PIPE) in the shipped 64 x 64
-#             tile, with 4 stages, and in cuBLAS's 128 x 64 tile, against the shipped tile and
-#             wisdom's 128 x 64 k16 tile: LU updates at beta 1, squares at beta 0, an odd shape.
-#             FRAG_PIPE was not kept: this call needs build/s24/ks-fp's templates (ENGINE_TEMPLATES)
-#   CALL=five the SASS with its stall samples (Nsight Compute's source view) of cuBLAS's DGEMM kernel
-#             at 4096^3 and of dmma's 64 x 64 tile with and without FRAG_PIPE (build/s24/ks-fp, the
-#             change tried in call four), and nvdisasm of build/s24/emit5's CUBINs
+#             cuBLAS's kernel there; nvdisasm of build/s24/emit's CUBINs (engine compile --emit)
+#   CALL=four FRAG_PIPE 1 in the shipped 64 x 64 tile, with 4 stages, and in cuBLAS's 128 x 64 tile,
+#             against the shipped tile and wisdom's 128 x 64 k16 tile: LU updates at beta 1, squares
+#             at beta 0, an odd shape
+#   CALL=five Nsight Compute's source view (SASS with stall samples) of cuBLAS's DGEMM kernel at
+#             4096^3 and of dmma's 64 x 64 tile without and with FRAG_PIPE 1; nvdisasm of
+#             build/s24/emit5's CUBINs (engine compile --emit, the FRAG_PIPE one from build/s24/fp)
 #   CALL=six  issue 42's classes on two fresh seeds (31072026, 80212026; 60 shapes, NN, RUNS 5, f32
 #             and f64), --auto beside cuBLAS: where the tree stands on shapes nobody tuned on
-#   CALL=seven FP64 at M = 128 under N, K in the thousands (0.69-0.70x in call six): --auto, the 64x64
-#             tile (two tile rows: 436 blocks for 396 places at 13952 columns), wisdom's 128x64 k16
-#             tile (one row, two blocks an SM), stream-K and split-K 2, 5 runs
+#   CALL=seven FP64 at M = 128 under N, K in the thousands (seed 80212026's 128x8193x2048 and
+#             128x13952x8192 ran 0.69-0.70x in call six): --auto, the 64x64 tile (two tile rows: 436
+#             blocks for 396 places at 13952 columns), wisdom's 128x64 k16 tile (one row, two blocks
+#             an SM), stream-K and split-K 2, 5 runs
 #   CALL=eight tune/shapes_narrow_long_f64.json at its six design shapes (split depth, k16, 128-row
 #             block); the winners --auto runs >= 2% faster join wisdom (call_merge_ab: build/s24-fin);
 #             judged on fresh seed 27051966's shapes of that class (600 drawn, the 28 with one side
 #             of 48-192, the other >= 2048, K >= 1024), --auto with wisdom/ then with build/s24-fin
+#   CALL=nine FRAG_PIPE 2 (half of a k-tile's last mma issued before its barrier, as cuBLAS's loop
+#             does), also at BK 32, beside FRAG_PIPE 1 and the shipped 64 x 64 tile
 # Exit: 0; 2 bad input. A step that fails is logged and the next one runs.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
 call_begin s24 "$@"
 B="$PWD/build/s24"
+# fp_templates: build/s24/fp/kernels_src, this tree's templates with bench/probes/frag_pipe.patch.
+fp_templates() {
+  [ -d "$B/fp/kernels_src" ] && return
+  mkdir -p "$B/fp" && cp -r kernels_src "$B/fp/" && patch -s -p1 -d "$B/fp" <bench/probes/frag_pipe.patch
+}
+FP="$B/fp/kernels_src"
 LU=3840x3840x256,7936x7936x256,2616x2616x384,5616x5616x384,3584x3584x512,7680x7680x512
 case "$CALL" in
 one)
@@ -95,15 +106,18 @@ three)
     $SEC "$E" bench configs/dgemm_dmma.json --dtype f64 --size 4096 --runs 1 --iters 1 --warmup 0
   ;;
 four)
+  fp_templates
   T1="--set BM=128 --set BN=64 --set WM=64 --set WN=32 --set THREADS=128"
   for v in "base:" "fp:--set FRAG_PIPE=1" "fp4:--set FRAG_PIPE=1 --set STAGES=4" "c2:$T1 --set MMA=16816" \
     "fp128:$T1 --set MMA=1688 --set FRAG_PIPE=1"; do
     IFS=: read -r n set <<<"$v"
+    tpl=$PWD/kernels_src
+    case "$set" in *FRAG_PIPE*) tpl=$FP ;; esac
     # shellcheck disable=SC2086
-    run "lu-$n" 30 "$E" bench configs/dgemm_dmma.json $set --dtype f64 --alpha -1 --beta 1 \
+    run "lu-$n" 30 env ENGINE_TEMPLATES="$tpl" "$E" bench configs/dgemm_dmma.json $set --dtype f64 --alpha -1 --beta 1 \
       --shapes $LU,4904x4904x96,2904x2904x96,1026x6144x128 --runs 5 --format jsonl
     # shellcheck disable=SC2086
-    run "sq-$n" 30 "$E" bench configs/dgemm_dmma.json $set --dtype f64 \
+    run "sq-$n" 30 env ENGINE_TEMPLATES="$tpl" "$E" bench configs/dgemm_dmma.json $set --dtype f64 \
       --shapes 2048x2048x2048,4096x4096x4096,8192x8192x1024,4095x4097x333 --runs 5 --format jsonl
   done
   ;;
@@ -119,8 +133,9 @@ five)
   # shellcheck disable=SC2086
   run src-base 150 "$NCU" $SRC --kernel-name "regex:^gemm$" "$E" bench configs/dgemm_dmma.json --dtype f64 --size 4096 \
     --runs 1 --iters 1 --warmup 0
+  fp_templates
   # shellcheck disable=SC2086
-  run src-fp 150 env ENGINE_TEMPLATES="$B/ks-fp" "$NCU" $SRC --kernel-name "regex:^gemm$" "$E" bench configs/dgemm_dmma.json \
+  run src-fp 150 env ENGINE_TEMPLATES="$FP" "$NCU" $SRC --kernel-name "regex:^gemm$" "$E" bench configs/dgemm_dmma.json \
     --set FRAG_PIPE=1 --dtype f64 --size 4096 --runs 1 --iters 1 --warmup 0
   ;;
 six)
@@ -154,8 +169,19 @@ print(",".join("%dx%dx%d" % x for x in s if 48 <= min(x[0], x[1]) <= 192 and max
   run judge-before 80 "$E" bench --auto --wisdom wisdom --dtype f64 --shapes "$J" --runs 5 --format jsonl
   run judge-after 80 "$E" bench --auto --wisdom "$FIN" --dtype f64 --shapes "$J" --runs 5 --format jsonl
   ;;
+nine)
+  S=2048x2048x2048,4096x4096x4096,7936x7936x256,5616x5616x384
+  run fp-base 40 "$E" bench configs/dgemm_dmma.json --dtype f64 --shapes $S --runs 5 --format jsonl
+  fp_templates
+  run fp-fp 40 env ENGINE_TEMPLATES="$FP" "$E" bench configs/dgemm_dmma.json --set FRAG_PIPE=1 --dtype f64 --shapes $S \
+    --runs 5 --format jsonl
+  run fp-fp2 40 env ENGINE_TEMPLATES="$FP" "$E" bench configs/dgemm_dmma.json --set FRAG_PIPE=2 --dtype f64 --shapes $S \
+    --runs 5 --format jsonl
+  run fp-fp2s4 40 env ENGINE_TEMPLATES="$FP" "$E" bench configs/dgemm_dmma.json --set FRAG_PIPE=2 --set BK=32 --dtype f64 \
+    --shapes $S --runs 5 --format jsonl
+  ;;
 *)
-  echo "s24: CALL must be one, two, three, four, five, six, seven or eight"
+  echo "s24: CALL must be one, two, three, four, five, six, seven, eight or nine"
   exit 2
   ;;
 esac
